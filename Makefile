@@ -1,0 +1,163 @@
+# jemattach -- build, test, demo and install.
+#
+#   make            build/jemattach, build/libjemattach.{a,so}, test fixtures
+#   make check      install missing Debian packages (as root), then unit + integration
+#                   tests, then the same suite against an ASan+UBSan build of the tool
+#   make demo       start a demo jemalloc process and show jemattach on it
+#   make install    PREFIX=/usr/local DESTDIR=
+#   make bench      benchmarks (by hand; never part of check)
+
+ARCH      ?= $(shell uname -m)
+PREFIX    ?= /usr/local
+BUILD     ?= build
+CC        ?= cc
+VERSION   := 0.1.0
+
+PKGS      := libdw libelf libunwind-ptrace libprotobuf-c zlib
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS  := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
+
+WARN      := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-format-nonliteral -Wno-format-truncation
+CFLAGS    ?= -O2 -g
+ifeq ($(SANITIZE),1)
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+endif
+ALL_CFLAGS := $(CFLAGS) $(WARN) $(SAN_FLAGS) -std=gnu11 -fPIC -D_GNU_SOURCE -Itests \
+	-DJMA_VERSION='"$(VERSION)"' -DJMA_DATADIR='"$(PREFIX)/share/jemattach"' \
+	-Iinclude -Iattach -Iattach/arch/$(ARCH) -Isrc -I$(BUILD)/gen $(PKG_CFLAGS)
+ALL_LDFLAGS := $(LDFLAGS) $(SAN_FLAGS)
+
+# The library: the ptrace engine (attach/) and everything jemalloc (src/).
+LIB_SRCS  := $(wildcard attach/*.c attach/arch/$(ARCH)/*.c src/*.c)
+CLI_SRCS  := $(wildcard src/cli/*.c)
+PROTOS    := $(wildcard src/*.proto)
+GEN_SRCS  := $(patsubst src/%.proto,$(BUILD)/gen/%.pb-c.c,$(PROTOS))
+LIB_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) $(GEN_SRCS:.c=.o)
+CLI_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(CLI_SRCS))
+
+# Check unit tests: every tests/check_<m>.c defines Suite *suite_<m>(void);
+# one runner runs them all so Check prints one summary line.
+TEST_SRCS := $(wildcard tests/check_*.c)
+TEST_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(TEST_SRCS) tests/tutil.c)
+SUITES    := $(patsubst tests/check_%.c,%,$(TEST_SRCS))
+
+# Fixture targets are never sanitized: only the tool is.
+FIX_DIR   := build/fixtures
+FIX_CFLAGS := -O1 -g -Wall -Wextra -Werror -D_GNU_SOURCE -pthread
+FIX_SRCS  := $(wildcard tests/fixtures/*.c)
+FIX_DYN   := $(patsubst tests/fixtures/%.c,$(FIX_DIR)/%,$(filter-out tests/fixtures/callee.c,$(FIX_SRCS)))
+FIX_STATIC := $(FIX_DIR)/jemfix-static $(FIX_DIR)/jemfix-static-je $(FIX_DIR)/jemfix-static-rjem \
+	$(FIX_DIR)/jemfix-static-stripped
+FIXTURES  := $(FIX_DYN) $(FIX_DIR)/callee $(FIX_STATIC)
+JEM_PIC   := /usr/lib/x86_64-linux-gnu/libjemalloc_pic.a
+
+.PHONY: all deps check check-run demo install uninstall clean bench soak fuzz
+.DELETE_ON_ERROR:
+
+all: $(BUILD)/jemattach $(BUILD)/libjemattach.a $(BUILD)/libjemattach.so fixtures
+
+fixtures: $(FIXTURES)
+
+deps:
+	@scripts/deps.sh
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	@$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: src/%.proto
+	@mkdir -p $(BUILD)/gen
+	protoc-c --proto_path=src --c_out=$(BUILD)/gen $<
+
+$(BUILD)/gen/%.pb-c.o: $(BUILD)/gen/%.pb-c.c
+	$(CC) $(filter-out -Wshadow,$(ALL_CFLAGS)) -c -o $@ $<
+
+# Generated protobuf headers must exist before anything includes them.
+$(LIB_OBJS) $(CLI_OBJS) $(TEST_OBJS): | $(GEN_SRCS)
+
+$(BUILD)/libjemattach.a: $(LIB_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/libjemattach.so: $(LIB_OBJS)
+	$(CC) -shared -Wl,-soname,libjemattach.so.0 -o $@ $^ $(ALL_LDFLAGS) $(PKG_LIBS)
+
+$(BUILD)/jemattach: $(CLI_OBJS) $(BUILD)/libjemattach.a
+	$(CC) -o $@ $(CLI_OBJS) $(BUILD)/libjemattach.a $(ALL_LDFLAGS) $(PKG_LIBS) -lm
+
+$(BUILD)/gen/suites.h: Makefile $(TEST_SRCS)
+	@mkdir -p $(dir $@)
+	@{ for s in $(SUITES); do echo "Suite *suite_$$s(void);"; done; \
+	   printf 'static Suite *(*const all_suites[])(void) = {'; \
+	   for s in $(SUITES); do printf ' suite_%s,' $$s; done; echo ' };'; } > $@
+
+$(BUILD)/obj/tests/runner.o: $(BUILD)/gen/suites.h
+
+$(BUILD)/check_runner: $(BUILD)/obj/tests/runner.o $(TEST_OBJS) $(BUILD)/libjemattach.a
+	$(CC) -o $@ $^ $(ALL_LDFLAGS) $(PKG_LIBS) $(CHECK_LIBS) -lm
+
+# --- fixtures -------------------------------------------------------------
+$(FIX_DIR)/%: tests/fixtures/%.c tests/fixtures/fixture.h
+	@mkdir -p $(FIX_DIR)
+	$(CC) $(FIX_CFLAGS) -o $@ $< -ljemalloc
+
+# callee: a plain program (no jemalloc) for the generic call-engine tests.
+$(FIX_DIR)/callee: tests/fixtures/callee.c
+	@mkdir -p $(FIX_DIR)
+	$(CC) $(FIX_CFLAGS) -o $@ $<
+
+$(FIX_DIR)/jemfix-static: tests/fixtures/jemfix.c tests/fixtures/fixture.h
+	$(CC) $(FIX_CFLAGS) -o $@ $< $(JEM_PIC) -lm -ldl
+
+# Prefixed copies of the static archive, as Redis (je_) and tikv-jemallocator
+# (_rjem_) ship them: only the public API is renamed.
+$(FIX_DIR)/libjemalloc-%.a: $(JEM_PIC) tests/fixtures/public-symbols.txt
+	@mkdir -p $(FIX_DIR)
+	sed 's/.*/& $*&/' tests/fixtures/public-symbols.txt > $@.map
+	objcopy --redefine-syms=$@.map $< $@
+
+$(FIX_DIR)/jemfix-static-je: tests/fixtures/jemfix.c tests/fixtures/fixture.h $(FIX_DIR)/libjemalloc-je_.a
+	$(CC) $(FIX_CFLAGS) -DJE_PREFIX=je_ -o $@ $< $(FIX_DIR)/libjemalloc-je_.a -lm -ldl
+
+$(FIX_DIR)/jemfix-static-rjem: tests/fixtures/jemfix.c tests/fixtures/fixture.h $(FIX_DIR)/libjemalloc-_rjem_.a
+	$(CC) $(FIX_CFLAGS) -DJE_PREFIX=_rjem_ -o $@ $< $(FIX_DIR)/libjemalloc-_rjem_.a -lm -ldl
+
+$(FIX_DIR)/jemfix-static-stripped: $(FIX_DIR)/jemfix-static
+	strip -o $@ $<
+
+# --- tests ----------------------------------------------------------------
+check: deps
+	@$(MAKE) --no-print-directory all $(BUILD)/check_runner
+	@$(MAKE) --no-print-directory BUILD=build/asan SANITIZE=1 build/asan/jemattach build/asan/check_runner
+	@tests/run-all.sh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/jemattach \
+		$(DESTDIR)$(PREFIX)/share/jemattach $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 $(BUILD)/jemattach $(DESTDIR)$(PREFIX)/bin/jemattach
+	install -m 644 $(BUILD)/libjemattach.a $(DESTDIR)$(PREFIX)/lib/libjemattach.a
+	install -m 755 $(BUILD)/libjemattach.so $(DESTDIR)$(PREFIX)/lib/libjemattach.so.0
+	ln -sf libjemattach.so.0 $(DESTDIR)$(PREFIX)/lib/libjemattach.so
+	install -m 644 include/jemattach.h $(DESTDIR)$(PREFIX)/include/jemattach.h
+	install -m 644 include/jemattach/*.h $(DESTDIR)$(PREFIX)/include/jemattach/
+	install -m 644 doc/jemattach.1 $(DESTDIR)$(PREFIX)/share/man/man1/jemattach.1
+	if [ -f gdb/jemalloc.gdb ]; then install -m 644 gdb/jemalloc.gdb $(DESTDIR)$(PREFIX)/share/jemattach/; fi
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/jemattach $(DESTDIR)$(PREFIX)/lib/libjemattach.* \
+		$(DESTDIR)$(PREFIX)/include/jemattach.h $(DESTDIR)$(PREFIX)/share/man/man1/jemattach.1
+	rm -rf $(DESTDIR)$(PREFIX)/include/jemattach $(DESTDIR)$(PREFIX)/share/jemattach
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	@scripts/demo.sh
+
+bench: all
+	@bench/run.sh
+
+clean:
+	rm -rf build
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,61 @@
+/* arch.h -- the hooks each architecture implements for the call engine.
+ *
+ * Generic code in attach/ never tests the architecture; it calls these.  The
+ * Makefile puts attach/arch/$(ARCH) on the include path and compiles its .c files.
+ */
+#ifndef ATTACH_ARCH_H
+#define ATTACH_ARCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "arch_regs.h"	/* struct arch_gpregs, ARCH_RED_ZONE, ARCH_STACK_ALIGN */
+
+/* Saved FP/vector state; opaque to generic code. */
+struct arch_extregs {
+	size_t len;
+	unsigned char buf[ARCH_EXTREGS_MAX];
+};
+
+int arch_gpregs_get(pid_t tid, struct arch_gpregs *r);
+int arch_gpregs_set(pid_t tid, const struct arch_gpregs *r);
+int arch_extregs_get(pid_t tid, struct arch_extregs *x);
+int arch_extregs_set(pid_t tid, const struct arch_extregs *x);
+
+uint64_t arch_pc(const struct arch_gpregs *r);
+uint64_t arch_sp(const struct arch_gpregs *r);
+uint64_t arch_retval(const struct arch_gpregs *r);
+/* Integer argument registers, in ABI order. */
+#define ARCH_NARGS 6
+void arch_args(const struct arch_gpregs *r, uint64_t args[ARCH_NARGS]);
+
+/* Turn @r into the state of a function entry: @fn called with @args, returning
+ * to @ret_addr, with its stack at or below @stack_top.  When the ABI passes the
+ * return address on the stack, *push_addr and *push_val say which word the caller must
+ * write before resuming (and *npush = 1).  Any interrupted system call is
+ * cancelled so the kernel does not restart it into the call. */
+void arch_call_prepare(struct arch_gpregs *r, uint64_t fn, const uint64_t *args, unsigned nargs,
+		       uint64_t stack_top, uint64_t ret_addr,
+		       uint64_t *push_addr, uint64_t *push_val, int *npush);
+
+/* Return from a function the tracer emulated: @ret_word is the word at the stack
+ * pointer (read by the caller when arch_ret_from_stack is true), @retval the
+ * value to return. */
+extern const int arch_ret_from_stack;
+void arch_emulate_return(struct arch_gpregs *r, uint64_t ret_word, uint64_t retval);
+
+/* The system call the thread was stopped in, or -1. */
+long arch_syscall_nr(const struct arch_gpregs *r);
+
+/* How a blocking system call ranks as a place to borrow a thread from. */
+enum arch_sc_class {
+	ARCH_SC_IDLE,		/* an event loop or sleep: epoll_wait, poll, read, nanosleep... */
+	ARCH_SC_FUTEX,		/* waiting on a lock or condition */
+	ARCH_SC_OTHER,
+};
+enum arch_sc_class arch_syscall_class(long nr);
+/* Name of system call @nr, or NULL. */
+const char *arch_syscall_name(long nr);
+
+#endif

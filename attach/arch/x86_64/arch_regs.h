@@ -1,0 +1,16 @@
+/* arch_regs.h -- x86_64 register set for the call engine. */
+#ifndef ATTACH_ARCH_X86_64_REGS_H
+#define ATTACH_ARCH_X86_64_REGS_H
+
+#include <sys/user.h>
+
+struct arch_gpregs {
+	struct user_regs_struct r;
+};
+
+/* The System V ABI lets leaf code use 128 bytes below %rsp. */
+#define ARCH_RED_ZONE 128
+/* XSAVE area; AMX tile data needs about 11 KiB. */
+#define ARCH_EXTREGS_MAX 16384
+
+#endif

@@ -1,0 +1,49 @@
+/* call.h -- running a function inside a hijacked thread.
+ *
+ * No code is written into the target and no system call is injected: the
+ * thread's registers are pointed at the function, the return address is a
+ * sentinel in page 0, and returning faults there -- that SIGSEGV stop is how
+ * we learn the call finished.  A second sentinel stands in for a callback
+ * function pointer; each call of it faults too, the tracer serves it and
+ * emulates the return.
+ */
+#ifndef ATTACH_CALL_H
+#define ATTACH_CALL_H
+
+#include <stdint.h>
+
+#include "thread.h"
+
+/* Both lie in page 0, which no process can map while vm.mmap_min_addr >= 4096
+ * (att_call_check_sentinels checks). */
+#define ATT_RET_SENTINEL	0x120ULL
+#define ATT_CB_SENTINEL		0x240ULL
+
+/* Serve one call of the callback sentinel.  @args are its integer arguments;
+ * set *retval.  A non-zero return marks the call as failed, but the remote
+ * function still runs to its end (abandoning it could leave a lock held):
+ * later callbacks are then answered with 0 without calling back. */
+typedef int (*att_cb_fn)(struct att_thread *t, const uint64_t args[ARCH_NARGS], uint64_t *retval,
+			 void *arg);
+
+struct att_call {
+	uint64_t fn;
+	uint64_t args[ARCH_NARGS];
+	unsigned nargs;
+	att_cb_fn cb;		/* NULL: the callback sentinel is a fault like any other */
+	void *cb_arg;
+	int timeout_ms;
+};
+
+/* Run @c in @t, which must be hijacked.  Returns 0 and the function's return
+ * value in *retval; -ETIMEDOUT when it did not return in time (the thread is
+ * stopped again, still hijacked: release restores it); -EINTR when a deferred
+ * signal cut the wait short; -EFAULT on any unexpected stop (t->err says which
+ * signal, where, and in which symbol); -ESRCH if the thread or process exited;
+ * the callback's error if it failed. */
+int att_call(struct att_thread *t, const struct att_call *c, uint64_t *retval);
+
+/* Refuse to run calls when page 0 could be mapped in the target. */
+int att_call_check_sentinels(struct att_thread *t);
+
+#endif

@@ -1,0 +1,26 @@
+/* defer.h -- hold back our own SIGINT/SIGTERM/SIGHUP/SIGPIPE while a target is modified.
+ *
+ * While any thread is seized, these signals (and SIGCHLD, which att_wait
+ * collects) are blocked in the calling thread.  If one arrives while we wait
+ * for the target, the wait returns -EINTR so the caller abandons the call and
+ * restores the target; the signal is raised again once the last thread is
+ * released, so its usual action (or the caller's handler) runs afterwards.
+ */
+#ifndef ATTACH_DEFER_H
+#define ATTACH_DEFER_H
+
+#include <signal.h>
+#include <stdint.h>
+
+void att_defer_enter(void);
+void att_defer_leave(void);
+
+/* Wait for SIGCHLD or a deferred signal, at most @timeout_ns.  Returns the
+ * signal taken, 0 on timeout. */
+int att_defer_wait(int64_t timeout_ns);
+
+/* A deferred signal has arrived since the outermost att_defer_enter: no new
+ * call should start.  Returns that signal or 0. */
+int att_defer_pending(void);
+
+#endif

@@ -1,0 +1,21 @@
+/* mem.h -- reading and writing another process's memory. */
+#ifndef ATTACH_MEM_H
+#define ATTACH_MEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Read/write exactly @len bytes at @addr in process @pid.  Uses
+ * process_vm_readv/writev and falls back to /proc/PID/mem where the kernel
+ * lacks them or refuses (ENOSYS, EPERM).  Return 0 or -errno (-EFAULT when part
+ * of the range is unmapped). */
+int att_mem_read(pid_t pid, uint64_t addr, void *buf, size_t len);
+int att_mem_write(pid_t pid, uint64_t addr, const void *buf, size_t len);
+
+/* Read a NUL-terminated string of at most @max bytes (NUL excluded) at @addr.
+ * *out is malloc'ed and owned by the caller; *truncated tells whether @max was
+ * hit.  Stops cleanly at an unmapped page. */
+int att_mem_read_str(pid_t pid, uint64_t addr, size_t max, char **out, int *truncated);
+
+#endif

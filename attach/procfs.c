@@ -1,0 +1,230 @@
+/* procfs.c -- parsing /proc/PID/{status,task,syscall,maps}. */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "procfs.h"
+
+int att_proc_read(const char *path, char **out, size_t *lenp)
+{
+	size_t cap = 4096, len = 0;
+	char *buf;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	buf = malloc(cap + 1);
+	if (!buf) {
+		close(fd);
+		return -ENOMEM;
+	}
+	for (;;) {
+		ssize_t n;
+		if (len == cap) {
+			char *t = realloc(buf, cap * 2 + 1);
+			if (!t) {
+				free(buf);
+				close(fd);
+				return -ENOMEM;
+			}
+			buf = t;
+			cap *= 2;
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int err = -errno;
+			free(buf);
+			close(fd);
+			return err == -ENOENT ? -ESRCH : err;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	buf[len] = '\0';
+	*out = buf;
+	if (lenp)
+		*lenp = len;
+	return 0;
+}
+
+int att_proc_status(pid_t pid, pid_t tid, struct att_status *st)
+{
+	char path[64], *buf, *line, *save = NULL;
+	int err;
+
+	if (tid)
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
+	else
+		snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	err = att_proc_read(path, &buf, NULL);
+	if (err)
+		return err;
+	memset(st, 0, sizeof(*st));
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *v = strchr(line, ':');
+		if (!v)
+			continue;
+		*v++ = '\0';
+		while (*v == ' ' || *v == '\t')
+			v++;
+		if (!strcmp(line, "Name"))
+			snprintf(st->name, sizeof(st->name), "%s", v);
+		else if (!strcmp(line, "State"))
+			st->state = *v;
+		else if (!strcmp(line, "TracerPid"))
+			st->tracer = (pid_t)atoi(v);
+		else if (!strcmp(line, "Uid"))
+			sscanf(v, "%u %u %u %u", &st->uid[0], &st->uid[1], &st->uid[2], &st->uid[3]);
+		else if (!strcmp(line, "CapEff"))
+			st->cap_eff = strtoull(v, NULL, 16);
+		else if (!strcmp(line, "Kthread"))
+			st->kthread = atoi(v);
+		else if (!strcmp(line, "Threads"))
+			st->nthreads = atoi(v);
+	}
+	free(buf);
+	/* Kernels before 6.0 have no Kthread line; kernel threads have no
+	 * address space, so no VmSize either -- checked by the caller via maps. */
+	return 0;
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+	return (x > y) - (x < y);
+}
+
+int att_proc_tasks(pid_t pid, pid_t **tids, size_t *n)
+{
+	char path[64];
+	DIR *d;
+	struct dirent *e;
+	size_t cap = 16, cnt = 0;
+	pid_t *v;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return errno == ENOENT ? -ESRCH : -errno;
+	v = malloc(cap * sizeof(*v));
+	if (!v) {
+		closedir(d);
+		return -ENOMEM;
+	}
+	while ((e = readdir(d))) {
+		if (!isdigit((unsigned char)e->d_name[0]))
+			continue;
+		if (cnt == cap) {
+			pid_t *t = realloc(v, 2 * cap * sizeof(*v));
+			if (!t) {
+				free(v);
+				closedir(d);
+				return -ENOMEM;
+			}
+			v = t;
+			cap *= 2;
+		}
+		v[cnt++] = (pid_t)atoi(e->d_name);
+	}
+	closedir(d);
+	qsort(v, cnt, sizeof(*v), cmp_pid);
+	*tids = v;
+	*n = cnt;
+	return 0;
+}
+
+long att_proc_syscall(pid_t pid, pid_t tid)
+{
+	char path[64], *buf;
+	long nr;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)pid, (int)tid);
+	if (att_proc_read(path, &buf, NULL))
+		return -2;
+	if (!strncmp(buf, "running", 7))
+		nr = -1;
+	else if (isdigit((unsigned char)buf[0]))
+		nr = strtol(buf, NULL, 10);
+	else
+		nr = -2;
+	free(buf);
+	return nr;
+}
+
+int att_proc_maps(pid_t pid, struct att_map **out, size_t *n)
+{
+	char path[64], *buf, *line, *save = NULL;
+	size_t cap = 64, cnt = 0;
+	struct att_map *m;
+	int err;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	err = att_proc_read(path, &buf, NULL);
+	if (err)
+		return err;
+	m = calloc(cap, sizeof(*m));
+	if (!m) {
+		free(buf);
+		return -ENOMEM;
+	}
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		struct att_map x = { 0 };
+		int off = 0;
+		unsigned dmaj, dmin;
+
+		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %4s %" SCNx64 " %x:%x %" SCNu64 " %n",
+			   &x.start, &x.end, x.perms, &x.offset, &dmaj, &dmin, &x.inode, &off) < 7)
+			continue;
+		if (off && line[off]) {
+			x.path = strdup(line + off);
+			if (!x.path) {
+				err = -ENOMEM;
+				break;
+			}
+		}
+		if (cnt == cap) {
+			struct att_map *t = realloc(m, 2 * cap * sizeof(*m));
+			if (!t) {
+				free(x.path);
+				err = -ENOMEM;
+				break;
+			}
+			m = t;
+			cap *= 2;
+		}
+		m[cnt++] = x;
+	}
+	free(buf);
+	if (err) {
+		att_maps_free(m, cnt);
+		return err;
+	}
+	*out = m;
+	*n = cnt;
+	return 0;
+}
+
+void att_maps_free(struct att_map *maps, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(maps[i].path);
+	free(maps);
+}
+
+const struct att_map *att_maps_find(const struct att_map *maps, size_t n, uint64_t addr)
+{
+	for (size_t i = 0; i < n; i++)
+		if (addr >= maps[i].start && addr < maps[i].end)
+			return &maps[i];
+	return NULL;
+}

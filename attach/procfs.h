@@ -1,0 +1,44 @@
+/* procfs.h -- what /proc says about a process and its threads. */
+#ifndef ATTACH_PROCFS_H
+#define ATTACH_PROCFS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct att_status {
+	char name[64];		/* comm */
+	char state;		/* R S D T t Z X I ... */
+	pid_t tracer;		/* TracerPid, 0 if none */
+	uid_t uid[4];		/* real, effective, saved, fs */
+	uint64_t cap_eff;
+	int kthread;		/* a kernel thread: no user memory */
+	int nthreads;
+};
+
+/* /proc/PID/task/TID/status (tid 0 = the process).  -ESRCH if gone. */
+int att_proc_status(pid_t pid, pid_t tid, struct att_status *st);
+
+/* The thread ids of @pid, sorted, main thread first.  *tids is malloc'ed. */
+int att_proc_tasks(pid_t pid, pid_t **tids, size_t *n);
+
+/* The system call the thread is blocked in (/proc/PID/task/TID/syscall), or -1
+ * when it is running in user space, or -2 when the kernel does not say. */
+long att_proc_syscall(pid_t pid, pid_t tid);
+
+struct att_map {
+	uint64_t start, end, offset;
+	char perms[5];
+	uint64_t inode;
+	char *path;		/* NULL for anonymous mappings */
+};
+
+/* Parse /proc/PID/maps.  Free with att_maps_free. */
+int att_proc_maps(pid_t pid, struct att_map **maps, size_t *n);
+void att_maps_free(struct att_map *maps, size_t n);
+const struct att_map *att_maps_find(const struct att_map *maps, size_t n, uint64_t addr);
+
+/* Read a whole small /proc file into a malloc'ed NUL-terminated buffer. */
+int att_proc_read(const char *path, char **out, size_t *len);
+
+#endif

@@ -1,0 +1,28 @@
+/* select.h -- which thread of a process to borrow for calls, in order of preference.
+ *
+ * Order: threads asleep in an idle system call (event loop, read, sleep),
+ * then threads waiting on a futex, then in any other system call, then
+ * running threads, then stopped ones; the main thread first among equals.
+ * Threads in uninterruptible sleep (D) come last: they cannot be stopped
+ * until the kernel lets go of them.
+ */
+#ifndef ATTACH_SELECT_H
+#define ATTACH_SELECT_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+struct att_candidate {
+	pid_t tid;
+	int rank;
+	char state;
+	long syscall;		/* -1 running, -2 unknown */
+	char comm[64];
+	char why[96];		/* "asleep in epoll_wait", "running", ... */
+};
+
+/* Candidates of @pid in preference order.  With @only != 0, that thread
+ * alone (-ESRCH if it is not a thread of @pid). */
+int att_select_threads(pid_t pid, pid_t only, struct att_candidate **out, size_t *n);
+
+#endif

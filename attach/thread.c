@@ -1,0 +1,250 @@
+/* thread.c -- seizing, waiting for and releasing one thread with ptrace. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "defer.h"
+#include "thread.h"
+
+int64_t att_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+const char *att_signame(int sig, char *buf, size_t len)
+{
+	const char *abbrev = sigabbrev_np(sig);
+
+	if (abbrev)
+		snprintf(buf, len, "SIG%s", abbrev);
+	else
+		snprintf(buf, len, "signal %d", sig);
+	return buf;
+}
+
+void att_log(const struct att_thread *t, int level, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	if (!t->log || level > t->log_level)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	t->log(t->log_arg, level, msg);
+}
+
+int att_fail(struct att_thread *t, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(t->err, sizeof(t->err), fmt, ap);
+	va_end(ap);
+	att_log(t, ATT_LOG_DEBUG, "%s", t->err);
+	return err < 0 ? err : -err;
+}
+
+void att_thread_init(struct att_thread *t, pid_t pid, pid_t tid)
+{
+	memset(t, 0, sizeof(*t));
+	t->pid = pid;
+	t->tid = tid;
+}
+
+static void note_exit(struct att_thread *t, int status)
+{
+	t->gone = 1;
+	t->stopped = 0;
+	t->seized = 0;
+	t->exit_status = status;
+}
+
+int att_wait(struct att_thread *t, int64_t deadline_ns, int *status)
+{
+	for (;;) {
+		pid_t r = waitpid(t->tid, status, WNOHANG | __WALL);
+		int64_t left;
+		int sig;
+
+		if (r == t->tid) {
+			if (WIFEXITED(*status) || WIFSIGNALED(*status))
+				note_exit(t, *status);
+			else
+				t->stopped = 1;
+			return 0;
+		}
+		if (r < 0 && errno != EINTR) {
+			/* ECHILD: the thread is gone and was reaped by its process. */
+			if (errno == ECHILD) {
+				note_exit(t, 0);
+				*status = 0;
+				return 0;
+			}
+			return -errno;
+		}
+		if (att_defer_pending())
+			return -EINTR;
+		left = deadline_ns - att_now_ns();
+		if (left <= 0)
+			return -ETIMEDOUT;
+		sig = att_defer_wait(left);
+		if (sig && sig != SIGCHLD)
+			return -EINTR;
+	}
+}
+
+static int is_stop_signal(int sig)
+{
+	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+}
+
+/* Wait until the thread reports a PTRACE_EVENT_STOP (our interrupt or a group
+ * stop).  Signal-delivery stops on the way are passed on unchanged. */
+static int wait_event_stop(struct att_thread *t, int64_t deadline)
+{
+	char sb[32];
+
+	for (;;) {
+		int status, err = att_wait(t, deadline, &status);
+
+		if (err)
+			return err;
+		if (t->gone)
+			return -ESRCH;
+		if ((status >> 16) == PTRACE_EVENT_STOP) {
+			if (is_stop_signal(WSTOPSIG(status)))
+				t->group_stopped = 1;
+			return 0;
+		}
+		att_log(t, ATT_LOG_DEBUG, "tid %d: passing on %s before our stop", (int)t->tid,
+			att_signame(WSTOPSIG(status), sb, sizeof(sb)));
+		t->stopped = 0;
+		if (ptrace(PTRACE_CONT, t->tid, 0, WSTOPSIG(status)) < 0)
+			return -errno;
+	}
+}
+
+int att_thread_seize(struct att_thread *t, int timeout_ms)
+{
+	int err;
+
+	att_defer_enter();
+	t->deferring = 1;
+	if (ptrace(PTRACE_SEIZE, t->tid, 0, 0) < 0) {
+		err = -errno;
+		t->deferring = 0;
+		att_defer_leave();
+		return att_fail(t, err, "PTRACE_SEIZE tid %d: %s", (int)t->tid, strerror(-err));
+	}
+	t->seized = 1;
+	if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) < 0) {
+		err = -errno;
+		att_fail(t, err, "PTRACE_INTERRUPT tid %d: %s", (int)t->tid, strerror(-err));
+		goto err_detach;
+	}
+	err = wait_event_stop(t, att_now_ns() + (int64_t)timeout_ms * 1000000);
+	if (err == -ETIMEDOUT)
+		att_fail(t, err, "tid %d did not stop within %d ms (uninterruptible sleep?)",
+			 (int)t->tid, timeout_ms);
+	else if (err == -ESRCH)
+		att_fail(t, err, "tid %d exited while being attached", (int)t->tid);
+	else if (err == -EINTR)
+		att_fail(t, err, "interrupted while attaching to tid %d", (int)t->tid);
+	else if (err)
+		att_fail(t, err, "waiting for tid %d: %s", (int)t->tid, strerror(-err));
+	if (err)
+		goto err_detach;
+	att_log(t, ATT_LOG_DEBUG, "tid %d stopped%s", (int)t->tid,
+		t->group_stopped ? " (group-stopped)" : "");
+	return 0;
+
+err_detach:
+	{
+		char keep[sizeof(t->err)];
+		memcpy(keep, t->err, sizeof(keep));
+		att_thread_release(t);
+		memcpy(t->err, keep, sizeof(keep));
+	}
+	return err;
+}
+
+int att_thread_interrupt(struct att_thread *t, int timeout_ms)
+{
+	int64_t deadline = att_now_ns() + (int64_t)timeout_ms * 1000000;
+
+	if (t->stopped || t->gone)
+		return 0;
+	if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) < 0)
+		return -errno;
+	for (;;) {
+		int status, err = att_wait(t, deadline, &status);
+
+		/* Our own Ctrl-C must not stop us from getting the thread back. */
+		if (err == -EINTR)
+			continue;
+		if (err)
+			return err;
+		if (t->gone)
+			return -ESRCH;
+		if ((status >> 16) == PTRACE_EVENT_STOP) {
+			if (is_stop_signal(WSTOPSIG(status)))
+				t->group_stopped = 1;
+			return 0;
+		}
+		/* A signal-delivery stop also leaves it stopped; the signal is one
+		 * we must not lose: unblockable stops are kept for detach, faults
+		 * would re-trigger on resume anyway. */
+		if (is_stop_signal(WSTOPSIG(status)))
+			t->pending_sig = WSTOPSIG(status);
+		return 0;
+	}
+}
+
+int att_thread_release(struct att_thread *t)
+{
+	int err = 0, e;
+
+	if (t->hijacked && !t->gone && !t->stopped) {
+		/* Still running our code (a timeout path that could not stop it
+		 * yet): it must stop before its registers can be put back. */
+		e = att_thread_interrupt(t, 30000);
+		if (e && !t->gone)
+			err = att_fail(t, e, "tid %d could not be stopped to restore it: %s",
+				       (int)t->tid, strerror(-e));
+	}
+	if (t->hijacked) {
+		e = att_thread_restore(t);
+		if (e && !err)
+			err = e;
+	}
+	if (t->seized && !t->gone) {
+		if (!t->stopped)
+			att_thread_interrupt(t, 2000);
+		/* PTRACE_DETACH needs a ptrace-stop; from the stop we took it in,
+		 * the kernel resumes it (or, if group-stopped, leaves it stopped). */
+		if (ptrace(PTRACE_DETACH, t->tid, 0, t->pending_sig) < 0 && errno != ESRCH) {
+			e = -errno;
+			if (!err)
+				err = att_fail(t, e, "PTRACE_DETACH tid %d: %s", (int)t->tid, strerror(-e));
+		}
+	}
+	t->seized = 0;
+	t->stopped = 0;
+	free(t->saved_ext);
+	t->saved_ext = NULL;
+	if (t->deferring) {
+		t->deferring = 0;
+		att_defer_leave();
+	}
+	return err;
+}

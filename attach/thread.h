@@ -1,0 +1,96 @@
+/* thread.h -- one traced thread: seize, hijack, call, restore, release.
+ *
+ * Life of a thread in our hands:
+ *
+ *   att_thread_init -> att_thread_seize -> att_thread_hijack -> att_call ... ->
+ *   att_thread_restore -> att_thread_release
+ *
+ * Only the seized thread stops; the rest of the process keeps running.  Every
+ * change made to the thread (registers, FP state, signal mask, the stack below
+ * its red zone) is undone by att_thread_restore, which att_thread_release also
+ * calls, so one call to release undoes everything on any path.
+ */
+#ifndef ATTACH_THREAD_H
+#define ATTACH_THREAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "arch.h"
+
+enum { ATT_LOG_ERR, ATT_LOG_WARN, ATT_LOG_INFO, ATT_LOG_DEBUG };
+
+typedef void (*att_log_fn)(void *arg, int level, const char *msg);
+/* Describe a code address ("mallctl+0x12 in /usr/lib/libjemalloc.so.2"). */
+typedef void (*att_sym_fn)(void *arg, uint64_t addr, char *buf, size_t len);
+
+struct att_thread {
+	pid_t pid, tid;
+	int seized;		/* we are its tracer */
+	int stopped;		/* it sits in a ptrace-stop now */
+	int group_stopped;	/* it was (or got) group-stopped: stays stopped after detach */
+	int pending_sig;	/* stop signal that arrived during a call: handed back at detach */
+	int gone;		/* exited (or the whole process did) */
+	int deferring;		/* holds a reference on defer.h's deferral */
+	int exit_status;	/* wait status when gone */
+
+	/* hijack.c: what att_thread_restore puts back */
+	int hijacked;
+	struct arch_gpregs saved_gp;
+	struct arch_extregs *saved_ext;
+	uint64_t saved_sigmask;
+	uint64_t win_addr;	/* saved stack window below the red zone */
+	size_t win_len;
+	unsigned char *win;
+	uint64_t scratch_top, scratch_cur, scratch_floor;
+
+	char err[768];		/* the last error message */
+	att_log_fn log;
+	void *log_arg;
+	int log_level;
+	att_sym_fn sym;
+	void *sym_arg;
+};
+
+void att_thread_init(struct att_thread *t, pid_t pid, pid_t tid);
+
+/* PTRACE_SEIZE + PTRACE_INTERRUPT; waits up to @timeout_ms for the stop.
+ * Signals that arrive first are delivered as if we were not there.  Deferral
+ * of our own SIGINT/SIGTERM/SIGHUP/SIGPIPE starts here (defer.h). */
+int att_thread_seize(struct att_thread *t, int timeout_ms);
+
+/* Undo everything and detach; the thread resumes as it was (still
+ * group-stopped if it was).  Returns the first failure to restore. */
+int att_thread_release(struct att_thread *t);
+
+/* Save registers, FP state, signal mask and the stack window we will use;
+ * block all signals in the thread.  Undone by att_thread_restore. */
+int att_thread_hijack(struct att_thread *t);
+int att_thread_restore(struct att_thread *t);
+
+/* Scratch memory on the thread's stack below the red zone, valid until
+ * att_scratch_reset or restore.  Returns the remote address, or 0 with t->err
+ * set when the stack has no room. */
+uint64_t att_scratch_push(struct att_thread *t, const void *data, size_t len, size_t align);
+uint64_t att_scratch_alloc(struct att_thread *t, size_t len, size_t align);
+void att_scratch_reset(struct att_thread *t);
+
+/* Wait for the next stop or exit of @t, until @deadline_ns (CLOCK_MONOTONIC).
+ * Returns 0 with *status, -ETIMEDOUT, or -EINTR when one of our deferred
+ * signals arrived (the caller must then abandon what it waits for). */
+int att_wait(struct att_thread *t, int64_t deadline_ns, int *status);
+
+/* Stop a running seized thread again (after a timeout). */
+int att_thread_interrupt(struct att_thread *t, int timeout_ms);
+
+int64_t att_now_ns(void);
+int att_fail(struct att_thread *t, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void att_log(const struct att_thread *t, int level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* "SIGSEGV" for SIGSEGV; "signal 40" for the rest. */
+const char *att_signame(int sig, char *buf, size_t len);
+
+#endif

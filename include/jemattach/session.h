@@ -1,0 +1,80 @@
+/* jemattach/session.h -- a session with one target process.
+ *
+ *   jma_session *s = jma_new(&opts);
+ *   jma_open(s, pid);          find jemalloc in the process (nothing is stopped)
+ *   jma_attach(s);             stop and take over one thread
+ *   ... jma_get / jma_set / jma_stats_print ...
+ *   jma_detach(s);             put the thread back exactly as it was
+ *   jma_free(s);               (detaches too)
+ *
+ * Calls made while not attached attach and detach around themselves.  Keep
+ * attachments short: the chosen thread is stopped for their whole length.
+ */
+#ifndef JEMATTACH_SESSION_H
+#define JEMATTACH_SESSION_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#define JMA_MUST_CHECK __attribute__((warn_unused_result))
+
+typedef struct jma_session jma_session;
+
+/* What kind of failure the last error was; the values are jemattach's exit codes. */
+enum jma_errkind {
+	JMA_OK = 0,
+	JMA_ERR_TARGET = 1,	/* the operation failed inside the target (mallctl errno) */
+	JMA_ERR_USAGE = 2,	/* bad arguments */
+	JMA_ERR_ATTACH = 3,	/* cannot attach: no process, permission, traced, zombie... */
+	JMA_ERR_MISSING = 4,	/* the target lacks what is needed: no jemalloc, feature off */
+	JMA_ERR_UNSAFE = 5,	/* timed out or refused as unsafe; the target was restored */
+};
+
+enum jma_loglevel { JMA_LOG_ERR, JMA_LOG_WARN, JMA_LOG_INFO, JMA_LOG_DEBUG };
+typedef void (*jma_log_fn)(void *arg, int level, const char *msg);
+
+#define JMA_F_FORCE	0x1	/* use a forced thread even if its stack is inside jemalloc */
+
+struct jma_options {
+	double timeout;		/* seconds one in-target call may take; <= 0: 10 */
+	const char *prefix;	/* jemalloc symbol prefix ("", "je_", "_rjem_"); NULL: detect */
+	const char *module;	/* path of the jemalloc copy to use when there are several */
+	pid_t thread;		/* thread to use; 0: choose one */
+	unsigned flags;		/* JMA_F_* */
+	jma_log_fn log;		/* NULL: silent */
+	void *log_arg;
+	int log_level;		/* highest enum jma_loglevel passed to log */
+};
+
+/* NULL with errno = ENOMEM.  @opts may be NULL (defaults). */
+jma_session *jma_new(const struct jma_options *opts);
+/* Detaches (restoring the target) if attached, then frees. */
+void jma_free(jma_session *s);
+
+/* Check the process can be attached and find jemalloc in it.  Stops nothing. */
+int jma_open(jma_session *s, pid_t pid) JMA_MUST_CHECK;
+
+/* Stop one suitable thread and prepare it for calls. */
+int jma_attach(jma_session *s) JMA_MUST_CHECK;
+/* Restore the thread and let it go.  A failure to restore is returned. */
+int jma_detach(jma_session *s);
+int jma_attached(const jma_session *s);
+
+const char *jma_errmsg(const jma_session *s);
+enum jma_errkind jma_errkind(const jma_session *s);
+
+/* Where jemalloc was found and which thread is (or would be) used. */
+struct jma_target_info {
+	pid_t pid;
+	char comm[64];
+	int nthreads;
+	const char *module;	/* file of the jemalloc copy, as the target sees it */
+	const char *prefix;	/* its public symbol prefix, "" for none */
+	int is_static;		/* linked into a larger object, not libjemalloc.so */
+	pid_t tid;		/* thread chosen for calls (0 until jma_attach) */
+	char tid_comm[64];
+	const char *tid_why;	/* why that one */
+};
+int jma_target_info(jma_session *s, struct jma_target_info *info) JMA_MUST_CHECK;
+
+#endif

@@ -1,0 +1,55 @@
+/* cli.h -- the jemattach command line: shared state and the command table. */
+#ifndef JMA_CLI_H
+#define JMA_CLI_H
+
+#include <stdio.h>
+
+#include <jemattach.h>
+
+/* Exit codes; the same list is in --help, README.md and doc/jemattach.1. */
+enum {
+	EXIT_OK = 0,
+	EXIT_TARGET = 1,	/* the operation failed in the target */
+	EXIT_USAGE = 2,
+	EXIT_ATTACH = 3,	/* cannot attach */
+	EXIT_MISSING = 4,	/* the target lacks what is needed */
+	EXIT_UNSAFE = 5,	/* timed out or refused as unsafe; target restored */
+};
+
+struct cli {
+	const char *prog;
+	struct jma_options opt;
+	pid_t pid;
+	jma_session *s;		/* opened on pid before a live command runs */
+	int verbose;
+};
+
+struct cli_cmd {
+	const char *name;
+	int live;		/* needs PID: "jemattach PID name ..." */
+	int (*run)(struct cli *c, int argc, char **argv);	/* argv[0] = name */
+	const char *synopsis;
+	const char *help;
+};
+
+extern const struct cli_cmd cli_commands[];
+
+/* Print "jemattach: <msg>" for the session's last error; return its exit code. */
+int cli_fail_session(struct cli *c);
+/* Print "jemattach: <fmt>" and return @code. */
+int cli_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Usage error for a command: prints its synopsis, returns EXIT_USAGE. */
+int cli_usage(const struct cli *c, const char *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* JSON output helpers (json.c). */
+void json_string(FILE *f, const char *s);
+void json_value(FILE *f, const struct jma_value *v);
+
+/* Commands, one file each. */
+int cmd_info(struct cli *c, int argc, char **argv);
+int cmd_get(struct cli *c, int argc, char **argv);
+int cmd_set(struct cli *c, int argc, char **argv);
+int cmd_stats(struct cli *c, int argc, char **argv);
+
+#endif

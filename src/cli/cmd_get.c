@@ -1,0 +1,130 @@
+/* cmd_get.c -- "get" and "set": typed mallctl reads and writes. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+int cmd_get(struct cli *c, int argc, char **argv)
+{
+	static const struct option longopts[] = { { "json", no_argument, NULL, 'j' }, { 0 } };
+	struct jma_value *v;
+	int json = 0, opt, n, rc = EXIT_OK, got = 0;
+
+	while ((opt = getopt_long(argc, argv, "j", longopts, NULL)) != -1) {
+		if (opt != 'j')
+			return cli_usage(c, "get", "invalid option");
+		json = 1;
+	}
+	n = argc - optind;
+	if (n < 1)
+		return cli_usage(c, "get", "missing NAME");
+	v = calloc((size_t)n, sizeof(*v));
+	if (!v)
+		return cli_error(EXIT_TARGET, "out of memory");
+	/* One attachment for all names: the thread is held once, briefly. */
+	if (jma_attach(c->s)) {
+		rc = cli_fail_session(c);
+		goto out;
+	}
+	for (got = 0; got < n; got++)
+		if (jma_get(c->s, argv[optind + got], &v[got]))
+			break;
+	if (got < n) {
+		rc = cli_fail_session(c);
+		jma_detach(c->s);
+		goto out;
+	}
+	if (jma_detach(c->s)) {
+		rc = cli_fail_session(c);
+		goto out;
+	}
+	if (json)
+		putchar('{');
+	for (int i = 0; i < n; i++) {
+		char buf[4200];
+
+		if (json) {
+			printf("%s", i ? ", " : "");
+			json_string(stdout, argv[optind + i]);
+			printf(": ");
+			json_value(stdout, &v[i]);
+			continue;
+		}
+		jma_value_format(&v[i], buf, sizeof(buf));
+		if (n == 1)
+			printf("%s\n", buf);
+		else
+			printf("%s %s\n", argv[optind + i], buf);
+	}
+	if (json)
+		printf("}\n");
+out:
+	for (int i = 0; i < got; i++)
+		jma_value_clear(&v[i]);
+	free(v);
+	return rc;
+}
+
+int cmd_set(struct cli *c, int argc, char **argv)
+{
+	static const struct option longopts[] = { { "type", required_argument, NULL, 'y' }, { 0 } };
+	enum jma_type type = JMA_T_UNKNOWN;
+	unsigned access = 0;
+	struct jma_value in, old;
+	const char *name, *text;
+	char a[4200], b[4200];
+	int opt, err, rc = EXIT_OK;
+
+	while ((opt = getopt_long(argc, argv, "y:", longopts, NULL)) != -1) {
+		if (opt != 'y')
+			return cli_usage(c, "set", "invalid option");
+		type = jma_type_from_name(optarg);
+		if (type == JMA_T_UNKNOWN || type == JMA_T_VOID)
+			return cli_usage(c, "set", "unknown --type \"%s\" (bool, unsigned, uint32_t, "
+					 "size_t, ssize_t, uint64_t, string)", optarg);
+	}
+	if (argc - optind != 2)
+		return cli_usage(c, "set", "need NAME and VALUE");
+	name = argv[optind];
+	text = argv[optind + 1];
+	if (jma_attach(c->s))
+		return cli_fail_session(c);
+	if (type == JMA_T_UNKNOWN && jma_ctl_type(c->s, name, &type, &access)) {
+		if (jma_errkind(c->s) == JMA_ERR_TARGET && jma_attached(c->s)) {
+			/* Not readable, so not probeable: the user must say. */
+			jma_detach(c->s);
+			return cli_error(EXIT_USAGE, "cannot tell the type of %s (%s); give --type",
+					 name, jma_errmsg(c->s));
+		}
+		rc = cli_fail_session(c);
+		jma_detach(c->s);
+		return rc;
+	}
+	err = jma_value_parse(type, text, &in);
+	if (err) {
+		jma_detach(c->s);
+		return cli_error(EXIT_USAGE, "invalid %s value \"%s\" for %s%s", jma_type_name(type),
+				 text, name, err == -ERANGE ? ": out of range" : "");
+	}
+	err = jma_set(c->s, name, &in, &old);
+	if (err) {
+		rc = cli_fail_session(c);
+		jma_detach(c->s);
+	} else if (jma_detach(c->s)) {
+		rc = cli_fail_session(c);
+	} else {
+		jma_value_format(&in, b, sizeof(b));
+		if (old.type != JMA_T_UNKNOWN) {
+			jma_value_format(&old, a, sizeof(a));
+			printf("%s -> %s\n", a, b);
+		} else {
+			printf("%s <- %s\n", name, b);
+		}
+	}
+	jma_value_clear(&in);
+	jma_value_clear(&old);
+	return rc;
+}

@@ -1,0 +1,88 @@
+/* cmd_info.c -- "info": what jemalloc is in the process and how we would talk to it. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char *const info_names[] = {
+	"version", "config.prof", "config.stats", "opt.prof", "prof.active", "arenas.narenas",
+};
+#define NINFO (sizeof(info_names) / sizeof(*info_names))
+
+int cmd_info(struct cli *c, int argc, char **argv)
+{
+	static const struct option longopts[] = { { "json", no_argument, NULL, 'j' }, { 0 } };
+	struct jma_value v[NINFO];
+	int have[NINFO] = { 0 };
+	struct jma_target_info ti;
+	int json = 0, opt, rc = EXIT_OK;
+
+	while ((opt = getopt_long(argc, argv, "j", longopts, NULL)) != -1) {
+		if (opt != 'j')
+			return cli_usage(c, "info", "invalid option");
+		json = 1;
+	}
+	if (optind != argc)
+		return cli_usage(c, "info", "unexpected argument \"%s\"", argv[optind]);
+	if (jma_attach(c->s))
+		return cli_fail_session(c);
+	for (size_t i = 0; i < NINFO; i++) {
+		/* prof.* are ENOENT without --enable-prof: show them as absent. */
+		have[i] = jma_get(c->s, info_names[i], &v[i]) == 0;
+		if (!have[i] && !jma_attached(c->s))
+			break;
+	}
+	if (!jma_attached(c->s)) {
+		rc = cli_fail_session(c);
+		goto out;
+	}
+	if (jma_target_info(c->s, &ti) || jma_detach(c->s)) {
+		rc = cli_fail_session(c);
+		goto out;
+	}
+	if (json) {
+		printf("{\"pid\": %d, \"comm\": ", (int)ti.pid);
+		json_string(stdout, ti.comm);
+		printf(", \"threads\": %d, \"module\": ", ti.nthreads);
+		json_string(stdout, ti.module);
+		printf(", \"prefix\": ");
+		json_string(stdout, ti.prefix);
+		printf(", \"static\": %s", ti.is_static ? "true" : "false");
+		for (size_t i = 0; i < NINFO; i++) {
+			printf(", ");
+			json_string(stdout, info_names[i]);
+			printf(": ");
+			if (have[i])
+				json_value(stdout, &v[i]);
+			else
+				printf("null");
+		}
+		printf(", \"thread\": {\"tid\": %d, \"comm\": ", (int)ti.tid);
+		json_string(stdout, ti.tid_comm);
+		printf(", \"why\": ");
+		json_string(stdout, ti.tid_why ? ti.tid_why : "");
+		printf("}}\n");
+	} else {
+		char buf[4200];
+		printf("%-16s %d (%s), %d thread%s\n", "process", (int)ti.pid, ti.comm, ti.nthreads,
+		       ti.nthreads == 1 ? "" : "s");
+		printf("%-16s %s (%s, %s%s%s)\n", "module", ti.module,
+		       ti.is_static ? "static" : "shared", ti.prefix[0] ? "prefix " : "no prefix",
+		       ti.prefix, "");
+		for (size_t i = 0; i < NINFO; i++) {
+			if (have[i])
+				jma_value_format(&v[i], buf, sizeof(buf));
+			else
+				snprintf(buf, sizeof(buf), "n/a");
+			printf("%-16s %s\n", info_names[i], buf);
+		}
+		printf("%-16s %d (%s), %s\n", "call thread", (int)ti.tid, ti.tid_comm,
+		       ti.tid_why ? ti.tid_why : "");
+	}
+out:
+	for (size_t i = 0; i < NINFO; i++)
+		if (have[i])
+			jma_value_clear(&v[i]);
+	return rc;
+}

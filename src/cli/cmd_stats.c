@@ -1,0 +1,55 @@
+/* cmd_stats.c -- "stats": malloc_stats_print output, brought out of the target. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static int write_all(void *arg, const char *buf, size_t len)
+{
+	FILE *f = arg;
+
+	return fwrite(buf, 1, len, f) == len ? 0 : -EIO;
+}
+
+int cmd_stats(struct cli *c, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "opts", required_argument, NULL, 'O' },
+		{ "output", required_argument, NULL, 'o' },
+		{ 0 },
+	};
+	const char *letters = "", *out = NULL;
+	char opts[40];
+	FILE *f = stdout;
+	int json = 0, opt, rc = EXIT_OK;
+
+	while ((opt = getopt_long(argc, argv, "jO:o:", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'j': json = 1; break;
+		case 'O': letters = optarg; break;
+		case 'o': out = optarg; break;
+		default: return cli_usage(c, "stats", "invalid option");
+		}
+	}
+	if (optind != argc)
+		return cli_usage(c, "stats", "unexpected argument \"%s\"", argv[optind]);
+	if (strlen(letters) > 30 || jma_stats_opts_valid(letters) || strchr(letters, 'J'))
+		return cli_usage(c, "stats", "invalid --opts \"%s\": letters among g m d a b l x e h "
+				 "(J is --json)", letters);
+	snprintf(opts, sizeof(opts), "%s%s", json ? "J" : "", letters);
+	if (out && strcmp(out, "-")) {
+		f = fopen(out, "w");
+		if (!f)
+			return cli_error(EXIT_USAGE, "cannot create %s: %s", out, strerror(errno));
+	}
+	if (jma_stats_print(c->s, opts, write_all, f))
+		rc = cli_fail_session(c);
+	if (f != stdout && fclose(f) && rc == EXIT_OK)
+		rc = cli_error(EXIT_TARGET, "writing %s: %s", out, strerror(errno));
+	return rc;
+}

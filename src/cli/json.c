@@ -1,0 +1,43 @@
+/* json.c -- the little JSON the CLI writes: escaped strings and typed values. */
+#include <stdio.h>
+
+#include "cli.h"
+
+void json_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		switch (*p) {
+		case '"': fputs("\\\"", f); break;
+		case '\\': fputs("\\\\", f); break;
+		case '\n': fputs("\\n", f); break;
+		case '\r': fputs("\\r", f); break;
+		case '\t': fputs("\\t", f); break;
+		default:
+			if (*p < 0x20 || *p == 0x7f)
+				fprintf(f, "\\u%04x", *p);
+			else
+				fputc(*p, f);
+		}
+	}
+	fputc('"', f);
+}
+
+void json_value(FILE *f, const struct jma_value *v)
+{
+	char buf[64];
+
+	if (v->type == JMA_T_STRING) {
+		if (v->str)
+			json_string(f, v->str);
+		else
+			fputs("null", f);
+		return;
+	}
+	if (v->type == JMA_T_UNKNOWN || v->type == JMA_T_VOID) {
+		fputs("null", f);
+		return;
+	}
+	jma_value_format(v, buf, sizeof(buf));
+	fputs(buf, f);
+}

@@ -1,0 +1,511 @@
+/* symbols.c -- finding jemalloc in a live process, and naming its code, with libdwfl.
+ *
+ * Files are opened as the target sees them: /proc/PID/map_files/<range> first
+ * (works for deleted or replaced files and inside containers), then the path
+ * resolved inside /proc/PID/root with openat2(RESOLVE_IN_ROOT), never a host
+ * path.  Debuginfo is found by libdwfl's standard search (build-id, debuglink,
+ * MiniDebugInfo).
+ */
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "procfs.h"
+#include "symbols.h"
+
+struct jma_syms {
+	pid_t pid;
+	Dwfl *dwfl;
+	struct att_map *maps;
+	size_t nmaps;
+	int root_fd;
+	struct jma_copy *copies;
+	size_t ncopies;
+	size_t chosen;
+};
+
+/* libdwfl's find_elf callback has no user argument; it runs inside our calls only. */
+static __thread struct jma_syms *cur;
+
+static const char *const public_names[] = {
+	"malloc", "calloc", "realloc", "free", "posix_memalign", "aligned_alloc", "memalign",
+	"valloc", "mallocx", "rallocx", "xallocx", "sallocx", "dallocx", "sdallocx", "nallocx",
+	"mallctl", "mallctlnametomib", "mallctlbymib", "malloc_stats_print",
+	"malloc_usable_size", "malloc_message", "malloc_conf",
+};
+
+/* jemalloc's source files (3.x-5.x), as STT_FILE symbols name them. */
+static const char *const jemalloc_files[] = {
+	"arena.c", "background_thread.c", "base.c", "bin.c", "bin_info.c", "bitmap.c",
+	"buf_writer.c", "cache_bin.c", "ckh.c", "counter.c", "ctl.c", "decay.c", "div.c",
+	"ecache.c", "edata.c", "edata_cache.c", "ehooks.c", "emap.c", "eset.c", "exp_grow.c",
+	"extent.c", "extent_dss.c", "extent_mmap.c", "fxp.c", "san.c", "san_bump.c", "hook.c",
+	"hpa.c", "hpa_hooks.c", "hpdata.c", "inspect.c", "jemalloc.c", "large.c", "log.c",
+	"malloc_io.c", "mutex.c", "nstime.c", "pa.c", "pa_extra.c", "pai.c", "pac.c", "pages.c",
+	"peak_event.c", "prof.c", "prof_data.c", "prof_log.c", "prof_recent.c", "prof_stats.c",
+	"prof_sys.c", "psset.c", "rtree.c", "safety_check.c", "sc.c", "sec.c", "stats.c", "sz.c",
+	"tcache.c", "test_hooks.c", "thread_event.c", "ticker.c", "tsd.c", "witness.c",
+	"chunk.c", "chunk_dss.c", "chunk_mmap.c", "huge.c", "quarantine.c", "prng.c", "spin.c",
+	"mb.c", "atomic.c", "valgrind.c", "jemalloc_cpp.cpp",
+};
+
+static int in_list(const char *s, const char *const *list, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(s, list[i]))
+			return 1;
+	return 0;
+}
+
+static const char *base_name(const char *p)
+{
+	const char *b = strrchr(p, '/');
+	return b ? b + 1 : p;
+}
+
+static int open_in_target(struct jma_syms *sy, const char *path)
+{
+	struct open_how how = { .flags = O_RDONLY | O_CLOEXEC,
+				.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
+	char mf[96];
+	int fd;
+
+	for (size_t i = 0; i < sy->nmaps; i++) {
+		if (!sy->maps[i].path || strcmp(sy->maps[i].path, path))
+			continue;
+		snprintf(mf, sizeof(mf), "/proc/%d/map_files/%llx-%llx", (int)sy->pid,
+			 (unsigned long long)sy->maps[i].start, (unsigned long long)sy->maps[i].end);
+		fd = open(mf, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0)
+			return fd;
+		break;
+	}
+	if (path[0] != '/' || sy->root_fd < 0)
+		return -ENOENT;
+	fd = (int)syscall(SYS_openat2, sy->root_fd, path, &how, sizeof(how));
+	return fd < 0 ? -errno : fd;
+}
+
+static int find_elf(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr base,
+		    char **file_name, Elf **elfp)
+{
+	int fd;
+
+	if (!name || name[0] != '/')
+		return dwfl_linux_proc_find_elf(mod, userdata, name, base, file_name, elfp);
+	if (!cur)
+		return -1;
+	fd = open_in_target(cur, name);
+	if (fd < 0)
+		return -1;
+	*elfp = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!*elfp) {
+		close(fd);
+		return -1;
+	}
+	*file_name = strdup(name);
+	return fd;
+}
+
+static char *debuginfo_path;
+static const Dwfl_Callbacks callbacks = {
+	.find_elf = find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.debuginfo_path = &debuginfo_path,
+};
+
+struct scan {
+	struct jma_syms *sy;
+	const char *want_prefix;
+	const char *want_module;
+	int found_stripped;
+	char stripped_in[256];
+	int err;
+};
+
+static int add_range(struct jma_copy *c, size_t *cap, uint64_t lo, uint64_t hi)
+{
+	if (c->ncode == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 256;
+		struct jma_range *t = realloc(c->code, ncap * sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		c->code = t;
+		*cap = ncap;
+	}
+	c->code[c->ncode].lo = lo;
+	c->code[c->ncode].hi = hi > lo ? hi : lo + 1;
+	c->ncode++;
+	return 0;
+}
+
+static int cmp_range(const void *a, const void *b)
+{
+	const struct jma_range *x = a, *y = b;
+	return (x->lo > y->lo) - (x->lo < y->lo);
+}
+
+static void merge_ranges(struct jma_copy *c)
+{
+	size_t w = 0;
+
+	qsort(c->code, c->ncode, sizeof(*c->code), cmp_range);
+	for (size_t i = 0; i < c->ncode; i++) {
+		if (w && c->code[i].lo <= c->code[w - 1].hi + 64) {
+			if (c->code[i].hi > c->code[w - 1].hi)
+				c->code[w - 1].hi = c->code[i].hi;
+		} else {
+			c->code[w++] = c->code[i];
+		}
+	}
+	c->ncode = w;
+}
+
+static int is_func(const GElf_Sym *s)
+{
+	int t = GELF_ST_TYPE(s->st_info);
+	return (t == STT_FUNC || t == STT_GNU_IFUNC) && s->st_shndx != SHN_UNDEF;
+}
+
+/* In a static copy, jemalloc's code is: its public functions (with the prefix),
+ * its private namespace (je_*, or <prefix>je_* when renamed), and local
+ * functions of its source files. */
+static int static_code_ranges(Dwfl_Module *mod, struct jma_copy *c)
+{
+	int n = dwfl_module_getsymtab(mod), in_je_file = 0;
+	size_t cap = 0, plen = strlen(c->prefix);
+
+	for (int i = 1; i < n; i++) {
+		GElf_Sym s;
+		GElf_Addr addr;
+		const char *nm = dwfl_module_getsym_info(mod, i, &s, &addr, NULL, NULL, NULL);
+		int take;
+
+		if (!nm)
+			continue;
+		if (GELF_ST_TYPE(s.st_info) == STT_FILE) {
+			in_je_file = in_list(base_name(nm), jemalloc_files,
+					     sizeof(jemalloc_files) / sizeof(*jemalloc_files));
+			continue;
+		}
+		if (GELF_ST_BIND(s.st_info) != STB_LOCAL)
+			in_je_file = 0;
+		if (!is_func(&s))
+			continue;
+		take = in_je_file || !strncmp(nm, "je_", 3) ||
+		       (plen && !strncmp(nm, c->prefix, plen) &&
+			(!strncmp(nm + plen, "je_", 3) ||
+			 in_list(nm + plen, public_names, sizeof(public_names) / sizeof(*public_names)))) ||
+		       (!plen && in_list(nm, public_names, sizeof(public_names) / sizeof(*public_names)));
+		if (take && add_range(c, &cap, addr, addr + s.st_size))
+			return -ENOMEM;
+	}
+	merge_ranges(c);
+	return 0;
+}
+
+static int has_jemalloc_strings(Dwfl_Module *mod)
+{
+	Dwarf_Addr bias;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx))
+		return 0;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		const char *nm;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS)
+			continue;
+		nm = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!nm || strcmp(nm, ".rodata"))
+			continue;
+		d = elf_getdata(scn, NULL);
+		return d && d->d_buf && memmem(d->d_buf, d->d_size, "<jemalloc>: ", 12);
+	}
+	return 0;
+}
+
+/* The prefix of a symbol named <prefix><suffix>, if plausible. */
+static int prefix_of(const char *nm, const char *suffix, char *out, size_t len)
+{
+	size_t n = strlen(nm), sl = strlen(suffix);
+
+	if (n < sl || strcmp(nm + n - sl, suffix) || n - sl >= len || n - sl > 32)
+		return 0;
+	for (size_t i = 0; i < n - sl; i++)
+		if (!(nm[i] == '_' || (nm[i] >= 'a' && nm[i] <= 'z') || (nm[i] >= 'A' && nm[i] <= 'Z') ||
+		      (nm[i] >= '0' && nm[i] <= '9')))
+			return 0;
+	memcpy(out, nm, n - sl);
+	out[n - sl] = '\0';
+	return 1;
+}
+
+static int scan_module(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr low, void *arg)
+{
+	struct scan *sc = arg;
+	struct jma_syms *sy = sc->sy;
+	int n;
+	struct { char prefix[40]; uint64_t ctl, print; } cand[8];
+	size_t ncand = 0;
+
+	(void)ud;
+	(void)low;
+	if (!name || name[0] != '/')
+		return DWARF_CB_OK;
+	n = dwfl_module_getsymtab(mod);
+	for (int i = 1; i < n; i++) {
+		GElf_Sym s;
+		GElf_Addr addr;
+		const char *nm = dwfl_module_getsym_info(mod, i, &s, &addr, NULL, NULL, NULL);
+		char p[40];
+		int is_ctl;
+		size_t k;
+
+		if (!nm || !is_func(&s))
+			continue;
+		is_ctl = prefix_of(nm, "mallctl", p, sizeof(p));
+		if (!is_ctl && !prefix_of(nm, "malloc_stats_print", p, sizeof(p)))
+			continue;
+		if (sc->want_prefix && strcmp(p, sc->want_prefix))
+			continue;
+		for (k = 0; k < ncand && strcmp(cand[k].prefix, p); k++)
+			;
+		if (k == ncand) {
+			if (ncand == sizeof(cand) / sizeof(*cand))
+				continue;
+			memset(&cand[k], 0, sizeof(cand[k]));
+			strcpy(cand[k].prefix, p);
+			ncand++;
+		}
+		if (is_ctl)
+			cand[k].ctl = addr;
+		else
+			cand[k].print = addr;
+	}
+	for (size_t k = 0; k < ncand; k++) {
+		struct jma_copy *c, *t;
+
+		if (!cand[k].ctl)
+			continue;
+		if (sc->want_module && strcmp(sc->want_module, name) &&
+		    strcmp(sc->want_module, base_name(name)))
+			continue;
+		t = realloc(sy->copies, (sy->ncopies + 1) * sizeof(*t));
+		if (!t)
+			goto oom;
+		sy->copies = t;
+		c = &sy->copies[sy->ncopies];
+		memset(c, 0, sizeof(*c));
+		c->path = strdup(name);
+		c->prefix = strdup(cand[k].prefix);
+		if (!c->path || !c->prefix) {
+			free(c->path);
+			free(c->prefix);
+			goto oom;
+		}
+		sy->ncopies++;
+		c->fn_mallctl = cand[k].ctl;
+		c->fn_stats_print = cand[k].print;
+		c->is_static = strncmp(base_name(name), "libjemalloc", 11) != 0;
+		if (c->is_static) {
+			if (static_code_ranges(mod, c))
+				goto oom;
+		} else {
+			Dwarf_Addr lo, hi;
+			size_t cap = 0;
+			dwfl_module_info(mod, NULL, &lo, &hi, NULL, NULL, NULL, NULL);
+			if (add_range(c, &cap, lo, hi))
+				goto oom;
+		}
+	}
+	if (!ncand && !sc->found_stripped && has_jemalloc_strings(mod)) {
+		sc->found_stripped = 1;
+		snprintf(sc->stripped_in, sizeof(sc->stripped_in), "%s", name);
+	}
+	return DWARF_CB_OK;
+oom:
+	sc->err = -ENOMEM;
+	return DWARF_CB_ABORT;
+}
+
+void jma_syms_close(struct jma_syms *sy)
+{
+	if (!sy)
+		return;
+	if (sy->dwfl)
+		dwfl_end(sy->dwfl);
+	for (size_t i = 0; i < sy->ncopies; i++) {
+		free(sy->copies[i].path);
+		free(sy->copies[i].prefix);
+		free(sy->copies[i].code);
+	}
+	free(sy->copies);
+	att_maps_free(sy->maps, sy->nmaps);
+	if (sy->root_fd >= 0)
+		close(sy->root_fd);
+	free(sy);
+}
+
+static int choose_copy(struct jma_syms *sy, pid_t pid, const struct scan *sc, char *msg, size_t len)
+{
+	if (sy->ncopies == 1)
+		return 0;
+	if (sy->ncopies > 1) {
+		size_t off = (size_t)snprintf(msg, len, "process %d has %zu copies of jemalloc; choose "
+					      "one with --module PATH:", (int)pid, sy->ncopies);
+		for (size_t i = 0; i < sy->ncopies && off < len; i++)
+			off += (size_t)snprintf(msg + off, len - off, " %s (prefix \"%s\")%s",
+						sy->copies[i].path, sy->copies[i].prefix,
+						i + 1 < sy->ncopies ? "," : "");
+		return -EEXIST;
+	}
+	if (sc->found_stripped) {
+		snprintf(msg, len, "jemalloc is statically linked into %s but its symbols are "
+			 "stripped; install its debuginfo (matched by build-id under /usr/lib/debug) "
+			 "or use an unstripped binary", sc->stripped_in);
+		return -ENOEXEC;
+	}
+	if (sc->want_module)
+		snprintf(msg, len, "no jemalloc%s%s%s found in module %s of process %d",
+			 sc->want_prefix ? " with prefix \"" : "", sc->want_prefix ? sc->want_prefix : "",
+			 sc->want_prefix ? "\"" : "", sc->want_module, (int)pid);
+	else if (sc->want_prefix)
+		snprintf(msg, len, "no jemalloc with symbol prefix \"%s\" (no %smallctl) in process %d",
+			 sc->want_prefix, sc->want_prefix, (int)pid);
+	else
+		snprintf(msg, len, "no jemalloc found in process %d (no mallctl, je_mallctl or "
+			 "<prefix>mallctl in any of its modules)", (int)pid);
+	return -ENOENT;
+}
+
+int jma_syms_open(pid_t pid, const char *prefix, const char *module, struct jma_syms **out,
+		  char *msg, size_t len)
+{
+	struct jma_syms *sy = calloc(1, sizeof(*sy));
+	struct scan sc = { .sy = sy, .want_prefix = prefix, .want_module = module };
+	char root[64];
+	int err;
+
+	*out = NULL;
+	if (!sy) {
+		snprintf(msg, len, "out of memory");
+		return -ENOMEM;
+	}
+	sy->pid = pid;
+	snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
+	sy->root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	err = att_proc_maps(pid, &sy->maps, &sy->nmaps);
+	if (err) {
+		snprintf(msg, len, "reading /proc/%d/maps: %s", (int)pid, strerror(-err));
+		goto fail;
+	}
+	sy->dwfl = dwfl_begin(&callbacks);
+	if (!sy->dwfl) {
+		err = -ENOMEM;
+		snprintf(msg, len, "libdwfl: %s", dwfl_errmsg(-1));
+		goto fail;
+	}
+	cur = sy;
+	err = dwfl_linux_proc_report(sy->dwfl, pid);
+	if (err) {
+		err = err > 0 ? -err : -EIO;
+		snprintf(msg, len, "reading the modules of process %d: %s", (int)pid,
+			 err == -EIO ? dwfl_errmsg(-1) : strerror(-err));
+		goto fail;
+	}
+	dwfl_report_end(sy->dwfl, NULL, NULL);
+	dwfl_getmodules(sy->dwfl, scan_module, &sc, 0);
+	if (sc.err) {
+		err = sc.err;
+		snprintf(msg, len, "out of memory");
+		goto fail;
+	}
+	err = choose_copy(sy, pid, &sc, msg, len);
+	if (err)
+		goto fail;
+	cur = NULL;
+	*out = sy;
+	return 0;
+fail:
+	cur = NULL;
+	jma_syms_close(sy);
+	return err;
+}
+
+const struct jma_copy *jma_syms_jemalloc(const struct jma_syms *sy)
+{
+	return &sy->copies[sy->chosen];
+}
+
+int jma_syms_in_jemalloc(const struct jma_syms *sy, uint64_t pc)
+{
+	const struct jma_copy *c = &sy->copies[sy->chosen];
+	size_t lo = 0, hi = c->ncode;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (pc < c->code[mid].lo)
+			hi = mid;
+		else if (pc >= c->code[mid].hi)
+			lo = mid + 1;
+		else
+			return 1;
+	}
+	return 0;
+}
+
+const char *jma_syms_name(struct jma_syms *sy, uint64_t pc, uint64_t *off, const char **module,
+			  const char **file, int *line)
+{
+	Dwfl_Module *mod;
+	const char *nm = NULL;
+	GElf_Off o = 0;
+	GElf_Sym s;
+
+	cur = sy;
+	*off = 0;
+	*module = NULL;
+	if (file)
+		*file = NULL;
+	if (line)
+		*line = 0;
+	mod = dwfl_addrmodule(sy->dwfl, pc);
+	if (mod) {
+		*module = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+		nm = dwfl_module_addrinfo(mod, pc, &o, &s, NULL, NULL, NULL);
+		*off = o;
+		if (file && line) {
+			Dwfl_Line *l = dwfl_module_getsrc(mod, pc);
+			if (l)
+				*file = dwfl_lineinfo(l, NULL, line, NULL, NULL, NULL);
+		}
+	}
+	cur = NULL;
+	return nm;
+}
+
+void jma_syms_describe(struct jma_syms *sy, uint64_t pc, char *buf, size_t len)
+{
+	uint64_t off;
+	const char *module, *nm = jma_syms_name(sy, pc, &off, &module, NULL, NULL);
+
+	if (nm)
+		snprintf(buf, len, "%s+0x%llx (%s)", nm, (unsigned long long)off,
+			 module ? base_name(module) : "?");
+	else if (module)
+		snprintf(buf, len, "0x%llx (%s)", (unsigned long long)pc, base_name(module));
+	else
+		snprintf(buf, len, "0x%llx", (unsigned long long)pc);
+}

@@ -1,0 +1,49 @@
+/* symbols.h -- finding jemalloc in a live process, and naming its code, with libdwfl. */
+#ifndef JMA_SYMBOLS_H
+#define JMA_SYMBOLS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct jma_range {
+	uint64_t lo, hi;
+};
+
+/* One copy of jemalloc found in the process. */
+struct jma_copy {
+	char *path;		/* module file as the target maps it */
+	char *prefix;		/* public symbol prefix: "", "je_", "_rjem_", ... */
+	int is_static;		/* inside a larger object (executable or other library) */
+	uint64_t fn_mallctl, fn_stats_print;
+	struct jma_range *code;	/* jemalloc's own code, sorted */
+	size_t ncode;
+};
+
+struct jma_syms;
+
+/* Report the modules of @pid (files opened through /proc/PID/map_files or,
+ * failing that, /proc/PID/root) and find every jemalloc copy.  @prefix (NULL:
+ * any) restricts the public prefix; @module (NULL: any) selects a copy by path.
+ * On failure returns -errno with a message in @msg: -ENOENT no jemalloc,
+ * -ENOEXEC jemalloc present but stripped, -EEXIST several copies (listed),
+ * -ENOTSUP a copy without malloc_stats_print. */
+int jma_syms_open(pid_t pid, const char *prefix, const char *module, struct jma_syms **out,
+		  char *msg, size_t len);
+void jma_syms_close(struct jma_syms *sy);
+
+/* The jemalloc copy in use. */
+const struct jma_copy *jma_syms_jemalloc(const struct jma_syms *sy);
+
+/* Is @pc in jemalloc's own code? */
+int jma_syms_in_jemalloc(const struct jma_syms *sy, uint64_t pc);
+
+/* "symbol+0xoff (module)" or "0xaddr (module)" or "0xaddr". */
+void jma_syms_describe(struct jma_syms *sy, uint64_t pc, char *buf, size_t len);
+
+/* Symbol name at @pc (NULL if none) and its offset; @file/@line get the source
+ * position when debuginfo has it (*line 0 otherwise). */
+const char *jma_syms_name(struct jma_syms *sy, uint64_t pc, uint64_t *off, const char **module,
+			  const char **file, int *line);
+
+#endif

@@ -1,0 +1,169 @@
+/* check_call.c -- the call engine (attach/) against a live, plain process. */
+#include <check.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <unistd.h>
+
+#include "call.h"
+#include "mem.h"
+#include "tutil.h"
+
+static struct tproc p;
+static struct att_thread t;
+
+static void setup(void)
+{
+	tproc_start(&p, "callee", NULL);
+	att_thread_init(&t, p.pid, p.pid);
+	ck_assert_int_eq(att_thread_seize(&t, 5000), 0);
+	ck_assert_int_eq(att_thread_hijack(&t), 0);
+}
+
+static void teardown(void)
+{
+	att_thread_release(&t);
+	tproc_stop(&p);
+}
+
+static uint64_t run(const char *fn, const uint64_t *args, unsigned n, int timeout_ms, int *err)
+{
+	struct att_call c = { .fn = tproc_fn(&p, fn), .nargs = n, .timeout_ms = timeout_ms };
+	uint64_t ret = ~0ULL;
+
+	memcpy(c.args, args, n * sizeof(*args));
+	*err = att_call(&t, &c, &ret);
+	att_scratch_reset(&t);
+	return ret;
+}
+
+START_TEST(test_call_args_and_return)
+{
+	uint64_t a[6] = { 1, 2, 3, 4, 5, 6 };
+	int err;
+
+	ck_assert_uint_eq(run("add6", a, 6, 5000, &err), 1 + 4 + 9 + 16 + 25 + 36);
+	ck_assert_int_eq(err, 0);
+	/* The same thread serves several calls in one attachment. */
+	a[0] = 100;
+	ck_assert_uint_eq(run("add6", a, 6, 5000, &err), 100 + 4 + 9 + 16 + 25 + 36);
+	ck_assert_int_eq(err, 0);
+}
+END_TEST
+
+START_TEST(test_call_stack_alignment)
+{
+	int err;
+
+	ck_assert_uint_eq(run("check_align", NULL, 0, 5000, &err), 0);
+	ck_assert_int_eq(err, 0);
+	/* Unaligned scratch use before the call must not change that. */
+	ck_assert(att_scratch_push(&t, "abc", 3, 1));
+	ck_assert_uint_eq(run("check_align", NULL, 0, 5000, &err), 0);
+}
+END_TEST
+
+struct cbstate { int calls; char last[64]; };
+
+static int cb(struct att_thread *th, const uint64_t args[ARCH_NARGS], uint64_t *retval, void *arg)
+{
+	struct cbstate *st = arg;
+	char *s;
+	int trunc;
+
+	ck_assert_int_eq(att_mem_read_str(th->pid, args[1], 64, &s, &trunc), 0);
+	snprintf(st->last, sizeof(st->last), "%s", s);
+	free(s);
+	st->calls++;
+	*retval = args[0] * 10;
+	return 0;
+}
+
+START_TEST(test_call_callbacks)
+{
+	struct cbstate st = { 0 };
+	struct att_call c = { .fn = tproc_fn(&p, "call_cb"), .nargs = 2, .timeout_ms = 5000,
+			      .cb = cb, .cb_arg = &st };
+	uint64_t ret;
+
+	c.args[0] = ATT_CB_SENTINEL;
+	c.args[1] = 5;
+	ck_assert_int_eq(att_call(&t, &c, &ret), 0);
+	ck_assert_int_eq(st.calls, 5);
+	ck_assert_str_eq(st.last, "line 4");
+	ck_assert_uint_eq(ret, 10 * (0 + 1 + 2 + 3 + 4));
+}
+END_TEST
+
+START_TEST(test_call_fault_is_reported_and_target_survives)
+{
+	int err;
+
+	run("crash", NULL, 0, 5000, &err);
+	ck_assert_int_eq(err, -EFAULT);
+	ck_assert_msg(strstr(t.err, "SIGSEGV"), "message: %s", t.err);
+	ck_assert_int_eq(att_thread_release(&t), 0);
+	ck_assert_str_eq(tproc_cmd(&p, "ping"), "pong");
+}
+END_TEST
+
+START_TEST(test_call_timeout_restores)
+{
+	int err;
+
+	run("spin", NULL, 0, 200, &err);
+	ck_assert_int_eq(err, -ETIMEDOUT);
+	ck_assert_int_eq(att_thread_release(&t), 0);
+	ck_assert_str_eq(tproc_cmd(&p, "ping"), "pong");
+}
+END_TEST
+
+START_TEST(test_call_signals_during_call_are_delivered_after)
+{
+	uint64_t a[1] = { 300 };
+	int err;
+
+	/* nap() sleeps 300 ms in the target while SIGUSR1 arrives: blocked
+	 * during the call, delivered to the handler after release. */
+	if (fork() == 0) {
+		usleep(100000);
+		kill(p.pid, SIGUSR1);
+		_exit(0);
+	}
+	run("nap", a, 1, 5000, &err);
+	ck_assert_int_eq(err, 0);
+	ck_assert_int_eq(att_thread_release(&t), 0);
+	ck_assert_str_eq(tproc_cmd(&p, "sigs"), "1");
+}
+END_TEST
+
+START_TEST(test_scratch_bounds)
+{
+	char big[64 * 1024];
+
+	memset(big, 'x', sizeof(big));
+	ck_assert_uint_eq(att_scratch_push(&t, big, sizeof(big), 1), 0);
+	ck_assert(strstr(t.err, "do not fit"));
+	ck_assert(att_scratch_push(&t, big, 1024, 16) % 16 == 0);
+}
+END_TEST
+
+Suite *suite_call(void)
+{
+	Suite *s = suite_create("call");
+	TCase *tc = tcase_create("live");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_call_args_and_return);
+	tcase_add_test(tc, test_call_stack_alignment);
+	tcase_add_test(tc, test_call_callbacks);
+	tcase_add_test(tc, test_call_fault_is_reported_and_target_survives);
+	tcase_add_test(tc, test_call_timeout_restores);
+	tcase_add_test(tc, test_call_signals_during_call_are_delivered_after);
+	tcase_add_test(tc, test_scratch_bounds);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -1,0 +1,138 @@
+# lib.sh -- helpers for integration tests.  Source it, define t_* functions, call run_tests.
+#
+# Every test script runs in its own process group (tests/run-integration.sh
+# starts it with setsid).  Processes are started only through start_* below,
+# which records them; cleanup kills exactly those, waits for them and removes
+# the scratch directory -- on success, failure, or interruption.
+set -u
+JEMATTACH=${JEMATTACH:-build/jemattach}
+FIXTURES=${FIXTURES:-build/fixtures}
+TMPD=$(mktemp -d /tmp/jemattach-test.XXXXXX)
+STARTED=()
+declare -A FIX_IN FIX_OUT
+T_PASS=0 T_FAIL=0 T_CUR=""
+
+cleanup() {
+	local p
+	for p in "${STARTED[@]}"; do
+		kill -CONT "$p" 2>/dev/null
+		kill -TERM "$p" 2>/dev/null
+	done
+	for p in "${STARTED[@]}"; do
+		for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.05; done
+		kill -KILL "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	STARTED=()
+	rm -rf "$TMPD"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+fail() { echo "    $T_CUR: $*" >&2; return 1; }
+
+# start_fixture VAR BINARY [ENV=VALUE...]: start a line-protocol fixture (jemfix,
+# callee) in a fresh empty working directory; its pid goes into $VAR.
+start_fixture() {
+	local __var=$1 bin=$2; shift 2
+	local dir; dir=$(mktemp -d "$TMPD/fix.XXXX")
+	mkfifo "$dir/in" "$dir/out"
+	(cd "$dir/cwd" 2>/dev/null || { mkdir "$dir/cwd"; cd "$dir/cwd"; }; exec env "$@" "$bin" <"$dir/in" >"$dir/out") &
+	local pid=$!
+	STARTED+=("$pid")
+	exec {in}>"$dir/in"
+	exec {out}<"$dir/out"
+	FIX_IN[$pid]=$in
+	FIX_OUT[$pid]=$out
+	local line
+	while read -r -t 30 line <&"$out"; do
+		[[ $line == ready ]] && break
+	done
+	[[ $line == ready ]] || { echo "fixture $bin did not start" >&2; return 1; }
+	printf -v "$__var" '%s' "$pid"
+}
+
+# fix PID CMD: send one command, print the one-line answer.
+fix() {
+	local line
+	echo "$2" >&"${FIX_IN[$1]}" || return 1
+	read -r -t 60 line <&"${FIX_OUT[$1]}" || return 1
+	echo "$line"
+}
+
+# fix_cwd PID: the fixture's working directory (must stay empty).
+fix_cwd() { readlink "/proc/$1/cwd"; }
+
+free_port() {
+	local p
+	for _ in $(seq 100); do
+		p=$((20000 + RANDOM % 40000))
+		(echo >/dev/tcp/127.0.0.1/$p) 2>/dev/null || { echo "$p"; return 0; }
+	done
+	return 1
+}
+
+# start_redis VAR [ENV=VALUE...]: Debian's redis-server on 127.0.0.1, random
+# port (in $REDIS_PORT), no persistence.
+start_redis() {
+	local __var=$1; shift
+	local port dir; port=$(free_port) || return 1
+	dir=$(mktemp -d "$TMPD/redis.XXXX")
+	env "$@" redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
+		--dir "$dir" --logfile "$dir/log" --daemonize no >/dev/null 2>&1 &
+	local pid=$!
+	STARTED+=("$pid")
+	for _ in $(seq 100); do
+		[[ $(redis-cli -p "$port" ping 2>/dev/null) == PONG ]] && break
+		sleep 0.05
+	done
+	[[ $(redis-cli -p "$port" ping 2>/dev/null) == PONG ]] || { echo "redis did not start" >&2; return 1; }
+	REDIS_PORT=$port
+	printf -v "$__var" '%s' "$pid"
+}
+
+# start_bg VAR CMD...: any other process, recorded for cleanup.
+start_bg() {
+	local __var=$1; shift
+	"$@" &
+	local pid=$!
+	STARTED+=("$pid")
+	printf -v "$__var" '%s' "$pid"
+}
+
+# What must not change in a target across an attach.
+proc_state() {
+	local pid=$1
+	cat "/proc/$pid/maps"
+	for fd in /proc/"$pid"/fd/*; do echo "${fd##*/} $(readlink "$fd")"; done | sort
+	ls -A "$(readlink "/proc/$pid/cwd")"
+}
+
+# jm ARGS...: run jemattach, stdout in $OUT, stderr in $ERR, exit code in $RC.
+jm() {
+	OUT=$("$JEMATTACH" "$@" 2>"$TMPD/err"); RC=$?
+	ERR=$(cat "$TMPD/err")
+	return 0
+}
+
+expect_rc() { [[ $RC == "$1" ]] || fail "expected exit $1, got $RC (stderr: $ERR)"; }
+expect_eq() { [[ $1 == "$2" ]] || fail "expected '$2', got '$1'"; }
+expect_match() { [[ $1 =~ $2 ]] || fail "'$1' does not match /$2/"; }
+# within A B TOL: |A - B| <= TOL
+within() {
+	local d=$(( $1 - $2 )); d=${d#-}
+	(( d <= $3 )) || fail "$1 and $2 differ by $d (> $3)"
+}
+
+run_tests() {
+	local t
+	for t in $(declare -F | awk '{print $3}' | grep '^t_'); do
+		T_CUR="$(basename "$0" .sh)/${t#t_}"
+		if ( set -e; "$t" ); then
+			echo "ok     $T_CUR"; T_PASS=$((T_PASS + 1))
+		else
+			echo "FAILED $T_CUR"; T_FAIL=$((T_FAIL + 1))
+		fi
+	done
+	echo "RESULT $T_PASS $T_FAIL"
+}

@@ -1,0 +1,24 @@
+#!/bin/bash
+# run-integration.sh -- run tests/integration/*.sh, each in its own process group.
+# Usage: run-integration.sh [PATTERN]   (env: JEMATTACH, FIXTURES)
+set -u
+pass=0 fail=0
+for f in tests/integration/*.sh; do
+	[[ -n ${1:-} && $f != *$1* ]] && continue
+	out=$(mktemp)
+	# setsid: a group of our own, so anything the test leaves behind is ours to reap.
+	setsid -w bash "$f" >"$out" 2>&1 &
+	pgid=$!
+	wait "$pgid"
+	kill -KILL -- "-$pgid" 2>/dev/null
+	cat "$out"
+	read -r p f_ < <(awk '/^RESULT/ {print $2, $3}' "$out")
+	if [[ -z ${p:-} ]]; then
+		echo "FAILED $f (no result: the script died)"; fail=$((fail + 1))
+	else
+		pass=$((pass + p)); fail=$((fail + f_))
+	fi
+	rm -f "$out"
+done
+echo "integration: $pass passed, $fail failed"
+[[ $fail == 0 ]]

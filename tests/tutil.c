@@ -1,0 +1,85 @@
+/* tutil.c -- starting and talking to fixture processes from Check tests. */
+#include <check.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tutil.h"
+
+void tproc_start(struct tproc *p, const char *name, char *const env[])
+{
+	int in[2], out[2];
+	char path[512], line[256];
+	const char *dir = getenv("FIXTURES");
+
+	memset(p, 0, sizeof(*p));
+	snprintf(path, sizeof(path), "%s/%s", dir ? dir : "build/fixtures", name);
+	ck_assert_int_eq(pipe(in), 0);
+	ck_assert_int_eq(pipe(out), 0);
+	p->pid = fork();
+	ck_assert_int_ge(p->pid, 0);
+	if (p->pid == 0) {
+		char *argv[] = { path, NULL };
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		close(in[1]);
+		close(out[0]);
+		if (env)
+			for (char *const *e = env; *e; e++)
+				putenv(*e);
+		execv(path, argv);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	p->in = fdopen(in[1], "w");
+	p->out = fdopen(out[0], "r");
+	setvbuf(p->in, NULL, _IOLBF, 0);
+	while (fgets(line, sizeof(line), p->out)) {
+		char nm[32];
+		unsigned long long a;
+		if (sscanf(line, "fn %31s %llx", nm, &a) == 2 && p->nfn < 16) {
+			snprintf(p->fn_names[p->nfn], sizeof(p->fn_names[0]), "%s", nm);
+			p->fn_addrs[p->nfn++] = a;
+		}
+		if (!strncmp(line, "ready", 5))
+			return;
+	}
+	ck_abort_msg("fixture %s did not start", path);
+}
+
+const char *tproc_cmd(struct tproc *p, const char *cmd)
+{
+	static char line[512];
+
+	fprintf(p->in, "%s\n", cmd);
+	fflush(p->in);
+	if (!fgets(line, sizeof(line), p->out))
+		return "(eof)";
+	line[strcspn(line, "\n")] = '\0';
+	return line;
+}
+
+uint64_t tproc_fn(const struct tproc *p, const char *name)
+{
+	for (int i = 0; i < p->nfn; i++)
+		if (!strcmp(p->fn_names[i], name))
+			return p->fn_addrs[i];
+	ck_abort_msg("fixture has no function %s", name);
+	return 0;
+}
+
+void tproc_stop(struct tproc *p)
+{
+	if (p->pid > 0) {
+		kill(p->pid, SIGKILL);
+		waitpid(p->pid, NULL, 0);
+	}
+	if (p->in)
+		fclose(p->in);
+	if (p->out)
+		fclose(p->out);
+	memset(p, 0, sizeof(*p));
+}

@@ -1,0 +1,27 @@
+/* tutil.h -- helpers for Check tests that need a live target process. */
+#ifndef TUTIL_H
+#define TUTIL_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+struct tproc {
+	pid_t pid;
+	FILE *in, *out;		/* its stdin (we write) and stdout (we read) */
+	char fn_names[16][32];
+	uint64_t fn_addrs[16];
+	int nfn;
+};
+
+/* Start build/fixtures/NAME (or $FIXTURES/NAME) with @env (NULL-terminated
+ * "K=V" list, may be NULL) and wait for its "ready" line, recording any
+ * "fn NAME ADDR" lines before it.  Aborts the test on failure. */
+void tproc_start(struct tproc *p, const char *name, char *const env[]);
+/* Send a command line, return the answer line (static buffer). */
+const char *tproc_cmd(struct tproc *p, const char *cmd);
+uint64_t tproc_fn(const struct tproc *p, const char *name);
+/* Kill and reap. */
+void tproc_stop(struct tproc *p);
+
+#endif
