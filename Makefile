@@ -43,7 +43,7 @@ TEST_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(TEST_SRCS) tests/tutil.c)
 SUITES    := $(patsubst tests/check_%.c,%,$(TEST_SRCS))
 
 # Fixture targets are never sanitized: only the tool is.
-FIX_DIR   := build/fixtures
+FIX_DIR   := $(BUILD)/fixtures
 FIX_CFLAGS := -O1 -g -Wall -Wextra -Werror -D_GNU_SOURCE -pthread
 FIX_SRCS  := $(wildcard tests/fixtures/*.c)
 FIX_DYN   := $(patsubst tests/fixtures/%.c,$(FIX_DIR)/%,$(filter-out tests/fixtures/callee.c,$(FIX_SRCS)))

@@ -4,7 +4,7 @@
 set -u
 cd "$(dirname "$0")/.."
 total_pass=0 total_fail=0
-export FIXTURES=build/fixtures
+export FIXTURES=${FIXTURES:-build/fixtures}
 # ASan's leak check would also see the fixtures' and helpers' children; the
 # tool's own leaks are checked in the check_runner pass.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
