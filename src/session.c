@@ -130,8 +130,10 @@ int jma_open(jma_session *s, pid_t pid)
 		return jma_fail(s, JMA_ERR_USAGE, err, "%s", msg);
 	if (err == -ESRCH)
 		return jma_fail(s, JMA_ERR_ATTACH, err, "no such process %d", (int)pid);
-	if (err == -EACCES || err == -EPERM)
-		return jma_fail(s, JMA_ERR_ATTACH, err, "%s", msg);
+	if (err == -EACCES || err == -EPERM) {
+		att_explain_eperm(pid, msg, sizeof(msg));
+		return jma_fail(s, JMA_ERR_ATTACH, err, "cannot attach to process %d: %s", (int)pid, msg);
+	}
 	if (err)
 		return jma_fail(s, JMA_ERR_MISSING, err, "%s", msg);
 	if (!jma_syms_jemalloc(s->syms)->fn_stats_print)

@@ -259,6 +259,7 @@ static int scan_module(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr
 	int n;
 	struct { char prefix[40]; uint64_t ctl, print; } cand[8];
 	size_t ncand = 0;
+	int any_ctl = 0;	/* a <prefix>mallctl of any prefix: not stripped */
 
 	(void)ud;
 	(void)low;
@@ -278,6 +279,7 @@ static int scan_module(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr
 		is_ctl = prefix_of(nm, "mallctl", p, sizeof(p));
 		if (!is_ctl && !prefix_of(nm, "malloc_stats_print", p, sizeof(p)))
 			continue;
+		any_ctl |= is_ctl;
 		if (sc->want_prefix && strcmp(p, sc->want_prefix))
 			continue;
 		for (k = 0; k < ncand && strcmp(cand[k].prefix, p); k++)
@@ -330,7 +332,7 @@ static int scan_module(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr
 				goto oom;
 		}
 	}
-	if (!ncand && !sc->found_stripped && has_jemalloc_strings(mod)) {
+	if (!any_ctl && !sc->found_stripped && has_jemalloc_strings(mod)) {
 		sc->found_stripped = 1;
 		snprintf(sc->stripped_in, sizeof(sc->stripped_in), "%s", name);
 	}

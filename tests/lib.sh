@@ -34,22 +34,22 @@ fail() { echo "    $T_CUR: $*" >&2; return 1; }
 # start_fixture VAR BINARY [ENV=VALUE...]: start a line-protocol fixture (jemfix,
 # callee) in a fresh empty working directory; its pid goes into $VAR.
 start_fixture() {
-	local __var=$1 bin=$2; shift 2
-	local dir; dir=$(mktemp -d "$TMPD/fix.XXXX")
-	mkfifo "$dir/in" "$dir/out"
-	(cd "$dir/cwd" 2>/dev/null || { mkdir "$dir/cwd"; cd "$dir/cwd"; }; exec env "$@" "$bin" <"$dir/in" >"$dir/out") &
-	local pid=$!
-	STARTED+=("$pid")
-	exec {in}>"$dir/in"
-	exec {out}<"$dir/out"
-	FIX_IN[$pid]=$in
-	FIX_OUT[$pid]=$out
-	local line
-	while read -r -t 30 line <&"$out"; do
-		[[ $line == ready ]] && break
+	local __var=$1 __bin; __bin=$(readlink -f "$2"); shift 2
+	local __dir; __dir=$(mktemp -d "$TMPD/fix.XXXX")
+	mkfifo "$__dir/in" "$__dir/out"
+	mkdir "$__dir/cwd"
+	(cd "$__dir/cwd" && exec env "$@" "$__bin" <"$__dir/in" >"$__dir/out") &
+	local __pid=$! __in __out __line=""
+	STARTED+=("$__pid")
+	exec {__in}>"$__dir/in"
+	exec {__out}<"$__dir/out"
+	FIX_IN[$__pid]=$__in
+	FIX_OUT[$__pid]=$__out
+	while read -r -t 30 __line <&"$__out"; do
+		[[ $__line == ready ]] && break
 	done
-	[[ $line == ready ]] || { echo "fixture $bin did not start" >&2; return 1; }
-	printf -v "$__var" '%s' "$pid"
+	[[ $__line == ready ]] || { echo "fixture $__bin did not start" >&2; return 1; }
+	printf -v "$__var" '%s' "$__pid"
 }
 
 # fix PID CMD: send one command, print the one-line answer.
@@ -76,28 +76,28 @@ free_port() {
 # port (in $REDIS_PORT), no persistence.
 start_redis() {
 	local __var=$1; shift
-	local port dir; port=$(free_port) || return 1
-	dir=$(mktemp -d "$TMPD/redis.XXXX")
-	env "$@" redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
-		--dir "$dir" --logfile "$dir/log" --daemonize no >/dev/null 2>&1 &
-	local pid=$!
-	STARTED+=("$pid")
+	local __port __dir; __port=$(free_port) || return 1
+	__dir=$(mktemp -d "$TMPD/redis.XXXX")
+	env "$@" redis-server --port "$__port" --bind 127.0.0.1 --save '' --appendonly no \
+		--dir "$__dir" --logfile "$__dir/log" --daemonize no >/dev/null 2>&1 &
+	local __pid=$!
+	STARTED+=("$__pid")
 	for _ in $(seq 100); do
-		[[ $(redis-cli -p "$port" ping 2>/dev/null) == PONG ]] && break
+		[[ $(redis-cli -p "$__port" ping 2>/dev/null) == PONG ]] && break
 		sleep 0.05
 	done
-	[[ $(redis-cli -p "$port" ping 2>/dev/null) == PONG ]] || { echo "redis did not start" >&2; return 1; }
-	REDIS_PORT=$port
-	printf -v "$__var" '%s' "$pid"
+	[[ $(redis-cli -p "$__port" ping 2>/dev/null) == PONG ]] || { echo "redis did not start" >&2; return 1; }
+	REDIS_PORT=$__port
+	printf -v "$__var" '%s' "$__pid"
 }
 
 # start_bg VAR CMD...: any other process, recorded for cleanup.
 start_bg() {
 	local __var=$1; shift
 	"$@" &
-	local pid=$!
-	STARTED+=("$pid")
-	printf -v "$__var" '%s' "$pid"
+	local __pid=$!
+	STARTED+=("$__pid")
+	printf -v "$__var" '%s' "$__pid"
 }
 
 # What must not change in a target across an attach.
@@ -110,7 +110,8 @@ proc_state() {
 
 # jm ARGS...: run jemattach, stdout in $OUT, stderr in $ERR, exit code in $RC.
 jm() {
-	OUT=$("$JEMATTACH" "$@" 2>"$TMPD/err"); RC=$?
+	RC=0
+	OUT=$("$JEMATTACH" "$@" 2>"$TMPD/err") || RC=$?
 	ERR=$(cat "$TMPD/err")
 	return 0
 }
@@ -128,7 +129,10 @@ run_tests() {
 	local t
 	for t in $(declare -F | awk '{print $3}' | grep '^t_'); do
 		T_CUR="$(basename "$0" .sh)/${t#t_}"
-		if ( set -e; "$t" ); then
+		# Not "if ( ... )": errexit is ignored inside an if condition, so a
+		# failed expectation in the middle of a test would go unnoticed.
+		( set -e; "$t" )
+		if [[ $? == 0 ]]; then
 			echo "ok     $T_CUR"; T_PASS=$((T_PASS + 1))
 		else
 			echo "FAILED $T_CUR"; T_FAIL=$((T_FAIL + 1))
