@@ -33,7 +33,8 @@ static uint64_t run(const char *fn, const uint64_t *args, unsigned n, int timeou
 	struct att_call c = { .fn = tproc_fn(&p, fn), .nargs = n, .timeout_ms = timeout_ms };
 	uint64_t ret = ~0ULL;
 
-	memcpy(c.args, args, n * sizeof(*args));
+	if (n)
+		memcpy(c.args, args, n * sizeof(*args));
 	*err = att_call(&t, &c, &ret);
 	att_scratch_reset(&t);
 	return ret;

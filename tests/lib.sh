@@ -88,6 +88,7 @@ start_redis() {
 	done
 	[[ $(redis-cli -p "$__port" ping 2>/dev/null) == PONG ]] || { echo "redis did not start" >&2; return 1; }
 	REDIS_PORT=$__port
+	settle "$__pid"
 	printf -v "$__var" '%s' "$__pid"
 }
 
@@ -100,12 +101,38 @@ start_bg() {
 	printf -v "$__var" '%s' "$__pid"
 }
 
+# settle PID: wait until the process stops changing its mappings and threads
+# by itself (start-up work such as jemalloc creating its background threads).
+settle() {
+	local a b
+	for _ in $(seq 25); do
+		a=$(cat "/proc/$1/maps"; ls "/proc/$1/task")
+		sleep 0.2
+		b=$(cat "/proc/$1/maps"; ls "/proc/$1/task")
+		[[ $a == "$b" ]] && return 0
+	done
+	return 0
+}
+
 # What must not change in a target across an attach.
 proc_state() {
 	local pid=$1
 	cat "/proc/$pid/maps"
 	for fd in /proc/"$pid"/fd/*; do echo "${fd##*/} $(readlink "$fd")"; done | sort
 	ls -A "$(readlink "/proc/$pid/cwd")"
+}
+
+# expect_state PID BEFORE: proc_state is back to BEFORE (given a moment for
+# the target's own activity to settle); prints only the difference.
+expect_state() {
+	local now
+	for _ in $(seq 20); do
+		now=$(proc_state "$1")
+		[[ $now == "$2" ]] && return 0
+		sleep 0.05
+	done
+	diff <(echo "$2") <(echo "$now") >&2
+	fail "process $1 changed (maps, fds or files in its working directory)"
 }
 
 # jm ARGS...: run jemattach, stdout in $OUT, stderr in $ERR, exit code in $RC.

@@ -35,7 +35,7 @@ t_get_matches_target_own_values() {
 	expect_eq "$(sed -n 4p <<<"$OUT")" "arenas.page $(fix "$pid" "get z arenas.page")"
 	expect_eq "$(sed -n 5p <<<"$OUT")" "opt.dirty_decay_ms $(fix "$pid" "get zs opt.dirty_decay_ms")"
 	# Maps, fds and the working directory are as they were; the target is intact.
-	expect_eq "$(proc_state "$pid")" "$before"
+	expect_state "$pid" "$before"
 	expect_eq "$(fix "$pid" check)" ok
 }
 

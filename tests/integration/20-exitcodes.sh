@@ -110,7 +110,7 @@ t_thread_inside_jemalloc_refused_exit_5() {
 	jm --thread "$bg" "$pid" get stats.allocated
 	expect_rc 5
 	expect_match "$ERR" "tid $bg \(jemalloc_bg_thd\) is inside jemalloc: .*libjemalloc"
-	expect_eq "$(proc_state "$pid")" "$before"
+	expect_state "$pid" "$before"
 	# Without --thread another, safe thread is chosen.
 	jm "$pid" get stats.allocated
 	expect_rc 0

@@ -33,7 +33,7 @@ t_redis_healthy_after_200_attach_cycles() {
 	expect_eq "$(rcli get k1)" v1
 	expect_eq "$(rcli get k200)" v200
 	expect_eq "$(rcli ping)" PONG
-	expect_eq "$(proc_state "$pid")" "$before"
+	expect_state "$pid" "$before"
 	expect_eq "$(rcli dbsize)" 5
 }
 
