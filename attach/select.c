@@ -44,6 +44,13 @@ static int cmp_cand(const void *a, const void *b, void *arg)
 	const struct att_candidate *x = a, *y = b;
 	pid_t main_tid = *(const pid_t *)arg;
 
+	/* Past the idle sleepers, the main thread comes first whatever its state:
+	 * it is the thread most likely to have initialised the per-thread state
+	 * of the libraries we call into.  A thread that never did would have it
+	 * created by our call (for jemalloc: a tcache, an arena binding, possibly
+	 * a new arena and its background thread). */
+	if (x->rank > 0 && y->rank > 0 && (x->tid == main_tid) != (y->tid == main_tid))
+		return x->tid == main_tid ? -1 : 1;
 	if (x->rank != y->rank)
 		return x->rank - y->rank;
 	if ((x->tid == main_tid) != (y->tid == main_tid))

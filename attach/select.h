@@ -2,7 +2,8 @@
  *
  * Order: threads asleep in an idle system call (event loop, read, sleep),
  * then threads waiting on a futex, then in any other system call, then
- * running threads, then stopped ones; the main thread first among equals.
+ * running threads, then stopped ones; the main thread first among equals and
+ * ahead of every thread that is not idle (see cmp_cand).
  * Threads in uninterruptible sleep (D) come last: they cannot be stopped
  * until the kernel lets go of them.
  */

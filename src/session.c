@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "call.h"
 #include "mem.h"
@@ -16,6 +17,8 @@
 /* How far above the stack pointer the conservative scan for jemalloc return
  * addresses looks (see frames_in_jemalloc). */
 #define STACK_SCAN	(256 * 1024)
+#define MAIN_RETRIES	5
+#define MAIN_RETRY_US	2000
 
 int jma_fail(jma_session *s, enum jma_errkind kind, int err, const char *fmt, ...)
 {
@@ -279,6 +282,13 @@ int jma_attach(jma_session *s)
 				(int)s->pid, strerror(-err));
 	for (size_t i = 0; i < n; i++) {
 		err = try_thread(s, &c[i], why, sizeof(why));
+		/* The main thread is usually only briefly busy (or inside jemalloc):
+		 * waiting a little for it beats borrowing a thread jemalloc has
+		 * never seen (see att_select_threads). */
+		for (int retry = 0; err > 0 && c[i].tid == s->pid && retry < MAIN_RETRIES; retry++) {
+			usleep(MAIN_RETRY_US);
+			err = try_thread(s, &c[i], why, sizeof(why));
+		}
 		if (err < 0)
 			break;
 		if (err == 0) {
