@@ -13,7 +13,7 @@ BUILD     ?= build
 CC        ?= cc
 VERSION   := 0.1.0
 
-PKGS      := libdw libelf libunwind-ptrace libprotobuf-c zlib
+PKGS      := libdw libelf libunwind-ptrace libprotobuf-c zlib jansson
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS  := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
@@ -156,6 +156,22 @@ demo: deps
 
 bench: all
 	@bench/run.sh
+
+# --- fuzzing (by hand: `make fuzz FUZZ_TIME=600`; make check replays the corpus) ---
+# New inputs land in $(BUILD)/fuzz/corpus; merge the interesting ones into
+# tests/fuzz/corpus with: $(BUILD)/fuzz/heap_fuzz -merge=1 tests/fuzz/corpus $(BUILD)/fuzz/corpus
+FUZZ_TIME ?= 600
+FUZZ_SRCS := tests/fuzz/heap_fuzz.c $(wildcard src/heap*.c) $(BUILD)/gen/profile.pb-c.c
+
+$(BUILD)/fuzz/heap_fuzz: $(FUZZ_SRCS) $(wildcard src/heap*.h include/jemattach/*.h)
+	@mkdir -p $(BUILD)/fuzz/corpus
+	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+		-std=gnu11 -D_GNU_SOURCE -Iinclude -Iattach -Isrc -I$(BUILD)/gen $(PKG_CFLAGS) \
+		-o $@ $(FUZZ_SRCS) attach/procfs.c $(PKG_LIBS) -lm
+
+fuzz: $(BUILD)/fuzz/heap_fuzz
+	$(BUILD)/fuzz/heap_fuzz -max_total_time=$(FUZZ_TIME) -timeout=10 -rss_limit_mb=4096 \
+		$(BUILD)/fuzz/corpus tests/fuzz/corpus
 
 clean:
 	rm -rf build

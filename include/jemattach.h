@@ -12,5 +12,7 @@
 #include <jemattach/value.h>
 #include <jemattach/mallctl.h>
 #include <jemattach/stats.h>
+#include <jemattach/heap.h>
+#include <jemattach/series.h>
 
 #endif

@@ -51,5 +51,8 @@ int cmd_info(struct cli *c, int argc, char **argv);
 int cmd_get(struct cli *c, int argc, char **argv);
 int cmd_set(struct cli *c, int argc, char **argv);
 int cmd_stats(struct cli *c, int argc, char **argv);
+int cmd_analyze(struct cli *c, int argc, char **argv);
+int cmd_watch(struct cli *c, int argc, char **argv);
+int cmd_report(struct cli *c, int argc, char **argv);
 
 #endif

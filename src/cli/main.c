@@ -19,6 +19,17 @@ const struct cli_cmd cli_commands[] = {
 	  "write a mallctl value; prints old -> new when readable" },
 	{ "stats", 1, cmd_stats, "stats [--json] [--opts LETTERS] [-o FILE]",
 	  "the full malloc_stats_print report, captured here (not on the target's stderr)" },
+	{ "watch", 1, cmd_watch,
+	  "watch [-i SEC] [-n COUNT] [-o FILE] [--format jsonl|csv|prom] [--arenas]",
+	  "record memory stats every SEC seconds (default 10) until Ctrl-C" },
+	{ "report", 0, cmd_report,
+	  "report abs|del|eff SERIES [-t SIZE] [--from I] [--to J] [-m METRIC] [--svg OUT]",
+	  "per-arena peaks, changes or active/mapped of a watch series or stats JSON log" },
+	{ "analyze", 0, cmd_analyze,
+	  "analyze PROFILE [--base PROFILE] [--top N] [--format text|json|collapsed|pprof] "
+	  "[-o FILE] [--lines] [--pid PID] [...]",
+	  "which code holds the memory in a heap profile (jeprof's columns, JSON, "
+	  "flame-graph stacks, pprof)" },
 	{ NULL, 0, NULL, NULL, NULL },
 };
 

@@ -1,0 +1,184 @@
+/* cmd_analyze.c -- "analyze": a heap profile read offline, symbolized, reported.
+ *
+ * Exit codes: 0 done; 2 usage error or a profile that cannot be read or
+ * parsed (the message names the line); 3 the --pid process cannot be read;
+ * 1 anything else (the output could not be written, out of memory).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+struct analyze {
+	const char *profile, *base, *out;
+	struct jma_heap_report_opts r;
+	struct jma_heap_symopts sym;
+	long top;		/* -1: the format's default */
+};
+
+static int parse_args(struct cli *c, int argc, char **argv, struct analyze *a)
+{
+	enum { O_BASE = 256, O_INUSE_SPACE, O_INUSE_OBJECTS, O_ALLOC_SPACE, O_ALLOC_OBJECTS,
+	       O_LINES, O_FOCUS, O_IGNORE, O_FOLD, O_DEBUGINFO };
+	static const struct option longopts[] = {
+		{ "base", required_argument, NULL, O_BASE },
+		{ "top", required_argument, NULL, 'n' },
+		{ "format", required_argument, NULL, 'F' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "inuse-space", no_argument, NULL, O_INUSE_SPACE },
+		{ "inuse-objects", no_argument, NULL, O_INUSE_OBJECTS },
+		{ "alloc-space", no_argument, NULL, O_ALLOC_SPACE },
+		{ "alloc-objects", no_argument, NULL, O_ALLOC_OBJECTS },
+		{ "lines", no_argument, NULL, O_LINES },
+		{ "focus", required_argument, NULL, O_FOCUS },
+		{ "ignore", required_argument, NULL, O_IGNORE },
+		{ "fold", required_argument, NULL, O_FOLD },
+		{ "pid", required_argument, NULL, 'P' },
+		{ "debuginfo-path", required_argument, NULL, O_DEBUGINFO },
+		{ NULL, 0, NULL, 0 },
+	};
+	int opt, fmt;
+	char *end;
+	long v;
+
+	a->top = -1;
+	/* 0, not 1: main() scanned with "+" (stop at the first operand); start over so
+	 * that options may follow PROFILE. */
+	optind = 0;
+	while ((opt = getopt_long(argc, argv, "n:F:o:", longopts, NULL)) != -1) {
+		switch (opt) {
+		case O_BASE:
+			a->base = optarg;
+			break;
+		case 'n':
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno || *end || !*optarg || v < 0 || v > INT_MAX)
+				return cli_usage(c, "analyze", "invalid --top \"%s\": a count, 0 for all",
+						 optarg);
+			a->top = v;
+			break;
+		case 'F':
+			fmt = jma_heap_format_from_name(optarg);
+			if (fmt < 0)
+				return cli_usage(c, "analyze", "unknown --format \"%s\"", optarg);
+			a->r.format = (enum jma_heap_format)fmt;
+			break;
+		case 'o':
+			a->out = optarg;
+			break;
+		case O_INUSE_SPACE:
+		case O_INUSE_OBJECTS:
+		case O_ALLOC_SPACE:
+		case O_ALLOC_OBJECTS:
+			a->r.sample = (enum jma_heap_sample)(opt - O_INUSE_SPACE);
+			break;
+		case O_LINES:
+			a->r.lines = 1;
+			break;
+		case O_FOCUS:
+			a->r.focus = optarg;
+			break;
+		case O_IGNORE:
+			a->r.ignore = optarg;
+			break;
+		case O_FOLD:
+			a->r.fold = optarg;
+			break;
+		case 'P':
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (errno || *end || v <= 0 || v > INT_MAX)
+				return cli_usage(c, "analyze", "invalid --pid \"%s\"", optarg);
+			a->sym.pid = (pid_t)v;
+			break;
+		case O_DEBUGINFO:
+			a->sym.debuginfo_path = optarg;
+			break;
+		default:
+			return cli_usage(c, "analyze", "invalid option");
+		}
+	}
+	if (optind + 1 != argc)
+		return cli_usage(c, "analyze", optind < argc ? "one PROFILE only" : "missing PROFILE");
+	a->profile = argv[optind];
+	/* A screenful by default where people read it; everything where tools do. */
+	a->r.top = a->top >= 0 ? (unsigned)a->top
+				: a->r.format == JMA_HEAP_TEXT || a->r.format == JMA_HEAP_JSON ? 20 : 0;
+	if (a->r.format == JMA_HEAP_PPROF && !a->out && isatty(STDOUT_FILENO))
+		return cli_usage(c, "analyze", "pprof output is binary: write it with -o FILE");
+	return EXIT_OK;
+}
+
+static int load(const char *path, jma_heap **h)
+{
+	char msg[1024];
+
+	if (jma_heap_load(path, h, msg, sizeof(msg)))
+		return cli_error(EXIT_USAGE, "%s", msg);
+	return EXIT_OK;
+}
+
+static int run(struct analyze *a, jma_heap *h, FILE *out)
+{
+	int err;
+
+	if (a->base) {
+		jma_heap *base;
+		int rc = load(a->base, &base);
+
+		if (rc)
+			return rc;
+		err = jma_heap_subtract(h, base);
+		jma_heap_free(base);
+		if (err)
+			return cli_error(EXIT_TARGET, "%s", jma_heap_errmsg(h));
+	}
+	if (jma_heap_symbolize(h, &a->sym))
+		return cli_error(a->sym.pid ? EXIT_ATTACH : EXIT_TARGET, "%s", jma_heap_errmsg(h));
+	err = jma_heap_report_file(h, &a->r, out);
+	/* Bad regexes and missing alloc_* counts are the caller's to fix. */
+	if (err)
+		return cli_error(err == -EINVAL || err == -ENODATA ? EXIT_USAGE : EXIT_TARGET, "%s",
+				 jma_heap_errmsg(h));
+	return EXIT_OK;
+}
+
+int cmd_analyze(struct cli *c, int argc, char **argv)
+{
+	struct analyze a = { 0 };
+	jma_heap *h = NULL;
+	FILE *out = stdout;
+	int rc;
+
+	rc = parse_args(c, argc, argv, &a);
+	if (rc) {
+		/* The command table's synopsis is kept short for --help. */
+		fputs("       [--inuse-space|--inuse-objects|--alloc-space|--alloc-objects] [--focus RE]\n"
+		      "       [--ignore RE] [--fold RE] [--debuginfo-path PATH]   (see jemattach(1))\n",
+		      stderr);
+		return rc;
+	}
+	a.sym.log = c->opt.log;
+	a.sym.log_arg = c->opt.log_arg;
+	rc = load(a.profile, &h);
+	if (rc)
+		return rc;
+	if (a.out) {
+		out = fopen(a.out, "w");
+		if (!out) {
+			jma_heap_free(h);
+			return cli_error(EXIT_USAGE, "%s: %s", a.out, strerror(errno));
+		}
+	}
+	rc = run(&a, h, out);
+	if (out != stdout && fclose(out) && !rc)
+		rc = cli_error(EXIT_TARGET, "%s: %s", a.out, strerror(errno));
+	jma_heap_free(h);
+	return rc;
+}

@@ -1,0 +1,246 @@
+/* cmd_report.c -- "report abs|del|eff SERIES": the seed's per-arena analyses of a recorded series, and its chart. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+/* What the seed's tools looked at when no --metric is given. */
+static const enum jma_metric seed_metrics[] = { JMA_M_ALLOCATED, JMA_M_ACTIVE, JMA_M_MAPPED };
+
+struct report {
+	const char *kind, *path, *svg;
+	uint64_t threshold;
+	unsigned from, to;
+	int metric;		/* enum jma_metric, or -1: the seed's three */
+	struct jma_series ser;
+};
+
+static void arena_name(int arena, char *buf, size_t len)
+{
+	if (arena == JMA_ARENA_ALL)
+		snprintf(buf, len, "all");
+	else
+		snprintf(buf, len, "%d", arena);
+}
+
+/* "abs: allocated, the greatest per arena >= 200.0 MiB, iterations 0-9 of 10" */
+static void heading(const struct report *r, const char *metric, const char *what)
+{
+	char thr[32];
+
+	jma_format_size((int64_t)r->threshold, thr, sizeof(thr));
+	printf("%s: %s, %s >= %s, iterations %u-%u of %zu\n", r->kind, metric, what, thr, r->from,
+	       r->to < r->ser.n ? r->to : (unsigned)r->ser.n - 1, r->ser.n);
+}
+
+static int print_abs(struct report *r, enum jma_metric m)
+{
+	struct jma_abs_row *rows;
+	size_t n;
+	int err = jma_report_abs(&r->ser, m, r->threshold, r->from, r->to, &rows, &n);
+
+	if (err)
+		return err;
+	heading(r, jma_metric_name(m), "the greatest per arena");
+	printf("%-6s %12s %10s\n", "arena", "peak", "iteration");
+	for (size_t i = 0; i < n; i++) {
+		char a[16], v[32];
+
+		arena_name(rows[i].arena, a, sizeof(a));
+		jma_format_size((int64_t)rows[i].value, v, sizeof(v));
+		printf("%-6s %12s %10u\n", a, v, rows[i].iter);
+	}
+	if (!n)
+		printf("(no arena reaches the threshold)\n");
+	free(rows);
+	return 0;
+}
+
+static int print_del(struct report *r, enum jma_metric m)
+{
+	struct jma_del_row *rows;
+	size_t n;
+	int err = jma_report_del(&r->ser, m, r->threshold, r->from, r->to, &rows, &n);
+
+	if (err)
+		return err;
+	heading(r, jma_metric_name(m), "changes between consecutive iterations");
+	printf("%-6s %12s %12s %12s %13s\n", "arena", "iterations", "before", "after", "change");
+	for (size_t i = 0; i < n; i++) {
+		char a[16], it[32], b[32], af[32], d[32];
+
+		arena_name(rows[i].arena, a, sizeof(a));
+		snprintf(it, sizeof(it), "%u -> %u", rows[i].iter - 1, rows[i].iter);
+		jma_format_size((int64_t)rows[i].before, b, sizeof(b));
+		jma_format_size((int64_t)rows[i].after, af, sizeof(af));
+		d[0] = '+';
+		jma_format_size(rows[i].change, d + (rows[i].change > 0), sizeof(d) - 1);
+		printf("%-6s %12s %12s %12s %13s\n", a, it, b, af, d);
+	}
+	if (!n)
+		printf("(no change reaches the threshold)\n");
+	free(rows);
+	return 0;
+}
+
+static int print_eff(struct report *r)
+{
+	struct jma_eff e;
+	int err = jma_report_eff(&r->ser, r->threshold, r->from, r->to, &e);
+
+	if (err)
+		return err;
+	r->to = e.from + (unsigned)e.niters - 1;
+	heading(r, "active / mapped", "arenas whose mapped peaks");
+	printf("%-9s", "iteration");
+	for (size_t a = 0; a < e.narenas; a++) {
+		char name[16];
+		arena_name(e.arenas[a], name, sizeof(name));
+		printf(" %7s", name);
+	}
+	putchar('\n');
+	for (size_t i = 0; i < e.niters; i++) {
+		printf("%-9zu", e.from + i);
+		for (size_t a = 0; a < e.narenas; a++) {
+			double v = e.ratio[i * e.narenas + a];
+			if (isnan(v))
+				printf(" %7s", "-");
+			else
+				printf(" %6.1f%%", v * 100);
+		}
+		putchar('\n');
+	}
+	if (!e.narenas)
+		printf("(no arena maps as much as the threshold)\n");
+	jma_eff_free(&e);
+	return 0;
+}
+
+static int write_svg(struct report *r)
+{
+	enum jma_metric m = r->metric >= 0 ? (enum jma_metric)r->metric : JMA_M_ALLOCATED;
+	const struct jma_sample *s0 = &r->ser.v[0];
+	char title[256];
+	FILE *f = fopen(r->svg, "w");
+	int err;
+
+	if (!f)
+		return cli_error(EXIT_USAGE, "cannot create %s: %s", r->svg, strerror(errno));
+	if (s0->pid)
+		snprintf(title, sizeof(title), "%s (pid %d): %s", s0->comm, (int)s0->pid,
+			 jma_metric_name(m));
+	else
+		snprintf(title, sizeof(title), "%s: %s", r->path, jma_metric_name(m));
+	err = jma_report_svg(f, &r->ser, m, r->from, r->to, title);
+	if (fclose(f) && !err)
+		err = -EIO;
+	if (err)
+		return cli_error(EXIT_TARGET, "writing %s: %s", r->svg, strerror(-err));
+	return EXIT_OK;
+}
+
+static int parse_iter(const char *s, unsigned *v)
+{
+	char *end;
+	unsigned long x;
+
+	errno = 0;
+	x = strtoul(s, &end, 10);
+	if (errno || *end || !*s || s[0] == '-' || x > UINT_MAX)
+		return -1;
+	*v = (unsigned)x;
+	return 0;
+}
+
+static int parse_args(struct cli *c, int argc, char **argv, struct report *r)
+{
+	static const struct option longopts[] = {
+		{ "threshold", required_argument, NULL, 't' },
+		{ "from", required_argument, NULL, 'f' },
+		{ "to", required_argument, NULL, 'T' },
+		{ "metric", required_argument, NULL, 'm' },
+		{ "svg", required_argument, NULL, 's' },
+		{ 0 },
+	};
+	enum jma_metric m;
+	int opt;
+
+	/* Options may follow the operands ("report abs FILE -t 1G"): 0 makes
+	 * GNU getopt start afresh in permuting mode, whatever main() parsed. */
+	optind = 0;
+	while ((opt = getopt_long(argc, argv, "t:m:", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 't':
+			if (jma_parse_size(optarg, &r->threshold))
+				return cli_usage(c, "report", "invalid --threshold \"%s\": a size such "
+						 "as 200M, 1.5G, 512K (a bare number is MiB)", optarg);
+			break;
+		case 'f':
+		case 'T':
+			if (parse_iter(optarg, opt == 'f' ? &r->from : &r->to))
+				return cli_usage(c, "report", "invalid --%s \"%s\": an iteration number",
+						 opt == 'f' ? "from" : "to", optarg);
+			break;
+		case 'm':
+			if (jma_metric_parse(optarg, &m))
+				return cli_usage(c, "report", "invalid --metric \"%s\": allocated (or "
+						 "total), active, mapped, dirty, muzzy, retained, resident",
+						 optarg);
+			r->metric = (int)m;
+			break;
+		case 's': r->svg = optarg; break;
+		default: return cli_usage(c, "report", "invalid option");
+		}
+	}
+	if (argc - optind != 2)
+		return cli_usage(c, "report", "need a report (abs, del or eff) and a SERIES file");
+	r->kind = argv[optind];
+	r->path = argv[optind + 1];
+	if (strcmp(r->kind, "abs") && strcmp(r->kind, "del") && strcmp(r->kind, "eff"))
+		return cli_usage(c, "report", "unknown report \"%s\": abs, del or eff", r->kind);
+	if (r->from > r->to)
+		return cli_usage(c, "report", "--from %u is after --to %u", r->from, r->to);
+	return EXIT_OK;
+}
+
+int cmd_report(struct cli *c, int argc, char **argv)
+{
+	struct report r = { .threshold = 200 << 20, .to = UINT_MAX, .metric = -1 };
+	char err[512];
+	int rc = parse_args(c, argc, argv, &r), e = 0;
+
+	if (rc)
+		return rc;
+	if (jma_series_load(r.path, &r.ser, err, sizeof(err)))
+		return cli_error(EXIT_USAGE, "%s: %s", r.path, err);
+	if (r.from >= r.ser.n) {
+		rc = cli_error(EXIT_USAGE, "--from %u: %s has %zu samples (iterations 0-%zu)", r.from,
+			       r.path, r.ser.n, r.ser.n - 1);
+		goto out;
+	}
+	if (!strcmp(r.kind, "eff")) {
+		e = print_eff(&r);
+	} else {
+		for (size_t i = 0; i < sizeof(seed_metrics) / sizeof(*seed_metrics) && !e; i++) {
+			enum jma_metric m = r.metric >= 0 ? (enum jma_metric)r.metric : seed_metrics[i];
+
+			if (i)
+				putchar('\n');
+			e = !strcmp(r.kind, "abs") ? print_abs(&r, m) : print_del(&r, m);
+			if (r.metric >= 0)
+				break;
+		}
+	}
+	if (e)
+		rc = cli_error(EXIT_TARGET, "report: %s", strerror(-e));
+	else if (r.svg)
+		rc = write_svg(&r);
+out:
+	jma_series_free(&r.ser);
+	return rc;
+}

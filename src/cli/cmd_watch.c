@@ -1,0 +1,268 @@
+/* cmd_watch.c -- "watch": sample a process's memory at an interval, as JSON lines, CSV or Prometheus text.
+ *
+ * The sampling runs in a child process in a process group of its own, and
+ * the parent only turns Ctrl-C (SIGINT, SIGTERM, SIGHUP) into "stop after
+ * this sample" by closing a pipe.  Why: the library answers a signal that
+ * arrives during an in-target call by abandoning the call, and an abandoned
+ * "epoch" refresh may leave an arena lock held in the target for ever.  The
+ * terminal's Ctrl-C goes to the foreground process group, so it never reaches
+ * the sampler; the sampler only ever stops between samples.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+/* Tries per sample when every thread happens to be inside jemalloc. */
+#define BUSY_TRIES	5
+#define BUSY_PAUSE_MS	20
+
+struct watch {
+	double interval;	/* seconds */
+	unsigned long count;	/* samples to write; 0: until stopped */
+	const char *out;	/* NULL or "-": stdout */
+	enum jma_series_fmt fmt;
+	unsigned flags;		/* JMA_SAMPLE_* */
+	int stopfd;		/* readable (EOF) once the parent wants us to stop */
+	/* what the target paid, for the summary */
+	unsigned long samples;
+	uint64_t hold_sum, hold_max;
+};
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Sleep until @deadline (monotonic seconds).  Returns 1 when asked to stop. */
+static int pause_until(const struct watch *w, double deadline)
+{
+	for (;;) {
+		struct pollfd p = { .fd = w->stopfd, .events = POLLIN };
+		double left = deadline - now_s();
+		int r;
+
+		if (stop_requested)
+			return 1;
+		r = poll(&p, 1, left > 0 ? (int)(left * 1000) + 1 : 0);
+		if (r > 0)
+			return 1;
+		if (r == 0 && now_s() >= deadline)
+			return 0;
+	}
+}
+
+/* 0: sampled.  1: the target stayed busy, skip this iteration.  2: asked to
+ * stop.  -1: failed, with the session's error. */
+static int sample(struct cli *c, struct watch *w, unsigned iter, struct jma_sample *smp)
+{
+	for (int tries = 1;; tries++) {
+		int err = jma_sample(c->s, w->flags, iter, smp);
+
+		if (!err)
+			return 0;
+		if (err != -EAGAIN || jma_errkind(c->s) != JMA_ERR_UNSAFE)
+			return -1;
+		if (tries == BUSY_TRIES) {
+			fprintf(stderr, "%s: iteration %u skipped: %s\n", c->prog, iter, jma_errmsg(c->s));
+			return 1;
+		}
+		if (pause_until(w, now_s() + BUSY_PAUSE_MS / 1000.0))
+			return 2;
+	}
+}
+
+/* Prometheus' textfile collector may read at any moment: write a sibling
+ * file and rename it over the old one, so it sees one whole sample. */
+static int replace_prom_file(const char *path, const struct jma_sample *smp)
+{
+	char tmp[PATH_MAX];
+	FILE *f;
+	int err;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	f = fopen(tmp, "w");
+	if (!f)
+		return -errno;
+	err = jma_series_write(f, JMA_SERIES_PROM, smp);
+	if (fclose(f) && !err)
+		err = -EIO;
+	if (!err && rename(tmp, path))
+		err = -errno;
+	if (err)
+		unlink(tmp);
+	return err;
+}
+
+static int watch_loop(struct cli *c, struct watch *w)
+{
+	FILE *f = stdout;
+	const char *name = w->out && strcmp(w->out, "-") ? w->out : "standard output";
+	double next = now_s();
+	int rc = EXIT_OK, err;
+
+	if (w->fmt != JMA_SERIES_PROM && w->out && strcmp(w->out, "-")) {
+		f = fopen(w->out, "w");
+		if (!f)
+			return cli_error(EXIT_USAGE, "cannot create %s: %s", w->out, strerror(errno));
+	}
+	if (w->fmt != JMA_SERIES_PROM && (err = jma_series_write_header(f, w->fmt)))
+		rc = cli_error(EXIT_TARGET, "writing %s: %s", name, strerror(-err));
+	for (unsigned iter = 0; rc == EXIT_OK && (!w->count || w->samples < w->count); iter++) {
+		struct jma_sample smp;
+		int got;
+
+		if (pause_until(w, next))
+			break;
+		next += w->interval;
+		if (next < now_s())
+			next = now_s();	/* fell behind (slow target): keep the pace from now */
+		got = sample(c, w, iter, &smp);
+		if (got < 0)
+			rc = cli_fail_session(c);
+		if (got < 0 || got == 2)
+			break;
+		if (got == 1)
+			continue;
+		err = w->fmt == JMA_SERIES_PROM ? replace_prom_file(w->out, &smp)
+						: jma_series_write(f, w->fmt, &smp);
+		if (err)
+			rc = cli_error(EXIT_TARGET, "writing %s: %s", name, strerror(-err));
+		w->samples++;
+		w->hold_sum += smp.hold_ns;
+		w->hold_max = smp.hold_ns > w->hold_max ? smp.hold_ns : w->hold_max;
+		jma_sample_clear(&smp);
+	}
+	if (f != stdout && fclose(f) && rc == EXIT_OK)
+		rc = cli_error(EXIT_TARGET, "writing %s: %s", name, strerror(errno));
+	/* For the person at the terminal: what watching cost the target. */
+	if (w->samples && isatty(STDERR_FILENO))
+		fprintf(stderr, "%s: %lu samples; the target thread was held %.2f ms on average, "
+			"%.2f ms at most\n", c->prog, w->samples,
+			(double)w->hold_sum / (double)w->samples / 1e6, (double)w->hold_max / 1e6);
+	return rc;
+}
+
+static int parse_args(struct cli *c, int argc, char **argv, struct watch *w)
+{
+	static const struct option longopts[] = {
+		{ "interval", required_argument, NULL, 'i' },
+		{ "count", required_argument, NULL, 'n' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "format", required_argument, NULL, 'F' },
+		{ "arenas", no_argument, NULL, 'a' },
+		{ 0 },
+	};
+	const char *fmt = NULL;
+	char *end;
+	int opt;
+
+	while ((opt = getopt_long(argc, argv, "i:n:o:F:a", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'i':
+			errno = 0;
+			w->interval = strtod(optarg, &end);
+			if (errno || *end || !(w->interval >= 0.01) || w->interval > 86400)
+				return cli_usage(c, "watch", "invalid -i \"%s\": seconds, 0.01 to 86400",
+						 optarg);
+			break;
+		case 'n':
+			errno = 0;
+			w->count = strtoul(optarg, &end, 10);
+			if (errno || *end || optarg[0] == '-' || !w->count)
+				return cli_usage(c, "watch", "invalid -n \"%s\": a count, > 0", optarg);
+			break;
+		case 'o': w->out = optarg; break;
+		case 'F': fmt = optarg; break;
+		case 'a': w->flags |= JMA_SAMPLE_ARENAS; break;
+		default: return cli_usage(c, "watch", "invalid option");
+		}
+	}
+	if (optind != argc)
+		return cli_usage(c, "watch", "unexpected argument \"%s\"", argv[optind]);
+	if (!fmt && w->out) {
+		/* The file name says what is wanted when --format does not. */
+		const char *dot = strrchr(w->out, '.');
+		fmt = dot && (!strcmp(dot, ".csv") || !strcmp(dot, ".prom")) ? dot + 1 : NULL;
+	}
+	if (fmt && jma_series_fmt_parse(fmt, &w->fmt))
+		return cli_usage(c, "watch", "invalid --format \"%s\": jsonl, csv or prom", fmt);
+	if (w->fmt == JMA_SERIES_PROM && (!w->out || !strcmp(w->out, "-")))
+		return cli_usage(c, "watch", "--format prom needs -o FILE (the file is replaced "
+				 "at each sample)");
+	return EXIT_OK;
+}
+
+int cmd_watch(struct cli *c, int argc, char **argv)
+{
+	struct watch w = { .interval = 10, .fmt = JMA_SERIES_JSONL };
+	struct sigaction sa = { .sa_handler = on_stop };
+	int pfd[2], rc = parse_args(c, argc, argv, &w), status;
+	pid_t child;
+
+	if (rc)
+		return rc;
+	/* No SA_RESTART: waitpid below must return to notice the flag. */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	if (pipe(pfd))
+		return cli_error(EXIT_TARGET, "pipe: %s", strerror(errno));
+	fflush(stdout);
+	fflush(stderr);
+	child = fork();
+	if (child < 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+		return cli_error(EXIT_TARGET, "fork: %s", strerror(errno));
+	}
+	if (child == 0) {
+		close(pfd[1]);
+		setpgid(0, 0);
+		w.stopfd = pfd[0];
+		rc = watch_loop(c, &w);
+		close(pfd[0]);
+		return rc;
+	}
+	close(pfd[0]);
+	while (waitpid(child, &status, 0) < 0) {
+		if (errno != EINTR) {
+			rc = cli_error(EXIT_TARGET, "waiting for the sampler: %s", strerror(errno));
+			break;
+		}
+		/* Closing our end is the sampler's cue to finish its file. */
+		if (stop_requested && pfd[1] >= 0) {
+			close(pfd[1]);
+			pfd[1] = -1;
+		}
+	}
+	if (pfd[1] >= 0)
+		close(pfd[1]);
+	if (rc)
+		return rc;
+	if (WIFSIGNALED(status))
+		return cli_error(EXIT_TARGET, "the sampler died of signal %d", WTERMSIG(status));
+	return WEXITSTATUS(status);
+}
