@@ -293,6 +293,7 @@ int jma_attach(jma_session *s)
 			break;
 		if (err == 0) {
 			s->attached = 1;
+			s->attached_ns = att_now_ns();
 			s->epoch_fresh = 0;
 			snprintf(s->tid_comm, sizeof(s->tid_comm), "%s", c[i].comm);
 			snprintf(s->tid_why, sizeof(s->tid_why), "%s%s", c[i].why,
@@ -318,6 +319,8 @@ int jma_detach(jma_session *s)
 		return 0;
 	s->attached = 0;
 	err = att_thread_release(&s->th);
+	jma_logf(s, JMA_LOG_INFO, "tid %d held for %.3f ms", (int)s->th.tid,
+		 (double)(att_now_ns() - s->attached_ns) / 1e6);
 	if (err)
 		return jma_fail(s, JMA_ERR_UNSAFE, err, "restoring tid %d: %s", (int)s->th.tid, s->th.err);
 	return 0;

@@ -17,6 +17,7 @@ struct jma_session {
 
 	struct att_thread th;
 	int attached;
+	int64_t attached_ns;		/* when the thread was stopped, for the hold time */
 	int epoch_fresh;		/* "epoch" already written in this attachment */
 	char tid_why[160];
 	char tid_comm[64];

@@ -79,6 +79,7 @@ start_redis() {
 	local __port __dir; __port=$(free_port) || return 1
 	__dir=$(mktemp -d "$TMPD/redis.XXXX")
 	env "$@" redis-server --port "$__port" --bind 127.0.0.1 --save '' --appendonly no \
+		--enable-debug-command local \
 		--dir "$__dir" --logfile "$__dir/log" --daemonize no >/dev/null 2>&1 &
 	local __pid=$!
 	STARTED+=("$__pid")
