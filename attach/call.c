@@ -77,9 +77,32 @@ static int exit_error(struct att_thread *t)
 	return att_fail(t, -ESRCH, "tid %d disappeared during the call", (int)t->tid);
 }
 
+/* Where a stopped thread is: "futex in __lll_lock_wait+0x2a (libc.so.6)". */
+static long where_stopped(struct att_thread *t, char *buf, size_t len)
+{
+	struct arch_gpregs r;
+	const char *sc;
+	char sym[256];
+	long nr;
+
+	if (arch_gpregs_get(t->tid, &r)) {
+		snprintf(buf, len, "an unknown place");
+		return -1;
+	}
+	nr = arch_syscall_nr(&r);
+	sc = nr >= 0 ? arch_syscall_name(nr) : NULL;
+	describe(t, arch_pc(&r), sym, sizeof(sym));
+	if (nr >= 0)
+		snprintf(buf, len, "syscall %s in %s", sc ? sc : "?", sym);
+	else
+		snprintf(buf, len, "%s", sym);
+	return nr;
+}
+
 /* The call did not finish: get the thread stopped so release can restore it. */
 static int abandon(struct att_thread *t, int why, int timeout_ms)
 {
+	char where[320];
 	int err = att_thread_interrupt(t, 30000);
 
 	if (t->gone)
@@ -87,10 +110,32 @@ static int abandon(struct att_thread *t, int why, int timeout_ms)
 	if (err)
 		return att_fail(t, err, "tid %d: could not stop it after %s: %s", (int)t->tid,
 				why == -ETIMEDOUT ? "the timeout" : "an interrupt", strerror(-err));
+	where_stopped(t, where, sizeof(where));
 	if (why == -ETIMEDOUT)
-		return att_fail(t, why, "tid %d: the call did not return within %d ms", (int)t->tid,
-				timeout_ms);
-	return att_fail(t, why, "tid %d: call interrupted by a signal to jemattach", (int)t->tid);
+		return att_fail(t, why, "tid %d: the call did not return within %d ms; it was "
+				"blocked in %s", (int)t->tid, timeout_ms, where);
+	return att_fail(t, why, "tid %d: call interrupted by a signal to jemattach (it was in %s)",
+			(int)t->tid, where);
+}
+
+/* At the timeout: a thread waiting on a futex is (in the common case) waiting
+ * to acquire a lock and holds none, so it is safe to take back.  Anything else
+ * may be working with locks held; give it c->grace_ms more.  Returns 1 when
+ * the thread was resumed for the grace period. */
+static int grant_grace(struct att_thread *t, const struct att_call *c)
+{
+	char where[320];
+	long nr;
+
+	if (c->grace_ms <= 0 || att_thread_interrupt(t, 30000) || t->gone)
+		return 0;
+	nr = where_stopped(t, where, sizeof(where));
+	if (nr >= 0 && arch_syscall_class(nr) == ARCH_SC_FUTEX)
+		return 0;
+	att_log(t, ATT_LOG_WARN, "tid %d: the call is still running (in %s); taking the thread "
+		"back now could leave a lock held, waiting %d ms more", (int)t->tid, where,
+		c->grace_ms);
+	return 1;
 }
 
 static int serve_callback(struct att_thread *t, const struct att_call *c, struct arch_gpregs *r,
@@ -125,7 +170,7 @@ int att_call(struct att_thread *t, const struct att_call *c, uint64_t *retval)
 {
 	struct arch_gpregs r = t->saved_gp;
 	uint64_t push_addr, push_val;
-	int npush, err, cb_err = 0;
+	int npush, err, cb_err = 0, graced = 0;
 	int64_t deadline;
 
 	if (!t->hijacked || !t->stopped)
@@ -157,6 +202,11 @@ int att_call(struct att_thread *t, const struct att_call *c, uint64_t *retval)
 			return att_fail(t, err, "PTRACE_CONT tid %d: %s", (int)t->tid, strerror(-err));
 		}
 		err = att_wait(t, deadline, &status);
+		if (err == -ETIMEDOUT && !graced && grant_grace(t, c)) {
+			graced = 1;
+			deadline = att_now_ns() + (int64_t)c->grace_ms * 1000000;
+			continue;
+		}
 		if (err == -ETIMEDOUT || err == -EINTR)
 			return abandon(t, err, c->timeout_ms);
 		if (err)

@@ -12,5 +12,6 @@
 #include <jemattach/value.h>
 #include <jemattach/mallctl.h>
 #include <jemattach/stats.h>
+#include <jemattach/prof.h>
 
 #endif

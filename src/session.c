@@ -359,6 +359,7 @@ int jma_call(jma_session *s, struct att_call *c, uint64_t *ret)
 	if (!s->attached)
 		return jma_fail(s, JMA_ERR_USAGE, -EINVAL, "not attached");
 	c->timeout_ms = jma_timeout_ms(s);
+	c->grace_ms = c->timeout_ms;
 	err = att_call(&s->th, c, ret);
 	att_scratch_reset(&s->th);
 	if (err) {
@@ -390,6 +391,7 @@ int jma_target_info(jma_session *s, struct jma_target_info *info)
 	info->module = c->path;
 	info->prefix = c->prefix;
 	info->is_static = c->is_static;
+	info->conf_env = c->conf_env;
 	if (s->th.tid && (s->attached || s->tid_why[0])) {
 		info->tid = s->th.tid;
 		snprintf(info->tid_comm, sizeof(info->tid_comm), "%s", s->tid_comm);

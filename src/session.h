@@ -4,6 +4,7 @@
 
 #include <jemattach.h>
 
+#include "call.h"
 #include "procfs.h"
 #include "symbols.h"
 #include "thread.h"

@@ -5,8 +5,8 @@
 # which records them; cleanup kills exactly those, waits for them and removes
 # the scratch directory -- on success, failure, or interruption.
 set -u
-JEMATTACH=${JEMATTACH:-build/jemattach}
-FIXTURES=${FIXTURES:-build/fixtures}
+JEMATTACH=$(readlink -f "${JEMATTACH:-build/jemattach}")
+FIXTURES=$(readlink -f "${FIXTURES:-build/fixtures}")
 TMPD=$(mktemp -d /tmp/jemattach-test.XXXXXX)
 STARTED=()
 declare -A FIX_IN FIX_OUT

@@ -71,6 +71,7 @@ struct jma_target_info {
 	const char *module;	/* file of the jemalloc copy, as the target sees it */
 	const char *prefix;	/* its public symbol prefix, "" for none */
 	int is_static;		/* linked into a larger object, not libjemalloc.so */
+	const char *conf_env;	/* where it reads options: MALLOC_CONF, _RJEM_MALLOC_CONF... */
 	pid_t tid;		/* thread chosen for calls (0 until jma_attach) */
 	char tid_comm[64];
 	const char *tid_why;	/* why that one */

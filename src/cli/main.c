@@ -19,6 +19,13 @@ const struct cli_cmd cli_commands[] = {
 	  "write a mallctl value; prints old -> new when readable" },
 	{ "stats", 1, cmd_stats, "stats [--json] [--opts LETTERS] [-o FILE]",
 	  "the full malloc_stats_print report, captured here (not on the target's stderr)" },
+	{ "prof", 1, cmd_prof, "prof status [--json]\nprof on|off\nprof dump [-o FILE|-]\n"
+	  "prof reset [LG_SAMPLE]\nprof gdump on|off\nprof window SECONDS [-o DIR]",
+	  "heap-profiling control (needs MALLOC_CONF=prof:true at the target's start)" },
+	{ "purge", 1, cmd_purge, "purge [ARENA|all]",
+	  "purge unused dirty pages now (arena.<i>.purge); shows resident/retained before -> after" },
+	{ "decay", 1, cmd_decay, "decay [ARENA|all]",
+	  "run decay-based purging now (arena.<i>.decay); shows the effect" },
 	{ NULL, 0, NULL, NULL, NULL },
 };
 
@@ -62,8 +69,11 @@ int cli_usage(const struct cli *c, const char *cmd, const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
-	if (k)
-		fprintf(stderr, "usage: %s %s%s\n", prog, k->live ? "PID " : "", k->synopsis);
+	for (const char *p = k ? k->synopsis : ""; *p;) {
+		size_t n = strcspn(p, "\n");
+		fprintf(stderr, "usage: %s %s%.*s\n", prog, k->live ? "PID " : "", (int)n, p);
+		p += n + (p[n] == '\n');
+	}
 	return EXIT_USAGE;
 }
 
@@ -79,9 +89,13 @@ static void usage(FILE *f)
 		"\n"
 		"Commands:\n", prog, prog);
 	for (const struct cli_cmd *k = cli_commands; k->name; k++) {
-		char syn[128];
-		snprintf(syn, sizeof(syn), "%s%s", k->live ? "PID " : "", k->synopsis);
-		fprintf(f, "  %-44s %s\n", syn, k->help);
+		/* A synopsis may list several forms, one per line. */
+		for (const char *p = k->synopsis; *p;) {
+			size_t n = strcspn(p, "\n");
+			fprintf(f, "  %s%.*s\n", k->live ? "PID " : "", (int)n, p);
+			p += n + (p[n] == '\n');
+		}
+		fprintf(f, "        %s\n", k->help);
 	}
 	fprintf(f,
 		"\n"
@@ -228,7 +242,10 @@ int main(int argc, char **argv)
 	if (k && !k->live) {
 		argc -= optind;
 		argv += optind;
-		optind = 1;
+		/* 0, not 1: GNU getopt must start afresh, forgetting the "+" (stop
+		 * at the first non-option) of the global scan, so that command
+		 * options may follow their arguments. */
+		optind = 0;
 		return k->run(&c, argc, argv);
 	}
 	if (parse_pid(argv[optind], &c.pid))
@@ -247,7 +264,7 @@ int main(int argc, char **argv)
 	} else {
 		argc -= optind + 1;
 		argv += optind + 1;
-		optind = 1;
+		optind = 0;
 		rc = k->run(&c, argc, argv);
 	}
 	jma_free(c.s);
