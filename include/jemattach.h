@@ -13,5 +13,6 @@
 #include <jemattach/mallctl.h>
 #include <jemattach/stats.h>
 #include <jemattach/prof.h>
+#include <jemattach/threads.h>
 
 #endif

@@ -418,8 +418,8 @@ static int choose_copy(struct jma_syms *sy, pid_t pid, const struct scan *sc, ch
 	return -ENOENT;
 }
 
-int jma_syms_open(pid_t pid, const char *prefix, const char *module, struct jma_syms **out,
-		  char *msg, size_t len)
+int jma_syms_open(pid_t pid, const char *prefix, const char *module, int allow_none,
+		  struct jma_syms **out, char *msg, size_t len)
 {
 	struct jma_syms *sy = calloc(1, sizeof(*sy));
 	struct scan sc = { .sy = sy, .want_prefix = prefix, .want_module = module };
@@ -458,6 +458,8 @@ int jma_syms_open(pid_t pid, const char *prefix, const char *module, struct jma_
 		goto fail;
 	}
 	err = choose_copy(sy, pid, &sc, msg, len);
+	if (err == -ENOENT && allow_none)
+		err = 0;
 	if (err)
 		goto fail;
 	cur = NULL;
@@ -471,13 +473,13 @@ fail:
 
 const struct jma_copy *jma_syms_jemalloc(const struct jma_syms *sy)
 {
-	return &sy->copies[sy->chosen];
+	return sy->ncopies ? &sy->copies[sy->chosen] : NULL;
 }
 
 int jma_syms_in_jemalloc(const struct jma_syms *sy, uint64_t pc)
 {
-	const struct jma_copy *c = &sy->copies[sy->chosen];
-	size_t lo = 0, hi = c->ncode;
+	const struct jma_copy *c = jma_syms_jemalloc(sy);
+	size_t lo = 0, hi = c ? c->ncode : 0;
 
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;

@@ -27,6 +27,7 @@ struct cli {
 struct cli_cmd {
 	const char *name;
 	int live;		/* needs PID: "jemattach PID name ..." */
+	unsigned open_flags;	/* JMA_F_* the session is opened with */
 	int (*run)(struct cli *c, int argc, char **argv);	/* argv[0] = name */
 	const char *synopsis;
 	const char *help;
@@ -57,5 +58,6 @@ int cmd_stats(struct cli *c, int argc, char **argv);
 int cmd_prof(struct cli *c, int argc, char **argv);
 int cmd_purge(struct cli *c, int argc, char **argv);
 int cmd_decay(struct cli *c, int argc, char **argv);
+int cmd_threads(struct cli *c, int argc, char **argv);
 
 #endif

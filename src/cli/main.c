@@ -11,22 +11,24 @@
 #include "cli.h"
 
 const struct cli_cmd cli_commands[] = {
-	{ "info", 1, cmd_info, "info [--json]",
+	{ "info", 1, 0, cmd_info, "info [--json]",
 	  "jemalloc version, where it was found, profiling state, thread to use" },
-	{ "get", 1, cmd_get, "get [--json] NAME...",
+	{ "get", 1, 0, cmd_get, "get [--json] NAME...",
 	  "read mallctl values (stats.* refresh the epoch first)" },
-	{ "set", 1, cmd_set, "set [--type TYPE] NAME VALUE",
+	{ "set", 1, 0, cmd_set, "set [--type TYPE] NAME VALUE",
 	  "write a mallctl value; prints old -> new when readable" },
-	{ "stats", 1, cmd_stats, "stats [--json] [--opts LETTERS] [-o FILE]",
+	{ "stats", 1, 0, cmd_stats, "stats [--json] [--opts LETTERS] [-o FILE]",
 	  "the full malloc_stats_print report, captured here (not on the target's stderr)" },
-	{ "prof", 1, cmd_prof, "prof status [--json]\nprof on|off\nprof dump [-o FILE|-]\n"
+	{ "prof", 1, 0, cmd_prof, "prof status [--json]\nprof on|off\nprof dump [-o FILE|-]\n"
 	  "prof reset [LG_SAMPLE]\nprof gdump on|off\nprof window SECONDS [-o DIR]",
 	  "heap-profiling control (needs MALLOC_CONF=prof:true at the target's start)" },
-	{ "purge", 1, cmd_purge, "purge [ARENA|all]",
+	{ "purge", 1, 0, cmd_purge, "purge [ARENA|all]",
 	  "purge unused dirty pages now (arena.<i>.purge); shows resident/retained before -> after" },
-	{ "decay", 1, cmd_decay, "decay [ARENA|all]",
+	{ "decay", 1, 0, cmd_decay, "decay [ARENA|all]",
 	  "run decay-based purging now (arena.<i>.decay); shows the effect" },
-	{ NULL, 0, NULL, NULL, NULL },
+	{ "threads", 1, JMA_F_ANY_PROCESS, cmd_threads, "threads [--json] [--frames N]",
+	  "every thread: state, system call, symbolized stack; jemalloc frames marked" },
+	{ NULL, 0, 0, NULL, NULL, NULL },
 };
 
 static const char *prog = "jemattach";
@@ -105,6 +107,8 @@ static void usage(FILE *f)
 		"  -m, --module PATH   jemalloc copy to use when the process has several\n"
 		"  -T, --thread TID    borrow this thread (refused if inside jemalloc)\n"
 		"  -f, --force         with --thread: use it even if inside jemalloc (dangerous)\n"
+		"      --freeze        stop every thread while attached, for a consistent snapshot\n"
+		"                      (refused if a thread is inside jemalloc)\n"
 		"  -v, --verbose       say what is done (twice: debug)\n"
 		"      --gdb-script    print the path of the gdb command library and exit\n"
 		"  -h, --help          this help\n"
@@ -179,6 +183,7 @@ int main(int argc, char **argv)
 		{ "module", required_argument, NULL, 'm' },
 		{ "thread", required_argument, NULL, 'T' },
 		{ "force", no_argument, NULL, 'f' },
+		{ "freeze", no_argument, NULL, 'F' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "gdb-script", no_argument, NULL, 'G' },
 		{ "help", no_argument, NULL, 'h' },
@@ -212,6 +217,9 @@ int main(int argc, char **argv)
 			break;
 		case 'f':
 			c.opt.flags |= JMA_F_FORCE;
+			break;
+		case 'F':
+			c.opt.flags |= JMA_F_FREEZE;
 			break;
 		case 'v':
 			c.verbose++;
@@ -256,6 +264,7 @@ int main(int argc, char **argv)
 	k = find_cmd(argv[optind + 1]);
 	if (!k || !k->live)
 		return cli_error(EXIT_USAGE, "unknown command \"%s\" (try --help)", argv[optind + 1]);
+	c.opt.flags |= k->open_flags;
 	c.s = jma_new(&c.opt);
 	if (!c.s)
 		return cli_error(EXIT_TARGET, "out of memory");
