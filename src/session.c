@@ -1,5 +1,6 @@
 /* session.c -- the session handle: open, attach (choosing a thread), detach, errors. */
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,6 +132,8 @@ int jma_open(jma_session *s, pid_t pid)
 	att_proc_status(pid, 0, &s->st);
 	err = jma_syms_open(pid, s->opt.prefix, s->opt.module, !!(s->opt.flags & JMA_F_ANY_PROCESS),
 			    &s->syms, msg, sizeof(msg));
+	if (err && kill(pid, 0) && errno == ESRCH)
+		return jma_fail(s, JMA_ERR_ATTACH, -ESRCH, "process %d exited", (int)pid);
 	if (err == -EEXIST)
 		return jma_fail(s, JMA_ERR_USAGE, err, "%s", msg);
 	if (err == -ESRCH)
@@ -251,13 +254,14 @@ static int try_thread(jma_session *s, const struct att_candidate *c, char *why, 
 		err = 0;
 	} else {
 		att_thread_init(t, s->pid, c->tid);
-		err = att_thread_seize(t, seize_ms);
 	}
 	t->log = log_cb;
 	t->log_arg = s;
 	t->log_level = s->opt.log_level;
 	t->sym = describe_cb;
 	t->sym_arg = s->syms;
+	if (!s->frozen)
+		err = att_thread_seize(t, seize_ms);
 	if (err == -EPERM) {
 		char msg[512];
 		att_explain_eperm(s->pid, msg, sizeof(msg));
@@ -348,6 +352,8 @@ int jma_attach(jma_session *s)
 	free(c);
 	if (!s->attached)
 		jma_thaw_all(s);
+	if (err > 0 && kill(s->pid, 0) && errno == ESRCH)
+		return jma_fail(s, JMA_ERR_ATTACH, -ESRCH, "process %d exited", (int)s->pid);
 	if (err > 0 || (err == 0 && !s->attached))
 		return jma_fail(s, JMA_ERR_UNSAFE, -EAGAIN, "no thread of process %d is safe to use%s%s",
 				(int)s->pid, why[0] ? "; last: " : "", why);

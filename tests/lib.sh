@@ -35,10 +35,17 @@ fail() { echo "    $T_CUR: $*" >&2; return 1; }
 # callee) in a fresh empty working directory; its pid goes into $VAR.
 start_fixture() {
 	local __var=$1 __bin; __bin=$(readlink -f "$2"); shift 2
+	start_fixture_cmd "$__var" env "$@" "$__bin"
+}
+
+# start_fixture_cmd VAR CMD...: the same for any command line that ends by
+# exec'ing a fixture (under unshare, with arguments...).
+start_fixture_cmd() {
+	local __var=$1; shift
 	local __dir; __dir=$(mktemp -d "$TMPD/fix.XXXX")
 	mkfifo "$__dir/in" "$__dir/out"
 	mkdir "$__dir/cwd"
-	(cd "$__dir/cwd" && exec env "$@" "$__bin" <"$__dir/in" >"$__dir/out") &
+	(cd "$__dir/cwd" && exec "$@" <"$__dir/in" >"$__dir/out") &
 	local __pid=$! __in __out __line=""
 	STARTED+=("$__pid")
 	exec {__in}>"$__dir/in"
@@ -48,7 +55,7 @@ start_fixture() {
 	while read -r -t 30 __line <&"$__out"; do
 		[[ $__line == ready ]] && break
 	done
-	[[ $__line == ready ]] || { echo "fixture $__bin did not start" >&2; return 1; }
+	[[ $__line == ready ]] || { echo "fixture $* did not start" >&2; return 1; }
 	printf -v "$__var" '%s' "$__pid"
 }
 
