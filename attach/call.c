@@ -118,24 +118,20 @@ static int abandon(struct att_thread *t, int why, int timeout_ms)
 			(int)t->tid, where);
 }
 
-/* At the timeout: a thread waiting on a futex is (in the common case) waiting
- * to acquire a lock and holds none, so it is safe to take back.  Anything else
- * may be working with locks held; give it c->grace_ms more.  Returns 1 when
- * the thread was resumed for the grace period. */
-static int grant_grace(struct att_thread *t, const struct att_call *c)
+/* Stop the thread and say whether it may be taken back at once: a thread
+ * waiting on a futex is (in the common case) waiting to acquire a lock and
+ * holds none.  Anything else may be working with locks held: taking it back
+ * could leave one held for good.  Returns 1 with the place in @where when the
+ * call should rather be allowed to go on; the thread is then stopped and the
+ * caller resumes it. */
+static int busy_elsewhere(struct att_thread *t, char *where, size_t len)
 {
-	char where[320];
 	long nr;
 
-	if (c->grace_ms <= 0 || att_thread_interrupt(t, 30000) || t->gone)
+	if (att_thread_interrupt(t, 30000) || t->gone)
 		return 0;
-	nr = where_stopped(t, where, sizeof(where));
-	if (nr >= 0 && arch_syscall_class(nr) == ARCH_SC_FUTEX)
-		return 0;
-	att_log(t, ATT_LOG_WARN, "tid %d: the call is still running (in %s); taking the thread "
-		"back now could leave a lock held, waiting %d ms more", (int)t->tid, where,
-		c->grace_ms);
-	return 1;
+	nr = where_stopped(t, where, len);
+	return !(nr >= 0 && arch_syscall_class(nr) == ARCH_SC_FUTEX);
 }
 
 static int serve_callback(struct att_thread *t, const struct att_call *c, struct arch_gpregs *r,
@@ -170,7 +166,8 @@ int att_call(struct att_thread *t, const struct att_call *c, uint64_t *retval)
 {
 	struct arch_gpregs r = t->saved_gp;
 	uint64_t push_addr, push_val;
-	int npush, err, cb_err = 0, graced = 0;
+	int npush, err, cb_err = 0, graced = 0, interrupted = 0;
+	char where[320];
 	int64_t deadline;
 
 	if (!t->hijacked || !t->stopped)
@@ -196,15 +193,28 @@ int att_call(struct att_thread *t, const struct att_call *c, uint64_t *retval)
 			err = -errno;
 			if (err == -ESRCH) {
 				/* Killed between stops: collect the exit. */
-				att_wait(t, att_now_ns() + 1000000000, &status);
+				att_wait(t, att_now_ns() + 1000000000, &status, 0);
 				return exit_error(t);
 			}
 			return att_fail(t, err, "PTRACE_CONT tid %d: %s", (int)t->tid, strerror(-err));
 		}
-		err = att_wait(t, deadline, &status);
-		if (err == -ETIMEDOUT && !graced && grant_grace(t, c)) {
+		err = att_wait(t, deadline, &status, !interrupted);
+		if (err == -ETIMEDOUT && !graced && c->grace_ms > 0 &&
+		    busy_elsewhere(t, where, sizeof(where))) {
+			att_log(t, ATT_LOG_WARN, "tid %d: the call is still running (in %s); taking "
+				"the thread back now could leave a lock held, waiting %d ms more",
+				(int)t->tid, where, c->grace_ms);
 			graced = 1;
 			deadline = att_now_ns() + (int64_t)c->grace_ms * 1000000;
+			continue;
+		}
+		/* Our own SIGINT/SIGTERM: a call waiting for a lock is given up
+		 * at once; one that is working is let finish (within the timeout),
+		 * and no further call starts. */
+		if (err == -EINTR && busy_elsewhere(t, where, sizeof(where))) {
+			att_log(t, ATT_LOG_INFO, "tid %d: signal received; letting the call (in %s) "
+				"finish first", (int)t->tid, where);
+			interrupted = 1;
 			continue;
 		}
 		if (err == -ETIMEDOUT || err == -EINTR)

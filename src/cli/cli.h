@@ -47,8 +47,8 @@ int cli_usage(const struct cli *c, const char *cmd, const char *fmt, ...)
 const char *cli_bytes(unsigned long long n, char *buf, size_t len);
 
 /* JSON output helpers (json.c). */
-void json_string(FILE *f, const char *s);
-void json_value(FILE *f, const struct jma_value *v);
+void cli_json_string(FILE *f, const char *s);
+void cli_json_value(FILE *f, const struct jma_value *v);
 
 /* Commands, one file each. */
 int cmd_info(struct cli *c, int argc, char **argv);

@@ -48,9 +48,9 @@ int cmd_get(struct cli *c, int argc, char **argv)
 
 		if (json) {
 			printf("%s", i ? ", " : "");
-			json_string(stdout, argv[optind + i]);
+			cli_json_string(stdout, argv[optind + i]);
 			printf(": ");
-			json_value(stdout, &v[i]);
+			cli_json_value(stdout, &v[i]);
 			continue;
 		}
 		jma_value_format(&v[i], buf, sizeof(buf));

@@ -44,14 +44,14 @@ static int prof_status(struct cli *c, int argc, char **argv)
 		printf("{\"available\": %s", avail ? "true" : "false");
 		if (!avail) {
 			printf(", \"why\": ");
-			json_string(stdout, why);
+			cli_json_string(stdout, why);
 		}
 		for (size_t i = 0; i < NSTATUS; i++) {
 			printf(", ");
-			json_string(stdout, status_names[i]);
+			cli_json_string(stdout, status_names[i]);
 			printf(": ");
 			if (have[i])
-				json_value(stdout, &v[i]);
+				cli_json_value(stdout, &v[i]);
 			else
 				printf("null");
 		}

@@ -44,10 +44,10 @@ static int print_json(void *arg, const struct jma_thread *t)
 
 	printf("%s{\"tid\": %d, \"comm\": ", *first ? "" : ",\n ", (int)t->tid);
 	*first = 0;
-	json_string(stdout, t->comm);
+	cli_json_string(stdout, t->comm);
 	printf(", \"state\": \"%c\", \"syscall\": ", t->state);
 	if (t->syscall >= 0 && t->syscall_name)
-		json_string(stdout, t->syscall_name);
+		cli_json_string(stdout, t->syscall_name);
 	else if (t->syscall >= 0)
 		printf("%ld", t->syscall);
 	else
@@ -55,7 +55,7 @@ static int print_json(void *arg, const struct jma_thread *t)
 	printf(", \"in_jemalloc\": %s", t->in_jemalloc ? "true" : "false");
 	if (t->err) {
 		printf(", \"error\": ");
-		json_string(stdout, t->errmsg);
+		cli_json_string(stdout, t->errmsg);
 	}
 	printf(", \"frames\": [");
 	for (int i = 0; i < t->nframes; i++) {
@@ -63,17 +63,17 @@ static int print_json(void *arg, const struct jma_thread *t)
 
 		printf("%s{\"pc\": \"0x%llx\", \"func\": ", i ? ", " : "", (unsigned long long)f->pc);
 		if (f->func)
-			json_string(stdout, f->func);
+			cli_json_string(stdout, f->func);
 		else
 			printf("null");
 		printf(", \"off\": %llu, \"module\": ", (unsigned long long)f->off);
 		if (f->module)
-			json_string(stdout, f->module);
+			cli_json_string(stdout, f->module);
 		else
 			printf("null");
 		if (f->file) {
 			printf(", \"file\": ");
-			json_string(stdout, f->file);
+			cli_json_string(stdout, f->file);
 			printf(", \"line\": %d", f->line);
 		}
 		printf(", \"jemalloc\": %s}", f->in_jemalloc ? "true" : "false");
