@@ -106,7 +106,7 @@ $(FIX_DIR)/%: tests/fixtures/%.c tests/fixtures/fixture.h
 # callee: a plain program (no jemalloc) for the generic call-engine tests.
 $(FIX_DIR)/callee: tests/fixtures/callee.c
 	@mkdir -p $(FIX_DIR)
-	$(CC) $(FIX_CFLAGS) -o $@ $<
+	$(CC) $(FIX_CFLAGS) -o $@ $< -lpthread
 
 $(FIX_DIR)/jemfix-static: tests/fixtures/jemfix.c tests/fixtures/fixture.h
 	$(CC) $(FIX_CFLAGS) -o $@ $< $(JEM_PIC) -lm -ldl

@@ -77,9 +77,32 @@ static int exit_error(struct att_thread *t)
 	return att_fail(t, -ESRCH, "tid %d disappeared during the call", (int)t->tid);
 }
 
+/* Where a stopped thread is: "futex in __lll_lock_wait+0x2a (libc.so.6)". */
+static long where_stopped(struct att_thread *t, char *buf, size_t len)
+{
+	struct arch_gpregs r;
+	const char *sc;
+	char sym[256];
+	long nr;
+
+	if (arch_gpregs_get(t->tid, &r)) {
+		snprintf(buf, len, "an unknown place");
+		return -1;
+	}
+	nr = arch_syscall_nr(&r);
+	sc = nr >= 0 ? arch_syscall_name(nr) : NULL;
+	describe(t, arch_pc(&r), sym, sizeof(sym));
+	if (nr >= 0)
+		snprintf(buf, len, "syscall %s in %s", sc ? sc : "?", sym);
+	else
+		snprintf(buf, len, "%s", sym);
+	return nr;
+}
+
 /* The call did not finish: get the thread stopped so release can restore it. */
 static int abandon(struct att_thread *t, int why, int timeout_ms)
 {
+	char where[320];
 	int err = att_thread_interrupt(t, 30000);
 
 	if (t->gone)
@@ -87,10 +110,28 @@ static int abandon(struct att_thread *t, int why, int timeout_ms)
 	if (err)
 		return att_fail(t, err, "tid %d: could not stop it after %s: %s", (int)t->tid,
 				why == -ETIMEDOUT ? "the timeout" : "an interrupt", strerror(-err));
+	where_stopped(t, where, sizeof(where));
 	if (why == -ETIMEDOUT)
-		return att_fail(t, why, "tid %d: the call did not return within %d ms", (int)t->tid,
-				timeout_ms);
-	return att_fail(t, why, "tid %d: call interrupted by a signal to jemattach", (int)t->tid);
+		return att_fail(t, why, "tid %d: the call did not return within %d ms; it was "
+				"blocked in %s", (int)t->tid, timeout_ms, where);
+	return att_fail(t, why, "tid %d: call interrupted by a signal to jemattach (it was in %s)",
+			(int)t->tid, where);
+}
+
+/* Stop the thread and say whether it may be taken back at once: a thread
+ * waiting on a futex is (in the common case) waiting to acquire a lock and
+ * holds none.  Anything else may be working with locks held: taking it back
+ * could leave one held for good.  Returns 1 with the place in @where when the
+ * call should rather be allowed to go on; the thread is then stopped and the
+ * caller resumes it. */
+static int busy_elsewhere(struct att_thread *t, char *where, size_t len)
+{
+	long nr;
+
+	if (att_thread_interrupt(t, 30000) || t->gone)
+		return 0;
+	nr = where_stopped(t, where, len);
+	return !(nr >= 0 && arch_syscall_class(nr) == ARCH_SC_FUTEX);
 }
 
 static int serve_callback(struct att_thread *t, const struct att_call *c, struct arch_gpregs *r,
@@ -125,7 +166,8 @@ int att_call(struct att_thread *t, const struct att_call *c, uint64_t *retval)
 {
 	struct arch_gpregs r = t->saved_gp;
 	uint64_t push_addr, push_val;
-	int npush, err, cb_err = 0;
+	int npush, err, cb_err = 0, graced = 0, interrupted = 0;
+	char where[320];
 	int64_t deadline;
 
 	if (!t->hijacked || !t->stopped)
@@ -151,12 +193,30 @@ int att_call(struct att_thread *t, const struct att_call *c, uint64_t *retval)
 			err = -errno;
 			if (err == -ESRCH) {
 				/* Killed between stops: collect the exit. */
-				att_wait(t, att_now_ns() + 1000000000, &status);
+				att_wait(t, att_now_ns() + 1000000000, &status, 0);
 				return exit_error(t);
 			}
 			return att_fail(t, err, "PTRACE_CONT tid %d: %s", (int)t->tid, strerror(-err));
 		}
-		err = att_wait(t, deadline, &status);
+		err = att_wait(t, deadline, &status, !interrupted);
+		if (err == -ETIMEDOUT && !graced && c->grace_ms > 0 &&
+		    busy_elsewhere(t, where, sizeof(where))) {
+			att_log(t, ATT_LOG_WARN, "tid %d: the call is still running (in %s); taking "
+				"the thread back now could leave a lock held, waiting %d ms more",
+				(int)t->tid, where, c->grace_ms);
+			graced = 1;
+			deadline = att_now_ns() + (int64_t)c->grace_ms * 1000000;
+			continue;
+		}
+		/* Our own SIGINT/SIGTERM: a call waiting for a lock is given up
+		 * at once; one that is working is let finish (within the timeout),
+		 * and no further call starts. */
+		if (err == -EINTR && busy_elsewhere(t, where, sizeof(where))) {
+			att_log(t, ATT_LOG_INFO, "tid %d: signal received; letting the call (in %s) "
+				"finish first", (int)t->tid, where);
+			interrupted = 1;
+			continue;
+		}
 		if (err == -ETIMEDOUT || err == -EINTR)
 			return abandon(t, err, c->timeout_ms);
 		if (err)

@@ -33,11 +33,16 @@ struct att_call {
 	att_cb_fn cb;		/* NULL: the callback sentinel is a fault like any other */
 	void *cb_arg;
 	int timeout_ms;
+	/* When the timeout expires and the thread is not waiting on a futex --
+	 * it is still working, or blocked in I/O, possibly holding locks -- it is
+	 * given this much longer before being abandoned.  0: abandon at once. */
+	int grace_ms;
 };
 
 /* Run @c in @t, which must be hijacked.  Returns 0 and the function's return
  * value in *retval; -ETIMEDOUT when it did not return in time (the thread is
- * stopped again, still hijacked: release restores it); -EINTR when a deferred
+ * stopped again, still hijacked: release restores it; t->err says where it
+ * was blocked); -EINTR when a deferred
  * signal cut the wait short; -EFAULT on any unexpected stop (t->err says which
  * signal, where, and in which symbol); -ESRCH if the thread or process exited;
  * the callback's error if it failed. */

@@ -58,11 +58,19 @@ int att_defer_wait(int64_t timeout_ns)
 		timeout_ns = 0;
 	ts.tv_sec = timeout_ns / 1000000000;
 	ts.tv_nsec = timeout_ns % 1000000000;
-	do
+	for (;;) {
+		struct sigaction sa;
+
 		sig = sigtimedwait(&s, NULL, &ts);
-	while (sig < 0 && errno == EINTR);
-	if (sig <= 0 || sig == SIGCHLD)
-		return sig < 0 ? 0 : sig;
+		if (sig < 0 && errno == EINTR)
+			continue;
+		if (sig <= 0 || sig == SIGCHLD)
+			return sig < 0 ? 0 : sig;
+		/* A signal we ignore (SIGINT in a background job) changes nothing. */
+		if (sigaction(sig, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN)
+			continue;
+		break;
+	}
 	sigaddset(&caught, sig);
 	if (!first_caught)
 		first_caught = sig;

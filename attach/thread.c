@@ -69,7 +69,7 @@ static void note_exit(struct att_thread *t, int status)
 	t->exit_status = status;
 }
 
-int att_wait(struct att_thread *t, int64_t deadline_ns, int *status)
+int att_wait(struct att_thread *t, int64_t deadline_ns, int *status, int interruptible)
 {
 	for (;;) {
 		pid_t r = waitpid(t->tid, status, WNOHANG | __WALL);
@@ -92,13 +92,16 @@ int att_wait(struct att_thread *t, int64_t deadline_ns, int *status)
 			}
 			return -errno;
 		}
-		if (att_defer_pending())
+		if (interruptible && att_defer_pending())
 			return -EINTR;
 		left = deadline_ns - att_now_ns();
 		if (left <= 0)
 			return -ETIMEDOUT;
-		sig = att_defer_wait(left);
-		if (sig && sig != SIGCHLD)
+		/* Not interruptible: a pending deferred signal would end
+		 * sigtimedwait at once, so poll in short steps instead. */
+		sig = att_defer_wait(interruptible || !att_defer_pending() ? left
+				     : (left < 1000000 ? left : 1000000));
+		if (interruptible && sig && sig != SIGCHLD)
 			return -EINTR;
 	}
 }
@@ -115,7 +118,7 @@ static int wait_event_stop(struct att_thread *t, int64_t deadline)
 	char sb[32];
 
 	for (;;) {
-		int status, err = att_wait(t, deadline, &status);
+		int status, err = att_wait(t, deadline, &status, 1);
 
 		if (err)
 			return err;
@@ -187,11 +190,9 @@ int att_thread_interrupt(struct att_thread *t, int timeout_ms)
 	if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) < 0)
 		return -errno;
 	for (;;) {
-		int status, err = att_wait(t, deadline, &status);
-
 		/* Our own Ctrl-C must not stop us from getting the thread back. */
-		if (err == -EINTR)
-			continue;
+		int status, err = att_wait(t, deadline, &status, 0);
+
 		if (err)
 			return err;
 		if (t->gone)

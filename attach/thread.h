@@ -77,9 +77,9 @@ uint64_t att_scratch_alloc(struct att_thread *t, size_t len, size_t align);
 void att_scratch_reset(struct att_thread *t);
 
 /* Wait for the next stop or exit of @t, until @deadline_ns (CLOCK_MONOTONIC).
- * Returns 0 with *status, -ETIMEDOUT, or -EINTR when one of our deferred
- * signals arrived (the caller must then abandon what it waits for). */
-int att_wait(struct att_thread *t, int64_t deadline_ns, int *status);
+ * Returns 0 with *status, -ETIMEDOUT, or, when @interruptible, -EINTR as soon
+ * as one of our deferred signals is pending. */
+int att_wait(struct att_thread *t, int64_t deadline_ns, int *status, int interruptible);
 
 /* Stop a running seized thread again (after a timeout). */
 int att_thread_interrupt(struct att_thread *t, int timeout_ms);

@@ -12,6 +12,8 @@
 #include <jemattach/value.h>
 #include <jemattach/mallctl.h>
 #include <jemattach/stats.h>
+#include <jemattach/prof.h>
+#include <jemattach/threads.h>
 #include <jemattach/heap.h>
 #include <jemattach/series.h>
 

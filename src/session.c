@@ -1,5 +1,6 @@
 /* session.c -- the session handle: open, attach (choosing a thread), detach, errors. */
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,6 +120,7 @@ void jma_free(jma_session *s)
 int jma_open(jma_session *s, pid_t pid)
 {
 	char msg[sizeof(s->err)];
+	const struct jma_copy *c;
 	int err;
 
 	if (s->syms)
@@ -128,7 +130,10 @@ int jma_open(jma_session *s, pid_t pid)
 		return jma_fail(s, JMA_ERR_ATTACH, err, "%s", msg);
 	s->pid = pid;
 	att_proc_status(pid, 0, &s->st);
-	err = jma_syms_open(pid, s->opt.prefix, s->opt.module, &s->syms, msg, sizeof(msg));
+	err = jma_syms_open(pid, s->opt.prefix, s->opt.module, !!(s->opt.flags & JMA_F_ANY_PROCESS),
+			    &s->syms, msg, sizeof(msg));
+	if (err && kill(pid, 0) && errno == ESRCH)
+		return jma_fail(s, JMA_ERR_ATTACH, -ESRCH, "process %d exited", (int)pid);
 	if (err == -EEXIST)
 		return jma_fail(s, JMA_ERR_USAGE, err, "%s", msg);
 	if (err == -ESRCH)
@@ -139,11 +144,13 @@ int jma_open(jma_session *s, pid_t pid)
 	}
 	if (err)
 		return jma_fail(s, JMA_ERR_MISSING, err, "%s", msg);
-	if (!jma_syms_jemalloc(s->syms)->fn_stats_print)
+	c = jma_syms_jemalloc(s->syms);
+	if (!c)
+		return 0;
+	if (!c->fn_stats_print)
 		jma_logf(s, JMA_LOG_WARN, "%smalloc_stats_print not found: stats will not work",
-			 jma_syms_jemalloc(s->syms)->prefix);
-	jma_logf(s, JMA_LOG_INFO, "jemalloc in %s (prefix \"%s\")", jma_syms_jemalloc(s->syms)->path,
-		 jma_syms_jemalloc(s->syms)->prefix);
+			 c->prefix);
+	jma_logf(s, JMA_LOG_INFO, "jemalloc in %s (prefix \"%s\")", c->path, c->prefix);
 	return 0;
 }
 
@@ -210,6 +217,26 @@ static int frames_in_jemalloc(jma_session *s, pid_t tid, char *where, size_t len
 	return 0;
 }
 
+/* An unsuitable candidate goes back to how it was: released, or under
+ * --freeze restored but kept stopped with the others. */
+static void give_back(jma_session *s)
+{
+	struct att_thread *t;
+
+	if (!s->frozen) {
+		att_thread_release(&s->th);
+		return;
+	}
+	att_thread_restore(&s->th);
+	t = realloc(s->frozen, (s->nfrozen + 1) * sizeof(*t));
+	if (!t) {
+		att_thread_release(&s->th);
+		return;
+	}
+	s->frozen = t;
+	s->frozen[s->nfrozen++] = s->th;
+}
+
 /* Try one candidate.  0: attached and hijacked.  >0: unsuitable, reason in
  * @why, try the next.  <0: fatal. */
 static int try_thread(jma_session *s, const struct att_candidate *c, char *why, size_t len)
@@ -218,13 +245,23 @@ static int try_thread(jma_session *s, const struct att_candidate *c, char *why, 
 	char where[256];
 	int err, seize_ms = jma_timeout_ms(s) < 2000 ? jma_timeout_ms(s) : 2000;
 
-	att_thread_init(t, s->pid, c->tid);
+	if (s->frozen) {
+		/* --freeze: already stopped (and checked) by jma_freeze_all. */
+		if (jma_take_frozen(s, c->tid)) {
+			snprintf(why, len, "tid %d is not frozen", (int)c->tid);
+			return 1;
+		}
+		err = 0;
+	} else {
+		att_thread_init(t, s->pid, c->tid);
+	}
 	t->log = log_cb;
 	t->log_arg = s;
 	t->log_level = s->opt.log_level;
 	t->sym = describe_cb;
 	t->sym_arg = s->syms;
-	err = att_thread_seize(t, seize_ms);
+	if (!s->frozen)
+		err = att_thread_seize(t, seize_ms);
 	if (err == -EPERM) {
 		char msg[512];
 		att_explain_eperm(s->pid, msg, sizeof(msg));
@@ -241,13 +278,13 @@ static int try_thread(jma_session *s, const struct att_candidate *c, char *why, 
 	err = att_thread_hijack(t);
 	if (err) {
 		snprintf(why, len, "%s", t->err);
-		att_thread_release(t);
+		give_back(s);
 		return err == -ENOSPC || err == -EFAULT ? 1 : jma_fail(s, JMA_ERR_TARGET, err, "%s", why);
 	}
 	if (frames_in_jemalloc(s, c->tid, where, sizeof(where))) {
 		if (!(s->opt.thread && (s->opt.flags & JMA_F_FORCE))) {
 			snprintf(why, len, "tid %d (%s) is inside jemalloc: %s", (int)c->tid, c->comm, where);
-			att_thread_release(t);
+			give_back(s);
 			return 1;
 		}
 		jma_logf(s, JMA_LOG_WARN, "using tid %d although it is inside jemalloc (%s): --force",
@@ -256,7 +293,7 @@ static int try_thread(jma_session *s, const struct att_candidate *c, char *why, 
 	err = att_call_check_sentinels(t);
 	if (err) {
 		jma_fail_att(s, JMA_ERR_UNSAFE, err);
-		att_thread_release(t);
+		give_back(s);
 		return err;
 	}
 	return 0;
@@ -273,6 +310,9 @@ int jma_attach(jma_session *s)
 		return jma_fail(s, JMA_ERR_USAGE, -EINVAL, "session not open");
 	if (s->attached)
 		return 0;
+	if (!jma_syms_jemalloc(s->syms))
+		return jma_fail(s, JMA_ERR_MISSING, -ENOENT, "no jemalloc found in process %d",
+				(int)s->pid);
 	err = att_select_threads(s->pid, s->opt.thread, &c, &n);
 	if (err == -ESRCH && s->opt.thread)
 		return jma_fail(s, JMA_ERR_USAGE, err, "thread %d is not a thread of process %d",
@@ -280,12 +320,17 @@ int jma_attach(jma_session *s)
 	if (err)
 		return jma_fail(s, JMA_ERR_ATTACH, err, "listing threads of process %d: %s",
 				(int)s->pid, strerror(-err));
+	if ((s->opt.flags & JMA_F_FREEZE) && (err = jma_freeze_all(s, c, n))) {
+		free(c);
+		return err;
+	}
 	for (size_t i = 0; i < n; i++) {
 		err = try_thread(s, &c[i], why, sizeof(why));
 		/* The main thread is usually only briefly busy (or inside jemalloc):
 		 * waiting a little for it beats borrowing a thread jemalloc has
 		 * never seen (see att_select_threads). */
-		for (int retry = 0; err > 0 && c[i].tid == s->pid && retry < MAIN_RETRIES; retry++) {
+		for (int retry = 0; err > 0 && !s->frozen && c[i].tid == s->pid && retry < MAIN_RETRIES;
+		     retry++) {
 			usleep(MAIN_RETRY_US);
 			err = try_thread(s, &c[i], why, sizeof(why));
 		}
@@ -293,6 +338,7 @@ int jma_attach(jma_session *s)
 			break;
 		if (err == 0) {
 			s->attached = 1;
+			s->attached_ns = att_now_ns();
 			s->epoch_fresh = 0;
 			snprintf(s->tid_comm, sizeof(s->tid_comm), "%s", c[i].comm);
 			snprintf(s->tid_why, sizeof(s->tid_why), "%s%s", c[i].why,
@@ -304,6 +350,10 @@ int jma_attach(jma_session *s)
 		jma_logf(s, JMA_LOG_INFO, "skipping tid %d: %s", (int)c[i].tid, why);
 	}
 	free(c);
+	if (!s->attached)
+		jma_thaw_all(s);
+	if (err > 0 && kill(s->pid, 0) && errno == ESRCH)
+		return jma_fail(s, JMA_ERR_ATTACH, -ESRCH, "process %d exited", (int)s->pid);
 	if (err > 0 || (err == 0 && !s->attached))
 		return jma_fail(s, JMA_ERR_UNSAFE, -EAGAIN, "no thread of process %d is safe to use%s%s",
 				(int)s->pid, why[0] ? "; last: " : "", why);
@@ -318,6 +368,9 @@ int jma_detach(jma_session *s)
 		return 0;
 	s->attached = 0;
 	err = att_thread_release(&s->th);
+	jma_thaw_all(s);
+	jma_logf(s, JMA_LOG_INFO, "tid %d held for %.3f ms", (int)s->th.tid,
+		 (double)(att_now_ns() - s->attached_ns) / 1e6);
 	if (err)
 		return jma_fail(s, JMA_ERR_UNSAFE, err, "restoring tid %d: %s", (int)s->th.tid, s->th.err);
 	return 0;
@@ -356,6 +409,7 @@ int jma_call(jma_session *s, struct att_call *c, uint64_t *ret)
 	if (!s->attached)
 		return jma_fail(s, JMA_ERR_USAGE, -EINVAL, "not attached");
 	c->timeout_ms = jma_timeout_ms(s);
+	c->grace_ms = c->timeout_ms;
 	err = att_call(&s->th, c, ret);
 	att_scratch_reset(&s->th);
 	if (err) {
@@ -364,9 +418,12 @@ int jma_call(jma_session *s, struct att_call *c, uint64_t *ret)
 			/* The thread's state is unknown to jemalloc now: give it back. */
 			char keep[sizeof(s->err)];
 			memcpy(keep, s->err, sizeof(keep));
-			jma_detach(s);
+			if (jma_detach(s))
+				return err;
 			memcpy(s->err, keep, sizeof(keep));
 			s->kind = jma_kind_of(err);
+			if (err == -ETIMEDOUT)
+				jma_explain_stall(s);
 		}
 	}
 	return err;
@@ -379,6 +436,9 @@ int jma_target_info(jma_session *s, struct jma_target_info *info)
 	if (!s->syms)
 		return jma_fail(s, JMA_ERR_USAGE, -EINVAL, "session not open");
 	c = jma_syms_jemalloc(s->syms);
+	if (!c)
+		return jma_fail(s, JMA_ERR_MISSING, -ENOENT, "no jemalloc found in process %d",
+				(int)s->pid);
 	memset(info, 0, sizeof(*info));
 	info->pid = s->pid;
 	att_proc_status(s->pid, 0, &s->st);
@@ -387,6 +447,7 @@ int jma_target_info(jma_session *s, struct jma_target_info *info)
 	info->module = c->path;
 	info->prefix = c->prefix;
 	info->is_static = c->is_static;
+	info->conf_env = c->conf_env;
 	if (s->th.tid && (s->attached || s->tid_why[0])) {
 		info->tid = s->th.tid;
 		snprintf(info->tid_comm, sizeof(info->tid_comm), "%s", s->tid_comm);

@@ -57,22 +57,22 @@ int jma_stats_print(jma_session *s, const char *opts, jma_write_fn write, void *
 {
 	struct capture cap = { .s = s, .write = write, .arg = arg };
 	struct att_call c = { .nargs = 3, .cb = on_write, .cb_arg = &cap };
+	const struct jma_copy *je;
 	uint64_t ret, ropts = 0;
 	int here, err;
 
 	if (jma_stats_opts_valid(opts))
 		return jma_fail(s, JMA_ERR_USAGE, -EINVAL, "invalid stats options \"%.40s\": use the "
 				"letters J g m d a b l x e h", opts);
-	if (!s->syms)
-		return jma_fail(s, JMA_ERR_USAGE, -EINVAL, "session not open");
-	c.fn = jma_syms_jemalloc(s->syms)->fn_stats_print;
-	if (!c.fn)
-		return jma_fail(s, JMA_ERR_MISSING, -ENOTSUP, "%smalloc_stats_print not found in %s",
-				jma_syms_jemalloc(s->syms)->prefix, jma_syms_jemalloc(s->syms)->path);
 	err = jma_auto_begin(s, &here);
 	if (err)
 		return err;
-	if (opts && *opts && !(ropts = att_scratch_push(&s->th, opts, strlen(opts) + 1, 1)))
+	je = jma_syms_jemalloc(s->syms);
+	c.fn = je->fn_stats_print;
+	if (!c.fn)
+		err = jma_fail(s, JMA_ERR_MISSING, -ENOTSUP, "%smalloc_stats_print not found in %s",
+			       je->prefix, je->path);
+	if (!err && opts && *opts && !(ropts = att_scratch_push(&s->th, opts, strlen(opts) + 1, 1)))
 		err = jma_fail_att(s, JMA_ERR_TARGET, -ENOSPC);
 	if (!err) {
 		/* malloc_stats_print(write_cb, cbopaque, opts) */

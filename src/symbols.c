@@ -10,22 +10,20 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "procfs.h"
 #include "symbols.h"
+#include "targetfs.h"
 
 struct jma_syms {
 	pid_t pid;
 	Dwfl *dwfl;
 	struct att_map *maps;
 	size_t nmaps;
-	int root_fd;
 	struct jma_copy *copies;
 	size_t ncopies;
 	size_t chosen;
@@ -72,8 +70,6 @@ static const char *base_name(const char *p)
 
 static int open_in_target(struct jma_syms *sy, const char *path)
 {
-	struct open_how how = { .flags = O_RDONLY | O_CLOEXEC,
-				.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
 	char mf[96];
 	int fd;
 
@@ -87,10 +83,7 @@ static int open_in_target(struct jma_syms *sy, const char *path)
 			return fd;
 		break;
 	}
-	if (path[0] != '/' || sy->root_fd < 0)
-		return -ENOENT;
-	fd = (int)syscall(SYS_openat2, sy->root_fd, path, &how, sizeof(how));
-	return fd < 0 ? -errno : fd;
+	return jma_tfs_open(sy->pid, path, O_RDONLY);
 }
 
 static int find_elf(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr base,
@@ -211,7 +204,7 @@ static int static_code_ranges(Dwfl_Module *mod, struct jma_copy *c)
 	return 0;
 }
 
-static int has_jemalloc_strings(Dwfl_Module *mod)
+static Elf_Data *rodata(Dwfl_Module *mod)
 {
 	Dwarf_Addr bias;
 	Elf *elf = dwfl_module_getelf(mod, &bias);
@@ -219,21 +212,55 @@ static int has_jemalloc_strings(Dwfl_Module *mod)
 	size_t shstrndx;
 
 	if (!elf || elf_getshdrstrndx(elf, &shstrndx))
-		return 0;
+		return NULL;
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
-		Elf_Data *d;
 		const char *nm;
 
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS)
 			continue;
 		nm = elf_strptr(elf, shstrndx, sh.sh_name);
-		if (!nm || strcmp(nm, ".rodata"))
-			continue;
-		d = elf_getdata(scn, NULL);
-		return d && d->d_buf && memmem(d->d_buf, d->d_size, "<jemalloc>: ", 12);
+		if (nm && !strcmp(nm, ".rodata"))
+			return elf_getdata(scn, NULL);
 	}
-	return 0;
+	return NULL;
+}
+
+static int has_jemalloc_strings(Dwfl_Module *mod)
+{
+	Elf_Data *d = rodata(mod);
+
+	return d && d->d_buf && memmem(d->d_buf, d->d_size, "<jemalloc>: ", 12);
+}
+
+/* jemalloc reads its options from JEMALLOC_CPREFIX "MALLOC_CONF", a string
+ * literal in its .rodata: "MALLOC_CONF", "JE_MALLOC_CONF", "_RJEM_MALLOC_CONF".
+ * Without it, fall back to the convention: the upper-cased prefix. */
+static void conf_env(Dwfl_Module *mod, const char *prefix, char *out, size_t len)
+{
+	Elf_Data *d = rodata(mod);
+	const char *p = d ? d->d_buf : NULL, *end = p ? p + d->d_size : NULL;
+
+	while (p && (p = memmem(p, (size_t)(end - p), "MALLOC_CONF", 12))) {
+		const char *s = p;
+
+		/* Whole string: NUL after, only [A-Z0-9_] back to the previous NUL. */
+		while (s > (const char *)d->d_buf && (s[-1] == '_' || (s[-1] >= 'A' && s[-1] <= 'Z') ||
+						      (s[-1] >= '0' && s[-1] <= '9')))
+			s--;
+		if ((s == (const char *)d->d_buf || s[-1] == '\0') && (size_t)(p + 11 - s) < len) {
+			memcpy(out, s, (size_t)(p + 11 - s));
+			out[p + 11 - s] = '\0';
+			return;
+		}
+		p += 12;
+	}
+	{
+		size_t i = 0;
+		for (; prefix[i] && i + 12 < len; i++)
+			out[i] = (char)(prefix[i] >= 'a' && prefix[i] <= 'z' ? prefix[i] - 32 : prefix[i]);
+		snprintf(out + i, len - i, "MALLOC_CONF");
+	}
 }
 
 /* The prefix of a symbol named <prefix><suffix>, if plausible. */
@@ -318,6 +345,7 @@ static int scan_module(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr
 			goto oom;
 		}
 		sy->ncopies++;
+		conf_env(mod, c->prefix, c->conf_env, sizeof(c->conf_env));
 		c->fn_mallctl = cand[k].ctl;
 		c->fn_stats_print = cand[k].print;
 		c->is_static = strncmp(base_name(name), "libjemalloc", 11) != 0;
@@ -355,8 +383,6 @@ void jma_syms_close(struct jma_syms *sy)
 	}
 	free(sy->copies);
 	att_maps_free(sy->maps, sy->nmaps);
-	if (sy->root_fd >= 0)
-		close(sy->root_fd);
 	free(sy);
 }
 
@@ -392,12 +418,11 @@ static int choose_copy(struct jma_syms *sy, pid_t pid, const struct scan *sc, ch
 	return -ENOENT;
 }
 
-int jma_syms_open(pid_t pid, const char *prefix, const char *module, struct jma_syms **out,
-		  char *msg, size_t len)
+int jma_syms_open(pid_t pid, const char *prefix, const char *module, int allow_none,
+		  struct jma_syms **out, char *msg, size_t len)
 {
 	struct jma_syms *sy = calloc(1, sizeof(*sy));
 	struct scan sc = { .sy = sy, .want_prefix = prefix, .want_module = module };
-	char root[64];
 	int err;
 
 	*out = NULL;
@@ -406,8 +431,6 @@ int jma_syms_open(pid_t pid, const char *prefix, const char *module, struct jma_
 		return -ENOMEM;
 	}
 	sy->pid = pid;
-	snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
-	sy->root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	err = att_proc_maps(pid, &sy->maps, &sy->nmaps);
 	if (err) {
 		snprintf(msg, len, "reading /proc/%d/maps: %s", (int)pid, strerror(-err));
@@ -435,6 +458,8 @@ int jma_syms_open(pid_t pid, const char *prefix, const char *module, struct jma_
 		goto fail;
 	}
 	err = choose_copy(sy, pid, &sc, msg, len);
+	if (err == -ENOENT && allow_none)
+		err = 0;
 	if (err)
 		goto fail;
 	cur = NULL;
@@ -448,13 +473,13 @@ fail:
 
 const struct jma_copy *jma_syms_jemalloc(const struct jma_syms *sy)
 {
-	return &sy->copies[sy->chosen];
+	return sy->ncopies ? &sy->copies[sy->chosen] : NULL;
 }
 
 int jma_syms_in_jemalloc(const struct jma_syms *sy, uint64_t pc)
 {
-	const struct jma_copy *c = &sy->copies[sy->chosen];
-	size_t lo = 0, hi = c->ncode;
+	const struct jma_copy *c = jma_syms_jemalloc(sy);
+	size_t lo = 0, hi = c ? c->ncode : 0;
 
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;

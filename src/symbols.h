@@ -15,6 +15,7 @@ struct jma_copy {
 	char *path;		/* module file as the target maps it */
 	char *prefix;		/* public symbol prefix: "", "je_", "_rjem_", ... */
 	int is_static;		/* inside a larger object (executable or other library) */
+	char conf_env[48];	/* environment variable it reads options from */
 	uint64_t fn_mallctl, fn_stats_print;
 	struct jma_range *code;	/* jemalloc's own code, sorted */
 	size_t ncode;
@@ -27,12 +28,13 @@ struct jma_syms;
  * any) restricts the public prefix; @module (NULL: any) selects a copy by path.
  * On failure returns -errno with a message in @msg: -ENOENT no jemalloc,
  * -ENOEXEC jemalloc present but stripped, -EEXIST several copies (listed),
- * -ENOTSUP a copy without malloc_stats_print. */
-int jma_syms_open(pid_t pid, const char *prefix, const char *module, struct jma_syms **out,
-		  char *msg, size_t len);
+ * -ENOTSUP a copy without malloc_stats_print.  With @allow_none, a process
+ * without jemalloc is fine too (symbolization only). */
+int jma_syms_open(pid_t pid, const char *prefix, const char *module, int allow_none,
+		  struct jma_syms **out, char *msg, size_t len);
 void jma_syms_close(struct jma_syms *sy);
 
-/* The jemalloc copy in use. */
+/* The jemalloc copy in use, NULL when there is none (allow_none). */
 const struct jma_copy *jma_syms_jemalloc(const struct jma_syms *sy);
 
 /* Is @pc in jemalloc's own code? */

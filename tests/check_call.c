@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "call.h"
+#include "defer.h"
 #include "mem.h"
 #include "tutil.h"
 
@@ -140,6 +141,82 @@ START_TEST(test_call_signals_during_call_are_delivered_after)
 }
 END_TEST
 
+static volatile sig_atomic_t got_term;
+
+static void on_term(int sig)
+{
+	got_term = sig;
+}
+
+static void term_us_in(int ms)
+{
+	pid_t me = getpid();
+
+	if (fork() == 0) {
+		usleep((useconds_t)ms * 1000);
+		kill(me, SIGTERM);
+		_exit(0);
+	}
+}
+
+START_TEST(test_call_our_signal_lets_a_working_call_finish)
+{
+	uint64_t a[6] = { 300 };
+	int err;
+
+	signal(SIGTERM, on_term);
+	term_us_in(100);
+	/* nap() is working (asleep in nanosleep, no lock): it is let finish. */
+	ck_assert_uint_eq(run("nap", a, 1, 5000, &err), 0);
+	ck_assert_int_eq(err, 0);
+	/* No new call starts once a signal is pending. */
+	run("add6", a, 6, 5000, &err);
+	ck_assert_int_eq(err, -EINTR);
+	ck_assert_int_eq(got_term, 0);
+	/* It is delivered once the target is restored. */
+	ck_assert_int_eq(att_thread_release(&t), 0);
+	ck_assert_int_eq(got_term, SIGTERM);
+	ck_assert_str_eq(tproc_cmd(&p, "ping"), "pong");
+}
+END_TEST
+
+START_TEST(test_call_our_signal_abandons_a_lock_wait)
+{
+	int64_t t0 = att_now_ns();
+	int err;
+
+	signal(SIGTERM, on_term);
+	term_us_in(100);
+	/* Waiting for a lock holds nothing: given up at once, not after 20 s. */
+	run("lock_wait", NULL, 0, 20000, &err);
+	ck_assert_int_eq(err, -EINTR);
+	ck_assert_msg(strstr(t.err, "futex"), "message: %s", t.err);
+	ck_assert_int_lt(att_now_ns() - t0, 10000000000LL);
+	ck_assert_int_eq(att_thread_release(&t), 0);
+	ck_assert_int_eq(got_term, SIGTERM);
+	ck_assert_str_eq(tproc_cmd(&p, "ping"), "pong");
+}
+END_TEST
+
+START_TEST(test_call_timeout_grace_for_a_working_call)
+{
+	uint64_t a[6] = { 600 };
+	struct att_call c = { .fn = tproc_fn(&p, "nap"), .nargs = 1, .timeout_ms = 300,
+			      .grace_ms = 2000 };
+	uint64_t ret = 1;
+
+	/* Past its timeout but not waiting on a lock: the grace period lets it end. */
+	c.args[0] = a[0];
+	ck_assert_int_eq(att_call(&t, &c, &ret), 0);
+	ck_assert_uint_eq(ret, 0);
+	/* A lock wait gets no grace. */
+	c.fn = tproc_fn(&p, "lock_wait");
+	c.nargs = 0;
+	ck_assert_int_eq(att_call(&t, &c, &ret), -ETIMEDOUT);
+	ck_assert_msg(strstr(t.err, "futex"), "message: %s", t.err);
+}
+END_TEST
+
 START_TEST(test_scratch_bounds)
 {
 	char big[64 * 1024];
@@ -164,6 +241,9 @@ Suite *suite_call(void)
 	tcase_add_test(tc, test_call_fault_is_reported_and_target_survives);
 	tcase_add_test(tc, test_call_timeout_restores);
 	tcase_add_test(tc, test_call_signals_during_call_are_delivered_after);
+	tcase_add_test(tc, test_call_our_signal_lets_a_working_call_finish);
+	tcase_add_test(tc, test_call_our_signal_abandons_a_lock_wait);
+	tcase_add_test(tc, test_call_timeout_grace_for_a_working_call);
 	tcase_add_test(tc, test_scratch_bounds);
 	suite_add_tcase(s, tc);
 	return s;

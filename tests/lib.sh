@@ -5,8 +5,8 @@
 # which records them; cleanup kills exactly those, waits for them and removes
 # the scratch directory -- on success, failure, or interruption.
 set -u
-JEMATTACH=${JEMATTACH:-build/jemattach}
-FIXTURES=${FIXTURES:-build/fixtures}
+JEMATTACH=$(readlink -f "${JEMATTACH:-build/jemattach}")
+FIXTURES=$(readlink -f "${FIXTURES:-build/fixtures}")
 TMPD=$(mktemp -d /tmp/jemattach-test.XXXXXX)
 STARTED=()
 declare -A FIX_IN FIX_OUT
@@ -35,10 +35,17 @@ fail() { echo "    $T_CUR: $*" >&2; return 1; }
 # callee) in a fresh empty working directory; its pid goes into $VAR.
 start_fixture() {
 	local __var=$1 __bin; __bin=$(readlink -f "$2"); shift 2
+	start_fixture_cmd "$__var" env "$@" "$__bin"
+}
+
+# start_fixture_cmd VAR CMD...: the same for any command line that ends by
+# exec'ing a fixture (under unshare, with arguments...).
+start_fixture_cmd() {
+	local __var=$1; shift
 	local __dir; __dir=$(mktemp -d "$TMPD/fix.XXXX")
 	mkfifo "$__dir/in" "$__dir/out"
 	mkdir "$__dir/cwd"
-	(cd "$__dir/cwd" && exec env "$@" "$__bin" <"$__dir/in" >"$__dir/out") &
+	(cd "$__dir/cwd" && exec "$@" <"$__dir/in" >"$__dir/out") &
 	local __pid=$! __in __out __line=""
 	STARTED+=("$__pid")
 	exec {__in}>"$__dir/in"
@@ -48,7 +55,7 @@ start_fixture() {
 	while read -r -t 30 __line <&"$__out"; do
 		[[ $__line == ready ]] && break
 	done
-	[[ $__line == ready ]] || { echo "fixture $__bin did not start" >&2; return 1; }
+	[[ $__line == ready ]] || { echo "fixture $* did not start" >&2; return 1; }
 	printf -v "$__var" '%s' "$__pid"
 }
 
@@ -79,6 +86,7 @@ start_redis() {
 	local __port __dir; __port=$(free_port) || return 1
 	__dir=$(mktemp -d "$TMPD/redis.XXXX")
 	env "$@" redis-server --port "$__port" --bind 127.0.0.1 --save '' --appendonly no \
+		--enable-debug-command local \
 		--dir "$__dir" --logfile "$__dir/log" --daemonize no >/dev/null 2>&1 &
 	local __pid=$!
 	STARTED+=("$__pid")

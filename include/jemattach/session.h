@@ -34,6 +34,8 @@ enum jma_loglevel { JMA_LOG_ERR, JMA_LOG_WARN, JMA_LOG_INFO, JMA_LOG_DEBUG };
 typedef void (*jma_log_fn)(void *arg, int level, const char *msg);
 
 #define JMA_F_FORCE	0x1	/* use a forced thread even if its stack is inside jemalloc */
+#define JMA_F_FREEZE	0x2	/* stop every thread while attached (refused if one is inside jemalloc) */
+#define JMA_F_ANY_PROCESS 0x4	/* jma_open succeeds without jemalloc (for jma_threads) */
 
 struct jma_options {
 	double timeout;		/* seconds one in-target call may take; <= 0: 10 */
@@ -71,6 +73,7 @@ struct jma_target_info {
 	const char *module;	/* file of the jemalloc copy, as the target sees it */
 	const char *prefix;	/* its public symbol prefix, "" for none */
 	int is_static;		/* linked into a larger object, not libjemalloc.so */
+	const char *conf_env;	/* where it reads options: MALLOC_CONF, _RJEM_MALLOC_CONF... */
 	pid_t tid;		/* thread chosen for calls (0 until jma_attach) */
 	char tid_comm[64];
 	const char *tid_why;	/* why that one */

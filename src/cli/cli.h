@@ -27,6 +27,7 @@ struct cli {
 struct cli_cmd {
 	const char *name;
 	int live;		/* needs PID: "jemattach PID name ..." */
+	unsigned open_flags;	/* JMA_F_* the session is opened with */
 	int (*run)(struct cli *c, int argc, char **argv);	/* argv[0] = name */
 	const char *synopsis;
 	const char *help;
@@ -42,15 +43,22 @@ int cli_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3
 int cli_usage(const struct cli *c, const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* "1.5 KiB": binary units with one decimal (units.c). */
+const char *cli_bytes(unsigned long long n, char *buf, size_t len);
+
 /* JSON output helpers (json.c). */
-void json_string(FILE *f, const char *s);
-void json_value(FILE *f, const struct jma_value *v);
+void cli_json_string(FILE *f, const char *s);
+void cli_json_value(FILE *f, const struct jma_value *v);
 
 /* Commands, one file each. */
 int cmd_info(struct cli *c, int argc, char **argv);
 int cmd_get(struct cli *c, int argc, char **argv);
 int cmd_set(struct cli *c, int argc, char **argv);
 int cmd_stats(struct cli *c, int argc, char **argv);
+int cmd_prof(struct cli *c, int argc, char **argv);
+int cmd_purge(struct cli *c, int argc, char **argv);
+int cmd_decay(struct cli *c, int argc, char **argv);
+int cmd_threads(struct cli *c, int argc, char **argv);
 int cmd_analyze(struct cli *c, int argc, char **argv);
 int cmd_watch(struct cli *c, int argc, char **argv);
 int cmd_report(struct cli *c, int argc, char **argv);

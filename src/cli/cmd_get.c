@@ -48,9 +48,9 @@ int cmd_get(struct cli *c, int argc, char **argv)
 
 		if (json) {
 			printf("%s", i ? ", " : "");
-			json_string(stdout, argv[optind + i]);
+			cli_json_string(stdout, argv[optind + i]);
 			printf(": ");
-			json_value(stdout, &v[i]);
+			cli_json_value(stdout, &v[i]);
 			continue;
 		}
 		jma_value_format(&v[i], buf, sizeof(buf));
@@ -78,7 +78,8 @@ int cmd_set(struct cli *c, int argc, char **argv)
 	char a[4200], b[4200];
 	int opt, err, rc = EXIT_OK;
 
-	while ((opt = getopt_long(argc, argv, "y:", longopts, NULL)) != -1) {
+	/* "+": options only before NAME, so that VALUE may be negative (-1). */
+	while ((opt = getopt_long(argc, argv, "+y:", longopts, NULL)) != -1) {
 		if (opt != 'y')
 			return cli_usage(c, "set", "invalid option");
 		type = jma_type_from_name(optarg);

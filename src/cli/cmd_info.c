@@ -43,25 +43,25 @@ int cmd_info(struct cli *c, int argc, char **argv)
 	}
 	if (json) {
 		printf("{\"pid\": %d, \"comm\": ", (int)ti.pid);
-		json_string(stdout, ti.comm);
+		cli_json_string(stdout, ti.comm);
 		printf(", \"threads\": %d, \"module\": ", ti.nthreads);
-		json_string(stdout, ti.module);
+		cli_json_string(stdout, ti.module);
 		printf(", \"prefix\": ");
-		json_string(stdout, ti.prefix);
+		cli_json_string(stdout, ti.prefix);
 		printf(", \"static\": %s", ti.is_static ? "true" : "false");
 		for (size_t i = 0; i < NINFO; i++) {
 			printf(", ");
-			json_string(stdout, info_names[i]);
+			cli_json_string(stdout, info_names[i]);
 			printf(": ");
 			if (have[i])
-				json_value(stdout, &v[i]);
+				cli_json_value(stdout, &v[i]);
 			else
 				printf("null");
 		}
 		printf(", \"thread\": {\"tid\": %d, \"comm\": ", (int)ti.tid);
-		json_string(stdout, ti.tid_comm);
+		cli_json_string(stdout, ti.tid_comm);
 		printf(", \"why\": ");
-		json_string(stdout, ti.tid_why ? ti.tid_why : "");
+		cli_json_string(stdout, ti.tid_why ? ti.tid_why : "");
 		printf("}}\n");
 	} else {
 		char buf[4200];

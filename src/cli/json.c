@@ -3,7 +3,7 @@
 
 #include "cli.h"
 
-void json_string(FILE *f, const char *s)
+void cli_json_string(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
@@ -23,13 +23,13 @@ void json_string(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-void json_value(FILE *f, const struct jma_value *v)
+void cli_json_value(FILE *f, const struct jma_value *v)
 {
 	char buf[64];
 
 	if (v->type == JMA_T_STRING) {
 		if (v->str)
-			json_string(f, v->str);
+			cli_json_string(f, v->str);
 		else
 			fputs("null", f);
 		return;

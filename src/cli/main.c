@@ -11,26 +11,35 @@
 #include "cli.h"
 
 const struct cli_cmd cli_commands[] = {
-	{ "info", 1, cmd_info, "info [--json]",
+	{ "info", 1, 0, cmd_info, "info [--json]",
 	  "jemalloc version, where it was found, profiling state, thread to use" },
-	{ "get", 1, cmd_get, "get [--json] NAME...",
+	{ "get", 1, 0, cmd_get, "get [--json] NAME...",
 	  "read mallctl values (stats.* refresh the epoch first)" },
-	{ "set", 1, cmd_set, "set [--type TYPE] NAME VALUE",
+	{ "set", 1, 0, cmd_set, "set [--type TYPE] NAME VALUE",
 	  "write a mallctl value; prints old -> new when readable" },
-	{ "stats", 1, cmd_stats, "stats [--json] [--opts LETTERS] [-o FILE]",
+	{ "stats", 1, 0, cmd_stats, "stats [--json] [--opts LETTERS] [-o FILE]",
 	  "the full malloc_stats_print report, captured here (not on the target's stderr)" },
-	{ "watch", 1, cmd_watch,
+	{ "prof", 1, 0, cmd_prof, "prof status [--json]\nprof on|off\nprof dump [-o FILE|-]\n"
+	  "prof reset [LG_SAMPLE]\nprof gdump on|off\nprof window SECONDS [-o DIR]",
+	  "heap-profiling control (needs MALLOC_CONF=prof:true at the target's start)" },
+	{ "purge", 1, 0, cmd_purge, "purge [ARENA|all]",
+	  "purge unused dirty pages now (arena.<i>.purge); shows resident/retained before -> after" },
+	{ "decay", 1, 0, cmd_decay, "decay [ARENA|all]",
+	  "run decay-based purging now (arena.<i>.decay); shows the effect" },
+	{ "threads", 1, JMA_F_ANY_PROCESS, cmd_threads, "threads [--json] [--frames N]",
+	  "every thread: state, system call, symbolized stack; jemalloc frames marked" },
+	{ "watch", 1, 0, cmd_watch,
 	  "watch [-i SEC] [-n COUNT] [-o FILE] [--format jsonl|csv|prom] [--arenas]",
 	  "record memory stats every SEC seconds (default 10) until Ctrl-C" },
-	{ "report", 0, cmd_report,
+	{ "report", 0, 0, cmd_report,
 	  "report abs|del|eff SERIES [-t SIZE] [--from I] [--to J] [-m METRIC] [--svg OUT]",
 	  "per-arena peaks, changes or active/mapped of a watch series or stats JSON log" },
-	{ "analyze", 0, cmd_analyze,
+	{ "analyze", 0, 0, cmd_analyze,
 	  "analyze PROFILE [--base PROFILE] [--top N] [--format text|json|collapsed|pprof] "
 	  "[-o FILE] [--lines] [--pid PID] [...]",
 	  "which code holds the memory in a heap profile (jeprof's columns, JSON, "
 	  "flame-graph stacks, pprof)" },
-	{ NULL, 0, NULL, NULL, NULL },
+	{ NULL, 0, 0, NULL, NULL, NULL },
 };
 
 static const char *prog = "jemattach";
@@ -73,8 +82,11 @@ int cli_usage(const struct cli *c, const char *cmd, const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
-	if (k)
-		fprintf(stderr, "usage: %s %s%s\n", prog, k->live ? "PID " : "", k->synopsis);
+	for (const char *p = k ? k->synopsis : ""; *p;) {
+		size_t n = strcspn(p, "\n");
+		fprintf(stderr, "usage: %s %s%.*s\n", prog, k->live ? "PID " : "", (int)n, p);
+		p += n + (p[n] == '\n');
+	}
 	return EXIT_USAGE;
 }
 
@@ -90,9 +102,13 @@ static void usage(FILE *f)
 		"\n"
 		"Commands:\n", prog, prog);
 	for (const struct cli_cmd *k = cli_commands; k->name; k++) {
-		char syn[128];
-		snprintf(syn, sizeof(syn), "%s%s", k->live ? "PID " : "", k->synopsis);
-		fprintf(f, "  %-44s %s\n", syn, k->help);
+		/* A synopsis may list several forms, one per line. */
+		for (const char *p = k->synopsis; *p;) {
+			size_t n = strcspn(p, "\n");
+			fprintf(f, "  %s%.*s\n", k->live ? "PID " : "", (int)n, p);
+			p += n + (p[n] == '\n');
+		}
+		fprintf(f, "        %s\n", k->help);
 	}
 	fprintf(f,
 		"\n"
@@ -102,6 +118,8 @@ static void usage(FILE *f)
 		"  -m, --module PATH   jemalloc copy to use when the process has several\n"
 		"  -T, --thread TID    borrow this thread (refused if inside jemalloc)\n"
 		"  -f, --force         with --thread: use it even if inside jemalloc (dangerous)\n"
+		"      --freeze        stop every thread while attached, for a consistent snapshot\n"
+		"                      (refused if a thread is inside jemalloc)\n"
 		"  -v, --verbose       say what is done (twice: debug)\n"
 		"      --gdb-script    print the path of the gdb command library and exit\n"
 		"  -h, --help          this help\n"
@@ -176,6 +194,7 @@ int main(int argc, char **argv)
 		{ "module", required_argument, NULL, 'm' },
 		{ "thread", required_argument, NULL, 'T' },
 		{ "force", no_argument, NULL, 'f' },
+		{ "freeze", no_argument, NULL, 'F' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "gdb-script", no_argument, NULL, 'G' },
 		{ "help", no_argument, NULL, 'h' },
@@ -210,6 +229,9 @@ int main(int argc, char **argv)
 		case 'f':
 			c.opt.flags |= JMA_F_FORCE;
 			break;
+		case 'F':
+			c.opt.flags |= JMA_F_FREEZE;
+			break;
 		case 'v':
 			c.verbose++;
 			break;
@@ -239,7 +261,10 @@ int main(int argc, char **argv)
 	if (k && !k->live) {
 		argc -= optind;
 		argv += optind;
-		optind = 1;
+		/* 0, not 1: GNU getopt must start afresh, forgetting the "+" (stop
+		 * at the first non-option) of the global scan, so that command
+		 * options may follow their arguments. */
+		optind = 0;
 		return k->run(&c, argc, argv);
 	}
 	if (parse_pid(argv[optind], &c.pid))
@@ -250,6 +275,7 @@ int main(int argc, char **argv)
 	k = find_cmd(argv[optind + 1]);
 	if (!k || !k->live)
 		return cli_error(EXIT_USAGE, "unknown command \"%s\" (try --help)", argv[optind + 1]);
+	c.opt.flags |= k->open_flags;
 	c.s = jma_new(&c.opt);
 	if (!c.s)
 		return cli_error(EXIT_TARGET, "out of memory");
@@ -258,7 +284,7 @@ int main(int argc, char **argv)
 	} else {
 		argc -= optind + 1;
 		argv += optind + 1;
-		optind = 1;
+		optind = 0;
 		rc = k->run(&c, argc, argv);
 	}
 	jma_free(c.s);

@@ -66,6 +66,10 @@ t_set_writes_and_prints_old_new() {
 	expect_rc 0
 	expect_eq "$OUT" "10000 -> 5000"
 	expect_eq "$(fix "$pid" "get zs arenas.dirty_decay_ms")" 5000
+	# A negative value is a value, not an option.
+	jm "$pid" set arena.0.dirty_decay_ms -1
+	expect_rc 0
+	expect_eq "$OUT" "10000 -> -1"
 	jm "$pid" set background_thread false
 	expect_rc 0
 	expect_eq "$OUT" "false -> false"

@@ -7,7 +7,7 @@ rcli() { redis-cli -p "$REDIS_PORT" "$@"; }
 t_stats_allocated_agrees_with_info_memory() {
 	local pid ours theirs
 	start_redis pid
-	rcli debug populate 20000 key 100 >/dev/null
+	expect_eq "$(rcli debug populate 20000 key 100)" OK
 	jm "$pid" get stats.allocated version prof.active
 	expect_rc 0
 	ours=$(awk '$1 == "stats.allocated" {print $2}' <<<"$OUT")

@@ -1,0 +1,351 @@
+/* cmd_prof.c -- "prof": heap-profiling status, on/off, dump, reset, gdump, window. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static const char *const status_names[] = {
+	"config.prof", "opt.prof", "prof.active", "prof.thread_active_init", "prof.gdump",
+	"prof.lg_sample", "prof.interval", "opt.lg_prof_interval", "opt.prof_prefix",
+	"opt.prof_accum",
+};
+#define NSTATUS (sizeof(status_names) / sizeof(*status_names))
+
+static int prof_status(struct cli *c, int argc, char **argv)
+{
+	struct jma_value v[NSTATUS];
+	int have[NSTATUS] = { 0 }, json = 0, rc = EXIT_OK, avail;
+	char why[1024] = "", buf[4200];
+
+	if (argc == 2 && !strcmp(argv[1], "--json"))
+		json = 1;
+	else if (argc != 1)
+		return cli_usage(c, "prof", "invalid arguments to prof status");
+	if (jma_attach(c->s))
+		return cli_fail_session(c);
+	for (size_t i = 0; i < NSTATUS; i++)
+		have[i] = jma_get(c->s, status_names[i], &v[i]) == 0;
+	avail = jma_prof_check(c->s) == 0;
+	if (!avail)
+		snprintf(why, sizeof(why), "%s", jma_errmsg(c->s));
+	if (!jma_attached(c->s) || jma_detach(c->s)) {
+		rc = cli_fail_session(c);
+		goto out;
+	}
+	if (json) {
+		printf("{\"available\": %s", avail ? "true" : "false");
+		if (!avail) {
+			printf(", \"why\": ");
+			cli_json_string(stdout, why);
+		}
+		for (size_t i = 0; i < NSTATUS; i++) {
+			printf(", ");
+			cli_json_string(stdout, status_names[i]);
+			printf(": ");
+			if (have[i])
+				cli_json_value(stdout, &v[i]);
+			else
+				printf("null");
+		}
+		if (have[5])
+			printf(", \"sample_bytes\": %llu", 1ULL << (v[5].z & 63));
+		printf("}\n");
+		goto out;
+	}
+	printf("%-24s %s\n", "available", avail ? "yes" : "no");
+	if (!avail)
+		printf("%-24s %s\n", "why", why);
+	for (size_t i = 0; i < NSTATUS; i++) {
+		if (have[i])
+			jma_value_format(&v[i], buf, sizeof(buf));
+		else
+			snprintf(buf, sizeof(buf), "n/a");
+		if (i == 5 && have[i])
+			printf("%-24s %s (sample period %llu bytes)\n", status_names[i], buf,
+			       1ULL << (v[i].z & 63));
+		else
+			printf("%-24s %s\n", status_names[i], buf);
+	}
+out:
+	for (size_t i = 0; i < NSTATUS; i++)
+		if (have[i])
+			jma_value_clear(&v[i]);
+	return rc;
+}
+
+static int parse_onoff(const char *s, bool *on)
+{
+	if (!strcmp(s, "on") || !strcmp(s, "true") || !strcmp(s, "1"))
+		*on = true;
+	else if (!strcmp(s, "off") || !strcmp(s, "false") || !strcmp(s, "0"))
+		*on = false;
+	else
+		return -1;
+	return 0;
+}
+
+static int prof_active(struct cli *c, bool on)
+{
+	bool was;
+
+	if (jma_prof_set_active(c->s, on, &was))
+		return cli_fail_session(c);
+	printf("prof.active: %s -> %s\n", was ? "true" : "false", on ? "true" : "false");
+	return EXIT_OK;
+}
+
+static int prof_gdump(struct cli *c, int argc, char **argv)
+{
+	struct jma_value in = { .type = JMA_T_BOOL }, old;
+	bool on;
+	int rc = EXIT_OK;
+
+	if (argc != 2 || parse_onoff(argv[1], &on))
+		return cli_usage(c, "prof", "prof gdump needs on or off");
+	in.b = on;
+	if (jma_attach(c->s))
+		return cli_fail_session(c);
+	if (jma_prof_check(c->s) || jma_set(c->s, "prof.gdump", &in, &old))
+		rc = cli_fail_session(c);
+	if (jma_detach(c->s) && rc == EXIT_OK)
+		rc = cli_fail_session(c);
+	if (rc == EXIT_OK)
+		printf("prof.gdump: %s -> %s\n", old.b ? "true" : "false", on ? "true" : "false");
+	return rc;
+}
+
+static int prof_reset(struct cli *c, int argc, char **argv)
+{
+	size_t lg;
+	char *end;
+
+	if (argc > 2)
+		return cli_usage(c, "prof", "too many arguments to prof reset");
+	if (argc == 2) {
+		errno = 0;
+		lg = strtoul(argv[1], &end, 10);
+		if (errno || *end || !argv[1][0] || lg > 62)
+			return cli_usage(c, "prof", "invalid LG_SAMPLE \"%s\": 0..62 (sample every "
+					 "2^LG_SAMPLE bytes)", argv[1]);
+	}
+	if (jma_prof_reset(c->s, argc == 2 ? &lg : NULL))
+		return cli_fail_session(c);
+	if (argc == 2)
+		printf("prof.reset: samples cleared, sample period now 2^%zu = %llu bytes\n", lg,
+		       1ULL << lg);
+	else
+		printf("prof.reset: samples cleared\n");
+	return EXIT_OK;
+}
+
+/* Write @len bytes to @path ("-" = stdout), replacing it atomically. */
+static int save(const char *path, const char *buf, size_t len)
+{
+	char tmp[4200];
+	FILE *f;
+
+	if (!strcmp(path, "-"))
+		return fwrite(buf, 1, len, stdout) == len ? 0 : -EIO;
+	snprintf(tmp, sizeof(tmp), "%s.tmp%d", path, (int)getpid());
+	f = fopen(tmp, "wx");
+	if (!f)
+		return -errno;
+	if (fwrite(buf, 1, len, f) != len || fclose(f)) {
+		unlink(tmp);
+		return -EIO;
+	}
+	if (rename(tmp, path)) {
+		int err = -errno;
+		unlink(tmp);
+		return err;
+	}
+	return 0;
+}
+
+/* jeprof.<pid>.<n>.heap, the first n not taken in the current directory. */
+static void default_name(pid_t pid, char *out, size_t len)
+{
+	for (unsigned n = 0;; n++) {
+		snprintf(out, len, "jeprof.%d.%u.heap", (int)pid, n);
+		if (access(out, F_OK))
+			return;
+	}
+}
+
+static int dump_to(struct cli *c, const char *path)
+{
+	char *buf;
+	size_t len;
+	int err;
+
+	if (jma_prof_dump(c->s, &buf, &len))
+		return cli_fail_session(c);
+	err = save(path, buf, len);
+	free(buf);
+	if (err)
+		return cli_error(EXIT_TARGET, "writing %s: %s", path, strerror(-err));
+	if (strcmp(path, "-"))
+		printf("%s (%zu bytes)\n", path, len);
+	return EXIT_OK;
+}
+
+static int prof_dump(struct cli *c, int argc, char **argv)
+{
+	static const struct option longopts[] = { { "output", required_argument, NULL, 'o' }, { 0 } };
+	char name[256];
+	const char *out = NULL;
+	int opt;
+
+	optind = 0;
+	while ((opt = getopt_long(argc, argv, "o:", longopts, NULL)) != -1) {
+		if (opt != 'o')
+			return cli_usage(c, "prof", "invalid option to prof dump");
+		out = optarg;
+	}
+	if (optind != argc)
+		return cli_usage(c, "prof", "unexpected argument \"%s\"", argv[optind]);
+	if (!out) {
+		default_name(c->pid, name, sizeof(name));
+		out = name;
+	}
+	return dump_to(c, out);
+}
+
+static volatile sig_atomic_t window_stop;
+
+static void on_stop(int sig)
+{
+	window_stop = sig;
+}
+
+/* Sleep @secs, or until SIGINT/SIGTERM/SIGHUP; returns 0 if the whole time passed. */
+static int wait_window(double secs)
+{
+	struct timespec end, now;
+
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += (time_t)secs;
+	end.tv_nsec += (long)((secs - (double)(time_t)secs) * 1e9);
+	if (end.tv_nsec >= 1000000000) {
+		end.tv_sec++;
+		end.tv_nsec -= 1000000000;
+	}
+	while (!window_stop) {
+		struct timespec step = { 0, 100000000 };
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec > end.tv_sec || (now.tv_sec == end.tv_sec && now.tv_nsec >= end.tv_nsec))
+			return 0;
+		nanosleep(&step, NULL);
+	}
+	return -1;
+}
+
+static int prof_window(struct cli *c, int argc, char **argv)
+{
+	static const struct option longopts[] = { { "output", required_argument, NULL, 'o' }, { 0 } };
+	struct sigaction sa = { .sa_handler = on_stop }, old_int, old_term, old_hup;
+	char dir[4096], base[4200], final[4200];
+	const char *outdir = NULL;
+	double secs;
+	char *end;
+	bool was = false, changed = false;
+	int opt, rc = EXIT_OK;
+
+	optind = 0;
+	while ((opt = getopt_long(argc, argv, "o:", longopts, NULL)) != -1) {
+		if (opt != 'o')
+			return cli_usage(c, "prof", "invalid option to prof window");
+		outdir = optarg;
+	}
+	if (argc - optind != 1)
+		return cli_usage(c, "prof", "prof window needs SECONDS");
+	errno = 0;
+	secs = strtod(argv[optind], &end);
+	if (errno || *end || !(secs > 0) || secs > 86400)
+		return cli_usage(c, "prof", "invalid SECONDS \"%s\"", argv[optind]);
+	if (outdir)
+		snprintf(dir, sizeof(dir), "%s", outdir);
+	else
+		snprintf(dir, sizeof(dir), "jemattach-window.%d.%ld", (int)c->pid, (long)time(NULL));
+	if (mkdir(dir, 0755) && errno != EEXIST)
+		return cli_error(EXIT_USAGE, "cannot create %s: %s", dir, strerror(errno));
+	snprintf(base, sizeof(base), "%s/base.heap", dir);
+	snprintf(final, sizeof(final), "%s/window.heap", dir);
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	sigaction(SIGHUP, &sa, &old_hup);
+	/* 1. base  2. activate  3. wait  4. deactivate  5. wait again so that
+	 * short-lived objects sampled in the window are freed  6. dump. */
+	fprintf(stderr, "jemattach: base dump\n");
+	if ((rc = dump_to(c, base)) != EXIT_OK)
+		goto out;
+	if (window_stop)
+		goto out;
+	if (jma_prof_set_active(c->s, true, &was)) {
+		rc = cli_fail_session(c);
+		goto out;
+	}
+	changed = true;
+	fprintf(stderr, "jemattach: profiling active for %g s (was %s)\n", secs,
+		was ? "active" : "inactive");
+	if (wait_window(secs))
+		goto out;
+	if (jma_prof_set_active(c->s, false, NULL)) {
+		rc = cli_fail_session(c);
+		goto out;
+	}
+	fprintf(stderr, "jemattach: profiling inactive; waiting %g s for short-lived objects to "
+		"be freed\n", secs);
+	if (wait_window(secs))
+		goto out;
+	rc = dump_to(c, final);
+out:
+	if (changed && jma_prof_set_active(c->s, was, NULL)) {
+		rc = cli_fail_session(c);
+	} else if (changed) {
+		fprintf(stderr, "jemattach: prof.active restored to %s\n", was ? "true" : "false");
+	}
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	sigaction(SIGHUP, &old_hup, NULL);
+	if (window_stop) {
+		fprintf(stderr, "jemattach: interrupted\n");
+		return 128 + window_stop;
+	}
+	return rc;
+}
+
+int cmd_prof(struct cli *c, int argc, char **argv)
+{
+	bool on;
+
+	if (argc < 2)
+		return cli_usage(c, "prof", "missing subcommand");
+	argc--;
+	argv++;
+	if (!strcmp(argv[0], "status"))
+		return prof_status(c, argc, argv);
+	if ((!strcmp(argv[0], "on") || !strcmp(argv[0], "off")) && argc == 1) {
+		parse_onoff(argv[0], &on);
+		return prof_active(c, on);
+	}
+	if (!strcmp(argv[0], "dump"))
+		return prof_dump(c, argc, argv);
+	if (!strcmp(argv[0], "reset"))
+		return prof_reset(c, argc, argv);
+	if (!strcmp(argv[0], "gdump"))
+		return prof_gdump(c, argc, argv);
+	if (!strcmp(argv[0], "window"))
+		return prof_window(c, argc, argv);
+	return cli_usage(c, "prof", "unknown subcommand \"%s\"", argv[0]);
+}

@@ -1,0 +1,132 @@
+/* prof.c -- heap-profiling control: availability, prof.active, dumps, reset. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "session.h"
+#include "targetfs.h"
+
+/* Profiles of large processes run to tens of MB; more than this is not a
+ * heap profile jemalloc wrote. */
+#define DUMP_MAX (1024UL * 1024 * 1024)
+
+static int get_bool(jma_session *s, const char *name, bool *out)
+{
+	struct jma_value v;
+	int err = jma_get(s, name, &v);
+
+	if (!err)
+		*out = v.b;
+	return err;
+}
+
+int jma_prof_check(jma_session *s)
+{
+	const struct jma_copy *c = jma_syms_jemalloc(s->syms);
+	bool on = false;
+	int err = get_bool(s, "config.prof", &on);
+
+	/* ENOENT from the target: a jemalloc without that name, so without prof. */
+	if (err && !(err == -ENOENT && s->kind == JMA_ERR_TARGET))
+		return err;
+	if (err || !on)
+		return jma_fail(s, JMA_ERR_MISSING, -ENOTSUP, "jemalloc in %s was built without "
+				"--enable-prof: heap profiling is not available", c->path);
+	err = get_bool(s, "opt.prof", &on);
+	if (err && !(err == -ENOENT && s->kind == JMA_ERR_TARGET))
+		return err;
+	if (err || !on)
+		return jma_fail(s, JMA_ERR_MISSING, -ENOTSUP, "opt.prof is false; profiling can only "
+				"be enabled at start: restart with %s=prof:true,prof_active:false",
+				c->conf_env);
+	return 0;
+}
+
+int jma_prof_set_active(jma_session *s, bool on, bool *was)
+{
+	struct jma_value in = { .type = JMA_T_BOOL, .b = on }, old;
+	int here, err = jma_auto_begin(s, &here);
+
+	if (!err)
+		err = jma_prof_check(s);
+	if (!err)
+		err = jma_set(s, "prof.active", &in, &old);
+	if (!err && was)
+		*was = old.b;
+	return jma_auto_end(s, here, err);
+}
+
+/* The directory part of opt.prof_prefix ("/var/tmp/jeprof" -> "/var/tmp"). */
+static void prefix_dir(jma_session *s, char *out, size_t len)
+{
+	struct jma_value v;
+	char *slash;
+
+	out[0] = '\0';
+	if (jma_get(s, "opt.prof_prefix", &v) || !v.str)
+		return;
+	slash = strrchr(v.str, '/');
+	if (v.str[0] == '/' && slash) {
+		*slash = '\0';
+		snprintf(out, len, "%s", v.str[0] ? v.str : "/");
+	}
+	jma_value_clear(&v);
+}
+
+int jma_prof_dump(jma_session *s, char **buf, size_t *len)
+{
+	static unsigned seq;
+	struct jma_value path = { .type = JMA_T_STRING };
+	char dir[512], pref[512], file[640];
+	int here, err, rm;
+
+	*buf = NULL;
+	*len = 0;
+	err = jma_auto_begin(s, &here);
+	if (err)
+		return err;
+	err = jma_prof_check(s);
+	if (err)
+		goto out;
+	prefix_dir(s, pref, sizeof(pref));
+	att_proc_status(s->pid, 0, &s->st);
+	err = jma_tfs_writable_dir(s->pid, s->st.uid[1], pref[0] ? pref : NULL, dir, sizeof(dir));
+	if (err) {
+		err = jma_fail(s, JMA_ERR_TARGET, err, "process %d has no directory it can write the "
+			       "dump to (tried %s%s/tmp, /var/tmp, /dev/shm: read-only or not "
+			       "writable for uid %u)", (int)s->pid, pref, pref[0] ? ", " : "",
+			       (unsigned)s->st.uid[1]);
+		goto out;
+	}
+	snprintf(file, sizeof(file), "%s/jemattach.%d.%d.%u.heap", strcmp(dir, "/") ? dir : "",
+		 (int)s->pid, (int)getpid(), seq++);
+	path.str = file;
+	err = jma_set(s, "prof.dump", &path, NULL);
+	if (err)
+		goto out;
+	/* The file is complete: prof.dump returned after closing it. */
+	err = jma_tfs_read(s->pid, file, DUMP_MAX, buf, len);
+	rm = jma_tfs_unlink(s->pid, file);
+	if (err)
+		err = jma_fail(s, JMA_ERR_TARGET, err, "reading the dump %s in process %d's root: %s",
+			       file, (int)s->pid, strerror(-err));
+	else if (rm)
+		jma_logf(s, JMA_LOG_WARN, "could not remove %s in process %d's root: %s", file,
+			 (int)s->pid, strerror(-rm));
+out:
+	return jma_auto_end(s, here, err);
+}
+
+int jma_prof_reset(jma_session *s, const size_t *lg_sample)
+{
+	int here, err = jma_auto_begin(s, &here);
+
+	if (!err)
+		err = jma_prof_check(s);
+	if (!err)
+		err = jma_mallctl(s, "prof.reset", NULL, NULL, lg_sample,
+				  lg_sample ? sizeof(*lg_sample) : 0);
+	return jma_auto_end(s, here, err);
+}

@@ -1,0 +1,182 @@
+#!/bin/bash
+# 40-prof.sh -- heap-profiling control from outside: status, on/off, dump, reset,
+# gdump, window, and purge/decay.
+source tests/lib.sh
+
+PROF=MALLOC_CONF=prof:true,prof_active:false,lg_prof_sample:12
+
+t_status_reports_the_targets_settings() {
+	local pid
+	start_fixture pid "$FIXTURES/jemfix" "$PROF"
+	jm "$pid" prof status --json
+	expect_rc 0
+	expect_eq "$(jq .available <<<"$OUT")" true
+	expect_eq "$(jq '."prof.lg_sample"' <<<"$OUT")" "$(fix "$pid" "get z prof.lg_sample")"
+	expect_eq "$(jq .sample_bytes <<<"$OUT")" 4096
+	expect_eq "$(jq -r '."opt.prof_prefix"' <<<"$OUT")" "$(fix "$pid" "get s opt.prof_prefix")"
+	expect_eq "$(jq '."prof.active"' <<<"$OUT")" "$(fix "$pid" "get b prof.active")"
+	jm "$pid" prof status
+	expect_rc 0
+	expect_match "$OUT" "prof.lg_sample +12 \(sample period 4096 bytes\)"
+}
+
+t_on_off_print_previous_state() {
+	local pid
+	start_fixture pid "$FIXTURES/jemfix" "$PROF"
+	jm "$pid" prof on
+	expect_rc 0
+	expect_eq "$OUT" "prof.active: false -> true"
+	expect_eq "$(fix "$pid" "get b prof.active")" true
+	jm "$pid" get prof.active
+	expect_eq "$OUT" true
+	jm "$pid" prof off
+	expect_eq "$OUT" "prof.active: true -> false"
+	expect_eq "$(fix "$pid" "get b prof.active")" false
+}
+
+t_without_opt_prof_exit_4_and_target_unaffected() {
+	local pid before
+	start_fixture pid "$FIXTURES/jemfix"
+	before=$(proc_state "$pid")
+	jm "$pid" prof on
+	expect_rc 4
+	expect_eq "$ERR" "jemattach: opt.prof is false; profiling can only be enabled at start: restart with MALLOC_CONF=prof:true,prof_active:false"
+	jm "$pid" prof dump
+	expect_rc 4
+	expect_state "$pid" "$before"
+	expect_eq "$(fix "$pid" "get b prof.active")" false
+}
+
+t_redis_without_profiling_exit_4() {
+	local pid before
+	start_redis pid
+	before=$(proc_state "$pid")
+	jm "$pid" prof on
+	expect_rc 4
+	expect_match "$ERR" "opt.prof is false; profiling can only be enabled at start: restart with MALLOC_CONF=prof:true,prof_active:false"
+	expect_state "$pid" "$before"
+	expect_eq "$(redis-cli -p "$REDIS_PORT" ping)" PONG
+}
+
+t_prefixed_build_names_its_own_variable() {
+	local pid
+	start_fixture pid "$FIXTURES/jemfix-static-rjem"
+	jm "$pid" prof on
+	expect_rc 4
+	# objcopy renamed the functions, not the string: this copy still reads MALLOC_CONF.
+	expect_match "$ERR" "restart with MALLOC_CONF=prof:true"
+	jm "$pid" info --json
+	expect_eq "$(jq -r .prefix <<<"$OUT")" _rjem_
+}
+
+t_dump_is_retrieved_and_removed_from_the_target() {
+	local pid cwd
+	start_fixture pid "$FIXTURES/jemfix" "$PROF"
+	jm "$pid" prof on
+	fix "$pid" "alloc 2000 5000" >/dev/null
+	cwd=$(fix_cwd "$pid")
+	(cd "$TMPD" && "$JEMATTACH" "$pid" prof dump >"$TMPD/out" 2>&1) || fail "$(cat "$TMPD/out")"
+	expect_match "$(cat "$TMPD/out")" "^jeprof\.$pid\.0\.heap \([0-9]+ bytes\)$"
+	expect_match "$(head -1 "$TMPD/jeprof.$pid.0.heap")" "^heap_v2/4096"
+	grep -q MAPPED_LIBRARIES "$TMPD/jeprof.$pid.0.heap" || fail "no MAPPED_LIBRARIES"
+	# The next default name does not overwrite the first.
+	(cd "$TMPD" && "$JEMATTACH" "$pid" prof dump >/dev/null) || fail "second dump"
+	[[ -s $TMPD/jeprof.$pid.1.heap ]] || fail "no second file"
+	jeprof --text "$FIXTURES/jemfix" "$TMPD/jeprof.$pid.0.heap" >"$TMPD/jeprof.txt" 2>/dev/null
+	expect_match "$(head -1 "$TMPD/jeprof.txt")" "^Total: [0-9.]+ MB"
+	# Nothing left in the target's filesystem view or working directory.
+	expect_eq "$(ls /tmp | grep -c "^jemattach\.$pid\.")" 0
+	expect_eq "$(ls -A "$cwd")" ""
+	jm "$pid" prof dump -o -
+	expect_match "$(head -1 <<<"$OUT")" "^heap_v2/"
+}
+
+t_dump_goes_to_the_prof_prefix_directory() {
+	local pid
+	mkdir "$TMPD/pfx"
+	start_fixture pid "$FIXTURES/jemfix" "MALLOC_CONF=prof:true,prof_prefix:$TMPD/pfx/app"
+	jm -v "$pid" prof dump -o "$TMPD/p.heap"
+	expect_rc 0
+	expect_match "$(head -1 "$TMPD/p.heap")" "^heap_v2/"
+	expect_eq "$(ls -A "$TMPD/pfx")" ""
+}
+
+t_redis_dump_reads_with_jeprof() {
+	local pid
+	start_redis pid "$PROF"
+	jm "$pid" prof on
+	expect_rc 0
+	expect_eq "$(redis-cli -p "$REDIS_PORT" debug populate 20000 key 100)" OK
+	jm "$pid" get prof.active
+	expect_eq "$OUT" true
+	jm "$pid" prof dump -o "$TMPD/redis.heap"
+	expect_rc 0
+	jeprof --text /usr/bin/redis-server "$TMPD/redis.heap" >"$TMPD/j.txt" 2>/dev/null
+	expect_match "$(head -1 "$TMPD/j.txt")" "^Total: [0-9.]+ MB"
+	grep -q zmalloc "$TMPD/j.txt" || fail "no zmalloc in jeprof output"
+	expect_eq "$(redis-cli -p "$REDIS_PORT" dbsize)" 20000
+}
+
+t_reset_and_gdump() {
+	local pid
+	start_fixture pid "$FIXTURES/jemfix" "$PROF"
+	jm "$pid" prof reset 14
+	expect_rc 0
+	expect_eq "$(fix "$pid" "get z prof.lg_sample")" 14
+	jm "$pid" prof reset
+	expect_rc 0
+	expect_eq "$(fix "$pid" "get z prof.lg_sample")" 14
+	jm "$pid" prof reset 99
+	expect_rc 2
+	jm "$pid" prof gdump on
+	expect_eq "$OUT" "prof.gdump: false -> true"
+	expect_eq "$(fix "$pid" "get b prof.gdump")" true
+	jm "$pid" prof gdump maybe
+	expect_rc 2
+}
+
+t_window_dumps_and_restores() {
+	local pid
+	start_fixture pid "$FIXTURES/jemfix" "$PROF"
+	jm "$pid" prof window 0.5 -o "$TMPD/w"
+	expect_rc 0
+	expect_match "$(head -1 "$TMPD/w/base.heap")" "^heap_v2/"
+	expect_match "$(head -1 "$TMPD/w/window.heap")" "^heap_v2/"
+	expect_match "$ERR" "prof.active restored to false"
+	expect_eq "$(fix "$pid" "get b prof.active")" false
+}
+
+t_window_ctrl_c_restores_prof_active() {
+	local pid jpid rc=0
+	start_fixture pid "$FIXTURES/jemfix" "$PROF"
+	start_bg jpid "$JEMATTACH" "$pid" prof window 60 -o "$TMPD/w" 2>"$TMPD/werr"
+	for _ in $(seq 100); do grep -q "profiling active" "$TMPD/werr" && break; sleep 0.05; done
+	expect_eq "$(fix "$pid" "get b prof.active")" true
+	kill -INT "$jpid"
+	wait "$jpid" || rc=$?
+	expect_eq "$rc" 130
+	expect_match "$(cat "$TMPD/werr")" "prof.active restored to false"
+	expect_eq "$(fix "$pid" "get b prof.active")" false
+}
+
+t_purge_releases_dirty_pages() {
+	local pid
+	start_fixture pid "$FIXTURES/jemfix" MALLOC_CONF=dirty_decay_ms:-1
+	fix "$pid" "alloc 3000 20000" >/dev/null
+	fix "$pid" free >/dev/null
+	(( $(fix "$pid" "get z stats.arenas.4096.pdirty") > 0 )) || fail "no dirty pages to purge"
+	jm "$pid" purge
+	expect_rc 0
+	expect_match "$OUT" "purge all arenas"
+	expect_match "$OUT" "dirty +[1-9][0-9]* -> 0 +pages"
+	expect_eq "$(fix "$pid" "get z stats.arenas.4096.pdirty")" 0
+	jm "$pid" decay 0
+	expect_rc 0
+	jm "$pid" purge 9999
+	expect_rc 2
+	expect_match "$ERR" "arena 9999 does not exist"
+	jm "$pid" purge x
+	expect_rc 2
+}
+
+run_tests

@@ -1,0 +1,199 @@
+#!/bin/bash
+# 45-safety.sh -- the target is never made worse: thread choice, stopped and
+# dying targets, signals, syscall restart, our own signals, seccomp, containers,
+# timeouts on a held lock, --freeze, threads.
+source tests/lib.sh
+
+PROF=MALLOC_CONF=prof:true,prof_active:false
+
+state_of() { awk '{print $3}' "/proc/$1/stat"; }
+
+t_stopped_target_stays_stopped() {
+	local pid sig
+	for sig in STOP TSTP; do
+		# A process group of its own in our session: SIGTSTP to an orphaned
+		# group (ours, under setsid) would be discarded by the kernel.
+		start_fixture_cmd pid perl -e 'setpgrp(0, 0); exec @ARGV or die' "$FIXTURES/jemfix"
+		kill -"$sig" "$pid"
+		for _ in $(seq 100); do [[ $(state_of "$pid") == T ]] && break; sleep 0.02; done
+		expect_eq "$(state_of "$pid")" T
+		jm "$pid" stats -o /dev/null
+		expect_rc 0
+		jm "$pid" get stats.allocated
+		expect_rc 0
+		sleep 0.1
+		expect_eq "$(state_of "$pid")" T
+		kill -CONT "$pid"
+		expect_eq "$(fix "$pid" ping)" pong
+		expect_eq "$OUT" "$(fix "$pid" "get z stats.allocated")"
+	done
+}
+
+t_signals_syscalls_and_timer_survive_borrowing() {
+	local pid tids t name tid sent=0 forks=0 check
+	start_fixture_cmd pid "$FIXTURES/sigfix" --timer
+	tids=$(fix "$pid" tids)
+	for t in $tids; do
+		name=${t%%=*} tid=${t#*=}
+		for i in 1 2 3 4 5; do
+			# Signals arrive while the thread is borrowed and blocked.
+			( for _ in 1 2 3 4; do kill -USR1 "$pid"; sleep 0.005; kill -PIPE "$pid"; sleep 0.005; done ) &
+			jm --thread "$tid" "$pid" get stats.allocated
+			wait $!
+			sent=$((sent + 4))
+			expect_rc 0
+			expect_eq "$(fix "$pid" "fork 3")" ok
+			forks=$((forks + 3))
+		done
+		jm --thread "$tid" "$pid" stats -o /dev/null
+		expect_rc 0
+	done
+	expect_eq "$(fix "$pid" poke)" ok
+	sleep 0.7	# a full nap of the sleeping thread after the last borrow
+	check=$(fix "$pid" check)
+	expect_eq "$check" "read=1 epoll=1 futex=1 sleep_bad=0 usr1=$sent pipe=$sent reaped=$forks timer_lost=0"
+}
+
+t_seccomp_and_mdwe_target_survives() {
+	local pid before
+	start_fixture_cmd pid "$FIXTURES/sigfix" --seccomp
+	grep -q '^Seccomp:[[:space:]]*2' "/proc/$pid/status" || fail "no seccomp filter"
+	before=$(proc_state "$pid")
+	jm "$pid" get stats.allocated version
+	expect_rc 0
+	jm "$pid" stats -o /dev/null
+	expect_rc 0
+	jm "$pid" info
+	expect_rc 0
+	expect_state "$pid" "$before"
+	# No executable mapping appeared: nothing was injected.
+	expect_eq "$(grep -c ' r.xp ' "/proc/$pid/maps")" "$(grep -c ' r.xp ' <<<"$before")"
+	expect_eq "$(fix "$pid" ping)" pong
+}
+
+t_target_killed_during_a_call() {
+	local pid jpid rc=0
+	start_fixture pid "$FIXTURES/jemfix"
+	expect_eq "$(fix "$pid" "arenas 300")" ok
+	start_bg jpid "$JEMATTACH" "$pid" stats -o "$TMPD/s.txt" 2>"$TMPD/kerr"
+	# Kill it once we are its tracer, in the middle of the ~100 ms call.
+	for _ in $(seq 5000); do
+		[[ $(awk '/TracerPid/ {print $2}' "/proc/$pid/status" 2>/dev/null) == "$jpid" ]] && break
+	done
+	kill -KILL "$pid"
+	wait "$jpid" || rc=$?
+	expect_eq "$rc" 1
+	expect_match "$(cat "$TMPD/kerr")" "killed by SIGKILL during the call"
+}
+
+t_our_sigterm_restores_the_target_first() {
+	local pid jpid rc=0 sig
+	for sig in TERM INT HUP; do
+		start_fixture pid "$FIXTURES/jemfix" "$PROF"
+		mkfifo "$TMPD/fifo.$sig"
+		# A fixture thread holds jemalloc's dump lock: our prof reset waits on it.
+		expect_eq "$(fix "$pid" "dump $TMPD/fifo.$sig")" ok
+		sleep 0.2
+		# Background jobs start with SIGINT ignored; give it its default action.
+		start_bg jpid env --default-signal=INT "$JEMATTACH" --timeout 60 "$pid" prof reset
+		sleep 0.5
+		kill -"$sig" "$jpid"
+		rc=0; wait "$jpid" || rc=$?
+		expect_match "$rc" "^(129|130|143)$"
+		expect_eq "$(fix "$pid" ping)" pong
+		cat "$TMPD/fifo.$sig" >/dev/null
+		sleep 0.2
+		# The lock was released by its holder; ours was never taken.
+		jm "$pid" prof reset
+		expect_rc 0
+		expect_eq "$(fix "$pid" ping)" pong
+	done
+}
+
+t_timeout_names_the_lock_holder() {
+	local pid before
+	start_fixture pid "$FIXTURES/jemfix" "$PROF"
+	mkfifo "$TMPD/fifo.timeout"
+	expect_eq "$(fix "$pid" "dump $TMPD/fifo.timeout")" ok
+	sleep 0.2
+	jm --timeout 0.5 "$pid" prof reset
+	expect_rc 5
+	expect_match "$ERR" "did not return within 500 ms; it was blocked in syscall futex"
+	expect_match "$ERR" "thread [0-9]+ \(jemfix\) is inside jemalloc"
+	expect_match "$ERR" "dumper"
+	cat "$TMPD/fifo.timeout" >/dev/null
+	sleep 0.2
+	jm "$pid" prof reset
+	expect_rc 0
+	expect_eq "$(fix "$pid" check)" ok
+}
+
+t_freeze_snapshot_and_refusal() {
+	local pid states
+	start_fixture pid "$FIXTURES/jemfix"
+	expect_eq "$(fix "$pid" "threads 6")" ok
+	jm --freeze "$pid" get stats.allocated
+	expect_rc 0
+	expect_eq "$OUT" "$(fix "$pid" "get z stats.allocated")"
+	states=$(for t in /proc/"$pid"/task/*; do awk '{print $3}' "$t/stat"; done | sort -u | tr -d '\n')
+	[[ $states != *t* && $states != *T* ]] || fail "threads left stopped: $states"
+	# A thread inside jemalloc (its background thread) makes --freeze refuse.
+	start_fixture pid "$FIXTURES/jemfix" MALLOC_CONF=background_thread:true
+	fix "$pid" "alloc 100 100000" >/dev/null
+	for _ in $(seq 100); do grep -q jemalloc_bg_thd /proc/"$pid"/task/*/comm 2>/dev/null && break; sleep 0.05; done
+	jm --freeze "$pid" get stats.allocated
+	expect_rc 5
+	expect_match "$ERR" "--freeze refused: tid [0-9]+ \(jemalloc_bg_thd\) is inside jemalloc"
+	expect_eq "$(fix "$pid" ping)" pong
+}
+
+t_threads_shows_every_thread() {
+	local pid n
+	start_fixture pid "$FIXTURES/jemfix" MALLOC_CONF=background_thread:true
+	expect_eq "$(fix "$pid" "threads 3")" ok
+	fix "$pid" "alloc 100 100000" >/dev/null
+	for _ in $(seq 100); do grep -q jemalloc_bg_thd /proc/"$pid"/task/*/comm 2>/dev/null && break; sleep 0.05; done
+	jm "$pid" threads --json
+	expect_rc 0
+	n=$(ls /proc/"$pid"/task | wc -l)
+	expect_eq "$(jq length <<<"$OUT")" "$n"
+	expect_eq "$(jq -r '.[] | select(.tid == '"$pid"') | .syscall' <<<"$OUT")" read
+	expect_eq "$(jq -r '.[] | select(.comm == "jemalloc_bg_thd") | .in_jemalloc' <<<"$OUT")" true
+	jq -e '.[] | select(.tid == '"$pid"') | .frames[] | select(.func == "main")' <<<"$OUT" >/dev/null || fail "no main frame"
+	jq -e '[.[] | .frames[] | select(.file != null)] | length > 0' <<<"$OUT" >/dev/null || fail "no file:line anywhere"
+	jm "$pid" threads
+	expect_rc 0
+	expect_match "$OUT" "INSIDE JEMALLOC"
+	expect_match "$OUT" "main\+0x[0-9a-f]+ \(jemfix\) .*jemfix\.c:[0-9]+"
+	# Works on any process, jemalloc or not.
+	local sp
+	start_bg sp sleep 60
+	jm "$sp" threads
+	expect_rc 0
+	expect_match "$OUT" "TID $sp \(sleep\)"
+	expect_eq "$(state_of "$sp")" S
+}
+
+t_private_tmp_in_a_mount_namespace() {
+	local pid
+	start_fixture_cmd pid unshare --mount --propagation private sh -c \
+		'mount -t tmpfs jemattach-test /tmp && exec env '"$PROF"' "$0"' "$FIXTURES/jemfix"
+	jm "$pid" prof dump -o "$TMPD/ns.heap"
+	expect_rc 0
+	expect_match "$(head -1 "$TMPD/ns.heap")" "^heap_v2/"
+	expect_eq "$(ls /tmp | grep -c "^jemattach\.$pid\.")" 0
+	expect_eq "$(ls /proc/"$pid"/root/tmp | grep -c "^jemattach\.")" 0
+}
+
+t_read_only_root_is_a_clear_error() {
+	local pid
+	start_fixture_cmd pid unshare --mount --propagation private sh -c \
+		'for d in / /tmp /var/tmp /dev/shm; do mount -o bind,remount,ro "$d" 2>/dev/null || { mount --bind "$d" "$d" && mount -o bind,remount,ro "$d"; }; done; exec env '"$PROF"' "$0"' "$FIXTURES/jemfix"
+	jm "$pid" prof dump -o "$TMPD/ro.heap"
+	expect_rc 1
+	expect_match "$ERR" "has no directory it can write the dump to"
+	[[ ! -e $TMPD/ro.heap ]] || fail "a file was written"
+	expect_eq "$(fix "$pid" ping)" pong
+}
+
+run_tests
