@@ -52,7 +52,7 @@ FIX_STATIC := $(FIX_DIR)/jemfix-static $(FIX_DIR)/jemfix-static-je $(FIX_DIR)/je
 FIXTURES  := $(FIX_DYN) $(FIX_DIR)/callee $(FIX_STATIC)
 JEM_PIC   := /usr/lib/x86_64-linux-gnu/libjemalloc_pic.a
 
-.PHONY: all deps check check-run demo install uninstall clean bench soak fuzz
+.PHONY: all deps check demo install uninstall clean bench soak fuzz
 .DELETE_ON_ERROR:
 
 all: $(BUILD)/jemattach $(BUILD)/libjemattach.a $(BUILD)/libjemattach.so fixtures
@@ -156,6 +156,11 @@ demo: deps
 
 bench: all
 	@bench/run.sh
+
+# The long version of the stress test in make check: 10000 operations.
+soak: deps
+	@$(MAKE) --no-print-directory all
+	@tests/stress.sh $${SOAK_OPS:-10000}
 
 # --- fuzzing (by hand: `make fuzz FUZZ_TIME=600`; make check replays the corpus) ---
 # New inputs land in $(BUILD)/fuzz/corpus; merge the interesting ones into

@@ -99,8 +99,9 @@ static long where_stopped(struct att_thread *t, char *buf, size_t len)
 	return nr;
 }
 
-/* The call did not finish: get the thread stopped so release can restore it. */
-static int abandon(struct att_thread *t, int why, int timeout_ms)
+/* The call did not finish in time: get the thread stopped so release can
+ * restore it. */
+static int abandon(struct att_thread *t, int timeout_ms)
 {
 	char where[320];
 	int err = att_thread_interrupt(t, 30000);
@@ -108,14 +109,11 @@ static int abandon(struct att_thread *t, int why, int timeout_ms)
 	if (t->gone)
 		return exit_error(t);
 	if (err)
-		return att_fail(t, err, "tid %d: could not stop it after %s: %s", (int)t->tid,
-				why == -ETIMEDOUT ? "the timeout" : "an interrupt", strerror(-err));
+		return att_fail(t, err, "tid %d: could not stop it after the timeout: %s", (int)t->tid,
+				strerror(-err));
 	where_stopped(t, where, sizeof(where));
-	if (why == -ETIMEDOUT)
-		return att_fail(t, why, "tid %d: the call did not return within %d ms; it was "
-				"blocked in %s", (int)t->tid, timeout_ms, where);
-	return att_fail(t, why, "tid %d: call interrupted by a signal to jemattach (it was in %s)",
-			(int)t->tid, where);
+	return att_fail(t, -ETIMEDOUT, "tid %d: the call did not return within %d ms; it was "
+			"blocked in %s", (int)t->tid, timeout_ms, where);
 }
 
 /* Stop the thread and say whether it may be taken back at once: a thread
@@ -198,6 +196,7 @@ int att_call(struct att_thread *t, const struct att_call *c, uint64_t *retval)
 			}
 			return att_fail(t, err, "PTRACE_CONT tid %d: %s", (int)t->tid, strerror(-err));
 		}
+	wait:
 		err = att_wait(t, deadline, &status, !interrupted);
 		if (err == -ETIMEDOUT && !graced && c->grace_ms > 0 &&
 		    busy_elsewhere(t, where, sizeof(where))) {
@@ -208,17 +207,18 @@ int att_call(struct att_thread *t, const struct att_call *c, uint64_t *retval)
 			deadline = att_now_ns() + (int64_t)c->grace_ms * 1000000;
 			continue;
 		}
-		/* Our own SIGINT/SIGTERM: a call waiting for a lock is given up
-		 * at once; one that is working is let finish (within the timeout),
-		 * and no further call starts. */
-		if (err == -EINTR && busy_elsewhere(t, where, sizeof(where))) {
-			att_log(t, ATT_LOG_INFO, "tid %d: signal received; letting the call (in %s) "
-				"finish first", (int)t->tid, where);
+		/* Our own SIGINT/SIGTERM never cuts a call short: even a futex wait
+		 * may be made with a lock held (jemalloc's epoch refresh waits for
+		 * arena locks holding ctl_mtx).  The call runs on, within its
+		 * timeout, and no further call starts. */
+		if (err == -EINTR) {
+			att_log(t, ATT_LOG_INFO, "tid %d: signal received; letting the call finish "
+				"first", (int)t->tid);
 			interrupted = 1;
-			continue;
+			goto wait;
 		}
-		if (err == -ETIMEDOUT || err == -EINTR)
-			return abandon(t, err, c->timeout_ms);
+		if (err == -ETIMEDOUT)
+			return abandon(t, c->timeout_ms);
 		if (err)
 			return att_fail(t, err, "waiting for tid %d: %s", (int)t->tid, strerror(-err));
 		if (t->gone)

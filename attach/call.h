@@ -42,8 +42,9 @@ struct att_call {
 /* Run @c in @t, which must be hijacked.  Returns 0 and the function's return
  * value in *retval; -ETIMEDOUT when it did not return in time (the thread is
  * stopped again, still hijacked: release restores it; t->err says where it
- * was blocked); -EINTR when a deferred
- * signal cut the wait short; -EFAULT on any unexpected stop (t->err says which
+ * was blocked); -EINTR, without starting, when one of our deferred signals is
+ * pending (one that arrives during the call lets it finish); -EFAULT on any
+ * unexpected stop (t->err says which
  * signal, where, and in which symbol); -ESRCH if the thread or process exited;
  * the callback's error if it failed. */
 int att_call(struct att_thread *t, const struct att_call *c, uint64_t *retval);

@@ -180,18 +180,19 @@ START_TEST(test_call_our_signal_lets_a_working_call_finish)
 }
 END_TEST
 
-START_TEST(test_call_our_signal_abandons_a_lock_wait)
+START_TEST(test_call_our_signal_does_not_cut_a_lock_wait_short)
 {
 	int64_t t0 = att_now_ns();
 	int err;
 
 	signal(SIGTERM, on_term);
 	term_us_in(100);
-	/* Waiting for a lock holds nothing: given up at once, not after 20 s. */
-	run("lock_wait", NULL, 0, 20000, &err);
-	ck_assert_int_eq(err, -EINTR);
+	/* A futex wait may be made holding another lock: only the timeout ends it. */
+	run("lock_wait", NULL, 0, 1000, &err);
+	ck_assert_int_eq(err, -ETIMEDOUT);
+	ck_assert_int_ge(att_now_ns() - t0, 1000000000LL);
 	ck_assert_msg(strstr(t.err, "futex"), "message: %s", t.err);
-	ck_assert_int_lt(att_now_ns() - t0, 10000000000LL);
+	ck_assert_int_eq(got_term, 0);
 	ck_assert_int_eq(att_thread_release(&t), 0);
 	ck_assert_int_eq(got_term, SIGTERM);
 	ck_assert_str_eq(tproc_cmd(&p, "ping"), "pong");
@@ -242,7 +243,7 @@ Suite *suite_call(void)
 	tcase_add_test(tc, test_call_timeout_restores);
 	tcase_add_test(tc, test_call_signals_during_call_are_delivered_after);
 	tcase_add_test(tc, test_call_our_signal_lets_a_working_call_finish);
-	tcase_add_test(tc, test_call_our_signal_abandons_a_lock_wait);
+	tcase_add_test(tc, test_call_our_signal_does_not_cut_a_lock_wait_short);
 	tcase_add_test(tc, test_call_timeout_grace_for_a_working_call);
 	tcase_add_test(tc, test_scratch_bounds);
 	suite_add_tcase(s, tc);

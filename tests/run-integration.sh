@@ -1,10 +1,12 @@
 #!/bin/bash
 # run-integration.sh -- run tests/integration/*.sh, each in its own process group.
-# Usage: run-integration.sh [PATTERN]   (env: JEMATTACH, FIXTURES)
+# Usage: run-integration.sh [PATTERN]   (env: JEMATTACH, FIXTURES, and
+# SKIP: a pattern of tests not to run)
 set -u
 pass=0 fail=0
 for f in tests/integration/*.sh; do
 	[[ -n ${1:-} && $f != *$1* ]] && continue
+	[[ -n ${SKIP:-} && $f == *$SKIP* ]] && { echo "skipped $f"; continue; }
 	out=$(mktemp)
 	# setsid: a group of our own, so anything the test leaves behind is ours to reap.
 	setsid -w bash "$f" >"$out" 2>&1 &

@@ -1,22 +1,17 @@
 /* cmd_watch.c -- "watch": sample a process's memory at an interval, as JSON lines, CSV or Prometheus text.
  *
- * The sampling runs in a child process in a process group of its own, and
- * the parent only turns Ctrl-C (SIGINT, SIGTERM, SIGHUP) into "stop after
- * this sample" by closing a pipe.  Why: the library answers a signal that
- * arrives during an in-target call by abandoning the call, and an abandoned
- * "epoch" refresh may leave an arena lock held in the target for ever.  The
- * terminal's Ctrl-C goes to the foreground process group, so it never reaches
- * the sampler; the sampler only ever stops between samples.
+ * Ctrl-C (SIGINT, SIGTERM, SIGHUP) ends the watch between samples with a
+ * complete file.  A signal that arrives during a sample is held back by the
+ * library until the target is restored (a call in progress is never cut
+ * short); the sample it interrupted is dropped, not written half.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -32,7 +27,6 @@ struct watch {
 	const char *out;	/* NULL or "-": stdout */
 	enum jma_series_fmt fmt;
 	unsigned flags;		/* JMA_SAMPLE_* */
-	int stopfd;		/* readable (EOF) once the parent wants us to stop */
 	/* what the target paid, for the summary */
 	unsigned long samples;
 	uint64_t hold_sum, hold_max;
@@ -55,21 +49,19 @@ static double now_s(void)
 }
 
 /* Sleep until @deadline (monotonic seconds).  Returns 1 when asked to stop. */
-static int pause_until(const struct watch *w, double deadline)
+static int pause_until(double deadline)
 {
-	for (;;) {
-		struct pollfd p = { .fd = w->stopfd, .events = POLLIN };
+	while (!stop_requested) {
 		double left = deadline - now_s();
-		int r;
+		struct timespec step = { 0, 50000000 };
 
-		if (stop_requested)
-			return 1;
-		r = poll(&p, 1, left > 0 ? (int)(left * 1000) + 1 : 0);
-		if (r > 0)
-			return 1;
-		if (r == 0 && now_s() >= deadline)
+		if (left <= 0)
 			return 0;
+		if (left < 0.05)
+			step.tv_nsec = (long)(left * 1e9);
+		nanosleep(&step, NULL);
 	}
+	return 1;
 }
 
 /* 0: sampled.  1: the target stayed busy, skip this iteration.  2: asked to
@@ -81,13 +73,15 @@ static int sample(struct cli *c, struct watch *w, unsigned iter, struct jma_samp
 
 		if (!err)
 			return 0;
+		if (stop_requested)
+			return 2;
 		if (err != -EAGAIN || jma_errkind(c->s) != JMA_ERR_UNSAFE)
 			return -1;
 		if (tries == BUSY_TRIES) {
 			fprintf(stderr, "%s: iteration %u skipped: %s\n", c->prog, iter, jma_errmsg(c->s));
 			return 1;
 		}
-		if (pause_until(w, now_s() + BUSY_PAUSE_MS / 1000.0))
+		if (pause_until(now_s() + BUSY_PAUSE_MS / 1000.0))
 			return 2;
 	}
 }
@@ -133,7 +127,7 @@ static int watch_loop(struct cli *c, struct watch *w)
 		struct jma_sample smp;
 		int got;
 
-		if (pause_until(w, next))
+		if (pause_until(next))
 			break;
 		next += w->interval;
 		if (next < now_s())
@@ -218,51 +212,13 @@ int cmd_watch(struct cli *c, int argc, char **argv)
 {
 	struct watch w = { .interval = 10, .fmt = JMA_SERIES_JSONL };
 	struct sigaction sa = { .sa_handler = on_stop };
-	int pfd[2], rc = parse_args(c, argc, argv, &w), status;
-	pid_t child;
+	int rc = parse_args(c, argc, argv, &w);
 
 	if (rc)
 		return rc;
-	/* No SA_RESTART: waitpid below must return to notice the flag. */
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
-	if (pipe(pfd))
-		return cli_error(EXIT_TARGET, "pipe: %s", strerror(errno));
-	fflush(stdout);
-	fflush(stderr);
-	child = fork();
-	if (child < 0) {
-		close(pfd[0]);
-		close(pfd[1]);
-		return cli_error(EXIT_TARGET, "fork: %s", strerror(errno));
-	}
-	if (child == 0) {
-		close(pfd[1]);
-		setpgid(0, 0);
-		w.stopfd = pfd[0];
-		rc = watch_loop(c, &w);
-		close(pfd[0]);
-		return rc;
-	}
-	close(pfd[0]);
-	while (waitpid(child, &status, 0) < 0) {
-		if (errno != EINTR) {
-			rc = cli_error(EXIT_TARGET, "waiting for the sampler: %s", strerror(errno));
-			break;
-		}
-		/* Closing our end is the sampler's cue to finish its file. */
-		if (stop_requested && pfd[1] >= 0) {
-			close(pfd[1]);
-			pfd[1] = -1;
-		}
-	}
-	if (pfd[1] >= 0)
-		close(pfd[1]);
-	if (rc)
-		return rc;
-	if (WIFSIGNALED(status))
-		return cli_error(EXIT_TARGET, "the sampler died of signal %d", WTERMSIG(status));
-	return WEXITSTATUS(status);
+	return watch_loop(c, &w);
 }
