@@ -197,26 +197,82 @@ static int dump_to(struct cli *c, const char *path)
 	return EXIT_OK;
 }
 
+/* Where the memory is: the profile at @path (minus @base if not NULL),
+ * symbolized from the live target, as jeprof-style text. */
+static int analyze(struct cli *c, const char *path, const char *base, unsigned top)
+{
+	struct jma_heap_symopts so = { .pid = c->pid };
+	struct jma_heap_report_opts ro = { .format = JMA_HEAP_TEXT, .top = top };
+	jma_heap *h = NULL, *b = NULL;
+	char msg[1024];
+	int rc = EXIT_OK;
+
+	if (jma_heap_load(path, &h, msg, sizeof(msg)) ||
+	    (base && jma_heap_load(base, &b, msg, sizeof(msg)))) {
+		rc = cli_error(EXIT_TARGET, "%s", msg);
+		goto out;
+	}
+	if ((b && jma_heap_subtract(h, b)) || jma_heap_symbolize(h, &so) ||
+	    jma_heap_report_file(h, &ro, stdout))
+		rc = cli_error(EXIT_TARGET, "analysing %s: %s", path, jma_heap_errmsg(h));
+out:
+	jma_heap_free(b);
+	jma_heap_free(h);
+	return rc;
+}
+
+static int parse_top(struct cli *c, const char *arg, unsigned *top)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(arg, &end, 10);
+	if (errno || *end || !arg[0] || arg[0] == '-' || v > 100000)
+		return cli_usage(c, "prof", "invalid --top \"%s\"", arg);
+	*top = (unsigned)v;
+	return EXIT_OK;
+}
+
 static int prof_dump(struct cli *c, int argc, char **argv)
 {
-	static const struct option longopts[] = { { "output", required_argument, NULL, 'o' }, { 0 } };
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "analyze", no_argument, NULL, 'a' },
+		{ "top", required_argument, NULL, 'n' },
+		{ 0 },
+	};
 	char name[256];
 	const char *out = NULL;
-	int opt;
+	unsigned top = 20;
+	int opt, rc, an = 0;
 
 	optind = 0;
 	while ((opt = getopt_long(argc, argv, "o:", longopts, NULL)) != -1) {
-		if (opt != 'o')
-			return cli_usage(c, "prof", "invalid option to prof dump");
-		out = optarg;
+		switch (opt) {
+		case 'o': out = optarg; break;
+		case 'a': an = 1; break;
+		case 'n':
+			if ((rc = parse_top(c, optarg, &top)))
+				return rc;
+			break;
+		default: return cli_usage(c, "prof", "invalid option to prof dump");
+		}
 	}
 	if (optind != argc)
 		return cli_usage(c, "prof", "unexpected argument \"%s\"", argv[optind]);
+	if (an && out && !strcmp(out, "-"))
+		return cli_usage(c, "prof", "--analyze needs the dump in a file, not -o -");
 	if (!out) {
 		default_name(c->pid, name, sizeof(name));
 		out = name;
 	}
-	return dump_to(c, out);
+	rc = dump_to(c, out);
+	if (rc == EXIT_OK && an) {
+		fflush(stdout);
+		rc = analyze(c, out, NULL, top);
+	}
+	return rc;
 }
 
 static volatile sig_atomic_t window_stop;
@@ -250,7 +306,12 @@ static int wait_window(double secs)
 
 static int prof_window(struct cli *c, int argc, char **argv)
 {
-	static const struct option longopts[] = { { "output", required_argument, NULL, 'o' }, { 0 } };
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "top", required_argument, NULL, 'n' },
+		{ 0 },
+	};
+	unsigned top = 20;
 	struct sigaction sa = { .sa_handler = on_stop }, old_int, old_term, old_hup;
 	char dir[4096], base[4200], final[4200];
 	const char *outdir = NULL;
@@ -261,9 +322,12 @@ static int prof_window(struct cli *c, int argc, char **argv)
 
 	optind = 0;
 	while ((opt = getopt_long(argc, argv, "o:", longopts, NULL)) != -1) {
-		if (opt != 'o')
+		if (opt == 'o')
+			outdir = optarg;
+		else if (opt != 'n')
 			return cli_usage(c, "prof", "invalid option to prof window");
-		outdir = optarg;
+		else if ((rc = parse_top(c, optarg, &top)))
+			return rc;
 	}
 	if (argc - optind != 1)
 		return cli_usage(c, "prof", "prof window needs SECONDS");
@@ -321,6 +385,13 @@ out:
 	if (window_stop) {
 		fprintf(stderr, "jemattach: interrupted\n");
 		return 128 + window_stop;
+	}
+	if (rc == EXIT_OK) {
+		/* What was allocated in the window and is still live after the
+		 * second wait: the long-lived growth. */
+		printf("\nallocation sites that grew during the window (%s minus %s):\n", final, base);
+		fflush(stdout);
+		rc = analyze(c, final, base, top);
 	}
 	return rc;
 }

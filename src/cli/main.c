@@ -19,8 +19,9 @@ const struct cli_cmd cli_commands[] = {
 	  "write a mallctl value; prints old -> new when readable" },
 	{ "stats", 1, 0, cmd_stats, "stats [--json] [--opts LETTERS] [-o FILE]",
 	  "the full malloc_stats_print report, captured here (not on the target's stderr)" },
-	{ "prof", 1, 0, cmd_prof, "prof status [--json]\nprof on|off\nprof dump [-o FILE|-]\n"
-	  "prof reset [LG_SAMPLE]\nprof gdump on|off\nprof window SECONDS [-o DIR]",
+	{ "prof", 1, 0, cmd_prof, "prof status [--json]\nprof on|off\n"
+	  "prof dump [-o FILE|-] [--analyze [--top N]]\nprof reset [LG_SAMPLE]\nprof gdump on|off\n"
+	  "prof window SECONDS [-o DIR] [--top N]",
 	  "heap-profiling control (needs MALLOC_CONF=prof:true at the target's start)" },
 	{ "purge", 1, 0, cmd_purge, "purge [ARENA|all]",
 	  "purge unused dirty pages now (arena.<i>.purge); shows resident/retained before -> after" },

@@ -159,6 +159,42 @@ t_window_ctrl_c_restores_prof_active() {
 	expect_eq "$(fix "$pid" "get b prof.active")" false
 }
 
+t_dump_analyze_names_the_site() {
+	local pid held
+	start_fixture pid "$FIXTURES/heapsites" MALLOC_CONF=prof:true,lg_prof_sample:14
+	expect_eq "$(fix "$pid" "big 24")" ok
+	expect_eq "$(fix "$pid" "small 4")" ok
+	jm "$pid" prof dump -o "$TMPD/a.heap" --analyze --top 3
+	expect_rc 0
+	expect_match "$(sed -n 3p <<<"$OUT")" " keep_big$"
+	held=$(fix "$pid" held | awk '{print $2}')
+	# The flat column is MB (10^6 bytes), un-sampled: within 10% of the truth.
+	awk -v mb="$(sed -n 3p <<<"$OUT" | awk '{print $1}')" -v b="$held" \
+		'BEGIN {exit !(mb * 1e6 > b * 0.9 && mb * 1e6 < b * 1.1)}' || fail "keep_big: $OUT vs $held bytes"
+	jm "$pid" prof dump -o - --analyze
+	expect_rc 2
+}
+
+t_window_reports_what_grew() {
+	local pid jpid rc=0 grew line
+	start_fixture pid "$FIXTURES/heapsites" MALLOC_CONF=prof:true,prof_active:false,lg_prof_sample:14
+	expect_eq "$(fix "$pid" "small 8")" ok
+	start_bg jpid "$JEMATTACH" "$pid" prof window 1.5 -o "$TMPD/w2" --top 5 >"$TMPD/w2.out" 2>"$TMPD/w2.err"
+	for _ in $(seq 300); do grep -q "profiling active" "$TMPD/w2.err" 2>/dev/null && break; sleep 0.02; done
+	# Long-lived growth inside the window: 16 MiB more in keep_big.
+	expect_eq "$(fix "$pid" "big 16")" ok
+	wait "$jpid" || rc=$?
+	expect_eq "$rc" 0
+	line=$(grep -A3 "allocation sites that grew" "$TMPD/w2.out" | sed -n 3p)
+	expect_match "$line" " keep_big$"
+	grew=$(awk '{print $1}' <<<"$line")
+	awk -v mb="$grew" 'BEGIN {b = 16 * 1048576; exit !(mb * 1e6 > b * 0.9 && mb * 1e6 < b * 1.1)}' ||
+		fail "keep_big grew $grew MB, expected 16 MiB"
+	# keep_small's 8 MiB predates the window: not reported as growth.
+	grep -A8 "allocation sites that grew" "$TMPD/w2.out" | grep -q small_block && fail "small_block reported"
+	expect_match "$(cat "$TMPD/w2.err")" "prof.active restored to false"
+}
+
 t_purge_releases_dirty_pages() {
 	local pid
 	start_fixture pid "$FIXTURES/jemfix" MALLOC_CONF=dirty_decay_ms:-1
