@@ -12,7 +12,7 @@
 #include "mem.h"
 #include "procfs.h"
 
-int att_call_check_sentinels(struct att_thread *t)
+int att_call_check_sentinels(pid_t pid, char *msg, size_t len)
 {
 	char *buf;
 	unsigned long min;
@@ -20,18 +20,26 @@ int att_call_check_sentinels(struct att_thread *t)
 	size_t n;
 	int err = att_proc_read("/proc/sys/vm/mmap_min_addr", &buf, NULL);
 
-	if (err)
-		return att_fail(t, err, "reading vm.mmap_min_addr: %s", strerror(-err));
+	if (err) {
+		snprintf(msg, len, "reading vm.mmap_min_addr: %s", strerror(-err));
+		return err;
+	}
 	min = strtoul(buf, NULL, 10);
 	free(buf);
-	if (min < 4096)
-		return att_fail(t, -EPERM, "vm.mmap_min_addr is %lu: page 0 can be mapped, so the "
-				"call sentinels are not safe", min);
-	err = att_proc_maps(t->pid, &maps, &n);
-	if (err)
-		return att_fail(t, err, "reading /proc/%d/maps: %s", (int)t->pid, strerror(-err));
-	if (att_maps_find(maps, n, ATT_RET_SENTINEL) || att_maps_find(maps, n, ATT_CB_SENTINEL))
-		err = att_fail(t, -EPERM, "page 0 is mapped in process %d", (int)t->pid);
+	if (min < 4096) {
+		snprintf(msg, len, "vm.mmap_min_addr is %lu: page 0 can be mapped, so the call "
+			 "sentinels are not safe", min);
+		return -EPERM;
+	}
+	err = att_proc_maps(pid, &maps, &n);
+	if (err) {
+		snprintf(msg, len, "reading /proc/%d/maps: %s", (int)pid, strerror(-err));
+		return err;
+	}
+	if (att_maps_find(maps, n, ATT_RET_SENTINEL) || att_maps_find(maps, n, ATT_CB_SENTINEL)) {
+		snprintf(msg, len, "page 0 is mapped in process %d", (int)pid);
+		err = -EPERM;
+	}
 	att_maps_free(maps, n);
 	return err;
 }

@@ -49,7 +49,8 @@ struct att_call {
  * the callback's error if it failed. */
 int att_call(struct att_thread *t, const struct att_call *c, uint64_t *retval);
 
-/* Refuse to run calls when page 0 could be mapped in the target. */
-int att_call_check_sentinels(struct att_thread *t);
+/* Refuse to run calls when page 0 could be mapped in process @pid: -EPERM
+ * with the reason in @msg.  Needs no stopped thread. */
+int att_call_check_sentinels(pid_t pid, char *msg, size_t len);
 
 #endif

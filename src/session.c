@@ -147,6 +147,10 @@ int jma_open(jma_session *s, pid_t pid)
 	c = jma_syms_jemalloc(s->syms);
 	if (!c)
 		return 0;
+	/* Checked here, before any thread is stopped, to keep the hold short. */
+	err = att_call_check_sentinels(pid, msg, sizeof(msg));
+	if (err)
+		return jma_fail(s, JMA_ERR_UNSAFE, err, "%s", msg);
 	if (!c->fn_stats_print)
 		jma_logf(s, JMA_LOG_WARN, "%smalloc_stats_print not found: stats will not work",
 			 c->prefix);
@@ -289,12 +293,6 @@ static int try_thread(jma_session *s, const struct att_candidate *c, char *why, 
 		}
 		jma_logf(s, JMA_LOG_WARN, "using tid %d although it is inside jemalloc (%s): --force",
 			 (int)c->tid, where);
-	}
-	err = att_call_check_sentinels(t);
-	if (err) {
-		jma_fail_att(s, JMA_ERR_UNSAFE, err);
-		give_back(s);
-		return err;
 	}
 	return 0;
 }
