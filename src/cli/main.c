@@ -162,7 +162,9 @@ static int gdb_script(void)
 {
 	char exe[PATH_MAX], path[PATH_MAX + 64];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	static const char *const rel[] = { "/../gdb/jemalloc.gdb", "/../share/jemattach/jemalloc.gdb" };
+	/* In a source tree (build/, build/asan/), then installed. */
+	static const char *const rel[] = { "/../gdb/jemalloc.gdb", "/../../gdb/jemalloc.gdb",
+					   "/../share/jemattach/jemalloc.gdb" };
 
 	if (n > 0) {
 		char *slash;
