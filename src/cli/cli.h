@@ -49,6 +49,9 @@ const char *cli_bytes(unsigned long long n, char *buf, size_t len);
 /* JSON output helpers (json.c). */
 void cli_json_string(FILE *f, const char *s);
 void cli_json_value(FILE *f, const struct jma_value *v);
+/* `, "NAME": VALUE` for each name; null where !have[i]. */
+void cli_json_values(FILE *f, const char *const *names, const struct jma_value *v, const int *have,
+		     size_t n);
 
 /* Commands, one file each. */
 int cmd_info(struct cli *c, int argc, char **argv);

@@ -49,15 +49,7 @@ int cmd_info(struct cli *c, int argc, char **argv)
 		printf(", \"prefix\": ");
 		cli_json_string(stdout, ti.prefix);
 		printf(", \"static\": %s", ti.is_static ? "true" : "false");
-		for (size_t i = 0; i < NINFO; i++) {
-			printf(", ");
-			cli_json_string(stdout, info_names[i]);
-			printf(": ");
-			if (have[i])
-				cli_json_value(stdout, &v[i]);
-			else
-				printf("null");
-		}
+		cli_json_values(stdout, info_names, v, have, NINFO);
 		printf(", \"thread\": {\"tid\": %d, \"comm\": ", (int)ti.tid);
 		cli_json_string(stdout, ti.tid_comm);
 		printf(", \"why\": ");

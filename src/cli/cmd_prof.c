@@ -46,15 +46,7 @@ static int prof_status(struct cli *c, int argc, char **argv)
 			printf(", \"why\": ");
 			cli_json_string(stdout, why);
 		}
-		for (size_t i = 0; i < NSTATUS; i++) {
-			printf(", ");
-			cli_json_string(stdout, status_names[i]);
-			printf(": ");
-			if (have[i])
-				cli_json_value(stdout, &v[i]);
-			else
-				printf("null");
-		}
+		cli_json_values(stdout, status_names, v, have, NSTATUS);
 		if (have[5])
 			printf(", \"sample_bytes\": %llu", 1ULL << (v[5].z & 63));
 		printf("}\n");

@@ -41,3 +41,17 @@ void cli_json_value(FILE *f, const struct jma_value *v)
 	jma_value_format(v, buf, sizeof(buf));
 	fputs(buf, f);
 }
+
+void cli_json_values(FILE *f, const char *const *names, const struct jma_value *v, const int *have,
+		     size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		fputs(", ", f);
+		cli_json_string(f, names[i]);
+		fputs(": ", f);
+		if (have[i])
+			cli_json_value(f, &v[i]);
+		else
+			fputs("null", f);
+	}
+}
