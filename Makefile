@@ -48,7 +48,7 @@ FIX_CFLAGS := -O1 -g -Wall -Wextra -Werror -D_GNU_SOURCE -pthread
 FIX_SRCS  := $(wildcard tests/fixtures/*.c)
 FIX_DYN   := $(patsubst tests/fixtures/%.c,$(FIX_DIR)/%,$(filter-out tests/fixtures/callee.c,$(FIX_SRCS)))
 FIX_STATIC := $(FIX_DIR)/jemfix-static $(FIX_DIR)/jemfix-static-je $(FIX_DIR)/jemfix-static-rjem \
-	$(FIX_DIR)/jemfix-static-stripped
+	$(FIX_DIR)/jemfix-static-stripped $(FIX_DIR)/jemfix-static-debuglink $(FIX_DIR)/jemfix-in-so
 FIXTURES  := $(FIX_DYN) $(FIX_DIR)/callee $(FIX_STATIC)
 JEM_PIC   := /usr/lib/x86_64-linux-gnu/libjemalloc_pic.a
 
@@ -126,6 +126,20 @@ $(FIX_DIR)/jemfix-static-rjem: tests/fixtures/jemfix.c tests/fixtures/fixture.h 
 
 $(FIX_DIR)/jemfix-static-stripped: $(FIX_DIR)/jemfix-static
 	strip -o $@ $<
+
+# Stripped, with its symbols in a separate file found through .gnu_debuglink.
+$(FIX_DIR)/jemfix-static-debuglink: $(FIX_DIR)/jemfix-static
+	objcopy --only-keep-debug $< $@.debug
+	strip -o $@ $<
+	cd $(FIX_DIR) && objcopy --add-gnu-debuglink=jemfix-static-debuglink.debug jemfix-static-debuglink
+
+# jemalloc statically inside a shared object, prefixed, as in a Rust cdylib.
+$(FIX_DIR)/libjemfix-rjem.so: tests/fixtures/jemfix.c tests/fixtures/fixture.h $(FIX_DIR)/libjemalloc-_rjem_.a
+	$(CC) $(FIX_CFLAGS) -fPIC -shared -DJE_PREFIX=_rjem_ -Dmain=jemfix_main -o $@ $< \
+		$(FIX_DIR)/libjemalloc-_rjem_.a -lm -ldl
+
+$(FIX_DIR)/jemfix-in-so: tests/fixtures/so/loader.c $(FIX_DIR)/libjemfix-rjem.so
+	$(CC) $(FIX_CFLAGS) -o $@ $< -L$(FIX_DIR) -ljemfix-rjem -Wl,-rpath,'$$ORIGIN'
 
 # --- tests ----------------------------------------------------------------
 check: deps

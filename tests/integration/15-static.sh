@@ -19,6 +19,18 @@ t_static_no_prefix() { check_static jemfix-static ""; }
 t_static_je_prefix() { check_static jemfix-static-je je_; }
 t_static_rjem_prefix() { check_static jemfix-static-rjem _rjem_; }
 
+t_stripped_with_separate_debuginfo() { check_static jemfix-static-debuglink ""; }
+
+t_static_inside_a_shared_object() {
+	local pid
+	start_fixture pid "$FIXTURES/jemfix-in-so"
+	jm "$pid" info
+	expect_rc 0
+	expect_match "$OUT" "module +.*/libjemfix-rjem\.so \(static, prefix _rjem_\)"
+	jm "$pid" get stats.allocated
+	expect_eq "$OUT" "$(fix "$pid" "get z stats.allocated")"
+}
+
 t_prefix_option_overrides_detection() {
 	local pid
 	start_fixture pid "$FIXTURES/jemfix-static-je"
