@@ -263,6 +263,45 @@ static void conf_env(Dwfl_Module *mod, const char *prefix, char *out, size_t len
 	}
 }
 
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+
+	return n >= k && !strcmp(s + n - k, suffix);
+}
+
+/* Could this module hold jemalloc?  Asked of its main file alone -- a
+ * *mallctl symbol in .dynsym or .symtab, or jemalloc's messages in .rodata --
+ * so that separate debuginfo is searched only where it may be needed:
+ * loading libc's debuginfo for its symbol table would cost more than the
+ * rest of the start-up together. */
+static int maybe_jemalloc(Dwfl_Module *mod)
+{
+	Dwarf_Addr bias;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	Elf_Scn *scn = NULL;
+
+	if (!elf)
+		return 1;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
+		    !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *nm;
+
+			if (gelf_getsym(d, (int)i, &sym) && sym.st_shndx != SHN_UNDEF &&
+			    (nm = elf_strptr(elf, sh.sh_link, sym.st_name)) && ends_with(nm, "mallctl"))
+				return 1;
+		}
+	}
+	return has_jemalloc_strings(mod);
+}
+
 /* The prefix of a symbol named <prefix><suffix>, if plausible. */
 static int prefix_of(const char *nm, const char *suffix, char *out, size_t len)
 {
@@ -290,7 +329,7 @@ static int scan_module(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr
 
 	(void)ud;
 	(void)low;
-	if (!name || name[0] != '/')
+	if (!name || name[0] != '/' || !maybe_jemalloc(mod))
 		return DWARF_CB_OK;
 	n = dwfl_module_getsymtab(mod);
 	for (int i = 1; i < n; i++) {

@@ -178,13 +178,16 @@ t_threads_shows_every_thread() {
 
 t_private_tmp_in_a_mount_namespace() {
 	local pid
+	# The fixture is copied into the private /tmp: its own path may be under
+	# the /tmp the new mount hides.
 	start_fixture_cmd pid unshare --mount --propagation private sh -c \
-		'mount -t tmpfs jemattach-test /tmp && exec env '"$PROF"' "$0"' "$FIXTURES/jemfix"
+		'exec 3<"$0" && mount -t tmpfs jemattach-test /tmp && cat <&3 >/tmp/jemfix &&
+		 chmod +x /tmp/jemfix && exec 3<&- && exec env '"$PROF"' /tmp/jemfix' "$FIXTURES/jemfix"
 	jm "$pid" prof dump -o "$TMPD/ns.heap"
 	expect_rc 0
 	expect_match "$(head -1 "$TMPD/ns.heap")" "^heap_v2/"
 	expect_eq "$(ls /tmp | grep -c "^jemattach\.$pid\.")" 0
-	expect_eq "$(ls /proc/"$pid"/root/tmp | grep -c "^jemattach\.")" 0
+	expect_eq "$(ls /proc/"$pid"/root/tmp)" jemfix
 }
 
 t_read_only_root_is_a_clear_error() {
