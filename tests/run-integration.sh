@@ -8,12 +8,14 @@ for f in tests/integration/*.sh; do
 	[[ -n ${1:-} && $f != *$1* ]] && continue
 	[[ -n ${SKIP:-} && $f == *$SKIP* ]] && { echo "skipped $f"; continue; }
 	out=$(mktemp)
+	t0=$SECONDS
 	# setsid: a group of our own, so anything the test leaves behind is ours to reap.
 	setsid -w bash "$f" >"$out" 2>&1 &
 	pgid=$!
 	wait "$pgid"
 	kill -KILL -- "-$pgid" 2>/dev/null
 	cat "$out"
+	echo "  ($f: $((SECONDS - t0)) s)"
 	read -r p f_ < <(awk '/^RESULT/ {print $2, $3}' "$out")
 	if [[ -z ${p:-} ]]; then
 		echo "FAILED $f (no result: the script died)"; fail=$((fail + 1))
