@@ -278,6 +278,10 @@ int main(int argc, char **argv)
 	k = find_cmd(argv[optind + 1]);
 	if (!k || !k->live)
 		return cli_error(EXIT_USAGE, "unknown command \"%s\" (try --help)", argv[optind + 1]);
+	/* Never fetch debuginfo over the network while a target may be stopped
+	 * (libdw asks debuginfod servers whenever this is set; Debian sets it in
+	 * login shells). */
+	unsetenv("DEBUGINFOD_URLS");
 	c.opt.flags |= k->open_flags;
 	c.s = jma_new(&c.opt);
 	if (!c.s)

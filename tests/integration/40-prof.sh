@@ -153,7 +153,7 @@ t_window_ctrl_c_restores_prof_active() {
 	for _ in $(seq 100); do grep -q "profiling active" "$TMPD/werr" && break; sleep 0.05; done
 	expect_eq "$(fix "$pid" "get b prof.active")" true
 	kill -INT "$jpid"
-	wait "$jpid" || rc=$?
+	wait "$jpid" 2>/dev/null || rc=$?
 	expect_eq "$rc" 130
 	expect_match "$(cat "$TMPD/werr")" "prof.active restored to false"
 	expect_eq "$(fix "$pid" "get b prof.active")" false
@@ -183,7 +183,7 @@ t_window_reports_what_grew() {
 	for _ in $(seq 300); do grep -q "profiling active" "$TMPD/w2.err" 2>/dev/null && break; sleep 0.02; done
 	# Long-lived growth inside the window: 16 MiB more in keep_big.
 	expect_eq "$(fix "$pid" "big 16")" ok
-	wait "$jpid" || rc=$?
+	wait "$jpid" 2>/dev/null || rc=$?
 	expect_eq "$rc" 0
 	line=$(grep -A3 "allocation sites that grew" "$TMPD/w2.out" | sed -n 3p)
 	expect_match "$line" " keep_big$"
