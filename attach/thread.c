@@ -111,6 +111,20 @@ static int is_stop_signal(int sig)
 	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
 }
 
+/* What a wait reported: 1 for a PTRACE_EVENT_STOP (our interrupt, or a group
+ * stop, which is remembered), 0 for a signal-delivery stop, -ESRCH when the
+ * thread is gone. */
+static int event_stop(struct att_thread *t, int status)
+{
+	if (t->gone)
+		return -ESRCH;
+	if ((status >> 16) != PTRACE_EVENT_STOP)
+		return 0;
+	if (is_stop_signal(WSTOPSIG(status)))
+		t->group_stopped = 1;
+	return 1;
+}
+
 /* Wait until the thread reports a PTRACE_EVENT_STOP (our interrupt or a group
  * stop).  Signal-delivery stops on the way are passed on unchanged. */
 static int wait_event_stop(struct att_thread *t, int64_t deadline)
@@ -120,15 +134,10 @@ static int wait_event_stop(struct att_thread *t, int64_t deadline)
 	for (;;) {
 		int status, err = att_wait(t, deadline, &status, 1);
 
+		if (!err)
+			err = event_stop(t, status);
 		if (err)
-			return err;
-		if (t->gone)
-			return -ESRCH;
-		if ((status >> 16) == PTRACE_EVENT_STOP) {
-			if (is_stop_signal(WSTOPSIG(status)))
-				t->group_stopped = 1;
-			return 0;
-		}
+			return err < 0 ? err : 0;
 		att_log(t, ATT_LOG_DEBUG, "tid %d: passing on %s before our stop", (int)t->tid,
 			att_signame(WSTOPSIG(status), sb, sizeof(sb)));
 		t->stopped = 0;
@@ -189,19 +198,14 @@ int att_thread_interrupt(struct att_thread *t, int timeout_ms)
 		return 0;
 	if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) < 0)
 		return -errno;
-	for (;;) {
+	{
 		/* Our own Ctrl-C must not stop us from getting the thread back. */
 		int status, err = att_wait(t, deadline, &status, 0);
 
+		if (!err)
+			err = event_stop(t, status);
 		if (err)
-			return err;
-		if (t->gone)
-			return -ESRCH;
-		if ((status >> 16) == PTRACE_EVENT_STOP) {
-			if (is_stop_signal(WSTOPSIG(status)))
-				t->group_stopped = 1;
-			return 0;
-		}
+			return err < 0 ? err : 0;
 		/* A signal-delivery stop also leaves it stopped; the signal is one
 		 * we must not lose: unblockable stops are kept for detach, faults
 		 * would re-trigger on resume anyway. */

@@ -8,6 +8,16 @@ PROF=MALLOC_CONF=prof:true,prof_active:false
 
 state_of() { awk '{print $3}' "/proc/$1/stat"; }
 
+# send_one SIG PID: send SIG, then wait until it is no longer pending.
+send_one() {
+	local bit=$(( 1 << ($(kill -l "$1") - 1) ))
+	kill -"$1" "$2"
+	for _ in $(seq 2000); do
+		(( 0x$(awk '/^ShdPnd/ {print $2}' "/proc/$2/status") & bit )) || return 0
+		sleep 0.001
+	done
+}
+
 t_stopped_target_stays_stopped() {
 	local pid sig
 	for sig in STOP TSTP; do
@@ -36,8 +46,10 @@ t_signals_syscalls_and_timer_survive_borrowing() {
 	for t in $tids; do
 		name=${t%%=*} tid=${t#*=}
 		for i in 1 2 3 4 5; do
-			# Signals arrive while the thread is borrowed and blocked.
-			( for _ in 1 2 3 4; do kill -USR1 "$pid"; sleep 0.005; kill -PIPE "$pid"; sleep 0.005; done ) &
+			# Signals arrive while the thread is borrowed and blocked.  Each
+			# is sent once the previous one has been delivered: two of a
+			# standard signal pending at once merge into one, by POSIX.
+			( for _ in 1 2 3 4; do send_one USR1 "$pid"; send_one PIPE "$pid"; done ) &
 			jm --thread "$tid" "$pid" get stats.allocated
 			wait $!
 			sent=$((sent + 4))
@@ -73,13 +85,17 @@ t_seccomp_and_mdwe_target_survives() {
 
 t_target_killed_during_a_call() {
 	local pid jpid rc=0
-	start_fixture pid "$FIXTURES/jemfix"
-	expect_eq "$(fix "$pid" "arenas 300")" ok
-	start_bg jpid "$JEMATTACH" "$pid" stats -o "$TMPD/s.txt" 2>"$TMPD/kerr"
-	# Kill it once we are its tracer, in the middle of the ~100 ms call.
+	start_fixture pid "$FIXTURES/jemfix" "$PROF"
+	mkfifo "$TMPD/fifo.kill"
+	# A fixture thread holds jemalloc's dump lock: our call is sure to be
+	# in progress (waiting for it) when the target is killed.
+	expect_eq "$(fix "$pid" "dump $TMPD/fifo.kill")" ok
+	sleep 0.2
+	start_bg jpid "$JEMATTACH" --timeout 30 "$pid" prof reset 2>"$TMPD/kerr"
 	for _ in $(seq 5000); do
 		[[ $(awk '/TracerPid/ {print $2}' "/proc/$pid/status" 2>/dev/null) == "$jpid" ]] && break
 	done
+	sleep 0.3
 	kill -KILL "$pid"
 	wait "$jpid" 2>/dev/null || rc=$?
 	expect_eq "$rc" 1
