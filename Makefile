@@ -98,6 +98,11 @@ $(BUILD)/obj/tests/runner.o: $(BUILD)/gen/suites.h
 $(BUILD)/check_runner: $(BUILD)/obj/tests/runner.o $(TEST_OBJS) $(BUILD)/libjemattach.a
 	$(CC) -o $@ $^ $(ALL_LDFLAGS) $(PKG_LIBS) $(CHECK_LIBS) -lm
 
+# Drives the stress test through the library (built with the tool's flags:
+# sanitized in the ASan pass).
+$(BUILD)/stress_driver: $(BUILD)/obj/tests/stress_driver.o $(BUILD)/libjemattach.a
+	$(CC) -o $@ $^ $(ALL_LDFLAGS) $(PKG_LIBS) -lm
+
 # --- fixtures -------------------------------------------------------------
 $(FIX_DIR)/%: tests/fixtures/%.c tests/fixtures/fixture.h
 	@mkdir -p $(FIX_DIR)
@@ -143,8 +148,9 @@ $(FIX_DIR)/jemfix-in-so: tests/fixtures/so/loader.c $(FIX_DIR)/libjemfix-rjem.so
 
 # --- tests ----------------------------------------------------------------
 check: deps
-	@$(MAKE) --no-print-directory all $(BUILD)/check_runner
-	@$(MAKE) --no-print-directory BUILD=build/asan SANITIZE=1 build/asan/jemattach build/asan/check_runner
+	@$(MAKE) --no-print-directory all $(BUILD)/check_runner $(BUILD)/stress_driver
+	@$(MAKE) --no-print-directory BUILD=build/asan SANITIZE=1 build/asan/jemattach \
+		build/asan/check_runner build/asan/stress_driver
 	@tests/run-all.sh
 
 install: all
@@ -173,8 +179,8 @@ bench: all
 
 # The long version of the stress test in make check: 10000 operations.
 soak: deps
-	@$(MAKE) --no-print-directory all
-	@tests/stress.sh $${SOAK_OPS:-10000}
+	@$(MAKE) --no-print-directory all $(BUILD)/stress_driver
+	@STRESS_DRIVER=$(BUILD)/stress_driver tests/stress.sh $${SOAK_OPS:-10000}
 
 # --- fuzzing (by hand: `make fuzz FUZZ_TIME=600`; make check replays the corpus) ---
 # New inputs land in $(BUILD)/fuzz/corpus; merge the interesting ones into

@@ -28,10 +28,7 @@ for build in build build/asan; do
 	JEMATTACH=$build/jemattach "$build/check_runner" 2>&1 | tee "$log"
 	count "$log"
 	echo "== integration tests ($label)"
-	# The 1000-operation stress run costs two minutes; once, with the
-	# optimised build, keeps make check within its budget.
-	skip=$([[ $build == build ]] || echo 90-stress)
-	JEMATTACH=$build/jemattach SKIP=$skip tests/run-integration.sh 2>&1 | tee "$log"
+	JEMATTACH=$build/jemattach tests/run-integration.sh 2>&1 | tee "$log"
 	line=$(grep -E '^integration: ' "$log" | tail -1)
 	if [[ -z $line ]]; then
 		total_fail=$((total_fail + 1))
