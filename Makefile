@@ -104,7 +104,7 @@ $(BUILD)/stress_driver: $(BUILD)/obj/tests/stress_driver.o $(BUILD)/libjemattach
 	$(CC) -o $@ $^ $(ALL_LDFLAGS) $(PKG_LIBS) -lm
 
 # --- fixtures -------------------------------------------------------------
-$(FIX_DIR)/%: tests/fixtures/%.c tests/fixtures/fixture.h
+$(FIX_DIR)/%: tests/fixtures/%.c tests/fixtures/fixture.h tests/fixtures/khz_timer.h
 	@mkdir -p $(FIX_DIR)
 	$(CC) $(FIX_CFLAGS) -o $@ $< -ljemalloc
 
