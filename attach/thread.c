@@ -97,10 +97,9 @@ int att_wait(struct att_thread *t, int64_t deadline_ns, int *status, int interru
 		left = deadline_ns - att_now_ns();
 		if (left <= 0)
 			return -ETIMEDOUT;
-		/* Not interruptible: a pending deferred signal would end
-		 * sigtimedwait at once, so poll in short steps instead. */
-		sig = att_defer_wait(interruptible || !att_defer_pending() ? left
-				     : (left < 1000000 ? left : 1000000));
+		/* A deferred signal taken here is recorded by att_defer_wait;
+		 * when not interruptible, the wait simply goes on. */
+		sig = att_defer_wait(left);
 		if (interruptible && sig && sig != SIGCHLD)
 			return -EINTR;
 	}
