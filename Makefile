@@ -25,14 +25,15 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fr
 endif
 ALL_CFLAGS := $(CFLAGS) $(WARN) $(SAN_FLAGS) -std=gnu11 -fPIC -D_GNU_SOURCE -Itests \
 	-DJMA_VERSION='"$(VERSION)"' -DJMA_DATADIR='"$(PREFIX)/share/jemattach"' \
-	-Iinclude -Iattach -Iattach/arch/$(ARCH) -Isrc -I$(BUILD)/gen $(PKG_CFLAGS)
+	-Iinclude -I. -Isrc -Iattach/arch/$(ARCH) -I$(BUILD)/gen $(PKG_CFLAGS)
 ALL_LDFLAGS := $(LDFLAGS) $(SAN_FLAGS)
 
-# The library: the ptrace engine (attach/) and everything jemalloc (src/).
-LIB_SRCS  := $(wildcard attach/*.c attach/arch/$(ARCH)/*.c src/*.c)
+# The library: the ptrace engine (attach/) and src/ by concern (see README "Layout").
+LIB_DIRS  := process jemalloc heap series
+LIB_SRCS  := $(wildcard attach/*.c attach/arch/$(ARCH)/*.c $(foreach d,$(LIB_DIRS),src/$(d)/*.c))
 CLI_SRCS  := $(wildcard src/cli/*.c)
-PROTOS    := $(wildcard src/*.proto)
-GEN_SRCS  := $(patsubst src/%.proto,$(BUILD)/gen/%.pb-c.c,$(PROTOS))
+PROTOS    := $(wildcard src/heap/*.proto)
+GEN_SRCS  := $(patsubst src/heap/%.proto,$(BUILD)/gen/%.pb-c.c,$(PROTOS))
 LIB_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) $(GEN_SRCS:.c=.o)
 CLI_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(CLI_SRCS))
 
@@ -67,9 +68,9 @@ $(BUILD)/obj/%.o: %.c
 	@echo "  CC      $@"
 	@$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
 
-$(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: src/%.proto
+$(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: src/heap/%.proto
 	@mkdir -p $(BUILD)/gen
-	protoc-c --proto_path=src --c_out=$(BUILD)/gen $<
+	protoc-c --proto_path=src/heap --c_out=$(BUILD)/gen $<
 
 $(BUILD)/gen/%.pb-c.o: $(BUILD)/gen/%.pb-c.c
 	$(CC) $(filter-out -Wshadow,$(ALL_CFLAGS)) -c -o $@ $<
@@ -186,12 +187,12 @@ soak: deps
 # New inputs land in $(BUILD)/fuzz/corpus; merge the interesting ones into
 # tests/fuzz/corpus with: $(BUILD)/fuzz/heap_fuzz -merge=1 tests/fuzz/corpus $(BUILD)/fuzz/corpus
 FUZZ_TIME ?= 600
-FUZZ_SRCS := tests/fuzz/heap_fuzz.c $(wildcard src/heap*.c) $(BUILD)/gen/profile.pb-c.c
+FUZZ_SRCS := tests/fuzz/heap_fuzz.c $(wildcard src/heap/*.c) $(BUILD)/gen/profile.pb-c.c
 
-$(BUILD)/fuzz/heap_fuzz: $(FUZZ_SRCS) $(wildcard src/heap*.h include/jemattach/*.h)
+$(BUILD)/fuzz/heap_fuzz: $(FUZZ_SRCS) $(wildcard src/heap/*.h include/jemattach/*.h)
 	@mkdir -p $(BUILD)/fuzz/corpus
 	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-		-std=gnu11 -D_GNU_SOURCE -Iinclude -Iattach -Isrc -I$(BUILD)/gen $(PKG_CFLAGS) \
+		-std=gnu11 -D_GNU_SOURCE -Iinclude -I. -Isrc -Iattach/arch/$(ARCH) -I$(BUILD)/gen $(PKG_CFLAGS) \
 		-o $@ $(FUZZ_SRCS) attach/procfs.c $(PKG_LIBS) -lm
 
 fuzz: $(BUILD)/fuzz/heap_fuzz

@@ -2,7 +2,8 @@
  *
  * Everything att_thread_hijack changes is undone by att_thread_restore, in
  * reverse order: the stack window, the registers, the FP/vector state and the
- * signal mask.  The scratch allocator lives here because it hands out memory
+ * signal mask; att_thread_release restores and detaches, so the pair of
+ * "take over" and "give back" lives in this one file.  The scratch allocator lives here because it hands out memory
  * inside the saved window.
  */
 #include <errno.h>
@@ -176,4 +177,29 @@ uint64_t att_scratch_push(struct att_thread *t, const void *data, size_t len, si
 void att_scratch_reset(struct att_thread *t)
 {
 	t->scratch_cur = t->scratch_top;
+}
+
+int att_thread_release(struct att_thread *t)
+{
+	int err = 0, e;
+
+	if (t->hijacked && !t->gone && !t->stopped) {
+		/* Still running our code (a timeout path that could not stop it
+		 * yet): it must stop before its registers can be put back. */
+		e = att_thread_interrupt(t, 30000);
+		if (e && !t->gone)
+			err = att_fail(t, e, "tid %d could not be stopped to restore it: %s",
+				       (int)t->tid, strerror(-e));
+	}
+	if (t->hijacked) {
+		e = att_thread_restore(t);
+		if (e && !err)
+			err = e;
+	}
+	e = att_thread_detach(t);
+	if (e && !err)
+		err = e;
+	free(t->saved_ext);
+	t->saved_ext = NULL;
+	return err;
 }

@@ -183,7 +183,7 @@ err_detach:
 	{
 		char keep[sizeof(t->err)];
 		memcpy(keep, t->err, sizeof(keep));
-		att_thread_release(t);
+		att_thread_detach(t);
 		memcpy(t->err, keep, sizeof(keep));
 	}
 	return err;
@@ -214,38 +214,21 @@ int att_thread_interrupt(struct att_thread *t, int timeout_ms)
 	}
 }
 
-int att_thread_release(struct att_thread *t)
+int att_thread_detach(struct att_thread *t)
 {
-	int err = 0, e;
+	int err = 0;
 
-	if (t->hijacked && !t->gone && !t->stopped) {
-		/* Still running our code (a timeout path that could not stop it
-		 * yet): it must stop before its registers can be put back. */
-		e = att_thread_interrupt(t, 30000);
-		if (e && !t->gone)
-			err = att_fail(t, e, "tid %d could not be stopped to restore it: %s",
-				       (int)t->tid, strerror(-e));
-	}
-	if (t->hijacked) {
-		e = att_thread_restore(t);
-		if (e && !err)
-			err = e;
-	}
 	if (t->seized && !t->gone) {
 		if (!t->stopped)
 			att_thread_interrupt(t, 2000);
 		/* PTRACE_DETACH needs a ptrace-stop; from the stop we took it in,
 		 * the kernel resumes it (or, if group-stopped, leaves it stopped). */
-		if (ptrace(PTRACE_DETACH, t->tid, 0, t->pending_sig) < 0 && errno != ESRCH) {
-			e = -errno;
-			if (!err)
-				err = att_fail(t, e, "PTRACE_DETACH tid %d: %s", (int)t->tid, strerror(-e));
-		}
+		if (ptrace(PTRACE_DETACH, t->tid, 0, t->pending_sig) < 0 && errno != ESRCH)
+			err = att_fail(t, -errno, "PTRACE_DETACH tid %d: %s", (int)t->tid,
+				       strerror(errno));
 	}
 	t->seized = 0;
 	t->stopped = 0;
-	free(t->saved_ext);
-	t->saved_ext = NULL;
 	if (t->deferring) {
 		t->deferring = 0;
 		att_defer_leave();

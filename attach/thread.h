@@ -3,7 +3,7 @@
  * Life of a thread in our hands:
  *
  *   att_thread_init -> att_thread_seize -> att_thread_hijack -> att_call ... ->
- *   att_thread_restore -> att_thread_release
+ *   att_thread_restore -> att_thread_release (restore + att_thread_detach)
  *
  * Only the seized thread stops; the rest of the process keeps running.  Every
  * change made to the thread (registers, FP state, signal mask, the stack below
@@ -60,8 +60,13 @@ void att_thread_init(struct att_thread *t, pid_t pid, pid_t tid);
  * of our own SIGINT/SIGTERM/SIGHUP/SIGPIPE starts here (defer.h). */
 int att_thread_seize(struct att_thread *t, int timeout_ms);
 
-/* Undo everything and detach; the thread resumes as it was (still
- * group-stopped if it was).  Returns the first failure to restore. */
+/* Detach only (nothing hijacked, or already restored); the thread resumes
+ * from its ptrace-stop, or stays group-stopped if it was. */
+int att_thread_detach(struct att_thread *t);
+
+/* Undo everything (att_thread_restore, hijack.c) and detach; the thread
+ * resumes as it was (still group-stopped if it was).  Returns the first
+ * failure to restore. */
 int att_thread_release(struct att_thread *t);
 
 /* Save registers, FP state, signal mask and the stack window we will use;

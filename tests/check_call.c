@@ -7,9 +7,9 @@
 #include <sys/ptrace.h>
 #include <unistd.h>
 
-#include "call.h"
-#include "defer.h"
-#include "mem.h"
+#include "attach/call.h"
+#include "attach/defer.h"
+#include "attach/mem.h"
 #include "tutil.h"
 
 static struct tproc p;

@@ -10,7 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "targetfs.h"
+#include "process/targetfs.h"
 
 static char root[] = "/tmp/jemattach-root.XXXXXX";
 static pid_t child = -1;

@@ -1,4 +1,4 @@
-/* heap_pprof.c -- the report as pprof's profile.proto, gzipped (pprof, and
+/* pprof.c -- the report as pprof's profile.proto, gzipped (pprof, and
  * the tools that read its format, expect the compression).
  *
  * Sample types are inuse_objects/count and inuse_space/bytes, plus
@@ -15,7 +15,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "heap.h"
+#include "heap/heap.h"
 #include "profile.pb-c.h"
 
 typedef Perftools__Profiles__Profile Profile;

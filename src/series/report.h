@@ -1,4 +1,4 @@
-/* report.h -- helpers shared by the series reports (report.c) and the chart (report_svg.c). */
+/* report.h -- helpers shared by the series reports (report.c) and the chart (svg.c). */
 #ifndef JMA_REPORT_PRIV_H
 #define JMA_REPORT_PRIV_H
 

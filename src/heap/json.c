@@ -1,4 +1,4 @@
-/* heap_json.c -- the JSON report: the profile's identity, the total, the
+/* json.c -- the JSON report: the profile's identity, the total, the
  * sites (as in the text report) and the largest stacks with every frame, so
  * that scripts need not parse text.  Values are in the sample's unit (bytes
  * or objects), rounded to integers.
@@ -7,7 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "heap.h"
+#include "heap/heap.h"
 
 static void str(struct heap_out *o, const char *s)
 {

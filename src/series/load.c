@@ -1,4 +1,4 @@
-/* series_load.c -- reading a series: watch's JSON lines or concatenated malloc_stats_print JSON documents. */
+/* load.c -- reading a series: watch's JSON lines or concatenated malloc_stats_print JSON documents. */
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "series.h"
+#include "series/series.h"
 
 /* Larger inputs are not a stats log anyone meant to give us. */
 #define FILE_MAX ((size_t)4 << 30)

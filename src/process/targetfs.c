@@ -11,7 +11,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "targetfs.h"
+#include "process/targetfs.h"
 
 int jma_tfs_open(pid_t pid, const char *path, int flags)
 {

@@ -1,4 +1,4 @@
-/* heap_text.c -- the text report, in jeprof --text's columns so that people
+/* text.c -- the text report, in jeprof --text's columns so that people
  * and scripts used to jeprof read it as they are:
  *   Total: 72.2 MB
  *       64.0  88.6%  88.6%     64.0  88.6% keep_big
@@ -8,7 +8,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "heap.h"
+#include "heap/heap.h"
 
 static int is_objects(const struct heap_view *v)
 {

@@ -15,9 +15,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "procfs.h"
-#include "symbols.h"
-#include "targetfs.h"
+#include "attach/procfs.h"
+#include "process/symbols.h"
+#include "process/targetfs.h"
 
 struct jma_syms {
 	pid_t pid;

@@ -1,4 +1,4 @@
-/* heap_collapsed.c -- "root;caller;...;leaf value" lines, the folded-stack
+/* collapsed.c -- "root;caller;...;leaf value" lines, the folded-stack
  * format of flamegraph.pl, inferno and speedscope.  Stacks that read the same
  * once named are merged; only positive values are written (the tools take no
  * negative counts: after --base that is the growth).
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "heap.h"
+#include "heap/heap.h"
 
 struct line {
 	size_t off;		/* into the text buffer */

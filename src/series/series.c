@@ -6,9 +6,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "call.h"
-#include "series.h"
-#include "session.h"
+#include "series/series.h"
+#include "process/session.h"
 
 #define G(m) offsetof(struct jma_sample, m)
 #define A(m) offsetof(struct jma_arena_sample, m)

@@ -1,4 +1,4 @@
-/* heap_view.c -- one report's view of a profile: allocator frames folded
+/* view.c -- one report's view of a profile: allocator frames folded
  * away, --focus/--ignore applied, values of the chosen sample summed into
  * sites (flat: the site allocated itself; cum: anywhere under it), as jeprof
  * does.
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "heap.h"
+#include "heap/heap.h"
 
 enum { RE_FOCUS, RE_IGNORE, RE_FOLD };
 

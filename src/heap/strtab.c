@@ -1,4 +1,4 @@
-/* heap_strtab.c -- interned strings for heap analysis.
+/* strtab.c -- interned strings for heap analysis.
  *
  * Function and file names repeat across thousands of frames; interning makes
  * them comparable as integers, and the dense ids serve as pprof's string
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "heap.h"
+#include "heap/heap.h"
 
 static uint64_t hash(const char *s)
 {

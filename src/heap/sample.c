@@ -1,4 +1,4 @@
-/* heap_sample.c -- a parsed profile's values and addresses: un-sampling as
+/* sample.c -- a parsed profile's values and addresses: un-sampling as
  * jeprof does, subtraction of a base, the index of distinct addresses and the
  * modules they fall in.
  */
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "heap.h"
+#include "heap/heap.h"
 
 int heap_fail(jma_heap *h, int err, const char *fmt, ...)
 {

@@ -1,18 +1,25 @@
-/* session.c -- the session handle: open, attach (choosing a thread), detach, errors. */
+/* ptrace.c -- the live-process backend: calls run in one borrowed thread.
+ *
+ * jma_open installs it.  begin chooses a thread (preferring the main thread
+ * and threads asleep in system calls, never one whose stack is inside
+ * jemalloc), seizes and hijacks it; call runs the function there through the
+ * attach engine; end puts the thread back exactly as it was.
+ */
 #include <errno.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "call.h"
-#include "mem.h"
-#include "perm.h"
-#include "select.h"
-#include "session.h"
-#include "unwind.h"
+#include "attach/call.h"
+#include "attach/mem.h"
+#include "attach/perm.h"
+#include "attach/select.h"
+#include "attach/unwind.h"
+#include "process/freeze.h"
+#include "process/session.h"
+#include "process/threads.h"
 
 #define MAX_FRAMES	64
 /* How far above the stack pointer the conservative scan for jemalloc return
@@ -20,102 +27,18 @@
 #define STACK_SCAN	(256 * 1024)
 #define MAIN_RETRIES	5
 #define MAIN_RETRY_US	2000
+/* jemalloc 5.3 hands write_cb 64 KiB at a time; older and debug builds a
+ * line (<= 4 KiB).  Anything much larger is not jemalloc's doing. */
+#define TEXT_MAX	(4 * 1024 * 1024)
 
-int jma_fail(jma_session *s, enum jma_errkind kind, int err, const char *fmt, ...)
-{
-	va_list ap;
+struct ptrace_be {
+	struct jma_backend be;
+	struct att_thread th;		/* the borrowed thread */
+	struct jma_freeze fz;		/* --freeze: the other threads, all stopped */
+	int64_t attached_ns;		/* when the thread was stopped, for the hold time */
+};
 
-	va_start(ap, fmt);
-	vsnprintf(s->err, sizeof(s->err), fmt, ap);
-	va_end(ap);
-	s->kind = kind;
-	jma_logf(s, JMA_LOG_DEBUG, "error: %s", s->err);
-	return err < 0 ? err : -err;
-}
-
-enum jma_errkind jma_kind_of(int err)
-{
-	switch (err) {
-	case -ETIMEDOUT:
-	case -EINTR:
-		return JMA_ERR_UNSAFE;
-	case -EPERM:
-	case -EBUSY:
-		return JMA_ERR_ATTACH;
-	default:
-		return JMA_ERR_TARGET;
-	}
-}
-
-int jma_fail_att(jma_session *s, enum jma_errkind kind, int err)
-{
-	return jma_fail(s, kind, err, "%s", s->th.err[0] ? s->th.err : strerror(-err));
-}
-
-void jma_logf(const jma_session *s, int level, const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-
-	if (!s->opt.log || level > s->opt.log_level)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	s->opt.log(s->opt.log_arg, level, msg);
-}
-
-int jma_timeout_ms(const jma_session *s)
-{
-	double t = s->opt.timeout > 0 ? s->opt.timeout : 10.0;
-	return t > 86400 ? 86400000 : (int)(t * 1000);
-}
-
-const char *jma_errmsg(const jma_session *s)
-{
-	return s->err;
-}
-
-enum jma_errkind jma_errkind(const jma_session *s)
-{
-	return s->kind;
-}
-
-int jma_attached(const jma_session *s)
-{
-	return s->attached;
-}
-
-jma_session *jma_new(const struct jma_options *opts)
-{
-	jma_session *s = calloc(1, sizeof(*s));
-
-	if (!s)
-		return NULL;
-	if (opts)
-		s->opt = *opts;
-	if ((opts && opts->prefix && !(s->opt_prefix = strdup(opts->prefix))) ||
-	    (opts && opts->module && !(s->opt_module = strdup(opts->module)))) {
-		free(s->opt_prefix);
-		free(s);
-		errno = ENOMEM;
-		return NULL;
-	}
-	s->opt.prefix = s->opt_prefix;
-	s->opt.module = s->opt_module;
-	return s;
-}
-
-void jma_free(jma_session *s)
-{
-	if (!s)
-		return;
-	jma_detach(s);
-	jma_syms_close(s->syms);
-	free(s->opt_prefix);
-	free(s->opt_module);
-	free(s);
-}
+static struct jma_backend *ptrace_new(jma_session *s);
 
 int jma_open(jma_session *s, pid_t pid)
 {
@@ -144,6 +67,8 @@ int jma_open(jma_session *s, pid_t pid)
 	}
 	if (err)
 		return jma_fail(s, JMA_ERR_MISSING, err, "%s", msg);
+	if (!(s->be = ptrace_new(s)))
+		return jma_fail(s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
 	c = jma_syms_jemalloc(s->syms);
 	if (!c)
 		return 0;
@@ -163,25 +88,18 @@ static void describe_cb(void *arg, uint64_t addr, char *buf, size_t len)
 	jma_syms_describe(arg, addr, buf, len);
 }
 
-static void log_cb(void *arg, int level, const char *msg)
-{
-	const jma_session *s = arg;
-
-	if (s->opt.log && level <= s->opt.log_level)
-		s->opt.log(s->opt.log_arg, level, msg);
-}
-
 /* Is the stopped thread anywhere inside jemalloc?  Unwinding finds the frames
  * libunwind can follow.  When it could not walk to the outermost frame, a
  * scan of the live stack above the stack pointer for words pointing into
  * jemalloc's code stands in for the frames it missed: stale words make that
  * scan err on the side of refusing, which only costs us this thread, while a
  * miss could deadlock the target. */
-static int frames_in_jemalloc(jma_session *s, pid_t tid, char *where, size_t len)
+static int frames_in_jemalloc(struct ptrace_be *p, pid_t tid, char *where, size_t len)
 {
 	uint64_t pcs[MAX_FRAMES];
 	int complete, n = att_unwind(tid, pcs, MAX_FRAMES, &complete);
-	uint64_t sp = arch_sp(&s->th.saved_gp);
+	jma_session *s = p->be.s;
+	uint64_t sp = arch_sp(&p->th.saved_gp);
 	struct att_map *maps;
 	size_t nm;
 
@@ -190,8 +108,8 @@ static int frames_in_jemalloc(jma_session *s, pid_t tid, char *where, size_t len
 			jma_syms_describe(s->syms, pcs[i] - (i > 0), where, len);
 			return 1;
 		}
-	if (jma_syms_in_jemalloc(s->syms, arch_pc(&s->th.saved_gp))) {
-		jma_syms_describe(s->syms, arch_pc(&s->th.saved_gp), where, len);
+	if (jma_syms_in_jemalloc(s->syms, arch_pc(&p->th.saved_gp))) {
+		jma_syms_describe(s->syms, arch_pc(&p->th.saved_gp), where, len);
 		return 1;
 	}
 	if (!complete && att_proc_maps(s->pid, &maps, &nm) == 0) {
@@ -223,49 +141,38 @@ static int frames_in_jemalloc(jma_session *s, pid_t tid, char *where, size_t len
 
 /* An unsuitable candidate goes back to how it was: released, or under
  * --freeze restored but kept stopped with the others. */
-static void give_back(jma_session *s)
+static void give_back(struct ptrace_be *p)
 {
-	struct att_thread *t;
-
-	if (!s->frozen) {
-		att_thread_release(&s->th);
+	if (!p->fz.t) {
+		att_thread_release(&p->th);
 		return;
 	}
-	att_thread_restore(&s->th);
-	t = realloc(s->frozen, (s->nfrozen + 1) * sizeof(*t));
-	if (!t) {
-		att_thread_release(&s->th);
-		return;
-	}
-	s->frozen = t;
-	s->frozen[s->nfrozen++] = s->th;
+	att_thread_restore(&p->th);
+	jma_freeze_put(&p->fz, &p->th);
 }
 
 /* Try one candidate.  0: attached and hijacked.  >0: unsuitable, reason in
  * @why, try the next.  <0: fatal. */
-static int try_thread(jma_session *s, const struct att_candidate *c, char *why, size_t len)
+static int try_thread(struct ptrace_be *p, const struct att_candidate *c, char *why, size_t len)
 {
-	struct att_thread *t = &s->th;
+	jma_session *s = p->be.s;
+	struct att_thread *t = &p->th;
 	char where[256];
 	int err, seize_ms = jma_timeout_ms(s) < 2000 ? jma_timeout_ms(s) : 2000;
 
-	if (s->frozen) {
+	if (p->fz.t) {
 		/* --freeze: already stopped (and checked) by jma_freeze_all. */
-		if (jma_take_frozen(s, c->tid)) {
+		if (jma_freeze_take(&p->fz, c->tid, t)) {
 			snprintf(why, len, "tid %d is not frozen", (int)c->tid);
 			return 1;
 		}
 		err = 0;
 	} else {
-		att_thread_init(t, s->pid, c->tid);
+		jma_thread_setup(s, t, c->tid);
+		err = att_thread_seize(t, seize_ms);
 	}
-	t->log = log_cb;
-	t->log_arg = s;
-	t->log_level = s->opt.log_level;
 	t->sym = describe_cb;
 	t->sym_arg = s->syms;
-	if (!s->frozen)
-		err = att_thread_seize(t, seize_ms);
 	if (err == -EPERM) {
 		char msg[512];
 		att_explain_eperm(s->pid, msg, sizeof(msg));
@@ -273,7 +180,7 @@ static int try_thread(jma_session *s, const struct att_candidate *c, char *why, 
 				msg);
 	}
 	if (err == -EINTR)
-		return jma_fail_att(s, JMA_ERR_UNSAFE, err);
+		return jma_fail_att(s, t, JMA_ERR_UNSAFE, err);
 	if (err) {
 		snprintf(why, len, "%s", t->err);
 		return 1;
@@ -282,13 +189,13 @@ static int try_thread(jma_session *s, const struct att_candidate *c, char *why, 
 	err = att_thread_hijack(t);
 	if (err) {
 		snprintf(why, len, "%s", t->err);
-		give_back(s);
+		give_back(p);
 		return err == -ENOSPC || err == -EFAULT ? 1 : jma_fail(s, JMA_ERR_TARGET, err, "%s", why);
 	}
-	if (frames_in_jemalloc(s, c->tid, where, sizeof(where))) {
+	if (frames_in_jemalloc(p, c->tid, where, sizeof(where))) {
 		if (!(s->opt.thread && (s->opt.flags & JMA_F_FORCE))) {
 			snprintf(why, len, "tid %d (%s) is inside jemalloc: %s", (int)c->tid, c->comm, where);
-			give_back(s);
+			give_back(p);
 			return 1;
 		}
 		jma_logf(s, JMA_LOG_WARN, "using tid %d although it is inside jemalloc (%s): --force",
@@ -297,17 +204,15 @@ static int try_thread(jma_session *s, const struct att_candidate *c, char *why, 
 	return 0;
 }
 
-int jma_attach(jma_session *s)
+static int ptrace_begin(struct jma_backend *b)
 {
+	struct ptrace_be *p = (struct ptrace_be *)b;
+	jma_session *s = b->s;
 	struct att_candidate *c;
 	size_t n;
 	char why[512] = "";
-	int err;
+	int err, attached = 0;
 
-	if (!s->syms)
-		return jma_fail(s, JMA_ERR_USAGE, -EINVAL, "session not open");
-	if (s->attached)
-		return 0;
 	if (!jma_syms_jemalloc(s->syms))
 		return jma_fail(s, JMA_ERR_MISSING, -ENOENT, "no jemalloc found in process %d",
 				(int)s->pid);
@@ -318,26 +223,26 @@ int jma_attach(jma_session *s)
 	if (err)
 		return jma_fail(s, JMA_ERR_ATTACH, err, "listing threads of process %d: %s",
 				(int)s->pid, strerror(-err));
-	if ((s->opt.flags & JMA_F_FREEZE) && (err = jma_freeze_all(s, c, n))) {
+	if ((s->opt.flags & JMA_F_FREEZE) && (err = jma_freeze_all(s, &p->fz, c, n))) {
 		free(c);
 		return err;
 	}
 	for (size_t i = 0; i < n; i++) {
-		err = try_thread(s, &c[i], why, sizeof(why));
+		err = try_thread(p, &c[i], why, sizeof(why));
 		/* The main thread is usually only briefly busy (or inside jemalloc):
 		 * waiting a little for it beats borrowing a thread jemalloc has
 		 * never seen (see att_select_threads). */
-		for (int retry = 0; err > 0 && !s->frozen && c[i].tid == s->pid && retry < MAIN_RETRIES;
+		for (int retry = 0; err > 0 && !p->fz.t && c[i].tid == s->pid && retry < MAIN_RETRIES;
 		     retry++) {
 			usleep(MAIN_RETRY_US);
-			err = try_thread(s, &c[i], why, sizeof(why));
+			err = try_thread(p, &c[i], why, sizeof(why));
 		}
 		if (err < 0)
 			break;
 		if (err == 0) {
-			s->attached = 1;
-			s->attached_ns = att_now_ns();
-			s->epoch_fresh = 0;
+			attached = 1;
+			p->attached_ns = att_now_ns();
+			s->tid = c[i].tid;
 			snprintf(s->tid_comm, sizeof(s->tid_comm), "%s", c[i].comm);
 			snprintf(s->tid_why, sizeof(s->tid_why), "%s%s", c[i].why,
 				 s->opt.thread ? ", chosen with --thread" : "");
@@ -348,70 +253,72 @@ int jma_attach(jma_session *s)
 		jma_logf(s, JMA_LOG_INFO, "skipping tid %d: %s", (int)c[i].tid, why);
 	}
 	free(c);
-	if (!s->attached)
-		jma_thaw_all(s);
+	if (!attached)
+		jma_thaw_all(&p->fz);
 	if (err > 0 && kill(s->pid, 0) && errno == ESRCH)
 		return jma_fail(s, JMA_ERR_ATTACH, -ESRCH, "process %d exited", (int)s->pid);
-	if (err > 0 || (err == 0 && !s->attached))
+	if (err > 0 || (err == 0 && !attached))
 		return jma_fail(s, JMA_ERR_UNSAFE, -EAGAIN, "no thread of process %d is safe to use%s%s",
 				(int)s->pid, why[0] ? "; last: " : "", why);
 	return err;
 }
 
-int jma_detach(jma_session *s)
+static int ptrace_end(struct jma_backend *b)
 {
-	int err;
+	struct ptrace_be *p = (struct ptrace_be *)b;
+	jma_session *s = b->s;
+	int err = att_thread_release(&p->th);
 
-	if (!s->attached)
-		return 0;
-	s->attached = 0;
-	err = att_thread_release(&s->th);
-	jma_thaw_all(s);
-	jma_logf(s, JMA_LOG_INFO, "tid %d held for %.3f ms", (int)s->th.tid,
-		 (double)(att_now_ns() - s->attached_ns) / 1e6);
+	jma_thaw_all(&p->fz);
+	jma_logf(s, JMA_LOG_INFO, "tid %d held for %.3f ms", (int)p->th.tid,
+		 (double)(att_now_ns() - p->attached_ns) / 1e6);
 	if (err)
-		return jma_fail(s, JMA_ERR_UNSAFE, err, "restoring tid %d: %s", (int)s->th.tid, s->th.err);
+		return jma_fail(s, JMA_ERR_UNSAFE, err, "restoring tid %d: %s", (int)p->th.tid, p->th.err);
 	return 0;
 }
 
-int jma_auto_begin(jma_session *s, int *attached_here)
+/* The callback sentinel: write_cb(void *opaque, const char *s) was called;
+ * hand its text to the caller and emulate the return. */
+static int on_text(struct att_thread *t, const uint64_t args[ARCH_NARGS], uint64_t *retval,
+		   void *arg)
 {
-	*attached_here = 0;
-	if (s->attached)
-		return 0;
-	*attached_here = 1;
-	return jma_attach(s);
+	const struct jma_bcall *bc = arg;
+	char *str;
+	int trunc, err;
+
+	*retval = 0;
+	err = att_mem_read_str(t->pid, args[1], TEXT_MAX, &str, &trunc);
+	if (err)
+		return att_fail(t, err, "reading callback text at 0x%llx: %s",
+				(unsigned long long)args[1], strerror(-err));
+	err = bc->text(bc->text_ctx, str, strlen(str));
+	free(str);
+	if (err)
+		return att_fail(t, err, "passing on callback text: %s", strerror(err < 0 ? -err : err));
+	if (trunc)
+		return att_fail(t, -E2BIG, "a callback text exceeded %d bytes", TEXT_MAX);
+	return 0;
 }
 
-int jma_auto_end(jma_session *s, int attached_here, int err)
+static int ptrace_call(struct jma_backend *b, const struct jma_bcall *bc, uint64_t *ret)
 {
-	char keep[sizeof(s->err)];
-	enum jma_errkind kind = s->kind;
-	int derr;
-
-	if (!attached_here)
-		return err;
-	memcpy(keep, s->err, sizeof(keep));
-	derr = jma_detach(s);
-	if (derr)
-		return derr;
-	memcpy(s->err, keep, sizeof(keep));
-	s->kind = kind;
-	return err;
-}
-
-int jma_call(jma_session *s, struct att_call *c, uint64_t *ret)
-{
+	struct ptrace_be *p = (struct ptrace_be *)b;
+	jma_session *s = b->s;
+	struct att_call c = { .fn = bc->fn, .nargs = bc->nargs };
 	int err;
 
-	if (!s->attached)
-		return jma_fail(s, JMA_ERR_USAGE, -EINVAL, "not attached");
-	c->timeout_ms = jma_timeout_ms(s);
-	c->grace_ms = c->timeout_ms;
-	err = att_call(&s->th, c, ret);
-	att_scratch_reset(&s->th);
+	memcpy(c.args, bc->args, sizeof(uint64_t) * bc->nargs);
+	if (bc->text) {
+		c.args[bc->text_arg] = ATT_CB_SENTINEL;
+		c.cb = on_text;
+		c.cb_arg = (void *)bc;
+	}
+	c.timeout_ms = jma_timeout_ms(s);
+	c.grace_ms = c.timeout_ms;
+	err = att_call(&p->th, &c, ret);
+	att_scratch_reset(&p->th);
 	if (err) {
-		jma_fail_att(s, jma_kind_of(err), err);
+		jma_fail_att(s, &p->th, jma_kind_of(err), err);
 		if (err == -ETIMEDOUT || err == -EINTR || err == -ESRCH || err == -EFAULT) {
 			/* The thread's state is unknown to jemalloc now: give it back. */
 			char keep[sizeof(s->err)];
@@ -427,29 +334,50 @@ int jma_call(jma_session *s, struct att_call *c, uint64_t *ret)
 	return err;
 }
 
-int jma_target_info(jma_session *s, struct jma_target_info *info)
+static uint64_t ptrace_scratch(struct jma_backend *b, const void *data, size_t len, size_t align)
 {
-	const struct jma_copy *c;
+	struct ptrace_be *p = (struct ptrace_be *)b;
+	uint64_t r = data ? att_scratch_push(&p->th, data, len, align)
+			  : att_scratch_alloc(&p->th, len, align);
 
-	if (!s->syms)
-		return jma_fail(s, JMA_ERR_USAGE, -EINVAL, "session not open");
-	c = jma_syms_jemalloc(s->syms);
-	if (!c)
-		return jma_fail(s, JMA_ERR_MISSING, -ENOENT, "no jemalloc found in process %d",
-				(int)s->pid);
-	memset(info, 0, sizeof(*info));
-	info->pid = s->pid;
-	att_proc_status(s->pid, 0, &s->st);
-	snprintf(info->comm, sizeof(info->comm), "%s", s->st.name);
-	info->nthreads = s->st.nthreads;
-	info->module = c->path;
-	info->prefix = c->prefix;
-	info->is_static = c->is_static;
-	info->conf_env = c->conf_env;
-	if (s->th.tid && (s->attached || s->tid_why[0])) {
-		info->tid = s->th.tid;
-		snprintf(info->tid_comm, sizeof(info->tid_comm), "%s", s->tid_comm);
-		info->tid_why = s->tid_why;
-	}
-	return 0;
+	if (!r)
+		jma_fail_att(b->s, &p->th, JMA_ERR_TARGET, -ENOSPC);
+	return r;
+}
+
+static int ptrace_read(struct jma_backend *b, uint64_t addr, void *buf, size_t len)
+{
+	return att_mem_read(b->s->pid, addr, buf, len);
+}
+
+static int ptrace_read_str(struct jma_backend *b, uint64_t addr, size_t max, char **out, int *trunc)
+{
+	return att_mem_read_str(b->s->pid, addr, max, out, trunc);
+}
+
+static void ptrace_destroy(struct jma_backend *b)
+{
+	free(b);
+}
+
+static const struct jma_backend_ops ptrace_ops = {
+	.name = "ptrace",
+	.begin = ptrace_begin,
+	.end = ptrace_end,
+	.call = ptrace_call,
+	.scratch = ptrace_scratch,
+	.read = ptrace_read,
+	.read_str = ptrace_read_str,
+	.destroy = ptrace_destroy,
+};
+
+static struct jma_backend *ptrace_new(jma_session *s)
+{
+	struct ptrace_be *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->be.ops = &ptrace_ops;
+	p->be.s = s;
+	return &p->be;
 }

@@ -4,10 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "call.h"
-#include "mem.h"
-#include "procfs.h"
-#include "session.h"
+#include "process/session.h"
 
 /* Longest string value we copy out of the target. */
 #define STR_MAX 4096
@@ -65,24 +62,23 @@ static int valid_name(const char *name)
 static int remote_mallctl(jma_session *s, const char *name, void *oldp, size_t *oldlenp,
 			  uint64_t rnew, size_t newlen)
 {
-	struct att_thread *t = &s->th;
-	struct att_call c = { .fn = jma_syms_jemalloc(s->syms)->fn_mallctl, .nargs = 5 };
+	struct jma_bcall c = { .fn = jma_syms_jemalloc(s->syms)->fn_mallctl, .nargs = 5 };
 	uint64_t rname, rold = 0, roldlen = 0, ret;
 	size_t cap = oldlenp ? *oldlenp : 0, got;
 	int err;
 
 	if (!valid_name(name))
 		return jma_fail(s, JMA_ERR_USAGE, -EINVAL, "invalid mallctl name \"%.64s\"", name);
-	rname = att_scratch_push(t, name, strlen(name) + 1, 1);
+	rname = jma_scratch(s, name, strlen(name) + 1, 1);
 	if (!rname)
-		return jma_fail_att(s, JMA_ERR_TARGET, -ENOSPC);
+		return -ENOSPC;
 	if (oldp) {
 		if (cap > OLD_MAX)
 			return jma_fail(s, JMA_ERR_USAGE, -EINVAL, "old value buffer too large");
-		rold = att_scratch_alloc(t, cap, 16);
-		roldlen = rold ? att_scratch_push(t, &cap, sizeof(cap), 8) : 0;
+		rold = jma_scratch(s, NULL, cap, 16);
+		roldlen = rold ? jma_scratch(s, &cap, sizeof(cap), 8) : 0;
 		if (!roldlen)
-			return jma_fail_att(s, JMA_ERR_TARGET, -ENOSPC);
+			return -ENOSPC;
 	}
 	c.args[0] = rname;
 	c.args[1] = rold;
@@ -93,10 +89,10 @@ static int remote_mallctl(jma_session *s, const char *name, void *oldp, size_t *
 	if (err)
 		return err;
 	if (oldp) {
-		err = att_mem_read(s->pid, roldlen, &got, sizeof(got));
+		err = jma_read(s, roldlen, &got, sizeof(got));
 		if (!err) {
 			*oldlenp = got < cap ? got : cap;
-			err = att_mem_read(s->pid, rold, oldp, *oldlenp);
+			err = jma_read(s, rold, oldp, *oldlenp);
 		}
 		if (err)
 			return jma_fail(s, JMA_ERR_TARGET, err, "reading the result of mallctl(\"%s\"): %s",
@@ -116,8 +112,8 @@ int jma_mallctl(jma_session *s, const char *name, void *oldp, size_t *oldlenp, c
 
 	if (err)
 		return err;
-	if (newp && !(rnew = att_scratch_push(&s->th, newp, newlen, 16)))
-		err = jma_fail_att(s, JMA_ERR_TARGET, -ENOSPC);
+	if (newp && !(rnew = jma_scratch(s, newp, newlen, 16)))
+		err = -ENOSPC;
 	if (!err)
 		err = remote_mallctl(s, name, oldp, oldlenp, rnew, newp ? newlen : 0);
 	return jma_auto_end(s, here, err);
@@ -139,7 +135,7 @@ static int looks_like_string(jma_session *s, uint64_t addr)
 	char *str;
 	int trunc, ok = 0;
 
-	if (addr < 4096 || att_mem_read_str(s->pid, addr, 256, &str, &trunc))
+	if (addr < 4096 || jma_read_str(s, addr, 256, &str, &trunc))
 		return 0;
 	if (!trunc && str[0]) {
 		ok = 1;
@@ -210,7 +206,7 @@ static int read_typed(jma_session *s, const char *name, enum jma_type type, stru
 		out->type = JMA_T_STRING;
 		if (!p)
 			return 0;
-		err = att_mem_read_str(s->pid, p, STR_MAX, &out->str, &trunc);
+		err = jma_read_str(s, p, STR_MAX, &out->str, &trunc);
 		if (err)
 			return jma_fail(s, JMA_ERR_TARGET, err, "mallctl(\"%s\"): reading its string at "
 					"0x%llx: %s", name, (unsigned long long)p, strerror(-err));
@@ -245,7 +241,6 @@ int jma_get(jma_session *s, const char *name, struct jma_value *out)
  * copy.  Returns the remote address of the value and its length. */
 static int place_value(jma_session *s, const struct jma_value *in, uint64_t *addr, size_t *len)
 {
-	struct att_thread *t = &s->th;
 	uint64_t p = 0;
 
 	if (in->type == JMA_T_VOID) {
@@ -254,15 +249,15 @@ static int place_value(jma_session *s, const struct jma_value *in, uint64_t *add
 		return 0;
 	}
 	if (in->type == JMA_T_STRING) {
-		if (in->str && !(p = att_scratch_push(t, in->str, strlen(in->str) + 1, 1)))
-			return jma_fail_att(s, JMA_ERR_TARGET, -ENOSPC);
-		*addr = att_scratch_push(t, &p, sizeof(p), 8);
+		if (in->str && !(p = jma_scratch(s, in->str, strlen(in->str) + 1, 1)))
+			return -ENOSPC;
+		*addr = jma_scratch(s, &p, sizeof(p), 8);
 		*len = sizeof(p);
 	} else {
 		*len = jma_type_size(in->type);
-		*addr = att_scratch_push(t, &in->b, *len, 16);
+		*addr = jma_scratch(s, &in->b, *len, 16);
 	}
-	return *addr ? 0 : jma_fail_att(s, JMA_ERR_TARGET, -ENOSPC);
+	return *addr ? 0 : -ENOSPC;
 }
 
 int jma_set(jma_session *s, const char *name, const struct jma_value *in, struct jma_value *old)
@@ -306,7 +301,7 @@ int jma_set(jma_session *s, const char *name, const struct jma_value *in, struct
 			int trunc;
 			memcpy(&p, buf, sizeof(p));
 			old->type = JMA_T_STRING;
-			if (p && att_mem_read_str(s->pid, p, STR_MAX, &old->str, &trunc))
+			if (p && jma_read_str(s, p, STR_MAX, &old->str, &trunc))
 				old->type = JMA_T_UNKNOWN;
 		} else if (!err) {
 			jma_value_from_bytes(type, buf, len, old);

@@ -1,4 +1,4 @@
-/* heap_sym.c -- naming a heap profile's addresses with libdwfl.
+/* sym.c -- naming a heap profile's addresses with libdwfl.
  *
  * Modules come from the profile's MAPPED_LIBRARIES (files opened on this
  * host, checked against the inode the profile recorded) or from a live
@@ -23,8 +23,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "heap.h"
-#include "procfs.h"
+#include "heap/heap.h"
+#include "attach/procfs.h"
 
 struct symctx;
 

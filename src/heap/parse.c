@@ -1,4 +1,4 @@
-/* heap_parse.c -- jemalloc heap profiles (heap_v2 and 3.x) into a jma_heap.
+/* parse.c -- jemalloc heap profiles (heap_v2 and 3.x) into a jma_heap.
  *
  * The input is untrusted: it is read as bytes with an explicit end, never as
  * a C string; every number is checked for overflow, every list is bounded
@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "heap.h"
+#include "heap/heap.h"
 
 struct cur {
 	const char *p, *end;

@@ -1,11 +1,11 @@
-/* report_svg.c -- a self-contained SVG line chart of one metric over a series. */
+/* svg.c -- a self-contained SVG line chart of one metric over a series. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "report.h"
+#include "series/report.h"
 
 #define TOP_ARENAS 8
 #define W 960

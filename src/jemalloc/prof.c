@@ -5,8 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "session.h"
-#include "targetfs.h"
+#include "process/session.h"
+#include "process/targetfs.h"
 
 /* Profiles of large processes run to tens of MB; more than this is not a
  * heap profile jemalloc wrote. */

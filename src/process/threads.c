@@ -1,60 +1,13 @@
-/* threads.c -- every thread's stack, symbolized, jemalloc frames marked. */
+/* threads.c -- every thread's stack, symbolized, jemalloc frames marked; who holds a lock. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "arch.h"
-#include "select.h"
-#include "session.h"
-#include "unwind.h"
-
-/* How long to wait for one thread to stop before reporting it unreachable
- * (a thread in uninterruptible sleep does not stop until the kernel lets go). */
-#define STOP_MS 500
-
-static void log_cb(void *arg, int level, const char *msg)
-{
-	const jma_session *s = arg;
-
-	if (s->opt.log && level <= s->opt.log_level)
-		s->opt.log(s->opt.log_arg, level, msg);
-}
-
-int jma_stack_of(jma_session *s, pid_t tid, uint64_t *pcs, int max, char *err, size_t errlen)
-{
-	struct att_thread t;
-	int complete, n;
-
-	att_thread_init(&t, s->pid, tid);
-	t.log = log_cb;
-	t.log_arg = s;
-	t.log_level = s->opt.log_level;
-	n = att_thread_seize(&t, STOP_MS);
-	if (n) {
-		snprintf(err, errlen, "%s", t.err);
-		return n;
-	}
-	n = att_unwind(tid, pcs, max, &complete);
-	att_thread_release(&t);
-	if (n < 0)
-		snprintf(err, errlen, "unwinding tid %d: %s", (int)tid, strerror(-n));
-	return n;
-}
-
-void jma_frames_fill(jma_session *s, const uint64_t *pcs, int n, struct jma_frame *f)
-{
-	for (int i = 0; i < n; i++) {
-		/* Callers' pcs are return addresses: look up the call instruction. */
-		uint64_t look = pcs[i] - (i > 0);
-		uint64_t off;
-
-		f[i].pc = pcs[i];
-		f[i].func = jma_syms_name(s->syms, look, &off, &f[i].module, &f[i].file, &f[i].line);
-		f[i].off = off + (i > 0);
-		f[i].in_jemalloc = jma_syms_in_jemalloc(s->syms, look);
-	}
-}
+#include "attach/arch.h"
+#include "attach/select.h"
+#include "process/stacks.h"
+#include "process/threads.h"
 
 int jma_threads(jma_session *s, int max_frames, jma_thread_fn fn, void *arg)
 {
@@ -94,7 +47,7 @@ int jma_threads(jma_session *s, int max_frames, jma_thread_fn fn, void *arg)
 		t.syscall = c[i].syscall;
 		t.syscall_name = c[i].syscall >= 0 ? arch_syscall_name(c[i].syscall) : NULL;
 		c[i].tid = 0;
-		nf = s->attached && t.tid == s->th.tid ? -EBUSY
+		nf = s->attached && t.tid == s->tid ? -EBUSY
 						       : jma_stack_of(s, t.tid, pcs, max_frames, why,
 								      sizeof(why));
 		if (nf == -EBUSY)
@@ -137,21 +90,10 @@ static int note_holder(void *arg, const struct jma_thread *t)
 	n = snprintf(h->buf + h->used, left, "\n  thread %d (%s) is inside jemalloc%s%s:",
 		     (int)t->tid, t->comm, t->syscall_name ? ", blocked in " : "",
 		     t->syscall_name ? t->syscall_name : "");
-	for (int i = 0; i < t->nframes && n > 0 && (size_t)n < left; i++) {
-		const struct jma_frame *f = &t->frames[i];
-		const char *mod = f->module ? strrchr(f->module, '/') : NULL;
-
-		h->used += (size_t)n;
-		left = h->len - h->used;
-		if (f->func)
-			n = snprintf(h->buf + h->used, left, "\n    #%d %s+0x%llx (%s)", i, f->func,
-				     (unsigned long long)f->off, mod ? mod + 1 : "?");
-		else
-			n = snprintf(h->buf + h->used, left, "\n    #%d 0x%llx (%s)", i,
-				     (unsigned long long)f->pc, mod ? mod + 1 : "?");
-	}
-	if (n > 0 && (size_t)n < left)
-		h->used += (size_t)n;
+	if (n < 0)
+		return 0;
+	h->used = (size_t)n < left ? h->used + (size_t)n : h->len - 1;
+	jma_frames_format(t->frames, t->nframes, h->buf, h->len, &h->used);
 	return 0;
 }
 

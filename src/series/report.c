@@ -7,7 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "report.h"
+#include "series/report.h"
 
 static const char *const metric_names[JMA_M_COUNT] = {
 	"allocated", "active", "mapped", "dirty", "muzzy", "retained", "resident",

@@ -1,0 +1,63 @@
+/* stats.c -- malloc_stats_print's report, captured through its write callback. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "process/session.h"
+
+struct capture {
+	jma_write_fn write;
+	void *arg;
+	size_t bytes;
+	unsigned chunks;
+};
+
+static int on_text(void *arg, const char *text, size_t len)
+{
+	struct capture *cap = arg;
+
+	cap->chunks++;
+	cap->bytes += len;
+	return cap->write(cap->arg, text, len);
+}
+
+int jma_stats_opts_valid(const char *opts)
+{
+	if (!opts)
+		return 0;
+	for (const char *p = opts; *p; p++)
+		if (!strchr("Jgmdablxeh", *p))
+			return -EINVAL;
+	return strlen(opts) > 32 ? -EINVAL : 0;
+}
+
+int jma_stats_print(jma_session *s, const char *opts, jma_write_fn write, void *arg)
+{
+	struct capture cap = { .write = write, .arg = arg };
+	struct jma_bcall c = { .nargs = 3, .text_arg = 0, .text = on_text, .text_ctx = &cap };
+	const struct jma_copy *je;
+	uint64_t ret, ropts = 0;
+	int here, err;
+
+	if (jma_stats_opts_valid(opts))
+		return jma_fail(s, JMA_ERR_USAGE, -EINVAL, "invalid stats options \"%.40s\": use the "
+				"letters J g m d a b l x e h", opts);
+	err = jma_auto_begin(s, &here);
+	if (err)
+		return err;
+	je = jma_syms_jemalloc(s->syms);
+	c.fn = je->fn_stats_print;
+	if (!c.fn)
+		err = jma_fail(s, JMA_ERR_MISSING, -ENOTSUP, "%smalloc_stats_print not found in %s",
+			       je->prefix, je->path);
+	if (!err && opts && *opts && !(ropts = jma_scratch(s, opts, strlen(opts) + 1, 1)))
+		err = -ENOSPC;
+	if (!err) {
+		/* malloc_stats_print(write_cb, cbopaque, opts) */
+		c.args[1] = 0;
+		c.args[2] = ropts;
+		err = jma_call(s, &c, &ret);
+		jma_logf(s, JMA_LOG_DEBUG, "stats: %zu bytes in %u callback(s)", cap.bytes, cap.chunks);
+	}
+	return jma_auto_end(s, here, err);
+}

@@ -1,0 +1,64 @@
+/* backend.h -- the one interface through which src/jemalloc/ runs jemalloc's code.
+ *
+ * The jemalloc layer asks for three things: scratch memory holding its
+ * arguments, a call of a jemalloc function (optionally with a text callback
+ * such as malloc_stats_print's write_cb), and reads of target memory.  It
+ * never learns which engine serves them: the ptrace engine runs the call in a
+ * borrowed thread of the live process (process/ptrace.c); an emulator can run
+ * it over a copy of the process's memory or a core file.
+ *
+ * Every operation returns 0 or -errno and records its message in the session
+ * (jma_fail), so callers write `return err;`.
+ */
+#ifndef JMA_PROCESS_BACKEND_H
+#define JMA_PROCESS_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jemattach/session.h>
+
+#define JMA_CALL_MAXARGS 6
+
+/* Receives one piece of callback text (NUL-free, not NUL-terminated). */
+typedef int (*jma_text_fn)(void *arg, const char *text, size_t len);
+
+/* One call of a jemalloc function.  When @text is set, argument @text_arg is
+ * a `void write_cb(void *opaque, const char *s)` slot: the backend fills it
+ * with whatever makes each call of write_cb reach @text. */
+struct jma_bcall {
+	uint64_t fn;
+	uint64_t args[JMA_CALL_MAXARGS];
+	unsigned nargs;
+	int text_arg;
+	jma_text_fn text;
+	void *text_ctx;
+};
+
+struct jma_backend;
+
+struct jma_backend_ops {
+	const char *name;	/* "ptrace", ... for -v and info */
+	/* Make calls possible (the ptrace engine borrows a thread) / undo that.
+	 * end returns the first failure to restore the target. */
+	int (*begin)(struct jma_backend *b);
+	int (*end)(struct jma_backend *b);
+	/* Run @c; the function's return value in *ret.  Scratch memory handed
+	 * out before the call is released by it. */
+	int (*call)(struct jma_backend *b, const struct jma_bcall *c, uint64_t *ret);
+	/* @len bytes of scratch memory for arguments, @data copied in (zeroed
+	 * when NULL); 0 when there is no room (message recorded). */
+	uint64_t (*scratch)(struct jma_backend *b, const void *data, size_t len, size_t align);
+	int (*read)(struct jma_backend *b, uint64_t addr, void *buf, size_t len);
+	/* A NUL-terminated string of at most @max bytes, malloc'd into *out;
+	 * *trunc when it was longer. */
+	int (*read_str)(struct jma_backend *b, uint64_t addr, size_t max, char **out, int *trunc);
+	void (*destroy)(struct jma_backend *b);
+};
+
+struct jma_backend {
+	const struct jma_backend_ops *ops;
+	jma_session *s;
+};
+
+#endif

@@ -1,0 +1,88 @@
+/* freeze.c -- --freeze: stop every thread, refusing if one is inside jemalloc (see freeze.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attach/unwind.h"
+#include "process/freeze.h"
+#include "process/stacks.h"
+
+#define STOP_MS 1000
+#define MAX_FRAMES 32
+
+int jma_freeze_all(jma_session *s, struct jma_freeze *fz, const struct att_candidate *c, size_t n)
+{
+	fz->t = calloc(n ? n : 1, sizeof(*fz->t));
+	fz->n = 0;
+	if (!fz->t)
+		return jma_fail(s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		struct att_thread *t = &fz->t[fz->n];
+		uint64_t pcs[MAX_FRAMES];
+		struct jma_frame f[MAX_FRAMES];
+		char stack[2048] = "";
+		size_t used = 0;
+		int err, complete, nf;
+
+		jma_thread_setup(s, t, c[i].tid);
+		err = att_thread_seize(t, STOP_MS);
+		if (err == -ESRCH)
+			continue;	/* exited meanwhile: nothing to freeze */
+		if (err) {
+			jma_fail(s, err == -EPERM ? JMA_ERR_ATTACH : JMA_ERR_UNSAFE, err,
+				 "--freeze: cannot stop tid %d (%s): %s", (int)c[i].tid, c[i].comm, t->err);
+			jma_thaw_all(fz);
+			return err;
+		}
+		fz->n++;
+		nf = att_unwind(t->tid, pcs, MAX_FRAMES, &complete);
+		for (int k = 0; k < nf; k++) {
+			if (!jma_syms_in_jemalloc(s->syms, pcs[k] - (k > 0)))
+				continue;
+			jma_frames_fill(s, pcs, nf, f);
+			jma_frames_format(f, nf, stack, sizeof(stack), &used);
+			jma_fail(s, JMA_ERR_UNSAFE, -EAGAIN, "--freeze refused: tid %d (%s) is inside "
+				 "jemalloc and may hold a lock; try again, or omit --freeze:%s",
+				 (int)c[i].tid, c[i].comm, stack);
+			jma_thaw_all(fz);
+			return -EAGAIN;
+		}
+	}
+	jma_logf(s, JMA_LOG_INFO, "froze %zu threads", fz->n);
+	return 0;
+}
+
+int jma_freeze_take(struct jma_freeze *fz, pid_t tid, struct att_thread *out)
+{
+	for (size_t i = 0; i < fz->n; i++) {
+		if (fz->t[i].tid != tid)
+			continue;
+		*out = fz->t[i];
+		memmove(&fz->t[i], &fz->t[i + 1], (fz->n - i - 1) * sizeof(*fz->t));
+		fz->n--;
+		return 0;
+	}
+	return -ESRCH;
+}
+
+void jma_freeze_put(struct jma_freeze *fz, struct att_thread *t)
+{
+	struct att_thread *more = realloc(fz->t, (fz->n + 1) * sizeof(*more));
+
+	if (!more) {
+		att_thread_release(t);
+		return;
+	}
+	fz->t = more;
+	fz->t[fz->n++] = *t;
+}
+
+void jma_thaw_all(struct jma_freeze *fz)
+{
+	for (size_t i = fz->n; i-- > 0;)
+		att_thread_release(&fz->t[i]);
+	free(fz->t);
+	fz->t = NULL;
+	fz->n = 0;
+}

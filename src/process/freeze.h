@@ -1,0 +1,29 @@
+/* freeze.h -- --freeze: every thread stopped while attached, for a consistent snapshot.
+ *
+ * Only safe when no stopped thread is inside jemalloc: one that is may hold a
+ * lock our call would then wait on forever.  So every thread is stopped and
+ * unwound first, and the freeze is refused, naming the culprit, if any of them
+ * is inside jemalloc.
+ */
+#ifndef JMA_PROCESS_FREEZE_H
+#define JMA_PROCESS_FREEZE_H
+
+#include "attach/select.h"
+#include "process/session.h"
+
+struct jma_freeze {
+	struct att_thread *t;	/* stopped, seized, not hijacked */
+	size_t n;
+};
+
+/* Stop every candidate thread, refusing (and undoing) if one is inside
+ * jemalloc.  Returns 0 or -errno with the message in @s. */
+int jma_freeze_all(jma_session *s, struct jma_freeze *fz, const struct att_candidate *c, size_t n);
+/* Move frozen thread @tid out into @out: -ESRCH if it is not frozen. */
+int jma_freeze_take(struct jma_freeze *fz, pid_t tid, struct att_thread *out);
+/* Give a restored thread back to the frozen set (released if that fails). */
+void jma_freeze_put(struct jma_freeze *fz, struct att_thread *t);
+/* Let every frozen thread go. */
+void jma_thaw_all(struct jma_freeze *fz);
+
+#endif

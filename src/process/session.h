@@ -1,0 +1,63 @@
+/* session.h -- the private side of jma_session, shared by the src/ modules.
+ *
+ * The session is the handle: options, the process and its symbols, the
+ * backend that runs jemalloc's code (backend.h), and the last error.  It
+ * knows no engine: jma_open (ptrace.c) installs the live-process one.
+ */
+#ifndef JMA_PROCESS_SESSION_H
+#define JMA_PROCESS_SESSION_H
+
+#include <jemattach.h>
+
+#include "attach/procfs.h"
+#include "attach/thread.h"
+#include "process/backend.h"
+#include "process/symbols.h"
+
+struct jma_session {
+	struct jma_options opt;
+	char *opt_prefix, *opt_module;	/* owned copies of the option strings */
+	pid_t pid;
+	struct att_status st;
+	struct jma_syms *syms;		/* NULL until jma_open succeeded */
+	struct jma_backend *be;		/* runs the calls; set by jma_open */
+
+	int attached;
+	int epoch_fresh;		/* "epoch" already written in this attachment */
+	/* The thread calls run in (for info, threads and -v). */
+	pid_t tid;
+	char tid_why[160];
+	char tid_comm[64];
+
+	enum jma_errkind kind;
+	char err[4096];
+};
+
+/* Record an error: returns -|err| so callers write `return jma_fail(...)`. */
+int jma_fail(jma_session *s, enum jma_errkind kind, int err, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* Record the attach engine's message for @err (from @t->err when set). */
+int jma_fail_att(jma_session *s, const struct att_thread *t, enum jma_errkind kind, int err);
+/* The kind an engine error falls into (timeouts are JMA_ERR_UNSAFE, ...). */
+enum jma_errkind jma_kind_of(int err);
+void jma_logf(const jma_session *s, int level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+int jma_timeout_ms(const jma_session *s);
+
+/* A thread of the session's process, ready to seize, logging through the
+ * session's callback. */
+void jma_thread_setup(jma_session *s, struct att_thread *t, pid_t tid);
+
+/* Attach for the duration of one operation when the caller has not; pair with
+ * jma_auto_end, which detaches only if jma_auto_begin attached.  A failure to
+ * restore the target overrides @err. */
+int jma_auto_begin(jma_session *s, int *attached_here);
+int jma_auto_end(jma_session *s, int attached_here, int err);
+
+/* The backend's operations, for the jemalloc layer (see backend.h). */
+int jma_call(jma_session *s, const struct jma_bcall *c, uint64_t *ret);
+uint64_t jma_scratch(jma_session *s, const void *data, size_t len, size_t align);
+int jma_read(jma_session *s, uint64_t addr, void *buf, size_t len);
+int jma_read_str(jma_session *s, uint64_t addr, size_t max, char **out, int *trunc);
+
+#endif

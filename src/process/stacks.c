@@ -1,0 +1,62 @@
+/* stacks.c -- one thread's stack: stopped just long enough to unwind it, then named. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "attach/unwind.h"
+#include "process/stacks.h"
+
+/* How long to wait for one thread to stop before reporting it unreachable
+ * (a thread in uninterruptible sleep does not stop until the kernel lets go). */
+#define STOP_MS 500
+
+int jma_stack_of(jma_session *s, pid_t tid, uint64_t *pcs, int max, char *err, size_t errlen)
+{
+	struct att_thread t;
+	int complete, n;
+
+	jma_thread_setup(s, &t, tid);
+	n = att_thread_seize(&t, STOP_MS);
+	if (n) {
+		snprintf(err, errlen, "%s", t.err);
+		return n;
+	}
+	n = att_unwind(tid, pcs, max, &complete);
+	att_thread_release(&t);
+	if (n < 0)
+		snprintf(err, errlen, "unwinding tid %d: %s", (int)tid, strerror(-n));
+	return n;
+}
+
+void jma_frames_fill(jma_session *s, const uint64_t *pcs, int n, struct jma_frame *f)
+{
+	for (int i = 0; i < n; i++) {
+		/* Callers' pcs are return addresses: look up the call instruction. */
+		uint64_t look = pcs[i] - (i > 0);
+		uint64_t off;
+
+		f[i].pc = pcs[i];
+		f[i].func = jma_syms_name(s->syms, look, &off, &f[i].module, &f[i].file, &f[i].line);
+		f[i].off = off + (i > 0);
+		f[i].in_jemalloc = jma_syms_in_jemalloc(s->syms, look);
+	}
+}
+
+void jma_frames_format(const struct jma_frame *f, int n, char *buf, size_t len, size_t *used)
+{
+	for (int i = 0; i < n && *used + 1 < len; i++) {
+		const char *mod = f[i].module ? strrchr(f[i].module, '/') : NULL;
+		const char *mark = f[i].in_jemalloc ? " [jemalloc]" : "";
+		int k;
+
+		if (f[i].func)
+			k = snprintf(buf + *used, len - *used, "\n    #%d %s+0x%llx (%s)%s", i, f[i].func,
+				     (unsigned long long)f[i].off, mod ? mod + 1 : "?", mark);
+		else
+			k = snprintf(buf + *used, len - *used, "\n    #%d 0x%llx (%s)%s", i,
+				     (unsigned long long)f[i].pc, mod ? mod + 1 : "?", mark);
+		if (k < 0)
+			break;
+		*used = (size_t)k < len - *used ? *used + (size_t)k : len - 1;
+	}
+}
