@@ -5,7 +5,7 @@
 #include <sys/ptrace.h>
 #include <sys/uio.h>
 
-#include "arch.h"
+#include "attach/arch.h"
 
 int arch_gpregs_get(pid_t tid, struct arch_gpregs *r)
 {

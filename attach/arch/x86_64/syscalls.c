@@ -2,7 +2,7 @@
 #include <stddef.h>
 #include <sys/syscall.h>
 
-#include "arch.h"
+#include "attach/arch.h"
 
 static const struct { long nr; const char *name; enum arch_sc_class cls; } table[] = {
 	{ SYS_read, "read", ARCH_SC_IDLE },
