@@ -105,8 +105,21 @@ struct jma_heap_report_opts {
 	const char *focus;	/* extended regex: keep stacks with a frame matching it */
 	const char *ignore;	/* extended regex: drop stacks with a frame matching it */
 	const char *fold;	/* extended regex: more allocator wrappers to fold away,
-				 * like jemalloc and malloc (e.g. Redis's "^z(try)?malloc") */
+				 * like jemalloc and malloc (e.g. "^my_xmalloc$") */
+	int no_default_folds;	/* do not fold the wrappers of jma_heap_default_folds */
 };
+
+/* A default fold rule: the allocation wrappers of a well-known program,
+ * folded away like malloc itself unless no_default_folds is set. */
+struct jma_heap_fold {
+	const char *program;	/* "Redis", "BIND (ISC)", ... */
+	const char *re;		/* extended regex over function names */
+};
+/* The default rules; *n their number.  Static storage. */
+const struct jma_heap_fold *jma_heap_default_folds(size_t *n);
+/* The allocator entry points always folded, for i = 0, 1, ... until NULL;
+ * *prefix is set when the string is a prefix ("je_": every je_* function). */
+const char *jma_heap_alloc_fn(size_t i, int *prefix);
 
 /* One row of the report: a function (or function + line) and what it holds. */
 struct jma_heap_site {

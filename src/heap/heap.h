@@ -57,6 +57,13 @@ struct heap_frame {
 	int line;
 };
 
+/* How a location got its name. */
+enum heap_named {
+	HEAP_NAMED_NONE,	/* "module+0xoff" or "0xaddr" */
+	HEAP_NAMED_BOUNDARY,	/* "module!fn_0xSTART": a function found by its FDE only */
+	HEAP_NAMED_SYMBOL,	/* an ELF symbol or DWARF */
+};
+
 /* A distinct address of the profile, as used for symbolization (callers -1). */
 struct heap_loc {
 	uint64_t addr;
@@ -64,6 +71,7 @@ struct heap_loc {
 	int32_t module;		/* into jma_heap.modules; -1: none */
 	uint32_t symbol;	/* the ELF symbol holding it (strtab id, 0: none) */
 	int alloc;		/* allocator code: folded away with what is under it */
+	enum heap_named named;
 };
 
 /* A mapped file that addresses fall in. */
@@ -119,6 +127,10 @@ int heap_modules_build(jma_heap *h, const struct heap_maps *m);
 /* The name of a location that has no frames, "module+0xoff" or "0xaddr", as
  * a strtab id (UINT32_MAX: out of memory). */
 uint32_t heap_loc_hexname(jma_heap *h, const struct heap_loc *l);
+
+/* Whether @name is an allocator entry point (malloc and its family, operator
+ * new, Rust's allocator shims, the dynamic linker's own, prefixed copies). */
+int heap_is_alloc_fn(const char *name);
 
 /* One report's view of a profile. */
 struct heap_vstack {

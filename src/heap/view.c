@@ -140,6 +140,40 @@ static int compile(struct heap_view *v, int which, const char *re, const char *w
 	return 0;
 }
 
+/* The fold regex: the default rules, then the caller's --fold. */
+static int compile_folds(struct heap_view *v)
+{
+	size_t n = 0, len = 1;
+	const struct jma_heap_fold *r = v->o->no_default_folds ? NULL : jma_heap_default_folds(&n);
+	char *re;
+	int err;
+
+	if (!n)
+		return compile(v, RE_FOLD, v->o->fold, "fold");
+	if (v->o->fold) {
+		/* The caller's own, alone first: its errors must name it. */
+		err = compile(v, RE_FOLD, v->o->fold, "fold");
+		if (err)
+			return err;
+		regfree(&v->re[RE_FOLD]);
+		v->has_re[RE_FOLD] = 0;
+		len += strlen(v->o->fold) + 3;
+	}
+	for (size_t i = 0; i < n; i++)
+		len += strlen(r[i].re) + 3;
+	re = malloc(len);
+	if (!re)
+		return heap_fail(v->h, -ENOMEM, "out of memory");
+	*re = '\0';
+	for (size_t i = 0; i < n; i++)
+		strcat(strcat(strcat(re, i ? "|(" : "("), r[i].re), ")");
+	if (v->o->fold)
+		strcat(strcat(strcat(re, "|("), v->o->fold), ")");
+	err = compile(v, RE_FOLD, re, "fold");
+	free(re);
+	return err;
+}
+
 static int cmp_site(const void *a, const void *b, void *arg)
 {
 	const struct heap_vsite *x = a, *y = b;
@@ -257,7 +291,7 @@ int heap_view_build(jma_heap *h, const struct jma_heap_report_opts *o, struct he
 	if (!err)
 		err = compile(v, RE_IGNORE, o->ignore, "ignore");
 	if (!err)
-		err = compile(v, RE_FOLD, o->fold, "fold");
+		err = compile_folds(v);
 	if (err)
 		goto fail;
 	v->stacks = malloc((h->nstacks ? h->nstacks : 1) * sizeof(*v->stacks));
