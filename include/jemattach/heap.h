@@ -121,6 +121,15 @@ const struct jma_heap_fold *jma_heap_default_folds(size_t *n);
  * *prefix is set when the string is a prefix ("je_": every je_* function). */
 const char *jma_heap_alloc_fn(size_t i, int *prefix);
 
+/* Where a site's name comes from. */
+enum jma_heap_named {
+	JMA_HEAP_NAMED_ADDRESS,		/* "module+0xOFF" or "0xADDR": nothing known there */
+	JMA_HEAP_NAMED_BOUNDARY,	/* "module!fn_0xSTART": a function without a symbol,
+					 * bounded by its .eh_frame entry (START: file address) */
+	JMA_HEAP_NAMED_SYMBOL,		/* an ELF symbol (.symtab, .dynsym, MiniDebugInfo,
+					 * separate debuginfo) or DWARF */
+};
+
 /* One row of the report: a function (or function + line) and what it holds. */
 struct jma_heap_site {
 	const char *name;	/* function, or "function file:line" with .lines */
@@ -128,6 +137,8 @@ struct jma_heap_site {
 	const char *file;	/* NULL when unknown */
 	int line;		/* 0 when unknown */
 	const char *module;	/* file of the module, NULL when unknown */
+	const char *build_id;	/* the module's build-id in hex, NULL when unknown */
+	enum jma_heap_named named;
 	double flat;		/* held by allocations this site made itself */
 	double cum;		/* held by allocations made under it */
 };

@@ -19,12 +19,13 @@ struct analyze {
 	struct jma_heap_report_opts r;
 	struct jma_heap_symopts sym;
 	long top;		/* -1: the format's default */
+	int list_folds;
 };
 
 static int parse_args(struct cli *c, int argc, char **argv, struct analyze *a)
 {
 	enum { O_BASE = 256, O_INUSE_SPACE, O_INUSE_OBJECTS, O_ALLOC_SPACE, O_ALLOC_OBJECTS,
-	       O_LINES, O_FOCUS, O_IGNORE, O_FOLD, O_DEBUGINFO };
+	       O_LINES, O_FOCUS, O_IGNORE, O_FOLD, O_DEBUGINFO, O_LIST_FOLDS, O_NO_DEFAULT_FOLDS };
 	static const struct option longopts[] = {
 		{ "base", required_argument, NULL, O_BASE },
 		{ "top", required_argument, NULL, 'n' },
@@ -38,6 +39,8 @@ static int parse_args(struct cli *c, int argc, char **argv, struct analyze *a)
 		{ "focus", required_argument, NULL, O_FOCUS },
 		{ "ignore", required_argument, NULL, O_IGNORE },
 		{ "fold", required_argument, NULL, O_FOLD },
+		{ "list-folds", no_argument, NULL, O_LIST_FOLDS },
+		{ "no-default-folds", no_argument, NULL, O_NO_DEFAULT_FOLDS },
 		{ "pid", required_argument, NULL, 'P' },
 		{ "debuginfo-path", required_argument, NULL, O_DEBUGINFO },
 		{ NULL, 0, NULL, 0 },
@@ -90,6 +93,12 @@ static int parse_args(struct cli *c, int argc, char **argv, struct analyze *a)
 		case O_FOLD:
 			a->r.fold = optarg;
 			break;
+		case O_LIST_FOLDS:
+			a->list_folds = 1;
+			break;
+		case O_NO_DEFAULT_FOLDS:
+			a->r.no_default_folds = 1;
+			break;
 		case 'P':
 			errno = 0;
 			v = strtol(optarg, &end, 10);
@@ -104,6 +113,8 @@ static int parse_args(struct cli *c, int argc, char **argv, struct analyze *a)
 			return cli_usage(c, "analyze", "invalid option");
 		}
 	}
+	if (a->list_folds && optind == argc)
+		return EXIT_OK;
 	if (optind + 1 != argc)
 		return cli_usage(c, "analyze", optind < argc ? "one PROFILE only" : "missing PROFILE");
 	a->profile = argv[optind];
@@ -115,6 +126,25 @@ static int parse_args(struct cli *c, int argc, char **argv, struct analyze *a)
 	return EXIT_OK;
 }
 
+/* --list-folds: what is folded away before sites are counted. */
+static int list_folds(void)
+{
+	const struct jma_heap_fold *r;
+	const char *fn;
+	size_t n;
+	int prefix;
+
+	fputs("always:", stdout);
+	for (size_t i = 0; (fn = jma_heap_alloc_fn(i, &prefix)) != NULL; i++)
+		printf(" %s%s", fn, prefix ? "*" : "");
+	fputs(", and every frame in libjemalloc*\n", stdout);
+	r = jma_heap_default_folds(&n);
+	for (size_t i = 0; i < n; i++)
+		printf("%s: %s\n", r[i].program, r[i].re);
+	puts("(the rules above: unless --no-default-folds; add your own with --fold RE)");
+	return EXIT_OK;
+}
+
 static int load(const char *path, jma_heap **h)
 {
 	char msg[1024];
@@ -122,6 +152,59 @@ static int load(const char *path, jma_heap **h)
 	if (jma_heap_load(path, h, msg, sizeof(msg)))
 		return cli_error(EXIT_USAGE, "%s", msg);
 	return EXIT_OK;
+}
+
+/* On stderr: how much sits at sites without a symbol, in which modules, and
+ * how to get their names.  Offline: nothing is fetched. */
+static void hint_unnamed(struct analyze *a, jma_heap *h)
+{
+	struct jma_heap_report_opts r = a->r;
+	struct jma_heap_site *s;
+	size_t n, shown = 0;
+	double total, unnamed = 0;
+	int objs = r.sample == JMA_HEAP_INUSE_OBJECTS || r.sample == JMA_HEAP_ALLOC_OBJECTS;
+
+	r.top = 0;
+	r.lines = 0;
+	if (jma_heap_sites(h, &r, &s, &n, &total))
+		return;
+	for (size_t i = 0; i < n; i++)
+		if (s[i].named != JMA_HEAP_NAMED_SYMBOL)
+			unnamed += s[i].flat;
+	if (unnamed > 0 && total > 0) {
+		fprintf(stderr, "jemattach: %.0f%% of %s (%.1f %s) sit in functions without a name:\n",
+			unnamed * 100 / total, objs ? "the objects" : "the bytes",
+			objs ? unnamed : unnamed / 1048576, objs ? "objects" : "MB");
+		/* One line per module, in order of first appearance (largest first). */
+		for (size_t i = 0; i < n && shown < 5; i++) {
+			double m = 0;
+			int seen = 0;
+
+			if (s[i].named == JMA_HEAP_NAMED_SYMBOL || !s[i].module)
+				continue;
+			for (size_t k = 0; k < i && !seen; k++)
+				seen = s[k].named != JMA_HEAP_NAMED_SYMBOL && s[k].module &&
+				       !strcmp(s[k].module, s[i].module);
+			if (seen)
+				continue;
+			for (size_t k = i; k < n; k++)
+				if (s[k].named != JMA_HEAP_NAMED_SYMBOL && s[k].module &&
+				    !strcmp(s[k].module, s[i].module))
+					m += s[k].flat;
+			if (m * 1000 < total)
+				continue;
+			fprintf(stderr, "  %.1f%% in %s (build-id %s)\n", m * 100 / total, s[i].module,
+				s[i].build_id ? s[i].build_id : "unknown");
+			shown++;
+		}
+		fputs("  fn_0xSTART is a function known by its start address only (from .eh_frame).\n"
+		      "  For names, install the module's debug symbols (Debian/Ubuntu: the -dbgsym\n"
+		      "  package of the one `dpkg -S FILE` names; they land under\n"
+		      "  /usr/lib/debug/.build-id/), or fetch them by build-id where the network may\n"
+		      "  be used (`debuginfod-find debuginfo BUILD-ID`) and pass --debuginfo-path DIR.\n",
+		      stderr);
+	}
+	free(s);
 }
 
 static int run(struct analyze *a, jma_heap *h, FILE *out)
@@ -146,6 +229,7 @@ static int run(struct analyze *a, jma_heap *h, FILE *out)
 	if (err)
 		return cli_error(err == -EINVAL || err == -ENODATA ? EXIT_USAGE : EXIT_TARGET, "%s",
 				 jma_heap_errmsg(h));
+	hint_unnamed(a, h);
 	return EXIT_OK;
 }
 
@@ -160,10 +244,13 @@ int cmd_analyze(struct cli *c, int argc, char **argv)
 	if (rc) {
 		/* The command table's synopsis is kept short for --help. */
 		fputs("       [--inuse-space|--inuse-objects|--alloc-space|--alloc-objects] [--focus RE]\n"
-		      "       [--ignore RE] [--fold RE] [--debuginfo-path PATH]   (see jemattach(1))\n",
+		      "       [--ignore RE] [--fold RE] [--no-default-folds] [--list-folds]\n"
+		      "       [--debuginfo-path PATH]   (see jemattach(1))\n",
 		      stderr);
 		return rc;
 	}
+	if (a.list_folds)
+		return list_folds();
 	a.sym.log = c->opt.log;
 	a.sym.log_arg = c->opt.log_arg;
 	rc = load(a.profile, &h);

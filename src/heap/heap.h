@@ -143,6 +143,7 @@ struct heap_vsite {
 	uint32_t label;		/* strtab id of the row's name */
 	struct heap_frame fr;	/* first frame seen with that name */
 	int32_t module;
+	enum heap_named named;
 	double flat, cum;
 };
 
@@ -150,6 +151,7 @@ struct heap_view {
 	jma_heap *h;
 	const struct jma_heap_report_opts *o;
 	double total;
+	double unnamed;		/* flat at sites without a symbol (named by FDE, or hex) */
 	struct heap_vstack *stacks;	/* kept by focus/ignore, value != 0 (any value for pprof) */
 	size_t nstacks;
 	struct heap_vsite *sites;	/* all of them, largest flat first */

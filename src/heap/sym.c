@@ -144,9 +144,11 @@ static void module_identity(jma_heap *h, Dwfl_Module *dm, struct heap_module *m)
 	const unsigned char *bits;
 	GElf_Addr vaddr;
 	Dwarf_Addr bias;
-	int n = dwfl_module_build_id(dm, &bits, &vaddr);
+	/* The build-id is known once the ELF file is. */
+	Elf *elf = dwfl_module_getelf(dm, &m->bias);
+	int n = elf ? dwfl_module_build_id(dm, &bits, &vaddr) : 0;
 
-	if (dwfl_module_getelf(dm, &m->bias) && n > 0 && n <= 64) {
+	if (n > 0 && n <= 64) {
 		char hex[129];
 		for (int i = 0; i < n; i++)
 			snprintf(hex + 2 * i, 3, "%02x", bits[i]);

@@ -194,7 +194,7 @@ struct sitemap {
 };
 
 static int add_to_site(struct heap_view *v, struct sitemap *m, const struct heap_frame *f,
-		       int32_t module, size_t stack, double value, int leaf)
+		       const struct heap_loc *l, size_t stack, double value, int leaf)
 {
 	uint32_t label = heap_view_label(v, f);
 	int32_t si;
@@ -229,12 +229,16 @@ static int add_to_site(struct heap_view *v, struct sitemap *m, const struct heap
 		memset(&v->sites[si], 0, sizeof(v->sites[si]));
 		v->sites[si].label = label;
 		v->sites[si].fr = *f;
-		v->sites[si].module = module;
+		v->sites[si].module = l->module;
+		v->sites[si].named = l->named;
 		m->seen[si] = 0;
 		m->of_label[label] = si;
 	}
-	if (leaf)
+	if (leaf) {
 		v->sites[si].flat += value;
+		if (l->named != HEAP_NAMED_SYMBOL)
+			v->unnamed += value;
+	}
 	/* Recursion puts a function on a stack twice; cum counts the stack once. */
 	if (m->seen[si] != stack + 1) {
 		v->sites[si].cum += value;
@@ -269,7 +273,7 @@ static int keep_stack(struct heap_view *v, struct sitemap *m, size_t i, int vi)
 	for (size_t k = 0; k < n; k++) {
 		/* heap_view_label may grow the string table: copy the frame first. */
 		struct heap_frame f = v->fr[k];
-		err = add_to_site(v, m, &f, h->locs[v->fr_loc[k]].module, v->nstacks, vs.value, k == 0);
+		err = add_to_site(v, m, &f, &h->locs[v->fr_loc[k]], v->nstacks, vs.value, k == 0);
 		if (err)
 			return err;
 	}
@@ -352,6 +356,9 @@ int jma_heap_sites(jma_heap *h, const struct jma_heap_report_opts *o, struct jma
 		d->file = s->fr.file ? h->str.str[s->fr.file] : NULL;
 		d->line = s->fr.line;
 		d->module = s->module >= 0 ? h->str.str[h->modules[s->module].path] : NULL;
+		d->build_id = s->module >= 0 && h->modules[s->module].build_id
+				      ? h->str.str[h->modules[s->module].build_id] : NULL;
+		d->named = (enum jma_heap_named)s->named;
 		d->flat = s->flat;
 		d->cum = s->cum;
 	}
