@@ -160,6 +160,7 @@ struct heap_view {
 	struct heap_frame *fr;
 	uint32_t *fr_loc;
 	size_t fr_cap;
+	signed char *fold_match;	/* per location: its frames match the fold regex; -1 unknown */
 	regex_t re[3];		/* focus, ignore, fold */
 	int has_re[3];
 };

@@ -54,6 +54,9 @@ struct modsym {
 	size_t nfn;
 	struct modsym_sub *sub;
 	size_t nsub, subcap;
+	int has_dwarf;
+	Dwarf_Off *cus;		/* the units whose subprograms are in sub */
+	size_t ncus, cuscap;
 	struct modsym_inl *inl;
 	size_t ninl, inlcap;
 	Dwarf_Addr dwbias;
@@ -187,21 +190,35 @@ static int collect_subs(struct modsym *t, Dwarf_Die *parent, int depth)
 	return err;
 }
 
-static int load_dwarf(struct modsym *t)
+/* The subprograms of the unit holding @addr, read at its first address: a
+ * few addresses in a large library read a few of its units, not all. */
+static int load_unit(struct modsym *t, uint64_t addr)
 {
-	Dwarf_Die *cu = NULL;
 	Dwarf_Addr bias;
-	int err = 0;
+	Dwarf_Die *cu = t->has_dwarf ? dwfl_module_addrdie(t->dm, addr, &bias) : NULL;
+	Dwarf_Off off;
+	size_t first = t->nsub;
+	int err;
 
-	if (!dwfl_module_getdwarf(t->dm, &bias))
+	if (!cu)
 		return 0;
-	while (!err && (cu = dwfl_module_nextcu(t->dm, cu, &bias)) != NULL) {
-		t->dwbias = bias;
-		err = collect_subs(t, cu, 0);
-	}
-	if (!err && t->nsub)
+	off = dwarf_dieoffset(cu);
+	for (size_t i = 0; i < t->ncus; i++)
+		if (t->cus[i] == off)
+			return 0;
+	if (grow((void **)&t->cus, &t->cuscap, t->ncus, sizeof(*t->cus)))
+		return -ENOMEM;
+	t->cus[t->ncus++] = off;
+	t->dwbias = bias;
+	err = collect_subs(t, cu, 0);
+	if (err || first == t->nsub)
+		return err;
+	/* Units are met in address order mostly: sort the new ones, and all
+	 * only when they do not follow the old. */
+	qsort(t->sub + first, t->nsub - first, sizeof(*t->sub), cmp_sub);
+	if (first && t->sub[first - 1].lo > t->sub[first].lo)
 		qsort(t->sub, t->nsub, sizeof(*t->sub), cmp_sub);
-	return err;
+	return 0;
 }
 
 /* The start of every FDE, from .eh_frame_hdr's binary-search table (found
@@ -264,9 +281,8 @@ struct modsym *modsym_new(jma_heap *h, Dwfl_Module *dm)
 	if (!t)
 		return NULL;
 	t->dm = dm;
+	t->has_dwarf = dwfl_module_getdwarf(dm, &t->dwbias) != NULL;
 	err = load_symbols(h, t);
-	if (!err)
-		err = load_dwarf(t);
 	if (err) {
 		modsym_free(t);
 		errno = -err;
@@ -289,6 +305,7 @@ void modsym_free(struct modsym *t)
 	free(t->sub);
 	free(t->inl);
 	free(t->fde);
+	free(t->cus);
 	free(t);
 }
 
@@ -467,13 +484,17 @@ static int dwarf_frames(jma_heap *h, struct modsym *t, struct modsym_sub *s, uin
 int modsym_name(jma_heap *h, struct modsym *t, const struct heap_module *m, struct heap_loc *l)
 {
 	const struct modsym_fn *fn = containing(t->fn, t->nfn, sizeof(*t->fn), l->addr);
-	struct modsym_sub *sub = (struct modsym_sub *)containing(t->sub, t->nsub, sizeof(*t->sub),
-								 l->addr);
-	Dwfl_Line *dl = dwfl_module_getsrc(t->dm, l->addr);
+	struct modsym_sub *sub;
+	Dwfl_Line *dl;
 	const char *file = NULL;
 	uint32_t outer = 0;
 	uint64_t start;
-	int line = 0;
+	int line = 0, err = load_unit(t, l->addr);
+
+	if (err)
+		return err;
+	sub = (struct modsym_sub *)containing(t->sub, t->nsub, sizeof(*t->sub), l->addr);
+	dl = t->has_dwarf ? dwfl_module_getsrc(t->dm, l->addr) : NULL;
 
 	if (dl)
 		file = dwfl_lineinfo(dl, NULL, &line, NULL, NULL, NULL);
@@ -494,16 +515,14 @@ int modsym_name(jma_heap *h, struct modsym *t, const struct heap_module *m, stru
 		l->named = HEAP_NAMED_BOUNDARY;
 	}
 	if (sub) {
-		int err = dwarf_frames(h, t, sub, l->addr, outer, file, line);
-		if (err)
-			return err;
+		err = dwarf_frames(h, t, sub, l->addr, outer, file, line);
 		if (!fn)
 			l->named = HEAP_NAMED_SYMBOL;
 	} else if (outer) {
-		int err = add_frame(h, outer, file, line);
-		if (err)
-			return err;
+		err = add_frame(h, outer, file, line);
 	}
+	if (err)
+		return err;
 	l->nframe = (uint32_t)(h->nframes - l->frame);
 	return 0;
 }

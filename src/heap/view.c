@@ -93,14 +93,18 @@ static int fold_point(struct heap_view *v, const struct heap_stack *s, uint32_t 
 
 	*fold = 0;
 	for (uint32_t i = s->npc; i-- > 0;) {
-		const struct heap_loc *l = &h->locs[h->pc_loc[s->pc + i]];
-		int alloc = l->alloc;
+		uint32_t li = h->pc_loc[s->pc + i];
+		int alloc = h->locs[li].alloc;
 
+		/* A location's frames are the same in every stack: match them once. */
 		if (!alloc && v->has_re[RE_FOLD]) {
-			size_t n;
-			if (frames_of(v, s, i, i + 1, &n))
-				return -ENOMEM;
-			alloc = any_match(v, RE_FOLD, n);
+			if (v->fold_match[li] < 0) {
+				size_t n;
+				if (frames_of(v, s, i, i + 1, &n))
+					return -ENOMEM;
+				v->fold_match[li] = (signed char)any_match(v, RE_FOLD, n);
+			}
+			alloc = v->fold_match[li];
 		}
 		if (alloc) {
 			*fold = i + 1;
@@ -299,8 +303,10 @@ int heap_view_build(jma_heap *h, const struct jma_heap_report_opts *o, struct he
 	if (err)
 		goto fail;
 	v->stacks = malloc((h->nstacks ? h->nstacks : 1) * sizeof(*v->stacks));
-	if (!v->stacks)
+	v->fold_match = malloc(h->nlocs ? h->nlocs : 1);
+	if (!v->stacks || !v->fold_match)
 		goto oom;
+	memset(v->fold_match, -1, h->nlocs);
 	for (size_t i = 0; i < h->nstacks; i++)
 		if (keep_stack(v, &m, i, vi))
 			goto oom;
@@ -324,6 +330,7 @@ void heap_view_free(struct heap_view *v)
 		if (v->has_re[i])
 			regfree(&v->re[i]);
 	free(v->stacks);
+	free(v->fold_match);
 	free(v->sites);
 	free(v->fr);
 	free(v->fr_loc);
