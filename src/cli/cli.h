@@ -31,6 +31,7 @@ struct cli_cmd {
 	int (*run)(struct cli *c, int argc, char **argv);	/* argv[0] = name */
 	const char *synopsis;
 	const char *help;
+	const char *options;	/* more for `COMMAND --help`, one option a line; may be NULL */
 };
 
 extern const struct cli_cmd cli_commands[];

@@ -20,12 +20,14 @@ struct analyze {
 	struct jma_heap_symopts sym;
 	long top;		/* -1: the format's default */
 	int list_folds;
+	int debuginfod;		/* may fetch debuginfo over the network */
 };
 
 static int parse_args(struct cli *c, int argc, char **argv, struct analyze *a)
 {
 	enum { O_BASE = 256, O_INUSE_SPACE, O_INUSE_OBJECTS, O_ALLOC_SPACE, O_ALLOC_OBJECTS,
-	       O_LINES, O_FOCUS, O_IGNORE, O_FOLD, O_DEBUGINFO, O_LIST_FOLDS, O_NO_DEFAULT_FOLDS };
+	       O_LINES, O_FOCUS, O_IGNORE, O_FOLD, O_DEBUGINFO, O_LIST_FOLDS, O_NO_DEFAULT_FOLDS,
+	       O_DEBUGINFOD };
 	static const struct option longopts[] = {
 		{ "base", required_argument, NULL, O_BASE },
 		{ "top", required_argument, NULL, 'n' },
@@ -41,6 +43,7 @@ static int parse_args(struct cli *c, int argc, char **argv, struct analyze *a)
 		{ "fold", required_argument, NULL, O_FOLD },
 		{ "list-folds", no_argument, NULL, O_LIST_FOLDS },
 		{ "no-default-folds", no_argument, NULL, O_NO_DEFAULT_FOLDS },
+		{ "debuginfod", no_argument, NULL, O_DEBUGINFOD },
 		{ "pid", required_argument, NULL, 'P' },
 		{ "debuginfo-path", required_argument, NULL, O_DEBUGINFO },
 		{ NULL, 0, NULL, 0 },
@@ -73,7 +76,8 @@ static int parse_args(struct cli *c, int argc, char **argv, struct analyze *a)
 			a->r.format = (enum jma_heap_format)fmt;
 			break;
 		case 'o':
-			a->out = optarg;
+			/* "-": standard output, as everywhere else. */
+			a->out = strcmp(optarg, "-") ? optarg : NULL;
 			break;
 		case O_INUSE_SPACE:
 		case O_INUSE_OBJECTS:
@@ -98,6 +102,9 @@ static int parse_args(struct cli *c, int argc, char **argv, struct analyze *a)
 			break;
 		case O_NO_DEFAULT_FOLDS:
 			a->r.no_default_folds = 1;
+			break;
+		case O_DEBUGINFOD:
+			a->debuginfod = 1;
 			break;
 		case 'P':
 			errno = 0;
@@ -201,7 +208,8 @@ static void hint_unnamed(struct analyze *a, jma_heap *h)
 		      "  For names, install the module's debug symbols (Debian/Ubuntu: the -dbgsym\n"
 		      "  package of the one `dpkg -S FILE` names; they land under\n"
 		      "  /usr/lib/debug/.build-id/), or fetch them by build-id where the network may\n"
-		      "  be used (`debuginfod-find debuginfo BUILD-ID`) and pass --debuginfo-path DIR.\n",
+		      "  be used (--debuginfod, or `debuginfod-find debuginfo BUILD-ID` and\n"
+		      "  --debuginfo-path DIR).\n",
 		      stderr);
 	}
 	free(s);
@@ -245,12 +253,16 @@ int cmd_analyze(struct cli *c, int argc, char **argv)
 		/* The command table's synopsis is kept short for --help. */
 		fputs("       [--inuse-space|--inuse-objects|--alloc-space|--alloc-objects] [--focus RE]\n"
 		      "       [--ignore RE] [--fold RE] [--no-default-folds] [--list-folds]\n"
-		      "       [--debuginfo-path PATH]   (see jemattach(1))\n",
+		      "       [--debuginfo-path PATH] [--debuginfod]   (jemattach help analyze)\n",
 		      stderr);
 		return rc;
 	}
 	if (a.list_folds)
 		return list_folds();
+	/* Offline unless asked: libdw queries every $DEBUGINFOD_URLS server for
+	 * each module without debuginfo (Debian sets it in login shells). */
+	if (!a.debuginfod)
+		unsetenv("DEBUGINFOD_URLS");
 	a.sym.log = c->opt.log;
 	a.sym.log_arg = c->opt.log_arg;
 	rc = load(a.profile, &h);

@@ -1,0 +1,78 @@
+#!/bin/bash
+# 25-cli.sh -- no surprises on the command line: several PIDs, partial `get`,
+# help that never touches a process, `-o -` as standard output.
+source tests/lib.sh
+
+t_several_pids_run_the_command_on_each() {
+	local a b gone
+	start_fixture a "$FIXTURES/jemfix"
+	start_fixture b "$FIXTURES/jemfix"
+	jm "$a" "$b" get opt.narenas
+	expect_rc 0
+	expect_eq "$OUT" "$a: $(fix "$a" "get u opt.narenas")
+$b: $(fix "$b" "get u opt.narenas")"
+	# One that cannot be attached does not hide the others; the worst code wins.
+	sh -c 'exit 0' & gone=$!
+	wait "$gone"
+	jm "$a" "$gone" "$b" info
+	expect_rc 3
+	expect_match "$OUT" "(^|"$'\n'")$a: process +$a "
+	expect_match "$OUT" $'\n'"$b: process +$b "
+	expect_match "$ERR" "^$gone: jemattach: no such process $gone"
+	expect_eq "$(fix "$a" ping)" pong
+	expect_eq "$(fix "$b" ping)" pong
+}
+
+t_get_prints_what_was_read_and_names_the_bad_one() {
+	local pid n lg
+	start_fixture pid "$FIXTURES/jemfix"
+	n=$(fix "$pid" "get u opt.narenas"); lg=$(fix "$pid" "get z opt.lg_prof_sample")
+	jm "$pid" get opt.narenas bad.name opt.lg_prof_sample
+	expect_rc 1
+	expect_eq "$OUT" "opt.narenas $n
+opt.lg_prof_sample $lg"
+	expect_match "$ERR" 'mallctl\("bad.name"\): ENOENT'
+	jm "$pid" get --json opt.narenas bad.name opt.lg_prof_sample
+	expect_rc 1
+	expect_eq "$(jq -c . <<<"$OUT" | jq -r '."opt.narenas", ."opt.lg_prof_sample"' | tr '\n' ' ')" "$n $lg "
+	expect_match "$(jq -r '.errors."bad.name"' <<<"$OUT")" 'ENOENT'
+	expect_eq "$(fix "$pid" ping)" pong
+}
+
+t_help_never_touches_a_process() {
+	local cmd
+	# 999999999 is no process: any attempt to attach would exit 3.
+	for cmd in info get set stats prof purge decay threads watch; do
+		jm 999999999 "$cmd" --help
+		expect_rc 0
+		expect_match "$OUT" "^usage: jemattach PID $cmd"
+		jm help "$cmd"
+		expect_rc 0
+		expect_match "$OUT" "^usage: jemattach PID $cmd"
+	done
+	for cmd in report analyze; do
+		jm "$cmd" --help
+		expect_rc 0
+		expect_match "$OUT" "^usage: jemattach $cmd"
+	done
+	jm help analyze
+	expect_match "$OUT" "--list-folds"
+	jm prof on
+	expect_rc 2
+	expect_match "$ERR" "prof needs a process"
+	jm help frobnicate
+	expect_rc 2
+}
+
+t_analyze_output_dash_is_stdout() {
+	local pid
+	start_fixture pid "$FIXTURES/heapsites" MALLOC_CONF=prof:true,lg_prof_sample:14
+	fix "$pid" "big 4" >/dev/null
+	[[ $(fix "$pid" "dump $TMPD/o.heap") == ok ]] || fail "the fixture could not dump"
+	mkdir "$TMPD/cwd"
+	OUT=$(cd "$TMPD/cwd" && "$JEMATTACH" analyze "$TMPD/o.heap" -o - --top 1) || fail "analyze -o - failed"
+	expect_match "$OUT" '^Total: '
+	[[ ! -e $TMPD/cwd/- ]] || fail "analyze -o - wrote a file named -"
+}
+
+run_tests
