@@ -75,4 +75,42 @@ t_analyze_output_dash_is_stdout() {
 	[[ ! -e $TMPD/cwd/- ]] || fail "analyze -o - wrote a file named -"
 }
 
+# until_state PID STATE: wait (up to 5 s) for the process to be in STATE.
+until_state() {
+	for _ in $(seq 250); do
+		[[ $(awk '{ print $3 }' "/proc/$1/stat") == "$2" ]] && return 0
+		sleep 0.02
+	done
+	fail "process $1 never reached state $2"
+}
+
+# A sleep stopped and continued sleeps on in restart_syscall (219 on x86_64).
+t_threads_names_every_syscall() {
+	local sp
+	start_bg sp sleep 60
+	until_state "$sp" S
+	kill -STOP "$sp"; until_state "$sp" T
+	kill -CONT "$sp"; until_state "$sp" S
+	[[ $(awk '{ print $1 }' "/proc/$sp/syscall") == 219 ]] || fail "sleep is not in restart_syscall"
+	jm "$sp" threads
+	expect_rc 0
+	expect_match "$OUT" "^TID $sp \\(sleep\\) asleep in restart_syscall"$'\n'
+	jm "$sp" threads --json
+	expect_eq "$(jq -r '.[0] | .syscall + " / " + .activity' <<<"$OUT")" "restart_syscall / asleep in restart_syscall"
+}
+
+# Started through a link of another name (as Debian's redis-server is a link
+# to redis-check-rdb): the executable's real name is shown too.
+t_threads_shows_the_real_executable() {
+	local pid
+	mkdir "$TMPD/bin"
+	ln -s "$(readlink -f "$FIXTURES/jemfix")" "$TMPD/bin/othername"
+	start_fixture_cmd pid "$TMPD/bin/othername"
+	jm "$pid" threads
+	expect_rc 0
+	expect_match "$OUT" "^process $pid \\(othername\\) runs $(readlink -f "$FIXTURES/jemfix")"$'\n'"TID $pid \\(othername\\) asleep in read"
+	jm "$pid" threads --json
+	expect_eq "$(jq '[.[].frames[] | select(.func == null and .off != null)] | length' <<<"$OUT")" 0
+}
+
 run_tests
