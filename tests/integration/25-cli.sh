@@ -113,4 +113,27 @@ t_threads_shows_the_real_executable() {
 	expect_eq "$(jq '[.[].frames[] | select(.func == null and .off != null)] | length' <<<"$OUT")" 0
 }
 
+t_watch_says_the_process_exited() {
+	local pid wpid rc=0 n
+	for count in "" 1000; do
+		rm -f "$TMPD/w.jsonl"
+		start_fixture pid "$FIXTURES/jemfix"
+		start_bg wpid "$JEMATTACH" "$pid" watch -i 0.1 ${count:+-n $count} -o "$TMPD/w.jsonl" 2>"$TMPD/w.err"
+		for _ in $(seq 250); do [[ $(wc -l <"$TMPD/w.jsonl" 2>/dev/null) -ge 3 ]] && break; sleep 0.02; done
+		fix "$pid" exit >/dev/null || true
+		rc=0; wait "$wpid" || rc=$?
+		[[ -e $TMPD/w.jsonl ]] || fail "no series (exit $rc): $(cat "$TMPD/w.err")"
+		n=$(wc -l <"$TMPD/w.jsonl")
+		(( n >= 3 )) || fail "only $n samples"
+		jq -e . "$TMPD/w.jsonl" >/dev/null || fail "the series is not whole"
+		if [[ -z $count ]]; then
+			expect_eq "$rc" 0
+			expect_eq "$(cat "$TMPD/w.err")" "jemattach: process $pid exited; $n samples written"
+		else
+			expect_eq "$rc" 1
+			expect_eq "$(cat "$TMPD/w.err")" "jemattach: process $pid exited after $n of 1000 samples"
+		fi
+	done
+}
+
 run_tests
