@@ -256,4 +256,13 @@ t_window_shows_growth_and_shrinkage_apart() {
 	expect_match "$out" "net change during the window: [-+]0\\.[0-9] MB"
 }
 
+t_vv_dump_says_where_and_how() {
+	local pid
+	start_fixture pid "$FIXTURES/jemfix" "$PROF"
+	jm -vv "$pid" prof dump -o "$TMPD/v.heap"
+	expect_rc 0
+	expect_match "$ERR" "prof.dump wrote /(tmp|var/tmp|dev/shm)/jemattach\.$pid\.[0-9]+\.[0-9]+\.heap \(in process $pid's own filesystem view"
+	expect_match "$ERR" "read $(stat -c %s "$TMPD/v.heap") bytes of it back through /proc/$pid/root .*, then removed it"
+}
+
 run_tests
