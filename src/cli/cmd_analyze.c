@@ -178,7 +178,8 @@ static void hint_unnamed(struct analyze *a, jma_heap *h)
 	for (size_t i = 0; i < n; i++)
 		if (s[i].named != JMA_HEAP_NAMED_SYMBOL)
 			unnamed += s[i].flat;
-	if (unnamed > 0 && total > 0) {
+	/* Under 1% is no reason to go looking for debug symbols. */
+	if (total > 0 && unnamed * 100 >= total) {
 		fprintf(stderr, "jemattach: %.0f%% of %s (%.1f %s) sit in functions without a name:\n",
 			unnamed * 100 / total, objs ? "the objects" : "the bytes",
 			objs ? unnamed : unnamed / 1048576, objs ? "objects" : "MB");

@@ -261,6 +261,8 @@ static void window_section(const struct jma_heap_site *s, size_t n, int sign, un
 		       x->cum * 100 / total, x->name);
 		shown++;
 	}
+	if (!shown)
+		printf("(none)\n");
 }
 
 /* What changed in the window: growth and shrinkage apart, each with its own

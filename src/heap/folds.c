@@ -39,8 +39,8 @@ int heap_is_alloc_fn(const char *name)
 
 /* Wrappers that only pass a request on to malloc: their callers are the sites. */
 static const struct jma_heap_fold fold_rules[] = {
-	{ "Redis", "^(z|ztry)(malloc|calloc|realloc)(_usable)?(_internal)?$|^zstrdup$|"
-		   "^extend_to_usable$" },
+	{ "Redis", "^(z|ztry)(malloc|calloc|realloc)(_usable|_num|_no_tcache)?(_internal)?$|"
+		   "^zstrdup$|^extend_to_usable$" },
 	{ "BIND (ISC)", "^isc_+mem_(get|allocate|reallocate|reget|strdup|strndup|cget)|"
 			"^mem_(get|allocate|reallocate)$" },
 	{ "Varnish", "^WS_(Alloc|Copy|Printf|VSB_finish)$|^sma_(alloc|realloc)$" },
