@@ -75,6 +75,12 @@ struct jma_heap_symopts {
 	 * under each absolute entry's .build-id/, .debug/, ...); NULL: libdwfl's
 	 * default, which includes /usr/lib/debug. */
 	const char *debuginfo_path;
+	/* DWARF inside a module's own file (a -g build) always gives inlined
+	 * frames and file:line.  DWARF in separate debuginfo files (-dbgsym
+	 * packages; their symbol tables always name functions) is read only
+	 * when this is set: it is large and compressed, and reading it was most
+	 * of the time on a daemon's profile. */
+	int lines;
 	jma_log_fn log;		/* warnings; NULL: silent */
 	void *log_arg;
 };

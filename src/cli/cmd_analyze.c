@@ -87,6 +87,7 @@ static int parse_args(struct cli *c, int argc, char **argv, struct analyze *a)
 			break;
 		case O_LINES:
 			a->r.lines = 1;
+			a->sym.lines = 1;
 			break;
 		case O_FOCUS:
 			a->r.focus = optarg;

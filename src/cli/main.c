@@ -34,10 +34,12 @@ const struct cli_cmd cli_commands[] = {
 	  "every thread: state, system call, symbolized stack; jemalloc frames marked", NULL },
 	{ "watch", 1, 0, cmd_watch,
 	  "watch [-i SEC] [-n COUNT] [-o FILE] [--format jsonl|csv|prom] [--arenas]",
-	  "record memory stats every SEC seconds (default 10) until Ctrl-C", NULL },
+	  "record memory stats every SEC seconds (default 10) until Ctrl-C or the process exits "
+	  "(exit 0; 1 if fewer than COUNT samples)", NULL },
 	{ "report", 0, 0, cmd_report,
 	  "report abs|del|eff SERIES [-t SIZE] [--from I] [--to J] [-m METRIC] [--svg OUT]",
-	  "per-arena peaks, changes or active/mapped of a watch series or stats JSON log", NULL },
+	  "per-arena peaks, changes or active/mapped of a watch series or stats JSON log "
+	  "(threshold: 5% of the process's peak unless -t)", NULL },
 	{ "analyze", 0, 0, cmd_analyze,
 	  "analyze PROFILE [--base PROFILE] [--top N] [--format text|json|collapsed|pprof] "
 	  "[-o FILE] [--lines] [--pid PID] [...]\nanalyze --list-folds",

@@ -273,7 +273,7 @@ static int load_fde_starts(struct modsym *t)
 	return 0;
 }
 
-struct modsym *modsym_new(jma_heap *h, Dwfl_Module *dm)
+struct modsym *modsym_new(jma_heap *h, Dwfl_Module *dm, int use_dwarf)
 {
 	struct modsym *t = calloc(1, sizeof(*t));
 	int err;
@@ -281,7 +281,7 @@ struct modsym *modsym_new(jma_heap *h, Dwfl_Module *dm)
 	if (!t)
 		return NULL;
 	t->dm = dm;
-	t->has_dwarf = dwfl_module_getdwarf(dm, &t->dwbias) != NULL;
+	t->has_dwarf = use_dwarf && dwfl_module_getdwarf(dm, &t->dwbias) != NULL;
 	err = load_symbols(h, t);
 	if (err) {
 		modsym_free(t);

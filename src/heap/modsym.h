@@ -10,8 +10,9 @@
 struct modsym;
 
 /* The tables of @dm (NULL with errno set when out of memory); valid while
- * its Dwfl lives. */
-struct modsym *modsym_new(jma_heap *h, Dwfl_Module *dm);
+ * its Dwfl lives.  Without @use_dwarf only ELF symbols and FDEs name
+ * addresses: no inlined frames, no lines. */
+struct modsym *modsym_new(jma_heap *h, Dwfl_Module *dm, int use_dwarf);
 void modsym_free(struct modsym *t);
 /* Name @l (an address of module @m): its frames appended to h->frames,
  * l->symbol, l->named and l->alloc set.  0 or -ENOMEM. */

@@ -139,8 +139,35 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_A
 	return fd;
 }
 
-static void module_identity(jma_heap *h, Dwfl_Module *dm, struct heap_module *m)
+/* Whether @elf carries DWARF itself (a -g build), rather than in a separate file. */
+static int has_own_dwarf(Elf *elf)
 {
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx))
+		return 0;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (gelf_getshdr(scn, &sh) && sh.sh_type != SHT_NOBITS &&
+		    (name = elf_strptr(elf, shstrndx, sh.sh_name)) &&
+		    (!strcmp(name, ".debug_info") || !strcmp(name, ".zdebug_info")))
+			return 1;
+	}
+	return 0;
+}
+
+/* The build-id of @dm, and whether its DWARF is to be read (*use_dwarf):
+ * always when the file has it; from a separate debuginfo file (a -dbgsym
+ * package: large, compressed, all read at once -- three quarters of the
+ * time on a Redis profile, for the few libc frames at the root) only when
+ * the caller asked for lines.  Separate files name functions either way. */
+static void module_identity(struct symctx *c, Dwfl_Module *dm, struct heap_module *m,
+			    int *use_dwarf)
+{
+	jma_heap *h = c->h;
 	const unsigned char *bits;
 	GElf_Addr vaddr;
 	Dwarf_Addr bias;
@@ -156,7 +183,8 @@ static void module_identity(jma_heap *h, Dwfl_Module *dm, struct heap_module *m)
 		if (m->build_id == UINT32_MAX)
 			m->build_id = 0;
 	}
-	m->has_dwarf = dwfl_module_getdwarf(dm, &bias) != NULL;
+	*use_dwarf = c->o->lines || has_own_dwarf(elf);
+	m->has_dwarf = *use_dwarf && dwfl_module_getdwarf(dm, &bias) != NULL;
 }
 
 static int report_modules(struct symctx *c)
@@ -200,8 +228,10 @@ static int name_all(struct symctx *c)
 		if (l->module < 0 || !(dm = dwfl_addrmodule(c->dwfl, l->addr)))
 			continue;
 		if (!tabs[l->module]) {
-			module_identity(h, dm, &h->modules[l->module]);
-			tabs[l->module] = modsym_new(h, dm);
+			int use_dwarf;
+
+			module_identity(c, dm, &h->modules[l->module], &use_dwarf);
+			tabs[l->module] = modsym_new(h, dm, use_dwarf);
 			if (!tabs[l->module]) {
 				err = -ENOMEM;
 				break;
