@@ -82,8 +82,20 @@ static int cmp_sub(const void *a, const void *b)
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
-/* Every sized function symbol; aliases (one address, several names) become
- * one entry named by the strongest binding. */
+/* Whether a size-less symbol of @type in section @shndx of @elf labels code. */
+static int is_code_label(Elf *elf, int type, GElf_Word shndx)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn;
+
+	if (type != STT_FUNC && type != STT_NOTYPE)
+		return 0;
+	scn = elf ? elf_getscn(elf, shndx) : NULL;
+	return scn && gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_EXECINSTR);
+}
+
+/* Every function symbol; aliases (one address, several names) become one
+ * entry named by the strongest binding.  Labels (size 0) have hi == lo. */
 static int load_symbols(jma_heap *h, struct modsym *t)
 {
 	int n = dwfl_module_getsymtab(t->dm);
@@ -98,12 +110,17 @@ static int load_symbols(jma_heap *h, struct modsym *t)
 		GElf_Sym s;
 		GElf_Addr addr;
 		GElf_Word shndx;
-		const char *nm = dwfl_module_getsym_info(t->dm, i, &s, &addr, &shndx, NULL, NULL);
+		Elf *elf;
+		const char *nm = dwfl_module_getsym_info(t->dm, i, &s, &addr, &shndx, &elf, NULL);
 		int type = GELF_ST_TYPE(s.st_info), bind = GELF_ST_BIND(s.st_info);
 		char *bare;
 
-		if (!nm || !*nm || (type != STT_FUNC && type != STT_GNU_IFUNC) || !s.st_size ||
-		    shndx == SHN_UNDEF)
+		if (!nm || !*nm || shndx == SHN_UNDEF || shndx >= SHN_LORESERVE)
+			continue;
+		/* Functions, and the size-less labels of hand-written assembly in
+		 * code sections (ld.so's _dl_start_user): see label_at. */
+		if (s.st_size ? type != STT_FUNC && type != STT_GNU_IFUNC
+			      : !is_code_label(elf, type, shndx))
 			continue;
 		/* .dynsym names carry their version ("__libc_start_main@@GLIBC_2.34"). */
 		bare = strndup(nm, strcspn(nm, "@"));
@@ -331,6 +348,39 @@ static const void *containing(const void *v, size_t n, size_t size, uint64_t add
 	return NULL;
 }
 
+/* The label naming @addr when nothing else does: the nearest symbol before it
+ * is a size-less label, and no function (symbol or FDE) starts in between --
+ * code such as ld.so's _dl_start_user has neither a size nor an FDE. */
+static const struct modsym_fn *label_at(const struct modsym *t, uint64_t addr)
+{
+	size_t a = 0, b = t->nfn;
+	const struct modsym_fn *f;
+
+	while (a < b) {
+		size_t m = (a + b) / 2;
+		if (t->fn[m].lo <= addr)
+			a = m + 1;
+		else
+			b = m;
+	}
+	if (!a)
+		return NULL;
+	f = &t->fn[a - 1];
+	if (f->hi != f->lo)
+		return NULL;
+	/* An FDE starting between the label and the address is another function. */
+	a = 0;
+	b = t->nfde;
+	while (a < b) {
+		size_t m = (a + b) / 2;
+		if (t->fde[m] + t->cfibias <= addr)
+			a = m + 1;
+		else
+			b = m;
+	}
+	return a && t->fde[a - 1] + t->cfibias > f->lo ? NULL : f;
+}
+
 /* The start of the FDE covering @addr, as a file address. */
 static int fde_start(const struct modsym *t, uint64_t addr, uint64_t *start)
 {
@@ -489,7 +539,7 @@ int modsym_name(jma_heap *h, struct modsym *t, const struct heap_module *m, stru
 	const char *file = NULL;
 	uint32_t outer = 0;
 	uint64_t start;
-	int line = 0, err = load_unit(t, l->addr);
+	int line = 0, has_fde, err = load_unit(t, l->addr);
 
 	if (err)
 		return err;
@@ -500,11 +550,14 @@ int modsym_name(jma_heap *h, struct modsym *t, const struct heap_module *m, stru
 		file = dwfl_lineinfo(dl, NULL, &line, NULL, NULL, NULL);
 	l->frame = (uint32_t)h->nframes;
 	l->nframe = 0;
+	has_fde = !fn && !sub && !fde_start(t, l->addr, &start);
+	if (!fn && !sub && !has_fde)
+		fn = label_at(t, l->addr);
 	if (fn) {
 		l->symbol = outer = fn->name;
 		l->alloc |= fn->alloc;
 		l->named = HEAP_NAMED_SYMBOL;
-	} else if (!sub && !fde_start(t, l->addr, &start)) {
+	} else if (has_fde) {
 		char buf[512];
 		const char *path = h->str.str[m->path], *slash = strrchr(path, '/');
 		snprintf(buf, sizeof(buf), "%s!fn_0x%llx", slash ? slash + 1 : path,
