@@ -46,6 +46,8 @@ const struct cli_cmd cli_commands[] = {
 	  "which code holds the memory in a heap profile (jeprof's columns, JSON, "
 	  "flame-graph stacks, pprof)",
 	  "  --inuse-space|--inuse-objects|--alloc-space|--alloc-objects   what to count\n"
+	  "  --lines             a site is function + file:line (and the DWARF of separate\n"
+	  "                      debuginfo files is read: their inlined frames)\n"
 	  "  --focus RE, --ignore RE   keep / drop stacks with a frame matching RE\n"
 	  "  --fold RE           fold these wrappers away too, like malloc\n"
 	  "  --no-default-folds  do not fold the well-known wrappers --list-folds shows\n"
