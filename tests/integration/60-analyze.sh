@@ -145,6 +145,10 @@ t_separate_debuginfo_by_build_id() {
 	dump "$pid" "$TMPD/s.heap"
 	jm analyze "$TMPD/s.heap" --top 3
 	[[ $OUT != *keep_big* ]] || fail "named keep_big from a stripped binary"
+	# The separate file's symbol table names functions without --lines too.
+	jm analyze "$TMPD/s.heap" --debuginfo-path "$TMPD/dbg" --top 3 --format json
+	expect_rc 0
+	expect_eq "$(jsonsite "$OUT" keep_big named)" symbol
 	line=$(grep -n 'big.blocks\[big.n++\] = JE(malloc)' "$SRC" | cut -d: -f1)
 	jm analyze "$TMPD/s.heap" --debuginfo-path "$TMPD/dbg" --lines --top 3
 	expect_rc 0
