@@ -1,12 +1,14 @@
 /* heap.h -- the private side of jma_heap, shared by the src/heap_*.c modules.
  *
- *   heap_parse.c      text -> stacks, counts, mappings
- *   heap_sample.c     un-sampling, base subtraction, the address index
- *   heap_sym.c        addresses -> frames with libdwfl
- *   heap_view.c       one report's view: folding, filters, sites
- *   heap_report.c     output plumbing and the format dispatcher
- *   heap_text.c, heap_json.c, heap_collapsed.c, heap_pprof.c: the formats
- *   heap_strtab.c     interned strings (ids double as pprof's string table)
+ *   parse.c           text -> stacks, counts, mappings
+ *   sample.c          un-sampling, base subtraction, the address index
+ *   sym.c             modules, files and debuginfo with libdwfl
+ *   modsym.c          addresses -> frames from per-module tables
+ *   folds.c           which frames are the allocator's
+ *   view.c            one report's view: folding, filters, sites
+ *   report.c          output plumbing and the format dispatcher
+ *   text.c, json.c, collapsed.c, pprof.c: the formats
+ *   strtab.c          interned strings (ids double as pprof's string table)
  */
 #ifndef JMA_HEAP_PRIV_H
 #define JMA_HEAP_PRIV_H
