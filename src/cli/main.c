@@ -133,6 +133,27 @@ static int command_help(const struct cli_cmd *k)
 	return EXIT_OK;
 }
 
+/* Why command @k with @argv cannot run on several processes, or NULL: watch
+ * runs until stopped, and one output file cannot hold several processes. */
+static const char *one_pid_only(const struct cli_cmd *k, int argc, char **argv)
+{
+	if (!strcmp(k->name, "watch"))
+		return "watch runs until stopped: one watch per process";
+	for (int i = 0; i < argc && strcmp(argv[i], "--"); i++) {
+		const char *v = NULL;
+
+		if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output"))
+			v = i + 1 < argc ? argv[i + 1] : "";
+		else if (!strncmp(argv[i], "--output=", 9))
+			v = argv[i] + 9;
+		else if (!strncmp(argv[i], "-o", 2))
+			v = argv[i] + 2;
+		if (v && strcmp(v, "-"))
+			return "-o names one file: give one PID (or -o -)";
+	}
+	return NULL;
+}
+
 /* Whether @argv (a command's arguments) asks for help: --help or -h before "--". */
 static int wants_help(int argc, char **argv)
 {
@@ -352,6 +373,7 @@ int main(int argc, char **argv)
 	};
 	struct cli c = { .prog = prog };
 	const struct cli_cmd *k;
+	const char *why;
 	int opt, rc, npids;
 
 	while ((opt = getopt_long(argc, argv, "+t:p:m:T:fvhV", longopts, NULL)) != -1) {
@@ -451,6 +473,9 @@ int main(int argc, char **argv)
 	c.opt.flags |= k->open_flags;
 	if (npids == 1)
 		return run_live(&c, k, argc - optind - 1, argv + optind + 1);
+	why = one_pid_only(k, argc - optind - npids - 1, argv + optind + npids + 1);
+	if (why)
+		return cli_error(EXIT_USAGE, "%s", why);
 	rc = EXIT_OK;
 	for (int i = 0; i < npids; i++) {
 		int r;

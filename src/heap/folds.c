@@ -9,15 +9,15 @@
 #include "heap/heap.h"
 
 /* The malloc API, jemalloc's non-standard API, glibc's internal names, the
- * dynamic linker's own malloc (ld.so's minimal malloc and the wrappers it
- * calls the real one through), Rust's global allocator shims. */
+ * dynamic linker's own malloc (ld.so's minimal malloc, used until libc's is
+ * relocated; glibc before 2.32 exported it from ld.so as malloc, calloc...),
+ * Rust's global allocator shims. */
 static const char *const alloc_fns[] = {
 	"malloc", "calloc", "realloc", "reallocarray", "reallocf", "free", "cfree", "memalign",
 	"posix_memalign", "aligned_alloc", "valloc", "pvalloc", "mallocx", "rallocx", "xallocx",
 	"smallocx", "dallocx", "sdallocx", "sdallocx_noflags", "__libc_malloc", "__libc_calloc",
 	"__libc_realloc", "__libc_memalign", "__libc_valloc", "__libc_pvalloc", "__minimal_malloc",
-	"__minimal_calloc", "__minimal_realloc", "__rtld_malloc", "__rtld_calloc", "__rtld_realloc",
-	"rtld_malloc", "rtld_calloc", "rtld_realloc", "__rust_alloc", "__rust_alloc_zeroed",
+	"__minimal_calloc", "__minimal_realloc", "__rust_alloc", "__rust_alloc_zeroed",
 	"__rust_realloc", "__rg_alloc", "__rg_alloc_zeroed", "__rg_realloc", "__rdl_alloc",
 	"__rdl_alloc_zeroed", "__rdl_realloc",
 };

@@ -19,6 +19,14 @@ $b: $(fix "$b" "get u opt.narenas")"
 	expect_match "$OUT" "(^|"$'\n'")$a: process +$a "
 	expect_match "$OUT" $'\n'"$b: process +$b "
 	expect_match "$ERR" "^$gone: jemattach: no such process $gone"
+	# What cannot be split per process is refused before any is touched.
+	jm "$a" "$b" watch -n 1
+	expect_rc 2
+	expect_match "$ERR" "one watch per process"
+	jm "$a" "$b" stats -o "$TMPD/one.txt"
+	expect_rc 2
+	expect_match "$ERR" "-o names one file"
+	[[ ! -e $TMPD/one.txt ]] || fail "stats wrote $TMPD/one.txt"
 	expect_eq "$(fix "$a" ping)" pong
 	expect_eq "$(fix "$b" ping)" pong
 }
