@@ -162,61 +162,6 @@ static int load(const char *path, jma_heap **h)
 	return EXIT_OK;
 }
 
-/* On stderr: how much sits at sites without a symbol, in which modules, and
- * how to get their names.  Offline: nothing is fetched. */
-static void hint_unnamed(struct analyze *a, jma_heap *h)
-{
-	struct jma_heap_report_opts r = a->r;
-	struct jma_heap_site *s;
-	size_t n, shown = 0;
-	double total, unnamed = 0;
-	int objs = r.sample == JMA_HEAP_INUSE_OBJECTS || r.sample == JMA_HEAP_ALLOC_OBJECTS;
-
-	r.top = 0;
-	r.lines = 0;
-	if (jma_heap_sites(h, &r, &s, &n, &total))
-		return;
-	for (size_t i = 0; i < n; i++)
-		if (s[i].named != JMA_HEAP_NAMED_SYMBOL)
-			unnamed += s[i].flat;
-	/* Under 1% is no reason to go looking for debug symbols. */
-	if (total > 0 && unnamed * 100 >= total) {
-		fprintf(stderr, "jemattach: %.0f%% of %s (%.1f %s) sit in functions without a name:\n",
-			unnamed * 100 / total, objs ? "the objects" : "the bytes",
-			objs ? unnamed : unnamed / 1048576, objs ? "objects" : "MB");
-		/* One line per module, in order of first appearance (largest first). */
-		for (size_t i = 0; i < n && shown < 5; i++) {
-			double m = 0;
-			int seen = 0;
-
-			if (s[i].named == JMA_HEAP_NAMED_SYMBOL || !s[i].module)
-				continue;
-			for (size_t k = 0; k < i && !seen; k++)
-				seen = s[k].named != JMA_HEAP_NAMED_SYMBOL && s[k].module &&
-				       !strcmp(s[k].module, s[i].module);
-			if (seen)
-				continue;
-			for (size_t k = i; k < n; k++)
-				if (s[k].named != JMA_HEAP_NAMED_SYMBOL && s[k].module &&
-				    !strcmp(s[k].module, s[i].module))
-					m += s[k].flat;
-			if (m * 1000 < total)
-				continue;
-			fprintf(stderr, "  %.1f%% in %s (build-id %s)\n", m * 100 / total, s[i].module,
-				s[i].build_id ? s[i].build_id : "unknown");
-			shown++;
-		}
-		fputs("  fn_0xSTART is a function known by its start address only (from .eh_frame).\n"
-		      "  For names, install the module's debug symbols (Debian/Ubuntu: the -dbgsym\n"
-		      "  package of the one `dpkg -S FILE` names; they land under\n"
-		      "  /usr/lib/debug/.build-id/), or fetch them by build-id where the network may\n"
-		      "  be used (--debuginfod, or `debuginfod-find debuginfo BUILD-ID` and\n"
-		      "  --debuginfo-path DIR).\n",
-		      stderr);
-	}
-	free(s);
-}
-
 static int run(struct analyze *a, jma_heap *h, FILE *out)
 {
 	int err;
@@ -239,7 +184,7 @@ static int run(struct analyze *a, jma_heap *h, FILE *out)
 	if (err)
 		return cli_error(err == -EINVAL || err == -ENODATA ? EXIT_USAGE : EXIT_TARGET, "%s",
 				 jma_heap_errmsg(h));
-	hint_unnamed(a, h);
+	cli_hint_unnamed(h, &a->r);
 	return EXIT_OK;
 }
 

@@ -233,6 +233,8 @@ static int analyze(struct cli *c, const char *path, unsigned top)
 
 	if (!rc && jma_heap_report_file(h, &ro, stdout))
 		rc = cli_error(EXIT_TARGET, "analysing %s: %s", path, jma_heap_errmsg(h));
+	else if (!rc)
+		cli_hint_unnamed(h, &ro);
 	jma_heap_free(h);
 	return rc;
 }

@@ -184,6 +184,11 @@ t_stripped_named_by_function_boundary() {
 	expect_match "$ERR" "% of the bytes .* sit in functions without a name"
 	expect_match "$ERR" "heapsites \(build-id $id\)"
 	expect_match "$ERR" "debuginfod-find debuginfo BUILD-ID"
+	# The same names and hint where the dump is taken and analysed live.
+	jm "$pid" prof dump -o "$TMPD/eh2.heap" --analyze --top 3
+	expect_rc 0
+	expect_match "$OUT" $'\n.* heapsites!fn_0x'"$(nm_addr "$FIXTURES/heapsites" keep_big)"$'\n'
+	expect_match "$ERR" "heapsites \\(build-id $id\\)"
 }
 
 # MiniDebugInfo as Fedora builds it: the function symbols .dynsym lacks, xz'd
