@@ -13,7 +13,7 @@ BUILD     ?= build
 CC        ?= cc
 VERSION   := 0.1.0
 
-PKGS      := libdw libelf libunwind-ptrace libprotobuf-c zlib jansson
+PKGS      := libdw libelf libunwind-ptrace libprotobuf-c zlib jansson unicorn
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS  := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
@@ -29,7 +29,7 @@ ALL_CFLAGS := $(CFLAGS) $(WARN) $(SAN_FLAGS) -std=gnu11 -fPIC -D_GNU_SOURCE -Ite
 ALL_LDFLAGS := $(LDFLAGS) $(SAN_FLAGS)
 
 # The library: the ptrace engine (attach/) and src/ by concern (see README "Layout").
-LIB_DIRS  := process jemalloc heap series
+LIB_DIRS  := process emulate jemalloc heap series
 LIB_SRCS  := $(wildcard attach/*.c attach/arch/$(ARCH)/*.c $(foreach d,$(LIB_DIRS),src/$(d)/*.c))
 CLI_SRCS  := $(wildcard src/cli/*.c)
 PROTOS    := $(wildcard src/heap/*.proto)
@@ -83,7 +83,7 @@ $(BUILD)/libjemattach.a: $(LIB_OBJS)
 	ar rcs $@ $^
 
 $(BUILD)/libjemattach.so: $(LIB_OBJS)
-	$(CC) -shared -Wl,-soname,libjemattach.so.0 -o $@ $^ $(ALL_LDFLAGS) $(PKG_LIBS)
+	$(CC) -shared -Wl,-soname,libjemattach.so.0 -o $@ $^ $(ALL_LDFLAGS) $(PKG_LIBS) -lm
 
 $(BUILD)/jemattach: $(CLI_OBJS) $(BUILD)/libjemattach.a
 	$(CC) -o $@ $(CLI_OBJS) $(BUILD)/libjemattach.a $(ALL_LDFLAGS) $(PKG_LIBS) -lm

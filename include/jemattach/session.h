@@ -56,6 +56,13 @@ void jma_free(jma_session *s);
 /* Check the process can be attached and find jemalloc in it.  Stops nothing. */
 int jma_open(jma_session *s, pid_t pid) JMA_MUST_CHECK;
 
+/* Like jma_open, but every call runs jemalloc's code in an emulator over a
+ * copy of the process's memory: nothing in the process is written or run, so
+ * it works while a thread holds a jemalloc lock forever.  Read-only: writes
+ * change only the copy.  Threads are stopped only to read one's TLS base
+ * (all of them, while the copy is made, with JMA_F_FREEZE). */
+int jma_open_emulated(jma_session *s, pid_t pid) JMA_MUST_CHECK;
+
 /* Stop one suitable thread and prepare it for calls. */
 int jma_attach(jma_session *s) JMA_MUST_CHECK;
 /* Restore the thread and let it go.  A failure to restore is returned. */

@@ -22,6 +22,7 @@ struct cli {
 	pid_t pid;
 	jma_session *s;		/* opened on pid before a live command runs */
 	int verbose;
+	int emulate;		/* --emulate: run jemalloc's code on a copy (emulate.c) */
 };
 
 struct cli_cmd {
@@ -40,6 +41,9 @@ extern const struct cli_cmd cli_commands[];
 int cli_fail_session(struct cli *c);
 /* Print "jemattach: <fmt>" and return @code. */
 int cli_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* emulate.c: open c->s on c->pid for command @k, emulated with --emulate. */
+int cli_open(struct cli *c, const struct cli_cmd *k, int argc, char **argv);
+
 /* Usage error for a command: prints its synopsis, returns EXIT_USAGE. */
 int cli_usage(const struct cli *c, const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

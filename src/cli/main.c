@@ -190,6 +190,8 @@ static void usage(FILE *f)
 		"  -f, --force         with --thread: use it even if inside jemalloc (dangerous)\n"
 		"      --freeze        stop every thread while attached, for a consistent snapshot\n"
 		"                      (refused if a thread is inside jemalloc)\n"
+		"      --emulate       run jemalloc's code in an emulator on a copy of the process's\n"
+		"                      memory: works while jemalloc is deadlocked; read-only\n"
 		"  -v, --verbose       say what is done (twice: debug)\n"
 		"      --gdb-script    print the path of the gdb command library and exit\n"
 		"  -h, --help          this help\n"
@@ -266,9 +268,8 @@ static int run_live(struct cli *c, const struct cli_cmd *k, int argc, char **arg
 	c->s = jma_new(&c->opt);
 	if (!c->s)
 		return cli_error(EXIT_TARGET, "out of memory");
-	if (jma_open(c->s, c->pid)) {
-		rc = cli_fail_session(c);
-	} else {
+	rc = cli_open(c, k, argc, argv);
+	if (!rc) {
 		optind = 0;
 		rc = k->run(c, argc, argv);
 	}
@@ -367,6 +368,7 @@ int main(int argc, char **argv)
 		{ "freeze", no_argument, NULL, 'F' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "gdb-script", no_argument, NULL, 'G' },
+		{ "emulate", no_argument, NULL, 'E' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -402,6 +404,9 @@ int main(int argc, char **argv)
 			break;
 		case 'F':
 			c.opt.flags |= JMA_F_FREEZE;
+			break;
+		case 'E':
+			c.emulate = 1;
 			break;
 		case 'v':
 			c.verbose++;

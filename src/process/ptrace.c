@@ -40,10 +40,9 @@ struct ptrace_be {
 
 static struct jma_backend *ptrace_new(jma_session *s);
 
-int jma_open(jma_session *s, pid_t pid)
+int jma_open_process(jma_session *s, pid_t pid)
 {
 	char msg[sizeof(s->err)];
-	const struct jma_copy *c;
 	int err;
 
 	if (s->syms)
@@ -67,6 +66,17 @@ int jma_open(jma_session *s, pid_t pid)
 	}
 	if (err)
 		return jma_fail(s, JMA_ERR_MISSING, err, "%s", msg);
+	return 0;
+}
+
+int jma_open(jma_session *s, pid_t pid)
+{
+	char msg[sizeof(s->err)];
+	const struct jma_copy *c;
+	int err = jma_open_process(s, pid);
+
+	if (err)
+		return err;
 	if (!(s->be = ptrace_new(s)))
 		return jma_fail(s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
 	c = jma_syms_jemalloc(s->syms);

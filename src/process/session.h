@@ -33,6 +33,10 @@ struct jma_session {
 	char err[4096];
 };
 
+/* jma_open's first half, shared by every backend on a live process: check it
+ * can be attached and find jemalloc in it (s->pid, s->st, s->syms). */
+int jma_open_process(jma_session *s, pid_t pid);
+
 /* Record an error: returns -|err| so callers write `return jma_fail(...)`. */
 int jma_fail(jma_session *s, enum jma_errkind kind, int err, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));

@@ -575,3 +575,17 @@ void jma_syms_describe(struct jma_syms *sy, uint64_t pc, char *buf, size_t len)
 	else
 		snprintf(buf, len, "0x%llx", (unsigned long long)pc);
 }
+
+Elf *jma_syms_jemalloc_elf(struct jma_syms *sy, uint64_t *bias)
+{
+	const struct jma_copy *c = jma_syms_jemalloc(sy);
+	Dwfl_Module *mod = c ? dwfl_addrmodule(sy->dwfl, c->fn_mallctl) : NULL;
+	Dwarf_Addr b = 0;
+	Elf *e;
+
+	cur = sy;
+	e = mod ? dwfl_module_getelf(mod, &b) : NULL;
+	cur = NULL;
+	*bias = b;
+	return e;
+}

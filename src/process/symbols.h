@@ -48,4 +48,8 @@ void jma_syms_describe(struct jma_syms *sy, uint64_t pc, char *buf, size_t len);
 const char *jma_syms_name(struct jma_syms *sy, uint64_t pc, uint64_t *off, const char **module,
 			  const char **file, int *line);
 
+/* The ELF file of the module holding jemalloc and its load bias (for the
+ * emulator's relocations), NULL when unavailable. */
+struct Elf *jma_syms_jemalloc_elf(struct jma_syms *sy, uint64_t *bias);
+
 #endif

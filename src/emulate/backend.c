@@ -1,0 +1,155 @@
+/* backend.c -- the emulation backend's operations (process/backend.h).
+ *
+ * begin builds a fresh copy-on-write image (so each attachment of watch sees
+ * new numbers), with jemalloc's imports pointed at the services; call runs the
+ * function in unicorn; end throws the image away.  Nothing of the real
+ * process is written, and none of its threads runs jemalloc code for us.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emulate/backend.h"
+#include "emulate/imports.h"
+
+struct emu_be {
+	struct jma_backend be;
+	struct emu_origin *o;
+	struct emu_cpu cpu;
+	int open;
+	int64_t began_ns;
+};
+
+static int emu_begin(struct jma_backend *b)
+{
+	struct emu_be *e = (struct emu_be *)b;
+	jma_session *s = b->s;
+	struct emu_source src;
+	uint64_t *lo = NULL, *hi = NULL, fs_base = 0, base, bias;
+	size_t n = 0;
+	char msg[512] = "";
+	Elf *elf;
+	int err;
+
+	if (!jma_syms_jemalloc(s->syms))
+		return jma_fail(s, JMA_ERR_MISSING, -ENOENT, "no jemalloc found in %s", e->o->what);
+	e->began_ns = att_now_ns();
+	err = e->o->prepare(e->o, s, &src, &lo, &hi, &n, &fs_base);
+	if (err)
+		return err;
+	base = emu_find_gap(lo, hi, n, EMU_TOOL_SIZE);
+	free(lo);
+	free(hi);
+	if (!base) {
+		e->o->finish(e->o);
+		return jma_fail(s, JMA_ERR_TARGET, -ENOMEM, "no free address range for the emulator's "
+				"own memory in %s", e->o->what);
+	}
+	err = emu_cpu_open(&e->cpu, &src, base, fs_base, s->pid);
+	if (err) {
+		e->o->finish(e->o);
+		return jma_fail(s, JMA_ERR_TARGET, err, "starting the emulator: %s", strerror(-err));
+	}
+	e->cpu.maps_text = e->o->maps_text;
+	e->cpu.maps_arg = e->o;
+	e->open = 1;
+	elf = jma_syms_jemalloc_elf(s->syms, &bias);
+	err = elf ? emu_imports_redirect(&e->cpu, elf, bias, msg, sizeof(msg)) : -ENOEXEC;
+	if (err < 0) {
+		emu_cpu_close(&e->cpu);
+		e->open = 0;
+		e->o->finish(e->o);
+		return jma_fail(s, JMA_ERR_MISSING, err, "preparing jemalloc's imports in the image: %s",
+				msg[0] ? msg : "no ELF file for the jemalloc module");
+	}
+	jma_logf(s, JMA_LOG_INFO, "emulating jemalloc on a copy of %s (%d imports serviced, "
+		 "fs_base 0x%llx)", e->o->what, err, (unsigned long long)fs_base);
+	return 0;
+}
+
+static int emu_end(struct jma_backend *b)
+{
+	struct emu_be *e = (struct emu_be *)b;
+
+	if (!e->open)
+		return 0;
+	jma_logf(b->s, JMA_LOG_INFO, "emulation: %zu pages copied, %.1f ms", e->cpu.im.copied,
+		 (double)(att_now_ns() - e->began_ns) / 1e6);
+	emu_cpu_close(&e->cpu);
+	e->open = 0;
+	e->o->finish(e->o);
+	return 0;
+}
+
+static int emu_call(struct jma_backend *b, const struct jma_bcall *bc, uint64_t *ret)
+{
+	struct emu_be *e = (struct emu_be *)b;
+	int err = emu_cpu_run(&e->cpu, bc, jma_timeout_ms(b->s), ret);
+
+	emu_cpu_scratch_reset(&e->cpu);
+	if (err)
+		return jma_fail(b->s, err == -ETIMEDOUT ? JMA_ERR_UNSAFE :
+				err == -ENOSYS ? JMA_ERR_MISSING : JMA_ERR_TARGET, err,
+				"emulation: %s", e->cpu.msg);
+	return 0;
+}
+
+static uint64_t emu_scratch(struct jma_backend *b, const void *data, size_t len, size_t align)
+{
+	struct emu_be *e = (struct emu_be *)b;
+	uint64_t r = e->open ? emu_cpu_scratch(&e->cpu, data, len, align) : 0;
+
+	if (!r)
+		jma_fail(b->s, JMA_ERR_TARGET, -ENOSPC, "emulation: no scratch memory left");
+	return r;
+}
+
+static int emu_read(struct jma_backend *b, uint64_t addr, void *buf, size_t len)
+{
+	struct emu_be *e = (struct emu_be *)b;
+
+	return e->open ? emu_image_read(&e->cpu.im, addr, buf, len) : -EINVAL;
+}
+
+static int emu_read_str(struct jma_backend *b, uint64_t addr, size_t max, char **out, int *trunc)
+{
+	struct emu_be *e = (struct emu_be *)b;
+
+	return e->open ? emu_image_read_str(&e->cpu.im, addr, max, out, trunc) : -EINVAL;
+}
+
+static void emu_destroy(struct jma_backend *b)
+{
+	struct emu_be *e = (struct emu_be *)b;
+
+	emu_end(b);
+	e->o->destroy(e->o);
+	free(e);
+}
+
+static const struct jma_backend_ops emu_ops = {
+	.name = "emulate",
+	.begin = emu_begin,
+	.end = emu_end,
+	.call = emu_call,
+	.scratch = emu_scratch,
+	.read = emu_read,
+	.read_str = emu_read_str,
+	.destroy = emu_destroy,
+};
+
+int emu_backend_install(jma_session *s, struct emu_origin *o)
+{
+	struct emu_be *e = calloc(1, sizeof(*e));
+
+	if (!e) {
+		o->destroy(o);
+		return jma_fail(s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
+	}
+	e->be.ops = &emu_ops;
+	e->be.s = s;
+	e->o = o;
+	s->be = &e->be;
+	return 0;
+}

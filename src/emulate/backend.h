@@ -1,0 +1,24 @@
+/* backend.h -- the emulation backend: jemalloc's code run on a copy of the process. */
+#ifndef JMA_EMULATE_BACKEND_H
+#define JMA_EMULATE_BACKEND_H
+
+#include "emulate/cpu.h"
+#include "process/session.h"
+
+/* Where an emulated session's image and TLS come from. */
+struct emu_origin {
+	const char *what;		/* "process 42", "core FILE": for messages */
+	/* Called at each attach: fill @src, the used address ranges (malloc'd
+	 * lo/hi arrays) and the fs_base of the thread jemalloc should see. */
+	int (*prepare)(struct emu_origin *o, jma_session *s, struct emu_source *src, uint64_t **lo,
+		       uint64_t **hi, size_t *n, uint64_t *fs_base);
+	/* Undo prepare (let frozen threads go). */
+	void (*finish)(struct emu_origin *o);
+	int (*maps_text)(void *arg, char **text, size_t *len);
+	void (*destroy)(struct emu_origin *o);
+};
+
+/* Install the emulation backend over @o (owned by the backend from now on). */
+int emu_backend_install(jma_session *s, struct emu_origin *o);
+
+#endif

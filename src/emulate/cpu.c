@@ -1,0 +1,235 @@
+/* cpu.c -- one call of a jemalloc function, emulated on the image. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emulate/cpu.h"
+
+/* Layout of the tool's regions, from c->base. */
+#define STUBS		0x0ULL		/* one `ret` byte per stub */
+#define STUB_DONE	0		/* the call's return address */
+#define STUB_TEXT	1		/* write_cb */
+#define STUB_FIRST	2
+#define ERRNO_AT	0x1000ULL
+#define STACK_LO	0x100000ULL
+#define STACK_HI	0x400000ULL
+#define SCRATCH_LO	0x400000ULL
+#define SCRATCH_HI	0x800000ULL
+#define MMAP_LO		0x1000000ULL
+/* jemalloc hands write_cb at most 64 KiB (a line in old builds). */
+#define TEXT_MAX	(4 * 1024 * 1024)
+
+int emu_cpu_fail(struct emu_cpu *c, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(c->msg, sizeof(c->msg), fmt, ap);
+	va_end(ap);
+	c->err = err < 0 ? err : -err;
+	return c->err;
+}
+
+uint64_t emu_errno_addr(const struct emu_cpu *c)
+{
+	return c->base + ERRNO_AT;
+}
+
+static const int arg_regs[6] = { UC_X86_REG_RDI, UC_X86_REG_RSI, UC_X86_REG_RDX,
+				 UC_X86_REG_RCX, UC_X86_REG_R8, UC_X86_REG_R9 };
+
+/* write_cb(opaque, text): hand the text to the caller. */
+static int on_text(struct emu_cpu *c, const uint64_t a[6])
+{
+	char *str;
+	int trunc, err = emu_image_read_str(&c->im, a[1], TEXT_MAX, &str, &trunc);
+
+	if (err)
+		return emu_cpu_fail(c, err, "reading callback text at 0x%llx: %s",
+				    (unsigned long long)a[1], strerror(-err));
+	if (trunc)
+		err = emu_cpu_fail(c, -E2BIG, "a callback text exceeded %d bytes", TEXT_MAX);
+	else if ((err = c->call->text(c->call->text_ctx, str, strlen(str))))
+		err = emu_cpu_fail(c, err, "passing on callback text: %s",
+				   strerror(err < 0 ? -err : err));
+	free(str);
+	return err;
+}
+
+/* Execution reached a stub: do its work; its `ret` then returns to jemalloc. */
+static void on_stub(uc_engine *uc, uint64_t addr, uint32_t size, void *arg)
+{
+	struct emu_cpu *c = arg;
+	unsigned idx = (unsigned)(addr - c->base - STUBS);
+	uint64_t a[6], ret = 0;
+	int err = 0;
+
+	(void)size;
+	if (idx == STUB_DONE) {
+		uc_emu_stop(uc);
+		return;
+	}
+	for (int i = 0; i < 6; i++)
+		uc_reg_read(uc, arg_regs[i], &a[i]);
+	if (idx == STUB_TEXT)
+		err = c->call && c->call->text ? on_text(c, a)
+					       : emu_cpu_fail(c, -EFAULT, "write_cb called unasked");
+	else if (idx < c->nstubs && c->stub_service[idx] >= 0)
+		err = emu_service_run(c, c->stub_service[idx], a, &ret);
+	else {
+		uint64_t sp = 0, from = 0;
+		uc_reg_read(uc, UC_X86_REG_RSP, &sp);
+		emu_image_read(&c->im, sp, &from, sizeof(from));
+		err = emu_cpu_fail(c, -ENOSYS, "jemalloc called %s() from 0x%llx, which emulation "
+				   "does not provide", idx < c->nstubs ? c->stub_name[idx] : "?",
+				   (unsigned long long)from);
+	}
+	if (err) {
+		if (!c->err)
+			emu_cpu_fail(c, err, "%s", strerror(-err));
+		uc_emu_stop(uc);
+		return;
+	}
+	uc_reg_write(uc, UC_X86_REG_RAX, &ret);
+}
+
+int emu_cpu_open(struct emu_cpu *c, const struct emu_source *src, uint64_t base, uint64_t fs_base,
+		 pid_t pid)
+{
+	unsigned char rets[EMU_PAGE];
+	int err;
+
+	memset(c, 0, sizeof(*c));
+	c->base = base;
+	c->fs_base = fs_base;
+	c->pid = pid;
+	c->scratch_cur = base + SCRATCH_LO;
+	c->mmap_cur = base + MMAP_LO;
+	c->nstubs = STUB_FIRST;
+	err = emu_image_open(&c->im, src, base, base + EMU_TOOL_SIZE);
+	if (err)
+		return err;
+	memset(rets, 0xc3, sizeof(rets));
+	if (uc_mem_map(c->im.uc, base + STUBS, EMU_PAGE, UC_PROT_READ | UC_PROT_EXEC) ||
+	    uc_mem_write(c->im.uc, base + STUBS, rets, sizeof(rets)) ||
+	    uc_hook_add(c->im.uc, &c->stub_hook, UC_HOOK_CODE, (void *)on_stub, c, base + STUBS,
+			base + STUBS + EMU_PAGE - 1)) {
+		emu_image_close(&c->im);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void emu_cpu_close(struct emu_cpu *c)
+{
+	emu_image_close(&c->im);
+	for (unsigned i = 0; i < c->nstubs; i++)
+		free(c->stub_name[i]);
+	for (int i = 0; i < EMU_MAXFILES; i++) {
+		free(c->files[i].path);
+		free(c->files[i].buf);
+	}
+	free(c->dump);
+	free(c->dump_path);
+	memset(c, 0, sizeof(*c));
+}
+
+uint64_t emu_cpu_stub(struct emu_cpu *c, const char *name)
+{
+	for (unsigned i = STUB_FIRST; i < c->nstubs; i++)
+		if (!strcmp(c->stub_name[i], name))
+			return c->base + STUBS + i;
+	if (c->nstubs >= EMU_MAXSTUBS || !(c->stub_name[c->nstubs] = strdup(name)))
+		return 0;
+	c->stub_service[c->nstubs] = emu_service_find(name);
+	return c->base + STUBS + c->nstubs++;
+}
+
+uint64_t emu_cpu_scratch(struct emu_cpu *c, const void *data, size_t len, size_t align)
+{
+	uint64_t at;
+
+	if (align < 8)
+		align = 8;
+	at = (c->scratch_cur + align - 1) & ~(uint64_t)(align - 1);
+	if (at + len > c->base + SCRATCH_HI || at + len < at)
+		return 0;
+	if (data ? emu_image_write(&c->im, at, data, len) : 0)
+		return 0;
+	if (!data) {
+		void *zero = calloc(1, len ? len : 1);
+		int err = zero ? emu_image_write(&c->im, at, zero, len) : -ENOMEM;
+		free(zero);
+		if (err)
+			return 0;
+	}
+	c->scratch_cur = at + len;
+	return at;
+}
+
+void emu_cpu_scratch_reset(struct emu_cpu *c)
+{
+	c->scratch_cur = c->base + SCRATCH_LO;
+}
+
+int emu_cpu_run(struct emu_cpu *c, const struct jma_bcall *bc, int timeout_ms, uint64_t *ret)
+{
+	static const int zero_regs[] = { UC_X86_REG_RAX, UC_X86_REG_RBX, UC_X86_REG_RBP,
+					 UC_X86_REG_R10, UC_X86_REG_R11, UC_X86_REG_R12,
+					 UC_X86_REG_R13, UC_X86_REG_R14, UC_X86_REG_R15 };
+	uint64_t done = c->base + STUBS + STUB_DONE, sp = c->base + STACK_HI - 8, pc = 0, zero = 0;
+	uc_engine *uc = c->im.uc;
+	uc_err ue;
+	int err;
+
+	/* At entry rsp % 16 == 8: the return address sits just below a 16-aligned top. */
+	err = emu_image_write(&c->im, sp, &done, sizeof(done));
+	if (err)
+		return emu_cpu_fail(c, err, "setting up the emulated stack");
+	for (size_t i = 0; i < sizeof(zero_regs) / sizeof(*zero_regs); i++)
+		uc_reg_write(uc, zero_regs[i], &zero);
+	for (unsigned i = 0; i < JMA_CALL_MAXARGS; i++) {
+		uint64_t v = i < bc->nargs ? bc->args[i] : 0;
+		if (bc->text && (int)i == bc->text_arg)
+			v = c->base + STUBS + STUB_TEXT;
+		uc_reg_write(uc, arg_regs[i], &v);
+	}
+	uc_reg_write(uc, UC_X86_REG_RSP, &sp);
+	uc_reg_write(uc, UC_X86_REG_FS_BASE, &c->fs_base);
+	c->call = bc;
+	c->err = 0;
+	c->msg[0] = '\0';
+	c->im.fault_addr = 0;
+	ue = uc_emu_start(uc, bc->fn, done, (uint64_t)timeout_ms * 1000, 0);
+	c->call = NULL;
+	uc_reg_read(uc, UC_X86_REG_RIP, &pc);
+	if (c->err)
+		return c->err;
+	if (ue != UC_ERR_OK) {
+		if (c->im.fault_addr)
+			return emu_cpu_fail(c, -EFAULT, "emulated code at 0x%llx touched 0x%llx, which "
+					    "is not in the image (%s)", (unsigned long long)pc,
+					    (unsigned long long)c->im.fault_addr, uc_strerror(ue));
+		return emu_cpu_fail(c, -EFAULT, "emulation stopped at 0x%llx: %s",
+				    (unsigned long long)pc, uc_strerror(ue));
+	}
+	if (pc != done)
+		return emu_cpu_fail(c, -ETIMEDOUT, "the emulated call did not return within %d ms "
+				    "(stopped at 0x%llx)", timeout_ms, (unsigned long long)pc);
+	uc_reg_read(uc, UC_X86_REG_RAX, ret);
+	return 0;
+}
+
+uint64_t emu_cpu_mmap(struct emu_cpu *c, uint64_t len)
+{
+	/* 2 MiB aligned: what jemalloc asks of its extents, so it never needs to trim. */
+	uint64_t at = (c->mmap_cur + 0x1fffff) & ~0x1fffffULL;
+
+	len = (len + EMU_PAGE - 1) & ~(EMU_PAGE - 1);
+	if (at + len > c->base + EMU_TOOL_SIZE || at + len < at)
+		return 0;
+	c->mmap_cur = at + len;
+	return at;
+}

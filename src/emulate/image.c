@@ -1,0 +1,180 @@
+/* image.c -- the copy-on-write image: pages copied into unicorn on first touch. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emulate/image.h"
+
+/* Copy (or, in the tool's regions, zero-fill) the page holding @addr. */
+static int fetch_page(struct emu_image *im, uint64_t addr)
+{
+	unsigned char page[EMU_PAGE];
+	uint64_t pg = addr & ~(EMU_PAGE - 1);
+	int err;
+
+	if (pg >= im->tool_lo && pg < im->tool_hi) {
+		memset(page, 0, sizeof(page));
+	} else {
+		err = im->src.read_page(im->src.arg, pg, page);
+		if (err) {
+			im->fault_addr = addr;
+			return err;
+		}
+		im->copied++;
+	}
+	if (uc_mem_map(im->uc, pg, EMU_PAGE, UC_PROT_ALL) != UC_ERR_OK ||
+	    uc_mem_write(im->uc, pg, page, EMU_PAGE) != UC_ERR_OK)
+		return -ENOMEM;
+	return 0;
+}
+
+/* The emulated code touched a page not copied yet: copy it and retry. */
+static bool on_unmapped(uc_engine *uc, uc_mem_type type, uint64_t addr, int size, int64_t value,
+			void *arg)
+{
+	struct emu_image *im = arg;
+	uint64_t last = addr + (size > 0 ? (uint64_t)size - 1 : 0);
+
+	(void)uc;
+	(void)type;
+	(void)value;
+	if (fetch_page(im, addr))
+		return false;
+	/* An access straddling two pages. */
+	if ((last & ~(EMU_PAGE - 1)) != (addr & ~(EMU_PAGE - 1))) {
+		uint8_t probe;
+		if (uc_mem_read(im->uc, last, &probe, 1) != UC_ERR_OK && fetch_page(im, last))
+			return false;
+	}
+	return true;
+}
+
+int emu_image_open(struct emu_image *im, const struct emu_source *src, uint64_t tool_lo,
+		   uint64_t tool_hi)
+{
+	memset(im, 0, sizeof(*im));
+	im->src = *src;
+	im->tool_lo = tool_lo;
+	im->tool_hi = tool_hi;
+	if (uc_open(UC_ARCH_X86, UC_MODE_64, &im->uc) != UC_ERR_OK)
+		return -ENOMEM;
+	if (uc_hook_add(im->uc, &im->hook, UC_HOOK_MEM_UNMAPPED, (void *)on_unmapped, im, 1, 0) !=
+	    UC_ERR_OK) {
+		uc_close(im->uc);
+		im->uc = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+void emu_image_close(struct emu_image *im)
+{
+	if (im->uc)
+		uc_close(im->uc);
+	im->uc = NULL;
+}
+
+/* Make sure every page of [addr, addr+len) is in the image. */
+static int ensure(struct emu_image *im, uint64_t addr, size_t len)
+{
+	uint64_t end = addr + len;
+
+	if (end < addr)
+		return -EFAULT;
+	for (uint64_t pg = addr & ~(EMU_PAGE - 1); pg < end; pg += EMU_PAGE) {
+		uint8_t probe;
+		int err;
+
+		if (uc_mem_read(im->uc, pg, &probe, 1) == UC_ERR_OK)
+			continue;
+		err = fetch_page(im, pg);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int emu_image_read(struct emu_image *im, uint64_t addr, void *buf, size_t len)
+{
+	int err = ensure(im, addr, len);
+
+	if (err)
+		return err;
+	return uc_mem_read(im->uc, addr, buf, len) == UC_ERR_OK ? 0 : -EFAULT;
+}
+
+int emu_image_write(struct emu_image *im, uint64_t addr, const void *buf, size_t len)
+{
+	int err = ensure(im, addr, len);
+
+	if (err)
+		return err;
+	return uc_mem_write(im->uc, addr, buf, len) == UC_ERR_OK ? 0 : -EFAULT;
+}
+
+int emu_image_strnlen(struct emu_image *im, uint64_t addr, size_t max, size_t *len)
+{
+	char chunk[256];
+
+	*len = 0;
+	while (*len < max) {
+		/* Never read past the page: the next one may not exist. */
+		uint64_t a = addr + *len;
+		size_t n = EMU_PAGE - (a & (EMU_PAGE - 1));
+		int err;
+
+		if (n > sizeof(chunk))
+			n = sizeof(chunk);
+		if (n > max - *len)
+			n = max - *len;
+		err = emu_image_read(im, a, chunk, n);
+		if (err)
+			return err;
+		for (size_t i = 0; i < n; i++)
+			if (!chunk[i]) {
+				*len += i;
+				return 0;
+			}
+		*len += n;
+	}
+	return 0;
+}
+
+int emu_image_read_str(struct emu_image *im, uint64_t addr, size_t max, char **out, int *trunc)
+{
+	size_t n;
+	int err = emu_image_strnlen(im, addr, max, &n);
+	char *s;
+
+	*out = NULL;
+	if (err)
+		return err;
+	s = malloc(n + 1);
+	if (!s)
+		return -ENOMEM;
+	err = emu_image_read(im, addr, s, n);
+	if (err) {
+		free(s);
+		return err;
+	}
+	s[n] = '\0';
+	if (trunc)
+		*trunc = n == max;
+	*out = s;
+	return 0;
+}
+
+uint64_t emu_find_gap(const uint64_t *lo, const uint64_t *hi, size_t n, uint64_t size)
+{
+	/* Far above a PIE's heap and far below the libraries and stacks. */
+	for (uint64_t base = 0x200000000000ULL; base < 0x700000000000ULL; base += 0x10000000000ULL) {
+		size_t i;
+
+		for (i = 0; i < n; i++)
+			if (lo[i] < base + size && hi[i] > base)
+				break;
+		if (i == n)
+			return base;
+	}
+	return 0;
+}

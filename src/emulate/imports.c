@@ -1,0 +1,78 @@
+/* imports.c -- GOT slots of the jemalloc module, redirected to service stubs (image only). */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "emulate/imports.h"
+
+static int redirect_one(struct emu_cpu *c, Elf *elf, const GElf_Shdr *symsh, Elf_Data *syms,
+			const GElf_Rela *r, uint64_t bias, char *msg, size_t len)
+{
+	unsigned type = (unsigned)GELF_R_TYPE(r->r_info);
+	uint64_t slot = bias + r->r_offset, cur, to;
+	const char *name;
+	GElf_Sym sym;
+
+	if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT)
+		return 0;
+	if (!gelf_getsym(syms, (int)GELF_R_SYM(r->r_info), &sym))
+		return 0;
+	if (GELF_ST_TYPE(sym.st_info) != STT_FUNC && GELF_ST_TYPE(sym.st_info) != STT_GNU_IFUNC)
+		return 0;
+	name = elf_strptr(elf, symsh->sh_link, sym.st_name);
+	if (!name || !name[0])
+		return 0;
+	if (emu_image_read(&c->im, slot, &cur, sizeof(cur))) {
+		snprintf(msg, len, "GOT slot of %s at 0x%llx is not readable", name,
+			 (unsigned long long)slot);
+		return -EFAULT;
+	}
+	if (sym.st_shndx != SHN_UNDEF) {
+		/* Our own function: only fix a slot lazy binding left unresolved. */
+		if (type != R_X86_64_JUMP_SLOT || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+		    cur == bias + sym.st_value)
+			return 0;
+		to = bias + sym.st_value;
+	} else {
+		if (!cur)	/* an unresolved weak reference stays NULL */
+			return 0;
+		if (!(to = emu_cpu_stub(c, name))) {
+			snprintf(msg, len, "too many imported functions");
+			return -E2BIG;
+		}
+	}
+	return emu_image_write(&c->im, slot, &to, sizeof(to)) ? -EFAULT : 1;
+}
+
+int emu_imports_redirect(struct emu_cpu *c, Elf *elf, uint64_t bias, char *msg, size_t len)
+{
+	Elf_Scn *scn = NULL;
+	int n = 0;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh, symsh;
+		Elf_Data *data, *syms;
+		Elf_Scn *symscn;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !(data = elf_getdata(scn, NULL)))
+			continue;
+		symscn = elf_getscn(elf, sh.sh_link);
+		if (!symscn || !gelf_getshdr(symscn, &symsh) || !(syms = elf_getdata(symscn, NULL)))
+			continue;
+		for (size_t i = 0; sh.sh_entsize && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Rela r;
+			int err;
+
+			if (!gelf_getrela(data, (int)i, &r))
+				break;
+			err = redirect_one(c, elf, &symsh, syms, &r, bias, msg, len);
+			if (err < 0) {
+				if (err == -EFAULT && !msg[0])
+					snprintf(msg, len, "writing a GOT slot in the image");
+				return err;
+			}
+			n += err;
+		}
+	}
+	return n;
+}

@@ -1,0 +1,165 @@
+/* live.c -- emulating on a live process: pages read with process_vm_readv.
+ *
+ * The only contact with the process's threads is reading one thread's
+ * registers for its fs_base (jemalloc's TLS): seize, interrupt, PTRACE_GETREGS,
+ * detach -- no code runs.  With --freeze every thread is held stopped while
+ * the image is copied, for a consistent snapshot; none is inside our calls, so
+ * freezing a thread that holds a jemalloc lock is harmless here.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/user.h>
+
+#include "attach/mem.h"
+#include "attach/procfs.h"
+#include "emulate/backend.h"
+
+struct live {
+	struct emu_origin o;
+	pid_t pid;
+	char what[32];
+	struct att_thread *held;	/* stopped threads: the fs_base one, or all (--freeze) */
+	size_t nheld;
+};
+
+static int live_page(void *arg, uint64_t addr, void *page)
+{
+	const struct live *l = arg;
+	int err = att_mem_read(l->pid, addr, page, EMU_PAGE);
+
+	return err ? -EFAULT : 0;
+}
+
+static int live_maps_text(void *arg, char **text, size_t *len)
+{
+	const struct live *l = arg;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)l->pid);
+	return att_proc_read(path, text, len);
+}
+
+static void live_finish(struct emu_origin *o)
+{
+	struct live *l = (struct live *)o;
+
+	for (size_t i = 0; i < l->nheld; i++)
+		if (l->held[i].seized)
+			att_thread_detach(&l->held[i]);
+	free(l->held);
+	l->held = NULL;
+	l->nheld = 0;
+}
+
+/* Stop @tids (all of them, or only @want) and read @want's fs_base. */
+static int hold_threads(struct live *l, jma_session *s, const pid_t *tids, size_t n, pid_t want,
+			uint64_t *fs_base)
+{
+	int found = 0;
+
+	l->held = calloc(n, sizeof(*l->held));
+	if (!l->held)
+		return jma_fail(s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		struct att_thread *t = &l->held[l->nheld];
+		struct user_regs_struct r;
+		int err;
+
+		if (!(s->opt.flags & JMA_F_FREEZE) && tids[i] != want)
+			continue;
+		jma_thread_setup(s, t, tids[i]);
+		err = att_thread_seize(t, 2000);
+		if (err && tids[i] != want)
+			continue;	/* a thread that just exited */
+		if (err)
+			return jma_fail_att(s, t, err == -EPERM ? JMA_ERR_ATTACH : jma_kind_of(err), err);
+		l->nheld++;
+		if (tids[i] != want)
+			continue;
+		if (ptrace(PTRACE_GETREGS, tids[i], NULL, &r))
+			return jma_fail(s, JMA_ERR_ATTACH, -errno, "PTRACE_GETREGS tid %d: %s",
+					(int)tids[i], strerror(errno));
+		*fs_base = r.fs_base;
+		found = 1;
+		if (!(s->opt.flags & JMA_F_FREEZE))
+			att_thread_detach(t);
+	}
+	if (!found)
+		return jma_fail(s, JMA_ERR_USAGE, -ESRCH, "thread %d is not a thread of process %d",
+				(int)want, (int)l->pid);
+	return 0;
+}
+
+static int live_prepare(struct emu_origin *o, jma_session *s, struct emu_source *src,
+			uint64_t **lo, uint64_t **hi, size_t *n, uint64_t *fs_base)
+{
+	struct live *l = (struct live *)o;
+	struct att_map *maps;
+	pid_t *tids, want = s->opt.thread ? s->opt.thread : l->pid;
+	size_t nt, nm;
+	int err = att_proc_tasks(l->pid, &tids, &nt);
+
+	if (err)
+		return jma_fail(s, JMA_ERR_ATTACH, err, "listing threads of process %d: %s",
+				(int)l->pid, strerror(-err));
+	err = hold_threads(l, s, tids, nt, want, fs_base);
+	free(tids);
+	if (!err && (err = att_proc_maps(l->pid, &maps, &nm)))
+		jma_fail(s, JMA_ERR_ATTACH, err, "reading /proc/%d/maps: %s", (int)l->pid,
+			 strerror(-err));
+	if (err) {
+		live_finish(o);
+		return err;
+	}
+	*lo = calloc(nm + 1, sizeof(**lo));
+	*hi = calloc(nm + 1, sizeof(**hi));
+	for (size_t i = 0; *lo && *hi && i < nm; i++) {
+		(*lo)[i] = maps[i].start;
+		(*hi)[i] = maps[i].end;
+	}
+	att_maps_free(maps, nm);
+	if (!*lo || !*hi) {
+		free(*lo);
+		free(*hi);
+		live_finish(o);
+		return jma_fail(s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
+	}
+	*n = nm;
+	src->read_page = live_page;
+	src->arg = l;
+	return 0;
+}
+
+static void live_destroy(struct emu_origin *o)
+{
+	live_finish(o);
+	free(o);
+}
+
+int jma_open_emulated(jma_session *s, pid_t pid)
+{
+	struct live *l;
+	int err;
+
+	if (s->syms)
+		return jma_fail(s, JMA_ERR_USAGE, -EALREADY, "session already open");
+	err = jma_open_process(s, pid);
+	if (err)
+		return err;
+	if (!jma_syms_jemalloc(s->syms))
+		return 0;	/* JMA_F_ANY_PROCESS: nothing to emulate */
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return jma_fail(s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
+	l->pid = pid;
+	snprintf(l->what, sizeof(l->what), "process %d", (int)pid);
+	l->o.what = l->what;
+	l->o.prepare = live_prepare;
+	l->o.finish = live_finish;
+	l->o.maps_text = live_maps_text;
+	l->o.destroy = live_destroy;
+	return emu_backend_install(s, &l->o);
+}
