@@ -119,6 +119,18 @@ static int emu_read_str(struct jma_backend *b, uint64_t addr, size_t max, char *
 	return e->open ? emu_image_read_str(&e->cpu.im, addr, max, out, trunc) : -EINVAL;
 }
 
+static int emu_take_file(struct jma_backend *b, char **buf, size_t *len)
+{
+	struct emu_be *e = (struct emu_be *)b;
+
+	if (!e->open || !e->cpu.dump)
+		return -ENOENT;
+	*buf = e->cpu.dump;
+	*len = e->cpu.dump_len;
+	e->cpu.dump = NULL;
+	return 0;
+}
+
 static void emu_destroy(struct jma_backend *b)
 {
 	struct emu_be *e = (struct emu_be *)b;
@@ -136,6 +148,7 @@ static const struct jma_backend_ops emu_ops = {
 	.scratch = emu_scratch,
 	.read = emu_read,
 	.read_str = emu_read_str,
+	.take_file = emu_take_file,
 	.destroy = emu_destroy,
 };
 

@@ -90,6 +90,14 @@ int jma_prof_dump(jma_session *s, char **buf, size_t *len)
 	err = jma_prof_check(s);
 	if (err)
 		goto out;
+	if (s->be->ops->take_file) {
+		/* The backend keeps what jemalloc writes: no file in the target. */
+		path.str = "jemattach.captured.heap";
+		err = jma_set(s, "prof.dump", &path, NULL);
+		if (!err && (err = jma_take_file(s, buf, len)))
+			err = jma_fail(s, JMA_ERR_TARGET, err, "prof.dump wrote no file");
+		goto out;
+	}
 	prefix_dir(s, pref, sizeof(pref));
 	att_proc_status(s->pid, 0, &s->st);
 	err = jma_tfs_writable_dir(s->pid, s->st.uid[1], pref[0] ? pref : NULL, dir, sizeof(dir));

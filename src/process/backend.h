@@ -53,6 +53,10 @@ struct jma_backend_ops {
 	/* A NUL-terminated string of at most @max bytes, malloc'd into *out;
 	 * *trunc when it was longer. */
 	int (*read_str)(struct jma_backend *b, uint64_t addr, size_t max, char **out, int *trunc);
+	/* Optional: the contents of the last file jemalloc's code wrote and
+	 * closed, for engines where such files never reach the target's disk
+	 * (the emulator captures them).  NULL: files are real. */
+	int (*take_file)(struct jma_backend *b, char **buf, size_t *len);
 	void (*destroy)(struct jma_backend *b);
 };
 

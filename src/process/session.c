@@ -195,6 +195,11 @@ int jma_read_str(jma_session *s, uint64_t addr, size_t max, char **out, int *tru
 	return s->be->ops->read_str(s->be, addr, max, out, trunc);
 }
 
+int jma_take_file(jma_session *s, char **buf, size_t *len)
+{
+	return s->be->ops->take_file ? s->be->ops->take_file(s->be, buf, len) : -ENOTSUP;
+}
+
 int jma_target_info(jma_session *s, struct jma_target_info *info)
 {
 	const struct jma_copy *c;

@@ -63,5 +63,7 @@ int jma_call(jma_session *s, const struct jma_bcall *c, uint64_t *ret);
 uint64_t jma_scratch(jma_session *s, const void *data, size_t len, size_t align);
 int jma_read(jma_session *s, uint64_t addr, void *buf, size_t len);
 int jma_read_str(jma_session *s, uint64_t addr, size_t max, char **out, int *trunc);
+/* The backend's captured file (take_file), or -ENOTSUP when its files are real. */
+int jma_take_file(jma_session *s, char **buf, size_t *len);
 
 #endif
