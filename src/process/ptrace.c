@@ -337,8 +337,14 @@ static int ptrace_call(struct jma_backend *b, const struct jma_bcall *bc, uint64
 				return err;
 			memcpy(s->err, keep, sizeof(keep));
 			s->kind = jma_kind_of(err);
-			if (err == -ETIMEDOUT)
+			if (err == -ETIMEDOUT) {
+				size_t used;
 				jma_explain_stall(s);
+				used = strlen(s->err);
+				snprintf(s->err + used, sizeof(s->err) - used, "\n  jemattach --emulate "
+					 "%d ... can still read the stats: it runs jemalloc on a copy "
+					 "of the process and takes no lock", (int)s->pid);
+			}
 		}
 	}
 	return err;
