@@ -63,6 +63,13 @@ int jma_open(jma_session *s, pid_t pid) JMA_MUST_CHECK;
  * (all of them, while the copy is made, with JMA_F_FREEZE). */
 int jma_open_emulated(jma_session *s, pid_t pid) JMA_MUST_CHECK;
 
+/* The same on an ELF core file (kernel core or gcore) of an x86_64 process:
+ * mappings the core omits are read from the files its NT_FILE note names,
+ * under @sysroot when given (NULL: their own paths), build-ids checked.
+ * @exe (NULL: from the core) is the executable.  Only reads make sense. */
+int jma_open_core(jma_session *s, const char *core, const char *exe,
+		  const char *sysroot) JMA_MUST_CHECK;
+
 /* Stop one suitable thread and prepare it for calls. */
 int jma_attach(jma_session *s) JMA_MUST_CHECK;
 /* Restore the thread and let it go.  A failure to restore is returned. */

@@ -72,6 +72,7 @@ int cmd_purge(struct cli *c, int argc, char **argv);
 int cmd_decay(struct cli *c, int argc, char **argv);
 int cmd_threads(struct cli *c, int argc, char **argv);
 int cmd_analyze(struct cli *c, int argc, char **argv);
+int cmd_core(struct cli *c, int argc, char **argv);
 int cmd_watch(struct cli *c, int argc, char **argv);
 int cmd_report(struct cli *c, int argc, char **argv);
 

@@ -40,6 +40,9 @@ const struct cli_cmd cli_commands[] = {
 	  "report abs|del|eff SERIES [-t SIZE] [--from I] [--to J] [-m METRIC] [--svg OUT]",
 	  "per-arena peaks, changes or active/mapped of a watch series or stats JSON log "
 	  "(threshold: 5% of the process's peak unless -t)", NULL },
+	{ "core", 0, 0, cmd_core, "core [--sysroot DIR] CORE [EXECUTABLE] COMMAND [ARGS]",
+	  "run info, get, stats, prof dump or prof status on a core file (kernel core or gcore): "
+	  "jemalloc's code is emulated on the dumped memory", NULL },
 	{ "analyze", 0, 0, cmd_analyze,
 	  "analyze PROFILE [--base PROFILE] [--top N] [--format text|json|collapsed|pprof] "
 	  "[-o FILE] [--lines] [--pid PID] [...]\nanalyze --list-folds",

@@ -99,9 +99,10 @@ void jma_free(jma_session *s)
 	if (!s)
 		return;
 	jma_detach(s);
+	/* Symbols first: a core's may still read the file its backend holds. */
+	jma_syms_close(s->syms);
 	if (s->be)
 		s->be->ops->destroy(s->be);
-	jma_syms_close(s->syms);
 	free(s->opt_prefix);
 	free(s->opt_module);
 	free(s);
@@ -212,7 +213,8 @@ int jma_target_info(jma_session *s, struct jma_target_info *info)
 				(int)s->pid);
 	memset(info, 0, sizeof(*info));
 	info->pid = s->pid;
-	att_proc_status(s->pid, 0, &s->st);
+	if (!s->offline)
+		att_proc_status(s->pid, 0, &s->st);
 	snprintf(info->comm, sizeof(info->comm), "%s", s->st.name);
 	info->nthreads = s->st.nthreads;
 	info->module = c->path;

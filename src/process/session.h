@@ -18,6 +18,7 @@ struct jma_session {
 	struct jma_options opt;
 	char *opt_prefix, *opt_module;	/* owned copies of the option strings */
 	pid_t pid;
+	int offline;			/* a core file: pid names a process that is gone */
 	struct att_status st;
 	struct jma_syms *syms;		/* NULL until jma_open succeeded */
 	struct jma_backend *be;		/* runs the calls; set by jma_open */

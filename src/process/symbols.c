@@ -329,7 +329,12 @@ static int scan_module(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr
 
 	(void)ud;
 	(void)low;
-	if (!name || name[0] != '/' || !maybe_jemalloc(mod))
+	/* A core's modules (no maps) are named by soname: use their file. */
+	if (!name || (name[0] != '/' && sy->maps) || !maybe_jemalloc(mod))
+		return DWARF_CB_OK;
+	if (name[0] != '/')
+		dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, &name, NULL);
+	if (!name)
 		return DWARF_CB_OK;
 	n = dwfl_module_getsymtab(mod);
 	for (int i = 1; i < n; i++) {
@@ -588,4 +593,30 @@ Elf *jma_syms_jemalloc_elf(struct jma_syms *sy, uint64_t *bias)
 	cur = NULL;
 	*bias = b;
 	return e;
+}
+
+int jma_syms_from_dwfl(Dwfl *dwfl, pid_t pid, const char *prefix, const char *module,
+		       struct jma_syms **out, char *msg, size_t len)
+{
+	struct jma_syms *sy = calloc(1, sizeof(*sy));
+	struct scan sc = { .sy = sy, .want_prefix = prefix, .want_module = module };
+	int err;
+
+	*out = NULL;
+	if (!sy) {
+		dwfl_end(dwfl);
+		snprintf(msg, len, "out of memory");
+		return -ENOMEM;
+	}
+	sy->dwfl = dwfl;
+	dwfl_getmodules(dwfl, scan_module, &sc, 0);
+	err = sc.err ? sc.err : choose_copy(sy, pid, &sc, msg, len);
+	if (err) {
+		if (sc.err)
+			snprintf(msg, len, "out of memory");
+		jma_syms_close(sy);
+		return err;
+	}
+	*out = sy;
+	return 0;
 }

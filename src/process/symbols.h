@@ -48,6 +48,13 @@ void jma_syms_describe(struct jma_syms *sy, uint64_t pc, char *buf, size_t len);
 const char *jma_syms_name(struct jma_syms *sy, uint64_t pc, uint64_t *off, const char **module,
 			  const char **file, int *line);
 
+/* Find jemalloc among the modules already reported to @dwfl (a core file's:
+ * the emulator's; @pid names it in messages), which the result owns from now on (ended on failure).
+ * Errors as jma_syms_open. */
+struct Dwfl;
+int jma_syms_from_dwfl(struct Dwfl *dwfl, pid_t pid, const char *prefix, const char *module,
+		       struct jma_syms **out, char *msg, size_t len);
+
 /* The ELF file of the module holding jemalloc and its load bias (for the
  * emulator's relocations), NULL when unavailable. */
 struct Elf *jma_syms_jemalloc_elf(struct jma_syms *sy, uint64_t *bias);

@@ -1,0 +1,377 @@
+/* core.c -- reading an ELF core: segments, NT_FILE, NT_PRSTATUS, pages. */
+#include <elfutils/libdwelf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/procfs.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "emulate/core.h"
+#include "emulate/image.h"
+
+/* user_regs_struct's fs_base slot in NT_PRSTATUS's pr_reg. */
+#define REG_FS_BASE	21
+#define MAX_NOTE_FILES	65536
+
+static int fail(char *msg, size_t len, int err, const char *what)
+{
+	snprintf(msg, len, "%s", what);
+	return err;
+}
+
+/* NT_FILE: count, page size, count x {start, end, page offset}, count names. */
+static int parse_nt_file(struct emu_core *c, const unsigned char *d, size_t n)
+{
+	uint64_t count, pgsz;
+	const char *names, *end = (const char *)d + n;
+
+	if (n < 16)
+		return -EIO;
+	memcpy(&count, d, 8);
+	memcpy(&pgsz, d + 8, 8);
+	if (count > MAX_NOTE_FILES || 16 + count * 24 > n || !pgsz || pgsz > (1 << 30))
+		return -EIO;
+	c->files = calloc(count ? count : 1, sizeof(*c->files));
+	if (!c->files)
+		return -ENOMEM;
+	names = (const char *)d + 16 + count * 24;
+	for (uint64_t i = 0; i < count; i++) {
+		uint64_t v[3];
+		const char *nul = memchr(names, '\0', (size_t)(end - names));
+
+		memcpy(v, d + 16 + i * 24, sizeof(v));
+		if (!nul || v[1] < v[0] || v[2] > UINT64_MAX / pgsz)
+			return -EIO;
+		c->files[i] = (struct emu_fmap){ v[0], v[1], v[2] * pgsz, names, -1 };
+		names = nul + 1;
+		c->nfiles++;
+	}
+	return 0;
+}
+
+static int parse_notes(struct emu_core *c, Elf *elf, const GElf_Phdr *ph)
+{
+	Elf_Data *d = elf_getdata_rawchunk(elf, (int64_t)ph->p_offset, ph->p_filesz, ELF_T_NHDR);
+	size_t off = 0, name_off, desc_off;
+	GElf_Nhdr nh;
+
+	if (!d)
+		return -EIO;
+	while (off < d->d_size && (off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
+		const unsigned char *desc = (const unsigned char *)d->d_buf + desc_off;
+		const char *name = (const char *)d->d_buf + name_off;
+		int err;
+
+		if (nh.n_namesz != 5 || memcmp(name, "CORE", 5))
+			continue;
+		if (nh.n_type == NT_FILE && !c->files) {
+			if ((err = parse_nt_file(c, desc, nh.n_descsz)))
+				return err;
+		} else if (nh.n_type == NT_PRSTATUS && nh.n_descsz >= sizeof(struct elf_prstatus)) {
+			struct elf_prstatus ps;
+			struct emu_thread *t = realloc(c->threads, (c->nthreads + 1) * sizeof(*t));
+
+			if (!t)
+				return -ENOMEM;
+			c->threads = t;
+			memcpy(&ps, desc, sizeof(ps));
+			t[c->nthreads].tid = ps.pr_pid;
+			t[c->nthreads].fs_base = (uint64_t)ps.pr_reg[REG_FS_BASE];
+			c->nthreads++;
+		}
+	}
+	return 0;
+}
+
+int emu_core_parse(struct emu_core *c, const void *data, size_t size, char *msg, size_t len)
+{
+	Elf *elf;
+	GElf_Ehdr eh;
+	size_t nph;
+	int err = 0;
+
+	memset(c, 0, sizeof(*c));
+	c->data = data;
+	c->size = size;
+	elf_version(EV_CURRENT);
+	elf = elf_memory((char *)data, size);
+	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh)) {
+		if (elf)
+			elf_end(elf);
+		return fail(msg, len, -ENOEXEC, "not an ELF file");
+	}
+	if (eh.e_type != ET_CORE)
+		err = fail(msg, len, -ENOEXEC, "an ELF file, but not a core dump");
+	else if (eh.e_machine != EM_X86_64 || gelf_getclass(elf) != ELFCLASS64)
+		err = fail(msg, len, -EXDEV, "a core of another architecture (only x86_64 cores "
+			   "can be emulated)");
+	else if (elf_getphdrnum(elf, &nph) || !(c->segs = calloc(nph ? nph : 1, sizeof(*c->segs))))
+		err = fail(msg, len, -EIO, "malformed program headers");
+	for (size_t i = 0; !err && i < nph; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph)) {
+			err = fail(msg, len, -EIO, "malformed program headers");
+		} else if (ph.p_type == PT_LOAD) {
+			if (ph.p_filesz > ph.p_memsz || ph.p_vaddr + ph.p_memsz < ph.p_vaddr)
+				err = fail(msg, len, -EIO, "a malformed PT_LOAD segment");
+			else if (ph.p_offset > size || ph.p_filesz > size - ph.p_offset)
+				err = fail(msg, len, -EIO, "truncated: a memory segment extends past "
+					   "the end of the file");
+			else
+				c->segs[c->nsegs++] = (struct emu_seg){ ph.p_vaddr, ph.p_memsz,
+					ph.p_offset, ph.p_filesz, ph.p_flags };
+		} else if (ph.p_type == PT_NOTE) {
+			if (ph.p_offset > size || ph.p_filesz > size - ph.p_offset)
+				err = fail(msg, len, -EIO, "truncated: the notes extend past the end "
+					   "of the file");
+			else if ((err = parse_notes(c, elf, &ph)))
+				fail(msg, len, err, err == -ENOMEM ? "out of memory"
+					   : "malformed notes (NT_FILE)");
+		}
+	}
+	if (!err && !c->nthreads)
+		err = fail(msg, len, -EIO, "no thread state (NT_PRSTATUS) in the core");
+	if (!err && !c->nsegs)
+		err = fail(msg, len, -EIO, "no memory segments in the core");
+	elf_end(elf);
+	if (err)
+		emu_core_close(c);
+	return err;
+}
+
+int emu_core_open(struct emu_core *c, const char *path, char *msg, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
+	struct stat st;
+	void *p;
+
+	memset(c, 0, sizeof(*c));
+	if (fd < 0) {
+		err = -errno;
+		snprintf(msg, len, "%s", strerror(errno));
+		return err;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size == 0) {
+		close(fd);
+		return fail(msg, len, -ENOEXEC, "not a regular, non-empty file");
+	}
+	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED) {
+		err = -errno;
+		snprintf(msg, len, "mmap: %s", strerror(errno));
+		return err;
+	}
+	err = emu_core_parse(c, p, (size_t)st.st_size, msg, len);
+	if (err) {
+		munmap(p, (size_t)st.st_size);
+		return err;
+	}
+	c->mapped = 1;
+	return 0;
+}
+
+void emu_core_close(struct emu_core *c)
+{
+	for (size_t i = 0; i < c->nfiles; i++)
+		if (c->files[i].fd >= 0)
+			close(c->files[i].fd);
+	if (c->mapped)
+		munmap((void *)c->data, c->size);
+	free(c->segs);
+	free(c->files);
+	free(c->threads);
+	memset(c, 0, sizeof(*c));
+}
+
+/* Bytes of the image the core itself holds. */
+static int core_bytes(const struct emu_core *c, uint64_t addr, void *buf, size_t n)
+{
+	for (size_t i = 0; i < c->nsegs; i++) {
+		const struct emu_seg *s = &c->segs[i];
+		if (addr >= s->vaddr && addr - s->vaddr + n <= s->filesz) {
+			memcpy(buf, c->data + s->offset + (addr - s->vaddr), n);
+			return 0;
+		}
+	}
+	return -EFAULT;
+}
+
+/* The GNU build-id in the core's copy of the ELF file mapped at @start. */
+static ssize_t build_id_in_core(const struct emu_core *c, uint64_t start, unsigned char *id,
+				size_t max)
+{
+	Elf64_Ehdr eh;
+	uint64_t bias = 0;
+	int have_bias = 0;
+
+	if (core_bytes(c, start, &eh, sizeof(eh)) || memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+	    eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum > 256)
+		return -1;
+	for (int pass = 0; pass < 2; pass++)
+		for (unsigned i = 0; i < eh.e_phnum; i++) {
+			Elf64_Phdr ph;
+			unsigned char notes[1024];
+			size_t n, off = 0;
+
+			if (core_bytes(c, start + eh.e_phoff + i * sizeof(ph), &ph, sizeof(ph)))
+				return -1;
+			if (pass == 0 && ph.p_type == PT_LOAD && !have_bias) {
+				bias = start - (ph.p_vaddr & ~(EMU_PAGE - 1));
+				have_bias = 1;
+			}
+			if (pass == 0 || ph.p_type != PT_NOTE)
+				continue;
+			n = ph.p_filesz < sizeof(notes) ? ph.p_filesz : sizeof(notes);
+			if (core_bytes(c, bias + ph.p_vaddr, notes, n))
+				continue;
+			while (off + 12 <= n) {
+				uint32_t nsz, dsz, type;
+				memcpy(&nsz, notes + off, 4);
+				memcpy(&dsz, notes + off + 4, 4);
+				memcpy(&type, notes + off + 8, 4);
+				off += 12;
+				if (nsz > n || dsz > n)
+					break;
+				if (type == NT_GNU_BUILD_ID && nsz == 4 && off + 4 + dsz <= n &&
+				    !memcmp(notes + off, "GNU", 4) && dsz <= max) {
+					memcpy(id, notes + off + 4, dsz);
+					return dsz;
+				}
+				off += ((nsz + 3) & ~3u) + ((dsz + 3) & ~3u);
+			}
+		}
+	return -1;
+}
+
+/* Open the file of mapping @f, checking its build-id against the core's. */
+static int open_mapped(struct emu_core *c, struct emu_fmap *f)
+{
+	char path[4096];
+	unsigned char mem_id[64];
+	const void *file_id;
+	ssize_t mem_n = -1, file_n = -1;
+	uint64_t start = f->start - f->offset;
+	Elf *elf;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s%s", c->sysroot ? c->sysroot : "", f->path);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(c->err, sizeof(c->err), "%s is missing (%s); it holds memory the core "
+			 "omitted%s", path, strerror(errno), c->sysroot ? "" : ": give --sysroot DIR "
+			 "when the core comes from another machine");
+		return -2;
+	}
+	/* The ELF header sits at file offset 0: find where the core mapped that. */
+	for (size_t i = 0; i < c->nfiles; i++)
+		if (!strcmp(c->files[i].path, f->path) && c->files[i].offset == 0)
+			start = c->files[i].start;
+	mem_n = build_id_in_core(c, start, mem_id, sizeof(mem_id));
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf)
+		file_n = dwelf_elf_gnu_build_id(elf, &file_id);
+	if (mem_n > 0 && (file_n != mem_n || memcmp(file_id, mem_id, (size_t)mem_n))) {
+		snprintf(c->err, sizeof(c->err), "%s is not the file the process had mapped "
+			 "(build-id differs)", path);
+		elf_end(elf);
+		close(fd);
+		return -2;
+	}
+	elf_end(elf);
+	return fd;
+}
+
+int emu_core_page(struct emu_core *c, uint64_t addr, void *page)
+{
+	int in_seg = 0;
+
+	if (!core_bytes(c, addr, page, EMU_PAGE))
+		return 0;
+	for (size_t i = 0; i < c->nsegs; i++)
+		in_seg |= addr >= c->segs[i].vaddr && addr - c->segs[i].vaddr < c->segs[i].memsz;
+	for (size_t i = 0; i < c->nfiles; i++) {
+		struct emu_fmap *f = &c->files[i];
+		ssize_t n;
+
+		if (addr < f->start || addr >= f->end)
+			continue;
+		if (f->fd == -1)
+			f->fd = open_mapped(c, f);
+		if (f->fd < 0)
+			return -EFAULT;
+		memset(page, 0, EMU_PAGE);
+		n = pread(f->fd, page, EMU_PAGE, (off_t)(f->offset + (addr - f->start)));
+		return n < 0 ? -EFAULT : 0;
+	}
+	if (!in_seg)
+		return -EFAULT;
+	memset(page, 0, EMU_PAGE);	/* in a segment, not dumped: never touched */
+	return 0;
+}
+
+struct maps_line {
+	uint64_t start, end, offset;
+	unsigned flags;
+	const char *path;
+};
+
+static int cmp_line(const void *a, const void *b)
+{
+	const struct maps_line *x = a, *y = b;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Every NT_FILE mapping (gcore omits code segments entirely; their
+ * permissions are then unknown and taken to be r-x), and every PT_LOAD no file
+ * backs, sorted as the kernel lists them. */
+int emu_core_maps_text(const struct emu_core *c, char **text, size_t *len)
+{
+	struct maps_line *l = calloc(c->nsegs + c->nfiles + 1, sizeof(*l));
+	size_t n = 0, cap = 4096 * 2 + 300 * (c->nsegs + c->nfiles), off = 0;
+	char *t = malloc(cap);
+
+	if (!l || !t) {
+		free(l);
+		free(t);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < c->nfiles; i++) {
+		l[n] = (struct maps_line){ c->files[i].start, c->files[i].end, c->files[i].offset,
+					   PF_R | PF_X, c->files[i].path };
+		for (size_t k = 0; k < c->nsegs; k++)
+			if (c->segs[k].vaddr == c->files[i].start)
+				l[n].flags = c->segs[k].flags;
+		n++;
+	}
+	for (size_t k = 0; k < c->nsegs; k++) {
+		size_t i;
+		for (i = 0; i < c->nfiles && c->files[i].start != c->segs[k].vaddr; i++)
+			;
+		if (i == c->nfiles)
+			l[n++] = (struct maps_line){ c->segs[k].vaddr, c->segs[k].vaddr + c->segs[k].memsz,
+						     0, c->segs[k].flags, "" };
+	}
+	qsort(l, n, sizeof(*l), cmp_line);
+	for (size_t i = 0; i < n && off < cap; i++) {
+		/* A path is printed up to its first control character: one line each. */
+		int plen = 0;
+		while (l[i].path[plen] && (unsigned char)l[i].path[plen] >= 0x20 && plen < 4096)
+			plen++;
+		off += (size_t)snprintf(t + off, cap - off, "%llx-%llx %c%c%cp %08llx 00:00 0 %.*s\n",
+					(unsigned long long)l[i].start, (unsigned long long)l[i].end,
+					l[i].flags & PF_R ? 'r' : '-', l[i].flags & PF_W ? 'w' : '-',
+					l[i].flags & PF_X ? 'x' : '-', (unsigned long long)l[i].offset,
+					plen, l[i].path);
+	}
+	free(l);
+	*text = t;
+	*len = off < cap ? off : cap - 1;
+	return 0;
+}

@@ -1,0 +1,63 @@
+/* core.h -- an ELF core file (kernel or gcore) as the source of an image.
+ *
+ * PT_LOAD segments give the memory the core holds; mappings it omitted
+ * (file-backed code and read-only data, usually) come from the files its
+ * NT_FILE note names, optionally under a sysroot, each checked against the
+ * build-id the core's own copy of its ELF header carries.  NT_PRSTATUS gives
+ * the threads and their fs_base.  Everything in the file is untrusted: every
+ * offset and count is checked against the file's size.
+ */
+#ifndef JMA_EMULATE_CORE_H
+#define JMA_EMULATE_CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct emu_seg {
+	uint64_t vaddr, memsz, offset, filesz;
+	unsigned flags;		/* PF_R | PF_W | PF_X */
+};
+
+struct emu_fmap {
+	uint64_t start, end, offset;	/* offset in bytes */
+	const char *path;		/* points into the note */
+	int fd;				/* opened on first use; -1 not yet, -2 unusable */
+};
+
+struct emu_thread {
+	pid_t tid;
+	uint64_t fs_base;
+};
+
+struct emu_core {
+	const unsigned char *data;	/* the whole file (mapped or the caller's buffer) */
+	size_t size;
+	int mapped;
+	struct emu_seg *segs;
+	size_t nsegs;
+	struct emu_fmap *files;
+	size_t nfiles;
+	struct emu_thread *threads;	/* the first is the one that crashed (kernel cores) */
+	size_t nthreads;
+	const char *sysroot;		/* NULL: files at their own paths */
+	char err[512];			/* why a file mapping could not be used */
+};
+
+/* Parse a core held in memory (@data stays the caller's).  -ENOEXEC not a
+ * core, -EXDEV another architecture, -EIO truncated or malformed; the
+ * message in @msg. */
+int emu_core_parse(struct emu_core *c, const void *data, size_t size, char *msg, size_t len);
+/* Map @path and parse it. */
+int emu_core_open(struct emu_core *c, const char *path, char *msg, size_t len);
+void emu_core_close(struct emu_core *c);
+
+/* One page at @addr: from the core, else from the file mapped there, else
+ * zero inside a PT_LOAD; -EFAULT outside every mapping, or when the file is
+ * missing or its build-id differs (reason in c->err). */
+int emu_core_page(struct emu_core *c, uint64_t addr, void *page);
+
+/* The process's mappings in /proc/PID/maps format (malloc'd). */
+int emu_core_maps_text(const struct emu_core *c, char **text, size_t *len);
+
+#endif

@@ -1,0 +1,188 @@
+/* postmortem.c -- emulating on a core file: jma_open_core.
+ *
+ * libdwfl reports the core's modules (dwfl_core_file_report: NT_FILE and the
+ * ELF headers in the dump, build-ids checked) so jemalloc is found as in a
+ * live process; the image comes from core.c.  There is no process: the
+ * session's pid is the dumped process's, for messages and profiles only.
+ */
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "emulate/backend.h"
+#include "emulate/core.h"
+
+struct postmortem {
+	struct emu_origin o;
+	struct emu_core core;
+	char what[600];
+	char *sysroot;
+	int core_fd;			/* the core as libdwfl reads it */
+	Elf *core_elf;
+};
+
+/* libdwfl's find_elf has no user argument; it runs inside jma_open_core only. */
+static const char *cur_sysroot;
+
+static int find_elf(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr base,
+		    char **file_name, Elf **elfp)
+{
+	char path[4096];
+	int fd;
+
+	if (name && name[0] == '/') {
+		snprintf(path, sizeof(path), "%s%s", cur_sysroot ? cur_sysroot : "", name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			*file_name = strdup(path);
+			return fd;
+		}
+	}
+	return dwfl_build_id_find_elf(mod, ud, name, base, file_name, elfp);
+}
+
+static char *debuginfo_path;
+static const Dwfl_Callbacks core_callbacks = {
+	.find_elf = find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.debuginfo_path = &debuginfo_path,
+};
+
+static int pm_page(void *arg, uint64_t addr, void *page)
+{
+	return emu_core_page(arg, addr, page);
+}
+
+static int pm_maps_text(void *arg, char **text, size_t *len)
+{
+	struct postmortem *p = arg;
+	return emu_core_maps_text(&p->core, text, len);
+}
+
+static int pm_prepare(struct emu_origin *o, jma_session *s, struct emu_source *src,
+		      uint64_t **lo, uint64_t **hi, size_t *n, uint64_t *fs_base)
+{
+	struct postmortem *p = (struct postmortem *)o;
+	const struct emu_core *c = &p->core;
+	size_t k = 0, i;
+
+	for (i = 0; s->opt.thread && i < c->nthreads && c->threads[i].tid != s->opt.thread; i++)
+		;
+	if (i == c->nthreads)
+		return jma_fail(s, JMA_ERR_USAGE, -ESRCH, "thread %d is not in %s",
+				(int)s->opt.thread, o->what);
+	*fs_base = c->threads[s->opt.thread ? i : 0].fs_base;
+	*lo = calloc(c->nsegs + c->nfiles + 1, sizeof(**lo));
+	*hi = calloc(c->nsegs + c->nfiles + 1, sizeof(**hi));
+	if (!*lo || !*hi) {
+		free(*lo);
+		free(*hi);
+		return jma_fail(s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
+	}
+	for (i = 0; i < c->nsegs; i++, k++) {
+		(*lo)[k] = c->segs[i].vaddr;
+		(*hi)[k] = c->segs[i].vaddr + c->segs[i].memsz;
+	}
+	for (i = 0; i < c->nfiles; i++, k++) {
+		(*lo)[k] = c->files[i].start;
+		(*hi)[k] = c->files[i].end;
+	}
+	*n = k;
+	src->read_page = pm_page;
+	src->arg = &p->core;
+	return 0;
+}
+
+static void pm_finish(struct emu_origin *o)
+{
+	(void)o;
+}
+
+static void pm_destroy(struct emu_origin *o)
+{
+	struct postmortem *p = (struct postmortem *)o;
+
+	emu_core_close(&p->core);
+	if (p->core_elf)
+		elf_end(p->core_elf);
+	if (p->core_fd > 0)
+		close(p->core_fd);
+	free(p->sysroot);
+	free(p);
+}
+
+/* The core's modules, reported to a new Dwfl, and jemalloc among them. */
+static int core_syms(jma_session *s, struct postmortem *p, const char *core, const char *exe)
+{
+	char msg[sizeof(s->err)];
+	Dwfl *dwfl = dwfl_begin(&core_callbacks);
+	int err;
+
+	if (!dwfl)
+		return jma_fail(s, JMA_ERR_TARGET, -ENOMEM, "libdwfl: %s", dwfl_errmsg(-1));
+	/* Kept open until the session ends: libdwfl reads it through the modules. */
+	p->core_fd = open(core, O_RDONLY | O_CLOEXEC);
+	p->core_elf = p->core_fd >= 0 ? elf_begin(p->core_fd, ELF_C_READ_MMAP, NULL) : NULL;
+	cur_sysroot = p->sysroot;
+	err = p->core_elf ? dwfl_core_file_report(dwfl, p->core_elf, exe) : -1;
+	cur_sysroot = NULL;
+	if (err < 0) {
+		dwfl_end(dwfl);
+		return jma_fail(s, JMA_ERR_USAGE, -ENOEXEC, "core %s: %s", core, dwfl_errmsg(-1));
+	}
+	dwfl_report_end(dwfl, NULL, NULL);
+	cur_sysroot = p->sysroot;
+	err = jma_syms_from_dwfl(dwfl, s->pid, s->opt.prefix, s->opt.module, &s->syms, msg,
+				 sizeof(msg));
+	cur_sysroot = NULL;
+	if (err == -EEXIST)
+		return jma_fail(s, JMA_ERR_USAGE, err, "%s", msg);
+	if (err == -ENOENT && p->core.err[0])
+		return jma_fail(s, JMA_ERR_MISSING, err, "%s (%s)", msg, p->core.err);
+	if (err)
+		return jma_fail(s, JMA_ERR_MISSING, err, "%s%s", msg, err == -ENOENT ?
+				"; are the files the core names (NT_FILE) present? (--sysroot DIR)" : "");
+	return 0;
+}
+
+int jma_open_core(jma_session *s, const char *core, const char *exe, const char *sysroot)
+{
+	struct postmortem *p;
+	char msg[512];
+	int err;
+
+	if (s->syms)
+		return jma_fail(s, JMA_ERR_USAGE, -EALREADY, "session already open");
+	p = calloc(1, sizeof(*p));
+	if (!p || (sysroot && !(p->sysroot = strdup(sysroot)))) {
+		free(p);
+		return jma_fail(s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
+	}
+	err = emu_core_open(&p->core, core, msg, sizeof(msg));
+	if (err) {
+		free(p->sysroot);
+		free(p);
+		return jma_fail(s, err == -ENOENT || err == -EACCES ? JMA_ERR_USAGE :
+				err == -EIO || err == -EXDEV ? JMA_ERR_MISSING : JMA_ERR_USAGE, err,
+				"core %s: %s", core, msg);
+	}
+	p->core.sysroot = p->sysroot;
+	s->pid = p->core.threads[0].tid;
+	s->offline = 1;
+	snprintf(p->what, sizeof(p->what), "core %s", core);
+	p->o.what = p->what;
+	p->o.prepare = pm_prepare;
+	p->o.finish = pm_finish;
+	p->o.maps_text = pm_maps_text;
+	p->o.destroy = pm_destroy;
+	err = core_syms(s, p, core, exe);
+	if (err) {
+		pm_destroy(&p->o);
+		return err;
+	}
+	return emu_backend_install(s, &p->o);
+}
