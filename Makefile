@@ -195,9 +195,18 @@ $(BUILD)/fuzz/heap_fuzz: $(FUZZ_SRCS) $(wildcard src/heap/*.h include/jemattach/
 		-std=gnu11 -D_GNU_SOURCE -Iinclude -I. -Isrc -Iattach/arch/$(ARCH) -I$(BUILD)/gen $(PKG_CFLAGS) \
 		-o $@ $(FUZZ_SRCS) attach/procfs.c $(PKG_LIBS) -lm
 
-fuzz: $(BUILD)/fuzz/heap_fuzz
+# The ELF core parser of the emulator (corpus: tests/fuzz/core_corpus).
+$(BUILD)/fuzz/core_fuzz: tests/fuzz/core_fuzz.c src/emulate/core.c src/emulate/core.h
+	@mkdir -p $(BUILD)/fuzz/core_corpus
+	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+		-std=gnu11 -D_GNU_SOURCE -I. -Isrc $(PKG_CFLAGS) -o $@ tests/fuzz/core_fuzz.c \
+		src/emulate/core.c $(PKG_LIBS)
+
+fuzz: $(BUILD)/fuzz/heap_fuzz $(BUILD)/fuzz/core_fuzz
 	$(BUILD)/fuzz/heap_fuzz -max_total_time=$(FUZZ_TIME) -timeout=10 -rss_limit_mb=4096 \
 		$(BUILD)/fuzz/corpus tests/fuzz/corpus
+	$(BUILD)/fuzz/core_fuzz -max_total_time=$(FUZZ_TIME) -timeout=10 -rss_limit_mb=4096 \
+		$(BUILD)/fuzz/core_corpus tests/fuzz/core_corpus
 
 clean:
 	rm -rf build

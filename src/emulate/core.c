@@ -47,7 +47,9 @@ static int parse_nt_file(struct emu_core *c, const unsigned char *d, size_t n)
 		memcpy(v, d + 16 + i * 24, sizeof(v));
 		if (!nul || v[1] < v[0] || v[2] > UINT64_MAX / pgsz)
 			return -EIO;
-		c->files[i] = (struct emu_fmap){ v[0], v[1], v[2] * pgsz, names, -1 };
+		c->files[i] = (struct emu_fmap){ v[0], v[1], v[2] * pgsz, strdup(names), -1 };
+		if (!c->files[i].path)
+			return -ENOMEM;
 		names = nul + 1;
 		c->nfiles++;
 	}
@@ -72,6 +74,10 @@ static int parse_notes(struct emu_core *c, Elf *elf, const GElf_Phdr *ph)
 		if (nh.n_type == NT_FILE && !c->files) {
 			if ((err = parse_nt_file(c, desc, nh.n_descsz)))
 				return err;
+		} else if (nh.n_type == NT_PRPSINFO && nh.n_descsz >= sizeof(struct elf_prpsinfo)) {
+			struct elf_prpsinfo pi;
+			memcpy(&pi, desc, sizeof(pi));
+			snprintf(c->comm, sizeof(c->comm), "%.*s", (int)sizeof(pi.pr_fname), pi.pr_fname);
 		} else if (nh.n_type == NT_PRSTATUS && nh.n_descsz >= sizeof(struct elf_prstatus)) {
 			struct elf_prstatus ps;
 			struct emu_thread *t = realloc(c->threads, (c->nthreads + 1) * sizeof(*t));
@@ -179,9 +185,11 @@ int emu_core_open(struct emu_core *c, const char *path, char *msg, size_t len)
 
 void emu_core_close(struct emu_core *c)
 {
-	for (size_t i = 0; i < c->nfiles; i++)
+	for (size_t i = 0; i < c->nfiles; i++) {
 		if (c->files[i].fd >= 0)
 			close(c->files[i].fd);
+		free(c->files[i].path);
+	}
 	if (c->mapped)
 		munmap((void *)c->data, c->size);
 	free(c->segs);
@@ -195,7 +203,8 @@ static int core_bytes(const struct emu_core *c, uint64_t addr, void *buf, size_t
 {
 	for (size_t i = 0; i < c->nsegs; i++) {
 		const struct emu_seg *s = &c->segs[i];
-		if (addr >= s->vaddr && addr - s->vaddr + n <= s->filesz) {
+		if (addr >= s->vaddr && addr - s->vaddr <= s->filesz &&
+		    n <= s->filesz - (addr - s->vaddr)) {
 			memcpy(buf, c->data + s->offset + (addr - s->vaddr), n);
 			return 0;
 		}

@@ -21,7 +21,7 @@ struct emu_seg {
 
 struct emu_fmap {
 	uint64_t start, end, offset;	/* offset in bytes */
-	const char *path;		/* points into the note */
+	char *path;			/* copied out of the note */
 	int fd;				/* opened on first use; -1 not yet, -2 unusable */
 };
 
@@ -40,6 +40,7 @@ struct emu_core {
 	size_t nfiles;
 	struct emu_thread *threads;	/* the first is the one that crashed (kernel cores) */
 	size_t nthreads;
+	char comm[17];			/* NT_PRPSINFO's pr_fname */
 	const char *sysroot;		/* NULL: files at their own paths */
 	char err[512];			/* why a file mapping could not be used */
 };

@@ -84,6 +84,10 @@ static int hold_threads(struct live *l, jma_session *s, const pid_t *tids, size_
 					(int)tids[i], strerror(errno));
 		*fs_base = r.fs_base;
 		found = 1;
+		s->tid = want;
+		snprintf(s->tid_comm, sizeof(s->tid_comm), "%s", s->st.name);
+		snprintf(s->tid_why, sizeof(s->tid_why), "emulated with its thread-local data; "
+			 "no thread of the process runs jemalloc for us");
 		if (!(s->opt.flags & JMA_F_FREEZE))
 			att_thread_detach(t);
 	}

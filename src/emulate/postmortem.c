@@ -75,7 +75,12 @@ static int pm_prepare(struct emu_origin *o, jma_session *s, struct emu_source *s
 	if (i == c->nthreads)
 		return jma_fail(s, JMA_ERR_USAGE, -ESRCH, "thread %d is not in %s",
 				(int)s->opt.thread, o->what);
-	*fs_base = c->threads[s->opt.thread ? i : 0].fs_base;
+	i = s->opt.thread ? i : 0;
+	*fs_base = c->threads[i].fs_base;
+	s->tid = c->threads[i].tid;
+	snprintf(s->tid_comm, sizeof(s->tid_comm), "%s", c->comm);
+	snprintf(s->tid_why, sizeof(s->tid_why), "emulated with its thread-local data%s",
+		 i ? ", chosen with --thread" : " (the first thread in the core)");
 	*lo = calloc(c->nsegs + c->nfiles + 1, sizeof(**lo));
 	*hi = calloc(c->nsegs + c->nfiles + 1, sizeof(**hi));
 	if (!*lo || !*hi) {
@@ -173,6 +178,8 @@ int jma_open_core(jma_session *s, const char *core, const char *exe, const char 
 	p->core.sysroot = p->sysroot;
 	s->pid = p->core.threads[0].tid;
 	s->offline = 1;
+	snprintf(s->st.name, sizeof(s->st.name), "%s", p->core.comm);
+	s->st.nthreads = (int)p->core.nthreads;
 	snprintf(p->what, sizeof(p->what), "core %s", core);
 	p->o.what = p->what;
 	p->o.prepare = pm_prepare;

@@ -1,0 +1,140 @@
+/* check_core.c -- the ELF core parser: what it reads from a well-formed core,
+ * the errors for bad ones, and the fuzzing corpus replayed (tests/fuzz/core_corpus). */
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* check_heap_fuzz.c links the heap harness's entry point into the same runner. */
+#define LLVMFuzzerTestOneInput core_fuzz_one_input
+#include "fuzz/core_fuzz.c"
+
+#define CORPUS "tests/fuzz/core_corpus"
+
+static unsigned char *slurp(const char *name, size_t *len)
+{
+	char path[512];
+	unsigned char *buf;
+	FILE *f;
+	long n;
+
+	snprintf(path, sizeof(path), "%s/%s", CORPUS, name);
+	f = fopen(path, "rb");
+	ck_assert_msg(f != NULL, "cannot open %s (run from the top of the tree)", path);
+	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	rewind(f);
+	buf = malloc((size_t)n + 1);
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	*len = (size_t)n;
+	return buf;
+}
+
+static int parse(const char *name, struct emu_core *c, char *msg, size_t mlen)
+{
+	size_t len;
+	unsigned char *buf = slurp(name, &len);
+	int err = emu_core_parse(c, buf, len, msg, mlen);
+
+	if (err)
+		free(buf);
+	return err;
+}
+
+START_TEST(test_core_wellformed)
+{
+	struct emu_core c;
+	char msg[512], *maps;
+	unsigned char page[4096];
+	size_t len;
+	const unsigned char *data;
+
+	ck_assert_int_eq(parse("minimal", &c, msg, sizeof(msg)), 0);
+	data = c.data;
+	ck_assert_uint_eq(c.nthreads, 1);
+	ck_assert_int_eq(c.threads[0].tid, 1234);
+	ck_assert_uint_eq(c.threads[0].fs_base, 0x7f0000001000ULL);
+	ck_assert_str_eq(c.comm, "jemfix");
+	ck_assert_uint_eq(c.nsegs, 1);
+	ck_assert_uint_eq(c.nfiles, 2);
+	ck_assert_str_eq(c.files[1].path, "/bin/x");
+	ck_assert_uint_eq(c.files[1].offset, 4096);
+	/* Dumped bytes come from the core... */
+	ck_assert_int_eq(emu_core_page(&c, 0x400000, page), 0);
+	ck_assert_uint_eq(page[1], 7);
+	ck_assert_uint_eq(page[100], (100 * 7) & 255);
+	/* ...the undumped rest of a segment no file backs is zero... */
+	ck_assert_int_eq(emu_core_page(&c, 0x401000, page), 0);
+	ck_assert_uint_eq(page[1], 0);
+	/* ...a mapping whose file is missing fails, saying why... */
+	c.sysroot = "/nonexistent-root";
+	ck_assert_int_eq(emu_core_page(&c, 0x500000, page), -EFAULT);
+	ck_assert_ptr_nonnull(strstr(c.err, "/nonexistent-root/bin/x is missing"));
+	/* ...and so does an address nothing maps. */
+	ck_assert_int_eq(emu_core_page(&c, 0x900000, page), -EFAULT);
+	ck_assert_int_eq(emu_core_maps_text(&c, &maps, &len), 0);
+	ck_assert_ptr_nonnull(strstr(maps, "400000-401000 rw-p 00000000 00:00 0 /nonexistent/libjemalloc.so.2\n"));
+	ck_assert_ptr_nonnull(strstr(maps, "500000-502000 r-xp 00001000 00:00 0 /bin/x\n"));
+	free(maps);
+	emu_core_close(&c);
+	free((void *)data);
+}
+END_TEST
+
+START_TEST(test_core_bad)
+{
+	static const struct { const char *name; int err; const char *msg; } bad[] = {
+		{ "text", -ENOEXEC, "not an ELF file" },
+		{ "not-core", -ENOEXEC, "not a core" },
+		{ "aarch64", -EXDEV, "another architecture" },
+		{ "truncated", -EIO, "truncated" },
+		{ "headers-only", -EIO, "truncated" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		struct emu_core c;
+		char msg[512] = "";
+		ck_assert_int_eq(parse(bad[i].name, &c, msg, sizeof(msg)), bad[i].err);
+		ck_assert_msg(strstr(msg, bad[i].msg), "%s: \"%s\"", bad[i].name, msg);
+	}
+}
+END_TEST
+
+START_TEST(test_core_fuzz_corpus)
+{
+	DIR *d = opendir(CORPUS);
+	struct dirent *e;
+	int n = 0;
+
+	ck_assert_msg(d != NULL, "cannot open %s (run from the top of the tree)", CORPUS);
+	while ((e = readdir(d))) {
+		size_t len;
+		unsigned char *buf;
+
+		if (e->d_name[0] == '.')
+			continue;
+		buf = slurp(e->d_name, &len);
+		LLVMFuzzerTestOneInput(buf, len);
+		free(buf);
+		n++;
+	}
+	closedir(d);
+	ck_assert_int_ge(n, 7);
+}
+END_TEST
+
+Suite *suite_core(void)
+{
+	Suite *s = suite_create("core");
+	TCase *tc = tcase_create("parse");
+
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, test_core_wellformed);
+	tcase_add_test(tc, test_core_bad);
+	tcase_add_test(tc, test_core_fuzz_corpus);
+	suite_add_tcase(s, tc);
+	return s;
+}
