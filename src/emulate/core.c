@@ -289,12 +289,27 @@ static int open_mapped(struct emu_core *c, struct emu_fmap *f)
 	if (mem_n > 0 && (file_n != mem_n || memcmp(file_id, mem_id, (size_t)mem_n))) {
 		snprintf(c->err, sizeof(c->err), "%s is not the file the process had mapped "
 			 "(build-id differs)", path);
+		c->wrong_file = 1;
 		elf_end(elf);
 		close(fd);
 		return -2;
 	}
 	elf_end(elf);
 	return fd;
+}
+
+int emu_core_check_files(struct emu_core *c)
+{
+	int missing = 0;
+
+	for (size_t i = 0; i < c->nfiles; i++) {
+		if (c->files[i].fd == -1)
+			c->files[i].fd = open_mapped(c, &c->files[i]);
+		if (c->wrong_file)
+			return -ESTALE;
+		missing |= c->files[i].fd < 0;
+	}
+	return missing ? -ENOENT : 0;
 }
 
 int emu_core_page(struct emu_core *c, uint64_t addr, void *page)

@@ -43,6 +43,7 @@ struct emu_core {
 	char comm[17];			/* NT_PRPSINFO's pr_fname */
 	const char *sysroot;		/* NULL: files at their own paths */
 	char err[512];			/* why a file mapping could not be used */
+	int wrong_file;			/* ...because its build-id differs */
 };
 
 /* Parse a core held in memory (@data stays the caller's).  -ENOEXEC not a
@@ -57,6 +58,11 @@ void emu_core_close(struct emu_core *c);
  * zero inside a PT_LOAD; -EFAULT outside every mapping, or when the file is
  * missing or its build-id differs (reason in c->err). */
 int emu_core_page(struct emu_core *c, uint64_t addr, void *page);
+
+/* Open every file the core names, checking build-ids: -ESTALE when one is
+ * not the file the process had (c->err says which), -ENOENT when one is
+ * missing (c->err), else 0. */
+int emu_core_check_files(struct emu_core *c);
 
 /* The process's mappings in /proc/PID/maps format (malloc'd). */
 int emu_core_maps_text(const struct emu_core *c, char **text, size_t *len);

@@ -186,6 +186,11 @@ int jma_open_core(jma_session *s, const char *core, const char *exe, const char 
 	p->o.finish = pm_finish;
 	p->o.maps_text = pm_maps_text;
 	p->o.destroy = pm_destroy;
+	if (emu_core_check_files(&p->core) == -ESTALE) {
+		jma_fail(s, JMA_ERR_MISSING, -ESTALE, "core %s: %s", core, p->core.err);
+		pm_destroy(&p->o);
+		return -ESTALE;
+	}
 	err = core_syms(s, p, core, exe);
 	if (err) {
 		pm_destroy(&p->o);
