@@ -1,5 +1,6 @@
 /* cpu.c -- one call of a jemalloc function, emulated on the image. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -174,6 +175,64 @@ void emu_cpu_scratch_reset(struct emu_cpu *c)
 	c->scratch_cur = c->base + SCRATCH_LO;
 }
 
+/* The timeout: unicorn's own polls every 2 us from a second thread, which on
+ * a busy machine costs more than the emulation.  This one sleeps until the
+ * run ends or the time is up. */
+struct watchdog {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int done, fired;
+	int64_t deadline_ns;
+	uc_engine *uc;
+};
+
+static void *watch(void *arg)
+{
+	struct watchdog *w = arg;
+	struct timespec ts = { .tv_sec = w->deadline_ns / 1000000000,
+			       .tv_nsec = w->deadline_ns % 1000000000 };
+
+	pthread_mutex_lock(&w->mu);
+	while (!w->done && pthread_cond_timedwait(&w->cv, &w->mu, &ts) != ETIMEDOUT)
+		;
+	if (!w->done) {
+		w->fired = 1;
+		uc_emu_stop(w->uc);
+	}
+	pthread_mutex_unlock(&w->mu);
+	return NULL;
+}
+
+/* uc_emu_start under the watchdog; *fired when it stopped the run. */
+static uc_err run_watched(uc_engine *uc, uint64_t from, uint64_t until, int timeout_ms, int *fired)
+{
+	struct watchdog w = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, uc };
+	pthread_condattr_t ca;
+	pthread_t t;
+	struct timespec now;
+	uc_err ue;
+
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&w.cv, &ca);
+	pthread_condattr_destroy(&ca);
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	w.deadline_ns = now.tv_sec * 1000000000LL + now.tv_nsec + (int64_t)timeout_ms * 1000000;
+	if (pthread_create(&t, NULL, watch, &w)) {
+		pthread_cond_destroy(&w.cv);
+		return uc_emu_start(uc, from, until, (uint64_t)timeout_ms * 1000, 0);
+	}
+	ue = uc_emu_start(uc, from, until, 0, 0);
+	pthread_mutex_lock(&w.mu);
+	w.done = 1;
+	pthread_cond_signal(&w.cv);
+	pthread_mutex_unlock(&w.mu);
+	pthread_join(t, NULL);
+	pthread_cond_destroy(&w.cv);
+	*fired = w.fired;
+	return ue;
+}
+
 int emu_cpu_run(struct emu_cpu *c, const struct jma_bcall *bc, int timeout_ms, uint64_t *ret)
 {
 	static const int zero_regs[] = { UC_X86_REG_RAX, UC_X86_REG_RBX, UC_X86_REG_RBP,
@@ -182,7 +241,7 @@ int emu_cpu_run(struct emu_cpu *c, const struct jma_bcall *bc, int timeout_ms, u
 	uint64_t done = c->base + STUBS + STUB_DONE, sp = c->base + STACK_HI - 8, pc = 0, zero = 0;
 	uc_engine *uc = c->im.uc;
 	uc_err ue;
-	int err;
+	int err, fired = 0;
 
 	/* At entry rsp % 16 == 8: the return address sits just below a 16-aligned top. */
 	err = emu_image_write(&c->im, sp, &done, sizeof(done));
@@ -202,7 +261,7 @@ int emu_cpu_run(struct emu_cpu *c, const struct jma_bcall *bc, int timeout_ms, u
 	c->err = 0;
 	c->msg[0] = '\0';
 	c->im.fault_addr = 0;
-	ue = uc_emu_start(uc, bc->fn, done, (uint64_t)timeout_ms * 1000, 0);
+	ue = run_watched(uc, bc->fn, done, timeout_ms, &fired);
 	c->call = NULL;
 	uc_reg_read(uc, UC_X86_REG_RIP, &pc);
 	if (c->err)
@@ -215,7 +274,7 @@ int emu_cpu_run(struct emu_cpu *c, const struct jma_bcall *bc, int timeout_ms, u
 		return emu_cpu_fail(c, -EFAULT, "emulation stopped at 0x%llx: %s",
 				    (unsigned long long)pc, uc_strerror(ue));
 	}
-	if (pc != done)
+	if (pc != done || fired)
 		return emu_cpu_fail(c, -ETIMEDOUT, "the emulated call did not return within %d ms "
 				    "(stopped at 0x%llx)", timeout_ms, (unsigned long long)pc);
 	uc_reg_read(uc, UC_X86_REG_RAX, ret);

@@ -1,0 +1,38 @@
+#!/bin/bash
+# emulate.sh -- `jemattach --emulate PID stats` (jemalloc run in unicorn on a
+# copy of the process) against the in-target call, on Debian's redis-server,
+# plus the same from a gcore of it.  Prints medians of N runs (default 15) and
+# how many pages the emulation copied.
+set -u
+cd "$(dirname "$0")/.."
+N=${N:-15}
+J=${JEMATTACH:-build/jemattach}
+dir=$(mktemp -d /tmp/jemattach-bench.XXXXXX)
+port=$((20000 + RANDOM % 40000))
+redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$dir" \
+	--enable-debug-command local --logfile "$dir/log" --daemonize no &
+pid=$!
+trap 'kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; rm -rf "$dir"' EXIT
+for _ in $(seq 100); do [[ $(redis-cli -p "$port" ping 2>/dev/null) == PONG ]] && break; sleep 0.05; done
+redis-cli -p "$port" debug populate 200000 key 100 >/dev/null
+gcore -o "$dir/core" "$pid" >/dev/null 2>&1
+
+median() { sort -n | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
+wall_ms() {
+	local t0 t1
+	t0=$(date +%s%N); "$@" >/dev/null 2>&1; t1=$(date +%s%N)
+	awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f\n", (b - a) / 1e6}'
+}
+run() {	# LABEL CMD...: median wall time of CMD
+	local label=$1; shift
+	printf '  %-52s %8s ms\n' "$label" "$(for _ in $(seq "$N"); do wall_ms "$@"; done | median)"
+}
+
+echo "redis-server $(redis-server --version | awk '{print $3}'), 200000 keys, $N runs, medians (wall):"
+run "jemattach PID get stats.allocated" "$J" "$pid" get stats.allocated
+run "jemattach --emulate PID get stats.allocated" "$J" --emulate "$pid" get stats.allocated
+run "jemattach PID stats" "$J" "$pid" stats
+run "jemattach --emulate PID stats" "$J" --emulate "$pid" stats
+run "jemattach core CORE stats" "$J" core "$dir/core.$pid" stats
+echo "  pages copied by --emulate stats: $("$J" -v --emulate "$pid" stats 2>&1 >/dev/null |
+	sed -n 's/.*emulation: \([0-9]*\) pages copied.*/\1/p')"
