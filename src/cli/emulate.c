@@ -18,12 +18,12 @@ static const char *emulate_refuses(const struct cli_cmd *k, int argc, char **arg
 	static const char *const prof_writes[] = { "on", "off", "reset", "gdump", "window" };
 
 	if (!strcmp(k->name, "set") || !strcmp(k->name, "purge") || !strcmp(k->name, "decay"))
-		return "changes the process, but --emulate runs jemalloc on a copy of it";
+		return "changes the process, but jemalloc runs on a copy of its memory here";
 	if (!strcmp(k->name, "prof") && argc > 1)
 		for (size_t i = 0; i < sizeof(prof_writes) / sizeof(*prof_writes); i++)
 			if (!strcmp(argv[1], prof_writes[i]))
-				return "changes the process's profiling, but --emulate runs jemalloc on "
-				       "a copy of it (prof dump and prof status work)";
+				return "changes the process's profiling, but jemalloc runs on a copy of "
+				       "its memory here (prof dump and prof status work)";
 	return NULL;
 }
 
