@@ -7,22 +7,10 @@ set -u
 cd "$(dirname "$0")/.."
 N=${N:-15}
 J=${JEMATTACH:-build/jemattach}
-dir=$(mktemp -d /tmp/jemattach-bench.XXXXXX)
-port=$((20000 + RANDOM % 40000))
-redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$dir" \
-	--enable-debug-command local --logfile "$dir/log" --daemonize no &
-pid=$!
-trap 'kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; rm -rf "$dir"' EXIT
-for _ in $(seq 100); do [[ $(redis-cli -p "$port" ping 2>/dev/null) == PONG ]] && break; sleep 0.05; done
-redis-cli -p "$port" debug populate 200000 key 100 >/dev/null
+source bench/lib.bash
+bench_redis
 gcore -o "$dir/core" "$pid" >/dev/null 2>&1
 
-median() { sort -n | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
-wall_ms() {
-	local t0 t1
-	t0=$(date +%s%N); "$@" >/dev/null 2>&1; t1=$(date +%s%N)
-	awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f\n", (b - a) / 1e6}'
-}
 run() {	# LABEL CMD...: median wall time of CMD
 	local label=$1; shift
 	printf '  %-52s %8s ms\n' "$label" "$(for _ in $(seq "$N"); do wall_ms "$@"; done | median)"

@@ -1,7 +1,6 @@
 /* check_core.c -- the ELF core parser: what it reads from a well-formed core,
  * the errors for bad ones, and the fuzzing corpus replayed (tests/fuzz/core_corpus). */
 #include <check.h>
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,28 +9,16 @@
 /* check_heap_fuzz.c links the heap harness's entry point into the same runner. */
 #define LLVMFuzzerTestOneInput core_fuzz_one_input
 #include "fuzz/core_fuzz.c"
+#include "tutil.h"
 
 #define CORPUS "tests/fuzz/core_corpus"
 
 static unsigned char *slurp(const char *name, size_t *len)
 {
 	char path[512];
-	unsigned char *buf;
-	FILE *f;
-	long n;
 
 	snprintf(path, sizeof(path), "%s/%s", CORPUS, name);
-	f = fopen(path, "rb");
-	ck_assert_msg(f != NULL, "cannot open %s (run from the top of the tree)", path);
-	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
-	n = ftell(f);
-	rewind(f);
-	buf = malloc((size_t)n + 1);
-	ck_assert_ptr_nonnull(buf);
-	ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
+	return tu_slurp(path, len);
 }
 
 static int parse(const char *name, struct emu_core *c, char *msg, size_t mlen)
@@ -105,24 +92,7 @@ END_TEST
 
 START_TEST(test_core_fuzz_corpus)
 {
-	DIR *d = opendir(CORPUS);
-	struct dirent *e;
-	int n = 0;
-
-	ck_assert_msg(d != NULL, "cannot open %s (run from the top of the tree)", CORPUS);
-	while ((e = readdir(d))) {
-		size_t len;
-		unsigned char *buf;
-
-		if (e->d_name[0] == '.')
-			continue;
-		buf = slurp(e->d_name, &len);
-		LLVMFuzzerTestOneInput(buf, len);
-		free(buf);
-		n++;
-	}
-	closedir(d);
-	ck_assert_int_ge(n, 7);
+	ck_assert_int_ge(tu_replay_corpus(CORPUS, LLVMFuzzerTestOneInput), 7);
 }
 END_TEST
 

@@ -1,5 +1,7 @@
-/* tutil.c -- starting and talking to fixture processes from Check tests. */
+/* tutil.c -- starting and talking to fixture processes from Check tests; corpus files. */
 #include <check.h>
+#include <dirent.h>
+#include <stdio.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,4 +84,47 @@ void tproc_stop(struct tproc *p)
 	if (p->out)
 		fclose(p->out);
 	memset(p, 0, sizeof(*p));
+}
+
+unsigned char *tu_slurp(const char *path, size_t *len)
+{
+	unsigned char *buf;
+	FILE *f = fopen(path, "rb");
+	long n;
+
+	ck_assert_msg(f != NULL, "cannot open %s (run from the top of the tree)", path);
+	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	rewind(f);
+	buf = malloc((size_t)n + 1);
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+	buf[n] = 0;
+	fclose(f);
+	*len = (size_t)n;
+	return buf;
+}
+
+int tu_replay_corpus(const char *dir, int (*one)(const uint8_t *data, size_t size))
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	ck_assert_msg(d != NULL, "cannot open %s (run from the top of the tree)", dir);
+	while ((e = readdir(d))) {
+		char path[512];
+		unsigned char *buf;
+		size_t len;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		buf = tu_slurp(path, &len);
+		one(buf, len);
+		free(buf);
+		n++;
+	}
+	closedir(d);
+	return n;
 }

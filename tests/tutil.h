@@ -24,4 +24,10 @@ uint64_t tproc_fn(const struct tproc *p, const char *name);
 /* Kill and reap. */
 void tproc_stop(struct tproc *p);
 
+/* A whole file, malloc'd (with a NUL after it); aborts the test on failure. */
+unsigned char *tu_slurp(const char *path, size_t *len);
+/* Feed every file of fuzzing corpus @dir to @one (a libFuzzer entry point);
+ * returns how many there were. */
+int tu_replay_corpus(const char *dir, int (*one)(const uint8_t *data, size_t size));
+
 #endif

@@ -1,0 +1,24 @@
+# lib.bash -- sourced by bench scripts (not run by run.sh: not a *.sh).
+#
+# bench_redis: start Debian's redis-server with 200000 keys on a random port;
+# sets $pid, $port and the scratch $dir, all removed at exit.
+# median, wall_ms CMD...: the statistics every bench prints.
+
+bench_redis() {
+	dir=$(mktemp -d /tmp/jemattach-bench.XXXXXX)
+	port=$((20000 + RANDOM % 40000))
+	redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$dir" \
+		--enable-debug-command local --logfile "$dir/log" --daemonize no &
+	pid=$!
+	trap 'kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; rm -rf "$dir"' EXIT
+	for _ in $(seq 100); do [[ $(redis-cli -p "$port" ping 2>/dev/null) == PONG ]] && break; sleep 0.05; done
+	redis-cli -p "$port" debug populate 200000 key 100 >/dev/null
+}
+
+median() { sort -n | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
+
+wall_ms() {
+	local t0 t1
+	t0=$(date +%s%N); "$@" >/dev/null 2>&1; t1=$(date +%s%N)
+	awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f\n", (b - a) / 1e6}'
+}
