@@ -145,6 +145,25 @@ t_static_and_prefixed() {
 	done
 }
 
+t_redis_and_freeze() {
+	local pid t
+	start_redis pid
+	redis-cli -p "$REDIS_PORT" debug populate 20000 key 200 >/dev/null
+	settle "$pid"
+	jm "$pid" get stats.allocated stats.active
+	expect_rc 0
+	t=$OUT
+	jm --emulate "$pid" get stats.allocated stats.active
+	expect_rc 0
+	expect_eq "$OUT" "$t"
+	jm -v --freeze --emulate "$pid" get stats.allocated stats.active
+	expect_rc 0
+	expect_eq "$OUT" "$t"
+	expect_match "$ERR" "threads stopped while the copy is made"
+	[[ $(state_of "$pid") != T ]] || fail "redis left stopped"
+	expect_eq "$(redis-cli -p "$REDIS_PORT" dbsize)" 20000
+}
+
 t_writes_refused() {
 	local pid before
 	start_fixture pid "$FIXTURES/jemfix" $PROF
