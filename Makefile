@@ -49,7 +49,8 @@ FIX_CFLAGS := -O1 -g -Wall -Wextra -Werror -D_GNU_SOURCE -pthread
 FIX_SRCS  := $(wildcard tests/fixtures/*.c)
 FIX_DYN   := $(patsubst tests/fixtures/%.c,$(FIX_DIR)/%,$(filter-out tests/fixtures/callee.c,$(FIX_SRCS)))
 FIX_STATIC := $(FIX_DIR)/jemfix-static $(FIX_DIR)/jemfix-static-je $(FIX_DIR)/jemfix-static-rjem \
-	$(FIX_DIR)/jemfix-static-stripped $(FIX_DIR)/jemfix-static-debuglink $(FIX_DIR)/jemfix-in-so
+	$(FIX_DIR)/jemfix-static-stripped $(FIX_DIR)/jemfix-static-debuglink $(FIX_DIR)/jemfix-in-so \
+	$(FIX_DIR)/jemfix-full-static
 FIXTURES  := $(FIX_DYN) $(FIX_DIR)/callee $(FIX_STATIC)
 JEM_PIC   := /usr/lib/x86_64-linux-gnu/libjemalloc_pic.a
 
@@ -129,6 +130,12 @@ $(FIX_DIR)/jemfix-static-je: tests/fixtures/jemfix.c tests/fixtures/fixture.h $(
 
 $(FIX_DIR)/jemfix-static-rjem: tests/fixtures/jemfix.c tests/fixtures/fixture.h $(FIX_DIR)/libjemalloc-_rjem_.a
 	$(CC) $(FIX_CFLAGS) -DJE_PREFIX=_rjem_ -o $@ $< $(FIX_DIR)/libjemalloc-_rjem_.a -lm -ldl
+
+# Everything static, libc too: no PLT to libc, its ifunc slots relocated by
+# IRELATIVE (the emulator's hardest case).  Profiling aborts at start in such
+# a binary (no dlsym), so it runs without prof:true.
+$(FIX_DIR)/jemfix-full-static: tests/fixtures/jemfix.c tests/fixtures/fixture.h
+	$(CC) $(FIX_CFLAGS) -static -o $@ $< $(JEM_PIC) -lm -ldl
 
 $(FIX_DIR)/jemfix-static-stripped: $(FIX_DIR)/jemfix-static
 	strip -o $@ $<

@@ -148,6 +148,29 @@ uint64_t emu_cpu_stub(struct emu_cpu *c, const char *name)
 	return c->base + STUBS + c->nstubs++;
 }
 
+/* Execution reached a redirected function: continue at its stub instead (the
+ * caller's return address stays where the call put it, for the stub's ret). */
+static void on_redirect(uc_engine *uc, uint64_t addr, uint32_t size, void *arg)
+{
+	const struct emu_redirect *r = arg;
+
+	(void)addr;
+	(void)size;
+	uc_reg_write(uc, UC_X86_REG_RIP, &r->to);
+}
+
+int emu_cpu_redirect(struct emu_cpu *c, uint64_t addr, const char *name)
+{
+	struct emu_redirect *r = &c->redirects[c->nredirects];
+
+	if (c->nredirects >= EMU_MAXREDIRECTS || !(r->to = emu_cpu_stub(c, name)))
+		return -E2BIG;
+	if (uc_hook_add(c->im.uc, &r->hook, UC_HOOK_CODE, (void *)on_redirect, r, addr, addr))
+		return -ENOMEM;
+	c->nredirects++;
+	return 0;
+}
+
 uint64_t emu_cpu_scratch(struct emu_cpu *c, const void *data, size_t len, size_t align)
 {
 	uint64_t at;

@@ -26,6 +26,13 @@ struct emu_file {
 	size_t len, cap, pos;
 };
 
+/* Where a function linked into the module (a static libc) sends execution. */
+struct emu_redirect {
+	uint64_t to;
+	uc_hook hook;
+};
+#define EMU_MAXREDIRECTS 128
+
 struct emu_cpu {
 	struct emu_image im;
 	uint64_t base;			/* the tool's regions (EMU_TOOL_SIZE bytes) */
@@ -47,6 +54,9 @@ struct emu_cpu {
 	size_t dump_len;
 	char *dump_path;
 
+	struct emu_redirect redirects[EMU_MAXREDIRECTS];
+	unsigned nredirects;
+
 	const struct jma_bcall *call;	/* the running call, for write_cb */
 	int err;			/* a service's failure stops the run */
 	char msg[512];
@@ -59,6 +69,10 @@ void emu_cpu_close(struct emu_cpu *c);
 /* The stub address standing for imported function @name (a service, or a
  * fatal "not provided" stub).  0 when the stub table is full. */
 uint64_t emu_cpu_stub(struct emu_cpu *c, const char *name);
+
+/* Send every call of the function at @addr (linked into the module: no GOT
+ * slot to rewrite) to the stub of @name.  0, or -E2BIG when full. */
+int emu_cpu_redirect(struct emu_cpu *c, uint64_t addr, const char *name);
 
 /* @len bytes of scratch in the image, @data copied in (zeroed when NULL). */
 uint64_t emu_cpu_scratch(struct emu_cpu *c, const void *data, size_t len, size_t align);

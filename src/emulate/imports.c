@@ -5,6 +5,89 @@
 
 #include "emulate/imports.h"
 
+/* Visit the defined functions of the module's .symtab that have a service;
+ * @fn returns <0 to stop. */
+static int each_serviced_function(Elf *elf, int (*fn)(void *arg, const char *name,
+						       const GElf_Sym *sym), void *arg)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize ||
+		    !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 1; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *name;
+			int t, err;
+
+			if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx == SHN_UNDEF || !sym.st_value)
+				continue;
+			t = GELF_ST_TYPE(sym.st_info);
+			if ((t != STT_FUNC && t != STT_GNU_IFUNC) ||
+			    !(name = elf_strptr(elf, sh.sh_link, sym.st_name)) ||
+			    emu_service_find(name) < 0)
+				continue;
+			if ((err = fn(arg, name, &sym)) < 0)
+				return err;
+		}
+	}
+	return 0;
+}
+
+struct irel {
+	uint64_t resolver;
+	const char *name;
+};
+
+static int find_resolver(void *arg, const char *name, const GElf_Sym *sym)
+{
+	struct irel *ir = arg;
+
+	if (GELF_ST_TYPE(sym->st_info) == STT_GNU_IFUNC && sym->st_value == ir->resolver)
+		ir->name = name;
+	return 0;
+}
+
+/* A static libc's ifunc slot (IRELATIVE: the addend is the resolver): the
+ * slot of a serviced function gets its stub. */
+static int redirect_irelative(struct emu_cpu *c, Elf *elf, const GElf_Rela *r, uint64_t bias,
+			      char *msg, size_t len)
+{
+	struct irel ir = { (uint64_t)r->r_addend, NULL };
+	uint64_t to;
+
+	each_serviced_function(elf, find_resolver, &ir);
+	if (!ir.name)
+		return 0;
+	if (!(to = emu_cpu_stub(c, ir.name))) {
+		snprintf(msg, len, "too many imported functions");
+		return -E2BIG;
+	}
+	return emu_image_write(&c->im, bias + r->r_offset, &to, sizeof(to)) ? -EFAULT : 1;
+}
+
+struct direct {
+	struct emu_cpu *c;
+	uint64_t bias;
+	int n;
+};
+
+static int redirect_direct(void *arg, const char *name, const GElf_Sym *sym)
+{
+	struct direct *d = arg;
+
+	if (GELF_ST_TYPE(sym->st_info) != STT_FUNC)
+		return 0;
+	if (emu_cpu_redirect(d->c, d->bias + sym->st_value, name))
+		return -E2BIG;
+	d->n++;
+	return 0;
+}
+
 static int redirect_one(struct emu_cpu *c, Elf *elf, const GElf_Shdr *symsh, Elf_Data *syms,
 			const GElf_Rela *r, uint64_t bias, char *msg, size_t len)
 {
@@ -13,6 +96,8 @@ static int redirect_one(struct emu_cpu *c, Elf *elf, const GElf_Shdr *symsh, Elf
 	const char *name;
 	GElf_Sym sym;
 
+	if (type == R_X86_64_IRELATIVE)
+		return redirect_irelative(c, elf, r, bias, msg, len);
 	if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT)
 		return 0;
 	if (!gelf_getsym(syms, (int)GELF_R_SYM(r->r_info), &sym))
@@ -73,6 +158,16 @@ int emu_imports_redirect(struct emu_cpu *c, Elf *elf, uint64_t bias, char *msg, 
 			}
 			n += err;
 		}
+	}
+	/* A static libc: its functions are called directly, not through a slot. */
+	{
+		struct direct d = { c, bias, 0 };
+		int err = each_serviced_function(elf, redirect_direct, &d);
+		if (err) {
+			snprintf(msg, len, "too many functions to redirect");
+			return err;
+		}
+		n += d.n;
 	}
 	return n;
 }

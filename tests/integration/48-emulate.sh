@@ -134,7 +134,7 @@ t_quiescent_same_profile() {
 
 t_static_and_prefixed() {
 	local pid bin
-	for bin in jemfix-static jemfix-static-je jemfix-static-rjem jemfix-in-so; do
+	for bin in jemfix-static jemfix-static-je jemfix-static-rjem jemfix-in-so jemfix-full-static; do
 		start_fixture pid "$FIXTURES/$bin"
 		fix "$pid" "alloc 100 1000" >/dev/null
 		jm "$pid" get stats.allocated stats.resident
