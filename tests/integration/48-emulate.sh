@@ -127,6 +127,12 @@ t_quiescent_same_profile() {
 	jm --emulate "$pid" prof dump -o "$TMPD/e.heap"
 	expect_rc 0
 	grep -q '^@ ' "$TMPD/e.heap" || fail "no samples in the emulated dump"
+	jm --emulate "$pid" prof status
+	expect_rc 0
+	expect_match "$OUT" "opt.prof +true"
+	jm --emulate "$pid" watch -i 0.2 -n 2 -o -
+	expect_rc 0
+	expect_eq "$(grep -c '"allocated":' <<<"$OUT")" 2
 	diff <(sed '/MAPPED_LIBRARIES/q' "$TMPD/t.heap") <(sed '/MAPPED_LIBRARIES/q' "$TMPD/e.heap") >&2 ||
 		fail "the emulated profile's samples differ"
 	expect_eq "$(ls -A "$(fix_cwd "$pid")")" ""
