@@ -16,8 +16,8 @@
 const struct cli_cmd cli_commands[] = {
 	{ "info", 1, 0, cmd_info, "info [--json]",
 	  "jemalloc version, where it was found, profiling state, thread to use", NULL },
-	{ "get", 1, 0, cmd_get, "get [--json] NAME...",
-	  "read mallctl values (stats.* refresh the epoch first)", NULL },
+	{ "get", 1, 0, cmd_get, "get [--json] [--type TYPE] NAME...",
+	  "read mallctl values (stats.* refresh the epoch first; --type for names no table knows)", NULL },
 	{ "set", 1, 0, cmd_set, "set [--type TYPE] NAME VALUE",
 	  "write a mallctl value; prints old -> new when readable", NULL },
 	{ "stats", 1, 0, cmd_stats, "stats [--json] [--opts LETTERS] [-o FILE]",
