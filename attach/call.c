@@ -8,9 +8,11 @@
 #include <sys/wait.h>
 
 #include "call.h"
+#include "crashpoint.h"
 #include "defer.h"
 #include "mem.h"
 #include "procfs.h"
+#include "retcap.h"
 
 int att_call_check_sentinels(pid_t pid, char *msg, size_t len)
 {
@@ -168,6 +170,191 @@ static int serve_callback(struct att_thread *t, const struct att_call *c, struct
 	return arch_gpregs_set(t->tid, r);
 }
 
+/* Text jemalloc hands write_cb is at most 64 KiB (5.3) or a line; bound what
+ * we read from the target. */
+#define WRITE_MAX	(4 * 1024 * 1024)
+
+/* The sigframe call did not finish in time (or we were told to stop): stop
+ * the thread just long enough to detach, and leave it to finish and restore
+ * itself.  Taking it back could leave a lock held. */
+static int leave_running(struct att_thread *t, int timeout_ms, int err)
+{
+	char where[320];
+	int e = att_thread_interrupt(t, 30000);
+
+	if (t->gone)
+		return exit_error(t);
+	if (e)
+		return att_fail(t, e, "tid %d: could not stop it to detach: %s", (int)t->tid,
+				strerror(-e));
+	where_stopped(t, where, sizeof(where));
+	t->left_running = 1;
+	if (err == -EINTR)
+		return att_fail(t, err, "tid %d: signal received during the call (blocked in %s); "
+				"the call was left to finish on its own: it restores the thread "
+				"when it returns", (int)t->tid, where);
+	return att_fail(t, -ETIMEDOUT, "tid %d: the call did not return within %d ms; it was "
+			"blocked in %s; it was left to finish on its own and restores the thread "
+			"when it returns", (int)t->tid, timeout_ms, where);
+}
+
+/* A write(2, buf, len) of the function: hand its text over, turn it into a
+ * write to fd -1 (EBADF, no effect, still a write for seccomp) and remember
+ * the length to return at its exit. */
+static int take_write(struct att_thread *t, const struct att_call *c, struct arch_gpregs *r,
+		      long *write_len, int *cb_err)
+{
+	size_t len = (size_t)arch_syscall_arg(r, 2);
+	char *buf;
+	int err;
+
+	if (len > WRITE_MAX)
+		len = WRITE_MAX;
+	buf = malloc(len ? len : 1);
+	if (!buf)
+		return att_fail(t, -ENOMEM, "out of memory");
+	err = att_mem_read(t->pid, (uint64_t)arch_syscall_arg(r, 1), buf, len);
+	if (!err && !*cb_err) {
+		char keep[sizeof(t->err)];
+
+		if ((*cb_err = c->on_write(t, buf, len, c->write_arg))) {
+			memcpy(keep, t->err, sizeof(keep));
+			memcpy(t->err, keep, sizeof(keep));
+		}
+	}
+	free(buf);
+	if (err)
+		return att_fail(t, err, "tid %d: reading written text: %s", (int)t->tid, strerror(-err));
+	*write_len = arch_syscall_arg(r, 2);
+	arch_syscall_set_arg(r, 0, -1);
+	att_crashpoint("write");
+	return arch_gpregs_set(t->tid, r);
+}
+
+/* Frame, registers, signal mask: in this order (call.h). */
+static int start_sigframe(struct att_thread *t, const struct att_call *c, uint64_t *base)
+{
+	struct arch_gpregs r = t->resume_gp;
+	uint64_t push_addr, push_val, all = ~0ULL;
+	unsigned char *frame = malloc(ARCH_SIGFRAME_MAX);
+	size_t len;
+	int npush, err;
+
+	if (!frame)
+		return att_fail(t, -ENOMEM, "out of memory");
+	len = arch_sigframe_build(&t->resume_gp, t->saved_ext, t->saved_sigmask, t->scratch_cur,
+				  t->restorer, frame, ARCH_SIGFRAME_MAX, base);
+	err = len ? att_mem_write(t->pid, *base, frame, len) : -ENOSPC;
+	free(frame);
+	if (err)
+		return att_fail(t, err, "tid %d: writing the signal frame: %s", (int)t->tid,
+				strerror(-err));
+	att_crashpoint("frame");
+	arch_call_prepare(&r, c->fn, c->args, c->nargs, *base + 8, t->restorer, &push_addr, &push_val,
+			  &npush);
+	if (npush && (push_addr != *base || push_val != t->restorer))
+		return att_fail(t, -EINVAL, "tid %d: the frame is not where the call returns",
+				(int)t->tid);
+	if ((err = arch_gpregs_set(t->tid, &r)))
+		return att_fail(t, err, "tid %d: setting registers: %s", (int)t->tid, strerror(-err));
+	t->in_call = 1;
+	att_crashpoint("regs");
+	if (ptrace(PTRACE_SETSIGMASK, t->tid, sizeof(all), &all) < 0) {
+		err = -errno;
+		return att_fail(t, err, "PTRACE_SETSIGMASK tid %d: %s", (int)t->tid, strerror(-err));
+	}
+	att_crashpoint("mask");
+	return 0;
+}
+
+/* The sigframe engine's loop: syscall stops until the rt_sigreturn of our
+ * frame has run. */
+static int call_sigframe(struct att_thread *t, const struct att_call *c, uint64_t *retval)
+{
+	uint64_t base = 0;
+	long write_len = -1;
+	int err, cb_err = 0, interrupted = 0, returned = 0, have_ret = 0;
+	int64_t deadline;
+
+	if ((err = start_sigframe(t, c, &base)))
+		return err;
+	deadline = att_now_ns() + (int64_t)c->timeout_ms * 1000000;
+	for (;;) {
+		struct __ptrace_syscall_info si;
+		struct arch_gpregs r;
+		int status, sig;
+
+		t->stopped = 0;
+		if (ptrace(PTRACE_SYSCALL, t->tid, 0, 0) < 0) {
+			err = -errno;
+			if (err == -ESRCH) {
+				att_wait(t, att_now_ns() + 1000000000, &status, 0);
+				return exit_error(t);
+			}
+			return att_fail(t, err, "PTRACE_SYSCALL tid %d: %s", (int)t->tid, strerror(-err));
+		}
+		err = att_wait(t, deadline, &status, !interrupted);
+		if (err == -ETIMEDOUT || err == -EINTR)
+			return leave_running(t, c->timeout_ms, err);
+		if (err)
+			return att_fail(t, err, "waiting for tid %d: %s", (int)t->tid, strerror(-err));
+		if (t->gone)
+			return exit_error(t);
+		if ((status >> 16) == PTRACE_EVENT_STOP) {
+			if (WSTOPSIG(status) != SIGTRAP)
+				t->group_stopped = 1;
+			continue;
+		}
+		sig = WSTOPSIG(status);
+		if ((err = arch_gpregs_get(t->tid, &r)))
+			return att_fail(t, err, "tid %d: reading registers: %s", (int)t->tid,
+					strerror(-err));
+		if (sig == (SIGTRAP | 0x80)) {
+			if (ptrace(PTRACE_GET_SYSCALL_INFO, t->tid, sizeof(si), &si) <= 0)
+				return att_fail(t, -errno, "PTRACE_GET_SYSCALL_INFO tid %d: %s",
+						(int)t->tid, strerror(errno));
+			if (si.op == PTRACE_SYSCALL_INFO_ENTRY) {
+				if (arch_at_sigreturn(&r, t->restorer, base)) {
+					have_ret = att_retcap_take(t, base + 8, retval) == 0;
+					returned = 1;
+					att_crashpoint("sigreturn");
+				} else if (c->on_write && arch_syscall_nr(&r) == arch_syscall_write_nr() &&
+					   arch_syscall_arg(&r, 0) == 2) {
+					if ((err = take_write(t, c, &r, &write_len, &cb_err)))
+						return err;
+				} else {
+					att_crashpoint("syscall");
+				}
+				continue;
+			}
+			if (returned) {
+				if (!arch_same_state(&r, &t->resume_gp))
+					return att_fail(t, -EFAULT, "tid %d: rt_sigreturn did not restore "
+							"the thread (pc 0x%llx)", (int)t->tid,
+							(unsigned long long)arch_pc(&r));
+				t->in_call = 0;
+				if (!have_ret)
+					return att_fail(t, -EIO, "tid %d: the call returned but its "
+							"return value was not sampled", (int)t->tid);
+				return cb_err;
+			}
+			if (write_len >= 0) {
+				arch_set_retval(&r, (uint64_t)write_len);
+				write_len = -1;
+				if ((err = arch_gpregs_set(t->tid, &r)))
+					return att_fail(t, err, "tid %d: setting registers: %s",
+							(int)t->tid, strerror(-err));
+			}
+			continue;
+		}
+		if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU) {
+			t->pending_sig = sig;
+			continue;
+		}
+		return unexpected_stop(t, status, &r);
+	}
+}
+
 int att_call(struct att_thread *t, const struct att_call *c, uint64_t *retval)
 {
 	struct arch_gpregs r = t->saved_gp;
@@ -180,6 +367,8 @@ int att_call(struct att_thread *t, const struct att_call *c, uint64_t *retval)
 		return att_fail(t, -EINVAL, "tid %d is not ready for a call", (int)t->tid);
 	if (att_defer_pending())
 		return att_fail(t, -EINTR, "not starting a call: jemattach received a signal");
+	if (t->engine == ATT_ENGINE_SIGFRAME)
+		return call_sigframe(t, c, retval);
 	arch_call_prepare(&r, c->fn, c->args, c->nargs, t->scratch_cur, ATT_RET_SENTINEL,
 			  &push_addr, &push_val, &npush);
 	if (npush && push_addr < t->scratch_floor - 64)
@@ -189,6 +378,7 @@ int att_call(struct att_thread *t, const struct att_call *c, uint64_t *retval)
 				strerror(-err));
 	if ((err = arch_gpregs_set(t->tid, &r)))
 		return att_fail(t, err, "tid %d: setting registers: %s", (int)t->tid, strerror(-err));
+	t->in_call = 1;
 
 	deadline = att_now_ns() + (int64_t)c->timeout_ms * 1000000;
 	for (;;) {
@@ -244,6 +434,7 @@ int att_call(struct att_thread *t, const struct att_call *c, uint64_t *retval)
 					strerror(-err));
 		if (sig == SIGSEGV && arch_pc(&r) == ATT_RET_SENTINEL) {
 			*retval = arch_retval(&r);
+			t->in_call = 0;
 			return cb_err;
 		}
 		if (sig == SIGSEGV && arch_pc(&r) == ATT_CB_SENTINEL && c->cb) {

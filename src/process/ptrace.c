@@ -244,8 +244,11 @@ static int ptrace_begin(struct jma_backend *b)
 			p->attached_ns = att_now_ns();
 			s->tid = c[i].tid;
 			snprintf(s->tid_comm, sizeof(s->tid_comm), "%s", c[i].comm);
-			snprintf(s->tid_why, sizeof(s->tid_why), "%s%s", c[i].why,
-				 s->opt.thread ? ", chosen with --thread" : "");
+			snprintf(s->tid_why, sizeof(s->tid_why), "%s%s; %s%s", c[i].why,
+				 s->opt.thread ? ", chosen with --thread" : "",
+				 p->th.engine == ATT_ENGINE_SIGFRAME ? "self-restoring calls"
+								     : "fallback engine: ",
+				 p->th.engine == ATT_ENGINE_SIGFRAME ? "" : p->th.engine_why);
 			jma_logf(s, JMA_LOG_INFO, "using tid %d (%s), %s", (int)c[i].tid, c[i].comm,
 				 s->tid_why);
 			break;
@@ -275,6 +278,30 @@ static int ptrace_end(struct jma_backend *b)
 	if (err)
 		return jma_fail(s, JMA_ERR_UNSAFE, err, "restoring tid %d: %s", (int)p->th.tid, p->th.err);
 	return 0;
+}
+
+/* Sigframe engine: jemalloc's default writer wrote a piece of the text to fd 2. */
+static int on_write(struct att_thread *t, const char *buf, size_t len, void *arg)
+{
+	const struct jma_bcall *bc = arg;
+	int err = bc->text(bc->text_ctx, buf, strnlen(buf, len));
+
+	if (err)
+		return att_fail(t, err, "passing on written text: %s", strerror(err < 0 ? -err : err));
+	return 0;
+}
+
+/* With write_cb NULL, jemalloc writes through je_malloc_message when the
+ * application set it (its own logger): then our capture of fd 2 would see
+ * nothing.  1 when it is set (or cannot be read). */
+static int app_has_logger(struct ptrace_be *p)
+{
+	const struct jma_copy *c = jma_syms_jemalloc(p->be.s->syms);
+	uint64_t v = 0;
+
+	if (!c->var_malloc_message)
+		return 0;
+	return att_mem_read(p->be.s->pid, c->var_malloc_message, &v, sizeof(v)) || v != 0;
 }
 
 /* The callback sentinel: write_cb(void *opaque, const char *s) was called;
@@ -308,7 +335,17 @@ static int ptrace_call(struct jma_backend *b, const struct jma_bcall *bc, uint64
 	int err;
 
 	memcpy(c.args, bc->args, sizeof(uint64_t) * bc->nargs);
-	if (bc->text) {
+	if (bc->text && p->th.engine == ATT_ENGINE_SIGFRAME && !app_has_logger(p)) {
+		/* No fault address anywhere: jemalloc's default writer, whose
+		 * write(2)s we take at their syscall stops. */
+		c.args[bc->text_arg] = 0;
+		c.on_write = on_write;
+		c.write_arg = (void *)bc;
+	} else if (bc->text) {
+		if (p->th.engine == ATT_ENGINE_SIGFRAME)
+			jma_logf(s, JMA_LOG_WARN, "the application set its own malloc_message: "
+				 "this text comes through a fault address; a death of jemattach "
+				 "during it would kill the target");
 		c.args[bc->text_arg] = ATT_CB_SENTINEL;
 		c.cb = on_text;
 		c.cb_arg = (void *)bc;
@@ -316,6 +353,9 @@ static int ptrace_call(struct jma_backend *b, const struct jma_bcall *bc, uint64
 	c.timeout_ms = jma_timeout_ms(s);
 	c.grace_ms = c.timeout_ms;
 	err = att_call(&p->th, &c, ret);
+	if (err == -ETIMEDOUT && p->th.left_running)
+		snprintf(p->th.err + strlen(p->th.err), sizeof(p->th.err) - strlen(p->th.err),
+			 "; --emulate reads the numbers from a copy meanwhile");
 	att_scratch_reset(&p->th);
 	if (err) {
 		jma_fail_att(s, &p->th, jma_kind_of(err), err);

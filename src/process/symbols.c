@@ -326,6 +326,8 @@ static int scan_module(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr
 	struct { char prefix[40]; uint64_t ctl, print; } cand[8];
 	size_t ncand = 0;
 	int any_ctl = 0;	/* a <prefix>mallctl of any prefix: not stripped */
+	struct { char prefix[40]; uint64_t addr; } msgs[8];
+	size_t nmsg = 0;
 
 	(void)ud;
 	(void)low;
@@ -340,6 +342,11 @@ static int scan_module(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr
 		int is_ctl;
 		size_t k;
 
+		if (nm && s.st_shndx != SHN_UNDEF && GELF_ST_TYPE(s.st_info) == STT_OBJECT &&
+		    prefix_of(nm, "malloc_message", p, sizeof(p)) && nmsg < 8) {
+			snprintf(msgs[nmsg].prefix, sizeof(msgs[nmsg].prefix), "%s", p);
+			msgs[nmsg++].addr = addr;
+		}
 		if (!nm || !is_func(&s))
 			continue;
 		is_ctl = prefix_of(nm, "mallctl", p, sizeof(p));
@@ -387,6 +394,9 @@ static int scan_module(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr
 		conf_env(mod, c->prefix, c->conf_env, sizeof(c->conf_env));
 		c->fn_mallctl = cand[k].ctl;
 		c->fn_stats_print = cand[k].print;
+		for (size_t m = 0; m < nmsg; m++)
+			if (!strcmp(msgs[m].prefix, c->prefix))
+				c->var_malloc_message = msgs[m].addr;
 		c->is_static = strncmp(base_name(name), "libjemalloc", 11) != 0;
 		if (c->is_static) {
 			if (static_code_ranges(mod, c))

@@ -17,6 +17,7 @@ struct jma_copy {
 	int is_static;		/* inside a larger object (executable or other library) */
 	char conf_env[48];	/* environment variable it reads options from */
 	uint64_t fn_mallctl, fn_stats_print;
+	uint64_t var_malloc_message;	/* <prefix>malloc_message, 0 if not found */
 	struct jma_range *code;	/* jemalloc's own code, sorted */
 	size_t ncode;
 };
