@@ -181,6 +181,9 @@ int att_thread_seize(struct att_thread *t, int timeout_ms)
 		goto err_detach;
 	att_log(t, ATT_LOG_DEBUG, "tid %d stopped%s", (int)t->tid,
 		t->group_stopped ? " (group-stopped)" : "");
+	/* At once, not at detach: should we die from here on, the thread
+	 * restarts its call rather than report our stop as EINTR. */
+	att_thread_fix_eintr(t);
 	att_crashpoint("seized");
 	return 0;
 

@@ -94,8 +94,8 @@ int att_thread_release(struct att_thread *t);
 int att_thread_hijack(struct att_thread *t);
 int att_thread_restore(struct att_thread *t);
 /* If our stop made the thread's system call fail with EINTR (and no signal
- * of its own is waiting), make it restart that call instead.  Detach calls
- * it for every thread. */
+ * of its own is waiting), make it restart that call instead.  Seize calls it
+ * as soon as the thread stops, detach again. */
 void att_thread_fix_eintr(struct att_thread *t);
 
 /* Scratch memory on the thread's stack below the red zone, valid until

@@ -114,12 +114,15 @@ t_our_sigterm_restores_the_target_first() {
 		start_bg jpid env --default-signal=INT "$JEMATTACH" --timeout 2 "$pid" prof reset
 		sleep 0.5
 		kill -"$sig" "$jpid"
-		# The waiting call is not cut short (it could hold a lock): it is
-		# taken back at its timeout, and then the signal does its work.
+		# The waiting call is never taken back from inside jemalloc (it
+		# could hold a lock): it is left to finish on its own, and the
+		# signal does its work at once.  Once the dump lock frees, the call
+		# returns and restores the thread through its signal frame.
 		rc=0; wait "$jpid" 2>/dev/null || rc=$?
 		expect_match "$rc" "^(129|130|143)$"
-		expect_eq "$(fix "$pid" ping)" pong
 		cat "$TMPD/fifo.$sig" >/dev/null
+		expect_eq "$(fix "$pid" ping)" pong
+		expect_eq "$(awk '/^SigBlk/ {print $2}' "/proc/$pid/status")" 0000000000000000
 		sleep 0.2
 		# The lock was released by its holder; ours was never taken.
 		jm "$pid" prof reset
