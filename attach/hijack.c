@@ -67,15 +67,22 @@ static int signal_waiting(struct att_thread *t, uint64_t mask)
 
 void att_thread_fix_eintr(struct att_thread *t)
 {
-	struct arch_gpregs r;
+	struct arch_gpregs r, orig;
 	uint64_t mask;
 
 	if (!t->seized || !t->stopped || t->gone || t->in_call || t->left_running)
 		return;
-	if (arch_gpregs_get(t->tid, &r) ||
-	    ptrace(PTRACE_GETSIGMASK, t->tid, sizeof(mask), &mask) < 0)
+	if (arch_gpregs_get(t->tid, &r))
 		return;
-	if (!signal_waiting(t, mask) && arch_restart_adjust(&r, 0, 1) && !arch_gpregs_set(t->tid, &r))
+	orig = r;
+	/* Restart first, look for a signal of its own after: should we die in
+	 * between, the thread restarts (the signal is still delivered first);
+	 * the other order would leave it the EINTR for longer. */
+	if (!arch_restart_adjust(&r, 0, 1) || arch_gpregs_set(t->tid, &r))
+		return;
+	if (ptrace(PTRACE_GETSIGMASK, t->tid, sizeof(mask), &mask) < 0 || signal_waiting(t, mask))
+		arch_gpregs_set(t->tid, &orig);
+	else
 		att_log(t, ATT_LOG_DEBUG, "tid %d: its EINTR came from our stop: restarting the call",
 			(int)t->tid);
 }

@@ -64,7 +64,16 @@ kill_rounds() {
 		mode=$((RANDOM % 4))
 		start_bg jpid sh -c 'exec "$@" >/dev/null 2>"$0"' "$TMPD/jm.err" "$JEMATTACH" "${opts[@]}" \
 			"$pid" "${args[@]}"
-		sleep "0.0$((RANDOM % 40))"
+		if (( RANDOM % 3 )); then
+			# Aim at the call window: once it traces a thread, a little later.
+			for _ in $(seq 300); do
+				grep -qs "^TracerPid:[[:space:]]*$jpid\$" /proc/"$pid"/task/*/status && break
+				kill -0 "$jpid" 2>/dev/null || break
+			done
+			sleep "0.00$((RANDOM % 4))$((RANDOM % 10))"
+		else
+			sleep "0.0$((RANDOM % 60))"
+		fi
 		in_call "$pid" && CALLS=$((CALLS + 1)) || true
 		if (( mode == 0 )); then
 			kill -STOP "$jpid" 2>/dev/null || true
@@ -88,11 +97,15 @@ t_killed_jemattach_never_hurts_a_busy_target() {
 	vec=$(grep -o 'vec=[0-9]*' <<<"$tids" | head -1) vec=${vec#vec=}
 	epoll=$(grep -o 'epoll=[0-9]*' <<<"$tids" | head -1) epoll=${epoll#epoll=}
 	kill_rounds "$pid" "$KILLS" "get stats json dump freeze" - - "$vec" "$epoll"
-	expect_eq "$(fix "$pid" status)" "errors=0 vec_bad=0 eintr=0 early=0"
+	# EINTR is not asserted here: a SIGKILL in the microseconds between our
+	# stop of a thread in epoll_wait & co and its restart leaves it the EINTR
+	# (README, Safety).  It is counted.
+	expect_match "$(fix "$pid" status)" "^errors=0 vec_bad=0 eintr=[0-9]+ early=0$"
+	EINTRS=$(fix "$pid" status) EINTRS=${EINTRS#*eintr=} EINTRS=${EINTRS%% *}
 	# No lock was left held: jemalloc still answers, in the target and to us.
 	jm --timeout 5 "$pid" stats -o /dev/null
 	expect_rc 0
-	echo "    victim: $KILLED kills, $CALLS seen inside a call" >&2
+	echo "    victim: $KILLED kills, $CALLS seen inside a call, $EINTRS EINTR" >&2
 }
 
 t_killed_jemattach_never_hurts_redis_under_load() {
