@@ -272,9 +272,16 @@ static int ptrace_end(struct jma_backend *b)
 	jma_session *s = b->s;
 	int err = att_thread_release(&p->th);
 
+	int frozen = p->fz.t != NULL;
+
 	jma_thaw_all(&p->fz);
-	jma_logf(s, JMA_LOG_INFO, "tid %d held for %.3f ms", (int)p->th.tid,
-		 (double)(att_now_ns() - p->attached_ns) / 1e6);
+	if (frozen)
+		jma_logf(s, JMA_LOG_INFO, "tid %d held for %.3f ms; every thread stopped for %.3f ms "
+			 "(--freeze)", (int)p->th.tid, (double)(att_now_ns() - p->attached_ns) / 1e6,
+			 (double)p->fz.held_ns / 1e6);
+	else
+		jma_logf(s, JMA_LOG_INFO, "tid %d held for %.3f ms", (int)p->th.tid,
+			 (double)(att_now_ns() - p->attached_ns) / 1e6);
 	if (err)
 		return jma_fail(s, JMA_ERR_UNSAFE, err, "restoring tid %d: %s", (int)p->th.tid, p->th.err);
 	return 0;

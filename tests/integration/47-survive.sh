@@ -161,4 +161,14 @@ t_no_eintr_from_any_interface() {
 	expect_eq "$(fix "$pid" status)" "errors=0 vec_bad=0 eintr=0 early=0"
 }
 
+t_freeze_works_on_redis() {
+	local pid
+	start_redis pid
+	jm -v --freeze "$pid" stats
+	expect_rc 0
+	expect_match "$OUT" "End jemalloc statistics"
+	expect_match "$ERR" "every thread stopped for [0-9.]+ ms \(--freeze\)"
+	expect_eq "$(redis-cli -p "$REDIS_PORT" ping)" PONG
+}
+
 run_tests
