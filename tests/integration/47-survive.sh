@@ -5,11 +5,11 @@
 # self-checking multi-threaded target and on Redis under redis-benchmark;
 # jemattach crashing at each engine step; every EINTR interface borrowed.
 #
-# make check runs the short version; `make soak` sets SURVIVE_KILLS=600
-# SURVIVE_EINTR=200 for the long one.
+# make check runs the short version (60 + 30 runs); `make soak` sets
+# SURVIVE_KILLS=600 SURVIVE_EINTR=200 for the long one.
 source tests/lib.sh
 
-KILLS=${SURVIVE_KILLS:-40}
+KILLS=${SURVIVE_KILLS:-60}
 EINTR_ROUNDS=${SURVIVE_EINTR:-8}
 ALL_BLOCKED=fffffffffffbfeff	# PTRACE_SETSIGMASK ~0: all but SIGKILL and SIGSTOP
 
