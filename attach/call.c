@@ -109,9 +109,12 @@ static long where_stopped(struct att_thread *t, char *buf, size_t len)
 	return nr;
 }
 
-/* The call did not finish in time: get the thread stopped so release can
- * restore it. */
-static int abandon(struct att_thread *t, int timeout_ms)
+/* The call did not finish in time (@why -ETIMEDOUT), or we were told to stop
+ * (-EINTR): get the thread stopped.  With @leave (the sigframe engine) just
+ * long enough to detach: the call is left to finish and restore the thread
+ * itself, as taking it back could leave a lock held.  Otherwise release
+ * restores it. */
+static int overdue(struct att_thread *t, int timeout_ms, int why, int leave)
 {
 	char where[320];
 	int err = att_thread_interrupt(t, 30000);
@@ -122,8 +125,17 @@ static int abandon(struct att_thread *t, int timeout_ms)
 		return att_fail(t, err, "tid %d: could not stop it after the timeout: %s", (int)t->tid,
 				strerror(-err));
 	where_stopped(t, where, sizeof(where));
+	if (!leave)
+		return att_fail(t, -ETIMEDOUT, "tid %d: the call did not return within %d ms; it "
+				"was blocked in %s", (int)t->tid, timeout_ms, where);
+	t->left_running = 1;
+	if (why == -EINTR)
+		return att_fail(t, why, "tid %d: signal received during the call (blocked in %s); "
+				"the call was left to finish on its own: it restores the thread "
+				"when it returns", (int)t->tid, where);
 	return att_fail(t, -ETIMEDOUT, "tid %d: the call did not return within %d ms; it was "
-			"blocked in %s", (int)t->tid, timeout_ms, where);
+			"blocked in %s; it was left to finish on its own and restores the thread "
+			"when it returns", (int)t->tid, timeout_ms, where);
 }
 
 /* Stop the thread and say whether it may be taken back at once: a thread
@@ -174,28 +186,50 @@ static int serve_callback(struct att_thread *t, const struct att_call *c, struct
  * we read from the target. */
 #define WRITE_MAX	(4 * 1024 * 1024)
 
-/* The sigframe call did not finish in time (or we were told to stop): stop
- * the thread just long enough to detach, and leave it to finish and restore
- * itself.  Taking it back could leave a lock held. */
-static int leave_running(struct att_thread *t, int timeout_ms, int err)
+/* Resume the stopped thread with @req (PTRACE_CONT or PTRACE_SYSCALL). */
+static int resume(struct att_thread *t, int req)
 {
-	char where[320];
-	int e = att_thread_interrupt(t, 30000);
+	int status, err;
 
+	t->stopped = 0;
+	if (ptrace(req, t->tid, 0, 0) == 0)
+		return 0;
+	err = -errno;
+	if (err == -ESRCH) {
+		/* Killed between stops: collect the exit. */
+		att_wait(t, att_now_ns() + 1000000000, &status, 0);
+		return exit_error(t);
+	}
+	return att_fail(t, err, "%s tid %d: %s", req == PTRACE_SYSCALL ? "PTRACE_SYSCALL" : "PTRACE_CONT",
+			(int)t->tid, strerror(-err));
+}
+
+/* A wait during a call returned @err and @status: 1 when it needs nothing from
+ * the call loop (another thread started a group stop: finish the call, the
+ * kernel puts this thread back into the stop at detach; a stop signal, which
+ * cannot be blocked: kept for detach so the process still stops), -ESRCH
+ * when the thread is gone, -errno when the wait failed, else 0 with its
+ * registers in @r. */
+static int call_stop(struct att_thread *t, int err, int status, struct arch_gpregs *r)
+{
+	int sig = WSTOPSIG(status);
+
+	if (err)
+		return att_fail(t, err, "waiting for tid %d: %s", (int)t->tid, strerror(-err));
 	if (t->gone)
 		return exit_error(t);
-	if (e)
-		return att_fail(t, e, "tid %d: could not stop it to detach: %s", (int)t->tid,
-				strerror(-e));
-	where_stopped(t, where, sizeof(where));
-	t->left_running = 1;
-	if (err == -EINTR)
-		return att_fail(t, err, "tid %d: signal received during the call (blocked in %s); "
-				"the call was left to finish on its own: it restores the thread "
-				"when it returns", (int)t->tid, where);
-	return att_fail(t, -ETIMEDOUT, "tid %d: the call did not return within %d ms; it was "
-			"blocked in %s; it was left to finish on its own and restores the thread "
-			"when it returns", (int)t->tid, timeout_ms, where);
+	if ((status >> 16) == PTRACE_EVENT_STOP) {
+		if (sig != SIGTRAP)
+			t->group_stopped = 1;
+		return 1;
+	}
+	if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU) {
+		t->pending_sig = sig;
+		return 1;
+	}
+	if ((err = arch_gpregs_get(t->tid, r)))
+		return att_fail(t, err, "tid %d: reading registers: %s", (int)t->tid, strerror(-err));
+	return 0;
 }
 
 /* A write(2, buf, len) of the function: hand its text over, turn it into a
@@ -214,14 +248,10 @@ static int take_write(struct att_thread *t, const struct att_call *c, struct arc
 	if (!buf)
 		return att_fail(t, -ENOMEM, "out of memory");
 	err = att_mem_read(t->pid, (uint64_t)arch_syscall_arg(r, 1), buf, len);
-	if (!err && !*cb_err) {
-		char keep[sizeof(t->err)];
-
-		if ((*cb_err = c->on_write(t, buf, len, c->write_arg))) {
-			memcpy(keep, t->err, sizeof(keep));
-			memcpy(t->err, keep, sizeof(keep));
-		}
-	}
+	/* After a failed callback the function still runs to its end (call.h);
+	 * its message stays in t->err. */
+	if (!err && !*cb_err)
+		*cb_err = c->on_write(t, buf, len, c->write_arg);
 	free(buf);
 	if (err)
 		return att_fail(t, err, "tid %d: reading written text: %s", (int)t->tid, strerror(-err));
@@ -282,34 +312,19 @@ static int call_sigframe(struct att_thread *t, const struct att_call *c, uint64_
 	for (;;) {
 		struct __ptrace_syscall_info si;
 		struct arch_gpregs r;
-		int status, sig;
+		int status;
 
-		t->stopped = 0;
-		if (ptrace(PTRACE_SYSCALL, t->tid, 0, 0) < 0) {
-			err = -errno;
-			if (err == -ESRCH) {
-				att_wait(t, att_now_ns() + 1000000000, &status, 0);
-				return exit_error(t);
-			}
-			return att_fail(t, err, "PTRACE_SYSCALL tid %d: %s", (int)t->tid, strerror(-err));
-		}
+		if ((err = resume(t, PTRACE_SYSCALL)))
+			return err;
 		err = att_wait(t, deadline, &status, !interrupted);
 		if (err == -ETIMEDOUT || err == -EINTR)
-			return leave_running(t, c->timeout_ms, err);
-		if (err)
-			return att_fail(t, err, "waiting for tid %d: %s", (int)t->tid, strerror(-err));
-		if (t->gone)
-			return exit_error(t);
-		if ((status >> 16) == PTRACE_EVENT_STOP) {
-			if (WSTOPSIG(status) != SIGTRAP)
-				t->group_stopped = 1;
+			return overdue(t, c->timeout_ms, err, 1);
+		err = call_stop(t, err, status, &r);
+		if (err > 0)
 			continue;
-		}
-		sig = WSTOPSIG(status);
-		if ((err = arch_gpregs_get(t->tid, &r)))
-			return att_fail(t, err, "tid %d: reading registers: %s", (int)t->tid,
-					strerror(-err));
-		if (sig == (SIGTRAP | 0x80)) {
+		if (err)
+			return err;
+		if (WSTOPSIG(status) == (SIGTRAP | 0x80)) {
 			if (ptrace(PTRACE_GET_SYSCALL_INFO, t->tid, sizeof(si), &si) <= 0)
 				return att_fail(t, -errno, "PTRACE_GET_SYSCALL_INFO tid %d: %s",
 						(int)t->tid, strerror(errno));
@@ -347,10 +362,6 @@ static int call_sigframe(struct att_thread *t, const struct att_call *c, uint64_
 			}
 			continue;
 		}
-		if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU) {
-			t->pending_sig = sig;
-			continue;
-		}
 		return unexpected_stop(t, status, &r);
 	}
 }
@@ -382,18 +393,10 @@ int att_call(struct att_thread *t, const struct att_call *c, uint64_t *retval)
 
 	deadline = att_now_ns() + (int64_t)c->timeout_ms * 1000000;
 	for (;;) {
-		int status, sig;
+		int status;
 
-		t->stopped = 0;
-		if (ptrace(PTRACE_CONT, t->tid, 0, 0) < 0) {
-			err = -errno;
-			if (err == -ESRCH) {
-				/* Killed between stops: collect the exit. */
-				att_wait(t, att_now_ns() + 1000000000, &status, 0);
-				return exit_error(t);
-			}
-			return att_fail(t, err, "PTRACE_CONT tid %d: %s", (int)t->tid, strerror(-err));
-		}
+		if ((err = resume(t, PTRACE_CONT)))
+			return err;
 	wait:
 		err = att_wait(t, deadline, &status, !interrupted);
 		if (err == -ETIMEDOUT && !graced && c->grace_ms > 0 &&
@@ -416,36 +419,20 @@ int att_call(struct att_thread *t, const struct att_call *c, uint64_t *retval)
 			goto wait;
 		}
 		if (err == -ETIMEDOUT)
-			return abandon(t, c->timeout_ms);
-		if (err)
-			return att_fail(t, err, "waiting for tid %d: %s", (int)t->tid, strerror(-err));
-		if (t->gone)
-			return exit_error(t);
-		if ((status >> 16) == PTRACE_EVENT_STOP) {
-			/* Another thread started a group stop.  Finish the call; the
-			 * kernel puts this thread back into the stop at detach. */
-			if (WSTOPSIG(status) != SIGTRAP)
-				t->group_stopped = 1;
+			return overdue(t, c->timeout_ms, -ETIMEDOUT, 0);
+		err = call_stop(t, err, status, &r);
+		if (err > 0)
 			continue;
-		}
-		sig = WSTOPSIG(status);
-		if ((err = arch_gpregs_get(t->tid, &r)))
-			return att_fail(t, err, "tid %d: reading registers: %s", (int)t->tid,
-					strerror(-err));
-		if (sig == SIGSEGV && arch_pc(&r) == ATT_RET_SENTINEL) {
+		if (err)
+			return err;
+		if (WSTOPSIG(status) == SIGSEGV && arch_pc(&r) == ATT_RET_SENTINEL) {
 			*retval = arch_retval(&r);
 			t->in_call = 0;
 			return cb_err;
 		}
-		if (sig == SIGSEGV && arch_pc(&r) == ATT_CB_SENTINEL && c->cb) {
+		if (WSTOPSIG(status) == SIGSEGV && arch_pc(&r) == ATT_CB_SENTINEL && c->cb) {
 			if ((err = serve_callback(t, c, &r, &cb_err)))
 				return err;
-			continue;
-		}
-		if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU) {
-			/* Stop signals cannot be blocked: keep it for detach so the
-			 * process still stops, and let our call finish. */
-			t->pending_sig = sig;
 			continue;
 		}
 		return unexpected_stop(t, status, &r);
