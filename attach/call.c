@@ -362,6 +362,12 @@ static int call_sigframe(struct att_thread *t, const struct att_call *c, uint64_
 			}
 			continue;
 		}
+		/* The callback sentinel, when the caller could not use fd 2. */
+		if (WSTOPSIG(status) == SIGSEGV && arch_pc(&r) == ATT_CB_SENTINEL && c->cb) {
+			if ((err = serve_callback(t, c, &r, &cb_err)))
+				return err;
+			continue;
+		}
 		return unexpected_stop(t, status, &r);
 	}
 }

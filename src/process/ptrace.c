@@ -36,6 +36,7 @@ struct ptrace_be {
 	struct att_thread th;		/* the borrowed thread */
 	struct jma_freeze fz;		/* --freeze: the other threads, all stopped */
 	int64_t attached_ns;		/* when the thread was stopped, for the hold time */
+	uint64_t malloc_message;	/* address of je_malloc_message, once looked up */
 };
 
 static struct jma_backend *ptrace_new(jma_session *s);
@@ -303,12 +304,17 @@ static int on_write(struct att_thread *t, const char *buf, size_t len, void *arg
  * nothing.  1 when it is set (or cannot be read). */
 static int app_has_logger(struct ptrace_be *p)
 {
-	const struct jma_copy *c = jma_syms_jemalloc(p->be.s->syms);
+	jma_session *s = p->be.s;
+	const struct jma_copy *c = jma_syms_jemalloc(s->syms);
+	char name[96];
 	uint64_t v = 0;
 
-	if (!c->var_malloc_message)
-		return 0;
-	return att_mem_read(p->be.s->pid, c->var_malloc_message, &v, sizeof(v)) || v != 0;
+	if (!p->malloc_message) {
+		snprintf(name, sizeof(name), "%smalloc_message", c->prefix);
+		p->malloc_message = jma_syms_object(s->syms, name);
+	}
+	return p->malloc_message &&
+	       (att_mem_read(s->pid, p->malloc_message, &v, sizeof(v)) || v != 0);
 }
 
 /* The callback sentinel: write_cb(void *opaque, const char *s) was called;

@@ -585,3 +585,44 @@ void jma_syms_describe(struct jma_syms *sy, uint64_t pc, char *buf, size_t len)
 	else
 		snprintf(buf, len, "0x%llx", (unsigned long long)pc);
 }
+
+struct obj_find {
+	const char *name;
+	uint64_t addr;
+	int in_jemalloc;	/* found only in jemalloc's own module so far */
+};
+
+static int find_object(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr low, void *arg)
+{
+	struct obj_find *of = arg;
+	int n = dwfl_module_getsymtab(mod);
+
+	(void)ud;
+	(void)low;
+	(void)name;
+	for (int i = 1; i < n; i++) {
+		GElf_Sym s;
+		GElf_Addr addr;
+		const char *nm = dwfl_module_getsym_info(mod, i, &s, &addr, NULL, NULL, NULL);
+
+		if (!nm || s.st_shndx == SHN_UNDEF || GELF_ST_TYPE(s.st_info) != STT_OBJECT ||
+		    strcmp(nm, of->name))
+			continue;
+		/* A copy relocation in the executable is the live variable; the
+		 * library's own definition is then unused. */
+		if (!of->addr || (of->in_jemalloc && !maybe_jemalloc(mod))) {
+			of->addr = addr;
+			of->in_jemalloc = maybe_jemalloc(mod);
+		}
+		break;
+	}
+	return DWARF_CB_OK;
+}
+
+uint64_t jma_syms_object(struct jma_syms *sy, const char *name)
+{
+	struct obj_find of = { name, 0, 0 };
+
+	dwfl_getmodules(sy->dwfl, find_object, &of, 0);
+	return of.addr;
+}

@@ -49,4 +49,9 @@ void jma_syms_describe(struct jma_syms *sy, uint64_t pc, char *buf, size_t len);
 const char *jma_syms_name(struct jma_syms *sy, uint64_t pc, uint64_t *off, const char **module,
 			  const char **file, int *line);
 
+/* Address of the data object @name in the process, 0 if none: where several
+ * modules define it, the copy outside jemalloc (an executable's copy
+ * relocation of a library variable is the one in use). */
+uint64_t jma_syms_object(struct jma_syms *sy, const char *name);
+
 #endif

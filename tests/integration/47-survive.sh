@@ -177,6 +177,21 @@ t_a_heap_block_stack_is_never_written() {
 	expect_eq "$(fix "$pid" status)" "errors=0 vec_bad=0 eintr=0 early=0"
 }
 
+t_engine_is_named_and_an_own_logger_is_handled() {
+	local pid
+	start_fixture pid "$FIXTURES/victim" VICTIM_LOGGER=1
+	jm "$pid" info
+	expect_rc 0
+	expect_match "$OUT" "call thread .*; self-restoring calls"
+	# jemalloc would hand the report to the application's logger instead
+	# of fd 2: it comes through a callback address then, with a warning.
+	jm "$pid" stats
+	expect_rc 0
+	expect_match "$OUT" "End jemalloc statistics"
+	expect_match "$ERR" "the application set its own malloc_message"
+	expect_eq "$(fix "$pid" status)" "errors=0 vec_bad=0 eintr=0 early=0"
+}
+
 t_freeze_works_on_redis() {
 	local pid
 	start_redis pid
