@@ -295,7 +295,18 @@ START_TEST(test_sigframe_restores_fp_state_and_mask)
 	uint64_t mask = sigblk(p.pid);
 	int err;
 
+	/* Give the thread known AVX upper halves (a thread asleep in libc has
+	 * them zeroed, and a restore of only the legacy area would go unseen). */
+	ck_assert_int_eq(att_thread_release(&t), 0);
+	att_thread_init(&t, p.pid, p.pid);
+	ck_assert_int_eq(att_thread_seize(&t, 5000), 0);
+	ck_assert_int_eq(arch_extregs_get(t.tid, before), 0);
+	memset(before->buf + 576, 0x5a, 256);
+	before->buf[512] |= 0x4;	/* XSTATE_BV: AVX state present */
+	ck_assert_int_eq(arch_extregs_set(t.tid, before), 0);
+	ck_assert_int_eq(att_thread_hijack(&t), 0);
 	memcpy(before, t.saved_ext, sizeof(*before));
+	ck_assert_int_eq(before->buf[600], 0x5a);
 	ck_assert_uint_eq(run("clobber_vec", NULL, 0, 5000, &err), 7);
 	ck_assert_int_eq(err, 0);
 	/* rt_sigreturn put it back, before any restore of ours. */
