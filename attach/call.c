@@ -338,6 +338,8 @@ static int call_sigframe(struct att_thread *t, const struct att_call *c, uint64_
 					if ((err = take_write(t, c, &r, &write_len, &cb_err)))
 						return err;
 				} else {
+					att_log(t, ATT_LOG_DEBUG, "tid %d: the call makes system call %ld",
+						(int)t->tid, arch_syscall_nr(&r));
 					att_crashpoint("syscall");
 				}
 				continue;

@@ -91,20 +91,14 @@ void att_thread_fix_eintr(struct att_thread *t)
  * reason goes to engine_why. */
 static void choose_engine(struct att_thread *t)
 {
-	static __thread pid_t cached_pid;
-	static __thread uint64_t cached;
-
 	t->engine = ATT_ENGINE_SENTINEL;
 	if (t->no_sigframe) {
 		snprintf(t->engine_why, sizeof(t->engine_why), "the fallback engine was asked for");
 		return;
 	}
-	if (cached_pid != t->pid) {
-		cached = 0;
-		if (att_restorer_find(t->pid, &cached) == 0)
-			cached_pid = t->pid;
-	}
-	t->restorer = cached;
+	/* Callers that hold threads for long find it before seizing. */
+	if (!t->restorer && att_restorer_find(t->pid, &t->restorer))
+		t->restorer = 0;
 	if (!t->restorer) {
 		snprintf(t->engine_why, sizeof(t->engine_why), "process %d has no rt_sigreturn "
 			 "trampoline (__restore_rt)", (int)t->pid);

@@ -57,7 +57,7 @@ struct att_thread {
 	struct arch_gpregs resume_gp;	/* saved_gp with the restart adjustment */
 	struct arch_extregs *saved_ext;
 	uint64_t saved_sigmask;
-	uint64_t restorer;	/* rt_sigreturn trampoline (restorer.h) */
+	uint64_t restorer;	/* rt_sigreturn trampoline (restorer.h); 0: hijack finds it */
 	int rc_fd;		/* retcap.h: the return-value breakpoint */
 	void *rc_map;
 	size_t rc_len;

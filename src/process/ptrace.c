@@ -15,6 +15,7 @@
 #include "attach/call.h"
 #include "attach/mem.h"
 #include "attach/perm.h"
+#include "attach/restorer.h"
 #include "attach/select.h"
 #include "attach/unwind.h"
 #include "process/freeze.h"
@@ -37,6 +38,7 @@ struct ptrace_be {
 	struct jma_freeze fz;		/* --freeze: the other threads, all stopped */
 	int64_t attached_ns;		/* when the thread was stopped, for the hold time */
 	uint64_t malloc_message;	/* address of je_malloc_message, once looked up */
+	uint64_t restorer;		/* the target's rt_sigreturn trampoline, 0 if none */
 };
 
 static struct jma_backend *ptrace_new(jma_session *s);
@@ -174,6 +176,7 @@ static int try_thread(struct ptrace_be *p, const struct att_candidate *c, char *
 	}
 	t->sym = describe_cb;
 	t->sym_arg = s->syms;
+	t->restorer = p->restorer;
 	if (err == -EPERM) {
 		char msg[512];
 		att_explain_eperm(s->pid, msg, sizeof(msg));
@@ -217,6 +220,9 @@ static int ptrace_begin(struct jma_backend *b)
 	if (!jma_syms_jemalloc(s->syms))
 		return jma_fail(s, JMA_ERR_MISSING, -ENOENT, "no jemalloc found in process %d",
 				(int)s->pid);
+	/* Searched before any thread stops: it reads a megabyte or two of code. */
+	if (!p->restorer && att_restorer_find(s->pid, &p->restorer))
+		p->restorer = 0;
 	err = att_select_threads(s->pid, s->opt.thread, &c, &n);
 	if (err == -ESRCH && s->opt.thread)
 		return jma_fail(s, JMA_ERR_USAGE, err, "thread %d is not a thread of process %d",
