@@ -277,9 +277,7 @@ static int ptrace_end(struct jma_backend *b)
 {
 	struct ptrace_be *p = (struct ptrace_be *)b;
 	jma_session *s = b->s;
-	int err = att_thread_release(&p->th);
-
-	int frozen = p->fz.t != NULL;
+	int err = att_thread_release(&p->th), frozen = p->fz.t != NULL;
 
 	jma_thaw_all(&p->fz);
 	if (frozen)
