@@ -10,7 +10,7 @@
 source tests/lib.sh
 
 KILLS=${SURVIVE_KILLS:-60}
-EINTR_ROUNDS=${SURVIVE_EINTR:-8}
+EINTR_ROUNDS=${SURVIVE_EINTR:-5}
 ALL_BLOCKED=fffffffffffbfeff	# PTRACE_SETSIGMASK ~0: all but SIGKILL and SIGSTOP
 
 # masks PID: "TID SIGBLK" of every thread.
