@@ -196,10 +196,11 @@ int att_thread_restore(struct att_thread *t)
 	if (!t->gone && !t->left_running) {
 		if (t->engine == ATT_ENGINE_SENTINEL || t->in_call)
 			err = restore_direct(t);
-		else if (arch_gpregs_set(t->tid, &t->resume_gp))
-			/* Between calls every rt_sigreturn already put the state back;
-			 * only the restart adjustment may be left to apply. */
-			err = att_fail(t, -errno, "restoring registers of tid %d", (int)t->tid);
+		/* Between calls every rt_sigreturn already put the state back;
+		 * only the restart adjustment may be left to apply. */
+		else if ((err = arch_gpregs_set(t->tid, &t->resume_gp)))
+			att_fail(t, err, "restoring registers of tid %d: %s", (int)t->tid,
+				 strerror(-err));
 	}
 	att_retcap_close(t);
 	t->in_call = 0;
