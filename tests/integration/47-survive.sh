@@ -64,19 +64,19 @@ kill_rounds() {
 		mode=$((RANDOM % 4))
 		start_bg jpid sh -c 'exec "$@" >/dev/null 2>"$0"' "$TMPD/jm.err" "$JEMATTACH" "${opts[@]}" \
 			"$pid" "${args[@]}"
-		case $((RANDOM % 4)) in
-		0|1)	# Aim inside a call: once a thread has every signal blocked.
+		case $((RANDOM % 8)) in
+		0|1|2|3|4)	# Aim inside a call: once a thread has every signal blocked.
 			for _ in $(seq 2000); do
 				in_call "$pid" && break
 				kill -0 "$jpid" 2>/dev/null || break
 			done ;;
-		2)	# Aim at the attachment: once it traces a thread, a little later.
+		5|6)	# Aim at the attachment: once it traces a thread, a little later.
 			for _ in $(seq 300); do
 				grep -qs "^TracerPid:[[:space:]]*$jpid\$" /proc/"$pid"/task/*/status && break
 				kill -0 "$jpid" 2>/dev/null || break
 			done
 			sleep "0.00$((RANDOM % 4))$((RANDOM % 10))" ;;
-		3)	sleep "0.0$((RANDOM % 60))" ;;
+		7)	sleep "0.0$((RANDOM % 60))" ;;
 		esac
 		in_call "$pid" && CALLS=$((CALLS + 1)) || true
 		if (( mode == 0 )); then
