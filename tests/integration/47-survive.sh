@@ -6,7 +6,8 @@
 # jemattach crashing at each engine step; every EINTR interface borrowed.
 #
 # make check runs the short version (60 + 30 runs); `make soak` sets
-# SURVIVE_KILLS=600 SURVIVE_EINTR=200 for the long one.
+# SURVIVE_KILLS=750 SURVIVE_EINTR=200 for the long one (a run ends by itself
+# before the kill about a third of the time).
 source tests/lib.sh
 
 KILLS=${SURVIVE_KILLS:-60}
