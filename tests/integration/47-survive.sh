@@ -5,12 +5,12 @@
 # self-checking multi-threaded target and on Redis under redis-benchmark;
 # jemattach crashing at each engine step; every EINTR interface borrowed.
 #
-# make check runs the short version (60 + 30 runs); `make soak` sets
+# make check runs the short version (50 + 25 runs); `make soak` sets
 # SURVIVE_KILLS=750 SURVIVE_EINTR=200 for the long one (a run ends by itself
 # before the kill about a third of the time).
 source tests/lib.sh
 
-KILLS=${SURVIVE_KILLS:-60}
+KILLS=${SURVIVE_KILLS:-50}
 EINTR_ROUNDS=${SURVIVE_EINTR:-5}
 ALL_BLOCKED=fffffffffffbfeff	# PTRACE_SETSIGMASK ~0: all but SIGKILL and SIGSTOP
 
@@ -138,7 +138,7 @@ t_crash_at_every_engine_step() {
 		RC=0
 		# (The crash at "write" sends the rest of the report to the
 		# target's stderr, as designed.)
-		JEMATTACH_TEST_CRASH_AT=$step "$JEMATTACH" --thread "$vec" "$pid" stats -o /dev/null \
+		{ JEMATTACH_TEST_CRASH_AT=$step "$JEMATTACH" --thread "$vec" "$pid" stats -o /dev/null; } \
 			2>/dev/null || RC=$?
 		[[ $RC == 139 ]] || fail "step $step: jemattach did not crash there (exit $RC)"
 		intact "$pid" "$before"
