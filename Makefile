@@ -200,10 +200,14 @@ demo: deps
 bench: all
 	@bench/run.sh
 
-# The long version of the stress test in make check: 10000 operations.
+# The long versions of tests in make check: 10000 stress operations; 750 + 375
+# runs of jemattach killed at random instants (tests/integration/47-survive.sh), 200 borrowings of
+# every EINTR interface.
 soak: deps
 	@$(MAKE) --no-print-directory all $(BUILD)/stress_driver
 	@STRESS_DRIVER=$(BUILD)/stress_driver tests/stress.sh $${SOAK_OPS:-10000}
+	@SURVIVE_KILLS=$${SOAK_KILLS:-750} SURVIVE_EINTR=$${SOAK_EINTR:-200} JEMATTACH=$(BUILD)/jemattach \
+		FIXTURES=$(BUILD)/fixtures tests/run-integration.sh 47-survive
 
 # --- fuzzing (by hand: `make fuzz FUZZ_TIME=600`; make check replays the corpus) ---
 # New inputs land in $(BUILD)/fuzz/corpus; merge the interesting ones into

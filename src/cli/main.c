@@ -186,10 +186,11 @@ static void usage(FILE *f)
 		"  -t, --timeout SEC   longest one in-target call may take (default 10)\n"
 		"  -p, --prefix PFX    jemalloc symbol prefix (default: detect; e.g. je_, _rjem_)\n"
 		"  -m, --module PATH   jemalloc copy to use when the process has several\n"
-		"  -T, --thread TID    borrow this thread (refused if inside jemalloc)\n"
+		"  -T, --thread TID    borrow this thread (refused if inside jemalloc or not on a\n"
+		"                      known stack)\n"
 		"  -f, --force         with --thread: use it even if inside jemalloc (dangerous)\n"
 		"      --freeze        stop every thread while attached, for a consistent snapshot\n"
-		"                      (refused if a thread is inside jemalloc)\n"
+		"                      (refused if a thread may hold a jemalloc lock)\n"
 		"  -v, --verbose       say what is done (twice: debug)\n"
 		"      --gdb-script    print the path of the gdb command library and exit\n"
 		"  -h, --help          this help\n"
@@ -203,7 +204,8 @@ static void usage(FILE *f)
 		"     kernel thread, jemattach itself)\n"
 		"  4  the target lacks what is needed (no jemalloc, stripped static jemalloc,\n"
 		"     feature compiled out or disabled)\n"
-		"  5  timed out or refused as unsafe (the target was restored)\n");
+		"  5  timed out or refused as unsafe (the target was restored, or a call waiting\n"
+		"     inside jemalloc was left to finish and restore the thread by itself)\n");
 }
 
 static void log_stderr(void *arg, int level, const char *msg)

@@ -17,6 +17,7 @@ struct jma_copy {
 	int is_static;		/* inside a larger object (executable or other library) */
 	char conf_env[48];	/* environment variable it reads options from */
 	uint64_t fn_mallctl, fn_stats_print;
+	uint64_t var_malloc_message;	/* <prefix>malloc_message, 0 if not found */
 	struct jma_range *code;	/* jemalloc's own code, sorted */
 	size_t ncode;
 };
@@ -47,5 +48,10 @@ void jma_syms_describe(struct jma_syms *sy, uint64_t pc, char *buf, size_t len);
  * position when debuginfo has it (*line 0 otherwise). */
 const char *jma_syms_name(struct jma_syms *sy, uint64_t pc, uint64_t *off, const char **module,
 			  const char **file, int *line);
+
+/* Address of the data object @name in the process, 0 if none: where several
+ * modules define it, the copy outside jemalloc (an executable's copy
+ * relocation of a library variable is the one in use). */
+uint64_t jma_syms_object(struct jma_syms *sy, const char *name);
 
 #endif
