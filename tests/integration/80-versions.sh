@@ -123,6 +123,10 @@ v_prof() {
 	else
 		expect_match "$(head -1 "$TMPD/p.heap")" "^heap_v2/"
 	fi
+	jm analyze "$TMPD/p.heap" --format collapsed
+	expect_rc 0
+	# 3.x ends each stack with the unwinder's 0: not a frame of its own.
+	[[ $OUT != 0x0\;* && $OUT != *$'\n'0x0\;* ]] || fail "a 0x0 frame in: $OUT"
 	jm analyze "$TMPD/p.heap"
 	expect_rc 0; expect_match "$OUT" "Total:"
 	# The version's own jeprof (pprof in 3.x) agrees on the total.
