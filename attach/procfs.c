@@ -89,6 +89,8 @@ int att_proc_status(pid_t pid, pid_t tid, struct att_status *st)
 			st->cap_eff = strtoull(v, NULL, 16);
 		else if (!strcmp(line, "Kthread"))
 			st->kthread = atoi(v);
+		else if (!strcmp(line, "SigPnd") || !strcmp(line, "ShdPnd"))
+			st->sigpnd |= strtoull(v, NULL, 16);
 		else if (!strcmp(line, "Threads"))
 			st->nthreads = atoi(v);
 	}

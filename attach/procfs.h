@@ -14,6 +14,7 @@ struct att_status {
 	uint64_t cap_eff;
 	int kthread;		/* a kernel thread: no user memory */
 	int nthreads;
+	uint64_t sigpnd;	/* SigPnd | ShdPnd: pending for the thread or its process */
 };
 
 /* /proc/PID/task/TID/status (tid 0 = the process).  -ESRCH if gone. */

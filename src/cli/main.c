@@ -16,8 +16,8 @@
 const struct cli_cmd cli_commands[] = {
 	{ "info", 1, 0, cmd_info, "info [--json]",
 	  "jemalloc version, where it was found, profiling state, thread to use", NULL },
-	{ "get", 1, 0, cmd_get, "get [--json] NAME...",
-	  "read mallctl values (stats.* refresh the epoch first)", NULL },
+	{ "get", 1, 0, cmd_get, "get [--json] [--type TYPE] NAME...",
+	  "read mallctl values (stats.* refresh the epoch first; --type for names no table knows)", NULL },
 	{ "set", 1, 0, cmd_set, "set [--type TYPE] NAME VALUE",
 	  "write a mallctl value; prints old -> new when readable", NULL },
 	{ "stats", 1, 0, cmd_stats, "stats [--json] [--opts LETTERS] [-o FILE]",
@@ -189,10 +189,11 @@ static void usage(FILE *f)
 		"  -t, --timeout SEC   longest one in-target call may take (default 10)\n"
 		"  -p, --prefix PFX    jemalloc symbol prefix (default: detect; e.g. je_, _rjem_)\n"
 		"  -m, --module PATH   jemalloc copy to use when the process has several\n"
-		"  -T, --thread TID    borrow this thread (refused if inside jemalloc)\n"
+		"  -T, --thread TID    borrow this thread (refused if inside jemalloc or not on a\n"
+		"                      known stack)\n"
 		"  -f, --force         with --thread: use it even if inside jemalloc (dangerous)\n"
 		"      --freeze        stop every thread while attached, for a consistent snapshot\n"
-		"                      (refused if a thread is inside jemalloc)\n"
+		"                      (refused if a thread may hold a jemalloc lock)\n"
 		"      --emulate       run jemalloc's code in an emulator on a copy of the process's\n"
 		"                      memory: works while jemalloc is deadlocked; read-only\n"
 		"  -v, --verbose       say what is done (twice: debug)\n"
@@ -208,7 +209,8 @@ static void usage(FILE *f)
 		"     kernel thread, jemattach itself)\n"
 		"  4  the target lacks what is needed (no jemalloc, stripped static jemalloc,\n"
 		"     feature compiled out or disabled)\n"
-		"  5  timed out or refused as unsafe (the target was restored)\n");
+		"  5  timed out or refused as unsafe (the target was restored, or a call waiting\n"
+		"     inside jemalloc was left to finish and restore the thread by itself)\n");
 }
 
 static void log_stderr(void *arg, int level, const char *msg)

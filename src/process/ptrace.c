@@ -15,6 +15,7 @@
 #include "attach/call.h"
 #include "attach/mem.h"
 #include "attach/perm.h"
+#include "attach/restorer.h"
 #include "attach/select.h"
 #include "attach/unwind.h"
 #include "process/freeze.h"
@@ -36,6 +37,8 @@ struct ptrace_be {
 	struct att_thread th;		/* the borrowed thread */
 	struct jma_freeze fz;		/* --freeze: the other threads, all stopped */
 	int64_t attached_ns;		/* when the thread was stopped, for the hold time */
+	uint64_t malloc_message;	/* address of je_malloc_message, once looked up */
+	uint64_t restorer;		/* the target's rt_sigreturn trampoline, 0 if none */
 };
 
 static struct jma_backend *ptrace_new(jma_session *s);
@@ -183,6 +186,7 @@ static int try_thread(struct ptrace_be *p, const struct att_candidate *c, char *
 	}
 	t->sym = describe_cb;
 	t->sym_arg = s->syms;
+	t->restorer = p->restorer;
 	if (err == -EPERM) {
 		char msg[512];
 		att_explain_eperm(s->pid, msg, sizeof(msg));
@@ -226,6 +230,9 @@ static int ptrace_begin(struct jma_backend *b)
 	if (!jma_syms_jemalloc(s->syms))
 		return jma_fail(s, JMA_ERR_MISSING, -ENOENT, "no jemalloc found in process %d",
 				(int)s->pid);
+	/* Searched before any thread stops: it reads a megabyte or two of code. */
+	if (!p->restorer && att_restorer_find(s->pid, &p->restorer))
+		p->restorer = 0;
 	err = att_select_threads(s->pid, s->opt.thread, &c, &n);
 	if (err == -ESRCH && s->opt.thread)
 		return jma_fail(s, JMA_ERR_USAGE, err, "thread %d is not a thread of process %d",
@@ -254,8 +261,11 @@ static int ptrace_begin(struct jma_backend *b)
 			p->attached_ns = att_now_ns();
 			s->tid = c[i].tid;
 			snprintf(s->tid_comm, sizeof(s->tid_comm), "%s", c[i].comm);
-			snprintf(s->tid_why, sizeof(s->tid_why), "%s%s", c[i].why,
-				 s->opt.thread ? ", chosen with --thread" : "");
+			snprintf(s->tid_why, sizeof(s->tid_why), "%s%s; %s%s", c[i].why,
+				 s->opt.thread ? ", chosen with --thread" : "",
+				 p->th.engine == ATT_ENGINE_SIGFRAME ? "self-restoring calls"
+								     : "fallback engine: ",
+				 p->th.engine == ATT_ENGINE_SIGFRAME ? "" : p->th.engine_why);
 			jma_logf(s, JMA_LOG_INFO, "using tid %d (%s), %s", (int)c[i].tid, c[i].comm,
 				 s->tid_why);
 			break;
@@ -277,14 +287,48 @@ static int ptrace_end(struct jma_backend *b)
 {
 	struct ptrace_be *p = (struct ptrace_be *)b;
 	jma_session *s = b->s;
-	int err = att_thread_release(&p->th);
+	int err = att_thread_release(&p->th), frozen = p->fz.t != NULL;
 
 	jma_thaw_all(&p->fz);
-	jma_logf(s, JMA_LOG_INFO, "tid %d held for %.3f ms", (int)p->th.tid,
-		 (double)(att_now_ns() - p->attached_ns) / 1e6);
+	if (frozen)
+		jma_logf(s, JMA_LOG_INFO, "tid %d held for %.3f ms; every thread stopped for %.3f ms "
+			 "(--freeze)", (int)p->th.tid, (double)(att_now_ns() - p->attached_ns) / 1e6,
+			 (double)p->fz.held_ns / 1e6);
+	else
+		jma_logf(s, JMA_LOG_INFO, "tid %d held for %.3f ms", (int)p->th.tid,
+			 (double)(att_now_ns() - p->attached_ns) / 1e6);
 	if (err)
 		return jma_fail(s, JMA_ERR_UNSAFE, err, "restoring tid %d: %s", (int)p->th.tid, p->th.err);
 	return 0;
+}
+
+/* Sigframe engine: jemalloc's default writer wrote a piece of the text to fd 2. */
+static int on_write(struct att_thread *t, const char *buf, size_t len, void *arg)
+{
+	const struct jma_bcall *bc = arg;
+	int err = bc->text(bc->text_ctx, buf, strnlen(buf, len));
+
+	if (err)
+		return att_fail(t, err, "passing on written text: %s", strerror(err < 0 ? -err : err));
+	return 0;
+}
+
+/* With write_cb NULL, jemalloc writes through je_malloc_message when the
+ * application set it (its own logger): then our capture of fd 2 would see
+ * nothing.  1 when it is set (or cannot be read). */
+static int app_has_logger(struct ptrace_be *p)
+{
+	jma_session *s = p->be.s;
+	const struct jma_copy *c = jma_syms_jemalloc(s->syms);
+	char name[96];
+	uint64_t v = 0;
+
+	if (!p->malloc_message) {
+		snprintf(name, sizeof(name), "%smalloc_message", c->prefix);
+		p->malloc_message = jma_syms_object(s->syms, name);
+	}
+	return p->malloc_message &&
+	       (att_mem_read(s->pid, p->malloc_message, &v, sizeof(v)) || v != 0);
 }
 
 /* The callback sentinel: write_cb(void *opaque, const char *s) was called;
@@ -318,7 +362,17 @@ static int ptrace_call(struct jma_backend *b, const struct jma_bcall *bc, uint64
 	int err;
 
 	memcpy(c.args, bc->args, sizeof(uint64_t) * bc->nargs);
-	if (bc->text) {
+	if (bc->text && p->th.engine == ATT_ENGINE_SIGFRAME && !app_has_logger(p)) {
+		/* No fault address anywhere: jemalloc's default writer, whose
+		 * write(2)s we take at their syscall stops. */
+		c.args[bc->text_arg] = 0;
+		c.on_write = on_write;
+		c.write_arg = (void *)bc;
+	} else if (bc->text) {
+		if (p->th.engine == ATT_ENGINE_SIGFRAME)
+			jma_logf(s, JMA_LOG_WARN, "the application set its own malloc_message: "
+				 "this text comes through a fault address; a death of jemattach "
+				 "during it would kill the target");
 		c.args[bc->text_arg] = ATT_CB_SENTINEL;
 		c.cb = on_text;
 		c.cb_arg = (void *)bc;
@@ -326,6 +380,9 @@ static int ptrace_call(struct jma_backend *b, const struct jma_bcall *bc, uint64
 	c.timeout_ms = jma_timeout_ms(s);
 	c.grace_ms = c.timeout_ms;
 	err = att_call(&p->th, &c, ret);
+	if (err == -ETIMEDOUT && p->th.left_running)
+		snprintf(p->th.err + strlen(p->th.err), sizeof(p->th.err) - strlen(p->th.err),
+			 "; --emulate reads the numbers from a copy meanwhile");
 	att_scratch_reset(&p->th);
 	if (err) {
 		jma_fail_att(s, &p->th, jma_kind_of(err), err);

@@ -326,6 +326,8 @@ static int scan_module(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr
 	struct { char prefix[40]; uint64_t ctl, print; } cand[8];
 	size_t ncand = 0;
 	int any_ctl = 0;	/* a <prefix>mallctl of any prefix: not stripped */
+	struct { char prefix[40]; uint64_t addr; } msgs[8];
+	size_t nmsg = 0;
 
 	(void)ud;
 	(void)low;
@@ -345,6 +347,11 @@ static int scan_module(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr
 		int is_ctl;
 		size_t k;
 
+		if (nm && s.st_shndx != SHN_UNDEF && GELF_ST_TYPE(s.st_info) == STT_OBJECT &&
+		    prefix_of(nm, "malloc_message", p, sizeof(p)) && nmsg < 8) {
+			snprintf(msgs[nmsg].prefix, sizeof(msgs[nmsg].prefix), "%s", p);
+			msgs[nmsg++].addr = addr;
+		}
 		if (!nm || !is_func(&s))
 			continue;
 		is_ctl = prefix_of(nm, "mallctl", p, sizeof(p));
@@ -392,6 +399,9 @@ static int scan_module(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr
 		conf_env(mod, c->prefix, c->conf_env, sizeof(c->conf_env));
 		c->fn_mallctl = cand[k].ctl;
 		c->fn_stats_print = cand[k].print;
+		for (size_t m = 0; m < nmsg; m++)
+			if (!strcmp(msgs[m].prefix, c->prefix))
+				c->var_malloc_message = msgs[m].addr;
 		c->is_static = strncmp(base_name(name), "libjemalloc", 11) != 0;
 		if (c->is_static) {
 			if (static_code_ranges(mod, c))
@@ -619,4 +629,45 @@ int jma_syms_from_dwfl(Dwfl *dwfl, pid_t pid, const char *prefix, const char *mo
 	}
 	*out = sy;
 	return 0;
+}
+
+struct obj_find {
+	const char *name;
+	uint64_t addr;
+	int in_jemalloc;	/* found only in jemalloc's own module so far */
+};
+
+static int find_object(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr low, void *arg)
+{
+	struct obj_find *of = arg;
+	int n = dwfl_module_getsymtab(mod);
+
+	(void)ud;
+	(void)low;
+	(void)name;
+	for (int i = 1; i < n; i++) {
+		GElf_Sym s;
+		GElf_Addr addr;
+		const char *nm = dwfl_module_getsym_info(mod, i, &s, &addr, NULL, NULL, NULL);
+
+		if (!nm || s.st_shndx == SHN_UNDEF || GELF_ST_TYPE(s.st_info) != STT_OBJECT ||
+		    strcmp(nm, of->name))
+			continue;
+		/* A copy relocation in the executable is the live variable; the
+		 * library's own definition is then unused. */
+		if (!of->addr || (of->in_jemalloc && !maybe_jemalloc(mod))) {
+			of->addr = addr;
+			of->in_jemalloc = maybe_jemalloc(mod);
+		}
+		break;
+	}
+	return DWARF_CB_OK;
+}
+
+uint64_t jma_syms_object(struct jma_syms *sy, const char *name)
+{
+	struct obj_find of = { name, 0, 0 };
+
+	dwfl_getmodules(sy->dwfl, find_object, &of, 0);
+	return of.addr;
 }

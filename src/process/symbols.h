@@ -17,6 +17,7 @@ struct jma_copy {
 	int is_static;		/* inside a larger object (executable or other library) */
 	char conf_env[48];	/* environment variable it reads options from */
 	uint64_t fn_mallctl, fn_stats_print;
+	uint64_t var_malloc_message;	/* <prefix>malloc_message, 0 if not found */
 	struct jma_range *code;	/* jemalloc's own code, sorted */
 	size_t ncode;
 };
@@ -58,5 +59,10 @@ int jma_syms_from_dwfl(struct Dwfl *dwfl, pid_t pid, const char *prefix, const c
 /* The ELF file of the module holding jemalloc and its load bias (for the
  * emulator's relocations), NULL when unavailable. */
 struct Elf *jma_syms_jemalloc_elf(struct jma_syms *sy, uint64_t *bias);
+
+/* Address of the data object @name in the process, 0 if none: where several
+ * modules define it, the copy outside jemalloc (an executable's copy
+ * relocation of a library variable is the one in use). */
+uint64_t jma_syms_object(struct jma_syms *sy, const char *name);
 
 #endif
