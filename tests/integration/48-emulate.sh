@@ -170,6 +170,27 @@ t_redis_and_freeze() {
 	expect_eq "$(redis-cli -p "$REDIS_PORT" dbsize)" 20000
 }
 
+# Every jemalloc version built for the matrix (build/versions, see 80-versions.sh).
+t_version_matrix() {
+	local dir=${VERSIONS_DIR:-build/versions} v pid t n=0
+	for v in "$dir"/*/jemfix; do
+		[[ -x $v ]] || continue
+		start_fixture pid "$v"
+		fix "$pid" "alloc 200 4000" >/dev/null
+		jm "$pid" get stats.allocated stats.resident version
+		expect_rc 0
+		t=$OUT
+		jm --emulate "$pid" get stats.allocated stats.resident version
+		expect_rc 0
+		[[ $OUT == "$t" ]] || fail "$v: emulated '$OUT' vs in-target '$t'"
+		jm --emulate "$pid" stats
+		expect_rc 0
+		expect_match "$OUT" "Begin jemalloc statistics"
+		n=$((n + 1))
+	done
+	((n)) || echo "    (no jemalloc versions built under $dir: make versions)" >&2
+}
+
 t_writes_refused() {
 	local pid before
 	start_fixture pid "$FIXTURES/jemfix" $PROF
