@@ -34,6 +34,10 @@ struct att_thread {
 	int gone;		/* exited (or the whole process did) */
 	int deferring;		/* holds a reference on defer.h's deferral */
 	int exit_status;	/* wait status when gone */
+	/* The stop the target feels, bounded from outside: stop_ns just before
+	 * PTRACE_INTERRUPT (it cannot stop earlier), run_ns just after
+	 * PTRACE_DETACH returned (it runs again by then).  att_now_ns clock. */
+	int64_t stop_ns, run_ns;
 
 	/* hijack.c: what att_thread_restore puts back */
 	int hijacked;

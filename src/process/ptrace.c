@@ -35,7 +35,6 @@ struct ptrace_be {
 	struct jma_backend be;
 	struct att_thread th;		/* the borrowed thread */
 	struct jma_freeze fz;		/* --freeze: the other threads, all stopped */
-	int64_t attached_ns;		/* when the thread was stopped, for the hold time */
 };
 
 static struct jma_backend *ptrace_new(jma_session *s);
@@ -88,55 +87,76 @@ static void describe_cb(void *arg, uint64_t addr, char *buf, size_t len)
 	jma_syms_describe(arg, addr, buf, len);
 }
 
+/* Read, in one process_vm_readv, the stopped thread's stack from @sp up to
+ * the end of its mapping (at most STACK_SCAN bytes), the mapping found in the
+ * snapshot of /proc/PID/maps taken at jma_open; only a stack mapped since
+ * (a new thread) costs a fresh read of the maps.  stk->len is 0 when nothing
+ * could be read: the unwinder then reads what it needs itself. */
+static void read_stack(jma_session *s, pid_t tid, uint64_t sp, struct att_stack *stk)
+{
+	size_t nm;
+	const struct att_map *maps = jma_syms_maps(s->syms, &nm), *m = att_maps_find(maps, nm, sp);
+	struct att_map *fresh = NULL;
+	uint64_t end;
+	void *buf;
+
+	stk->lo = sp;
+	stk->buf = NULL;
+	stk->len = 0;
+	if (!m && att_proc_maps(s->pid, &fresh, &nm) == 0)
+		m = att_maps_find(fresh, nm, sp);
+	end = m ? m->end : sp;
+	att_maps_free(fresh, fresh ? nm : 0);
+	if (end > sp + STACK_SCAN)
+		end = sp + STACK_SCAN;
+	if (end <= sp || !(buf = malloc((size_t)(end - sp))))
+		return;
+	if (att_mem_read(tid, sp, buf, (size_t)(end - sp))) {
+		free(buf);
+		return;
+	}
+	stk->buf = buf;
+	stk->len = (size_t)(end - sp);
+}
+
 /* Is the stopped thread anywhere inside jemalloc?  Unwinding finds the frames
  * libunwind can follow.  When it could not walk to the outermost frame, a
  * scan of the live stack above the stack pointer for words pointing into
  * jemalloc's code stands in for the frames it missed: stale words make that
  * scan err on the side of refusing, which only costs us this thread, while a
- * miss could deadlock the target. */
+ * miss could deadlock the target.  Both work on one copy of the stack. */
 static int frames_in_jemalloc(struct ptrace_be *p, pid_t tid, char *where, size_t len)
 {
 	uint64_t pcs[MAX_FRAMES];
-	int complete, n = att_unwind(tid, pcs, MAX_FRAMES, &complete);
 	jma_session *s = p->be.s;
-	uint64_t sp = arch_sp(&p->th.saved_gp);
-	struct att_map *maps;
+	struct att_stack stk;
+	const struct att_map *maps;
+	const uint64_t *w;
 	size_t nm;
+	int complete, n, found = 0;
 
-	for (int i = 0; i < n; i++)
+	read_stack(s, tid, arch_sp(&p->th.saved_gp), &stk);
+	maps = jma_syms_maps(s->syms, &nm);
+	n = att_unwind(tid, &stk, maps, nm, pcs, MAX_FRAMES, &complete);
+	for (int i = 0; i < n && !found; i++)
 		if (jma_syms_in_jemalloc(s->syms, pcs[i] - (i > 0))) {
 			jma_syms_describe(s->syms, pcs[i] - (i > 0), where, len);
-			return 1;
+			found = 1;
 		}
-	if (jma_syms_in_jemalloc(s->syms, arch_pc(&p->th.saved_gp))) {
+	if (!found && jma_syms_in_jemalloc(s->syms, arch_pc(&p->th.saved_gp))) {
 		jma_syms_describe(s->syms, arch_pc(&p->th.saved_gp), where, len);
-		return 1;
+		found = 1;
 	}
-	if (!complete && att_proc_maps(s->pid, &maps, &nm) == 0) {
-		const struct att_map *m = att_maps_find(maps, nm, sp);
-		uint64_t end = m ? m->end : sp;
-		size_t words;
-		uint64_t *buf;
-
-		if (end > sp + STACK_SCAN)
-			end = sp + STACK_SCAN;
-		words = (size_t)(end - sp) / 8;
-		buf = malloc(words * 8 + 8);
-		if (buf && att_mem_read(s->pid, sp, buf, words * 8) == 0) {
-			for (size_t i = 0; i < words; i++)
-				if (buf[i] > 4096 && jma_syms_in_jemalloc(s->syms, buf[i] - 1)) {
-					char d[200];
-					jma_syms_describe(s->syms, buf[i] - 1, d, sizeof(d));
-					snprintf(where, len, "%s (return address found on its stack)", d);
-					free(buf);
-					att_maps_free(maps, nm);
-					return 1;
-				}
+	w = stk.buf;
+	for (size_t i = 0; !found && !complete && i < stk.len / 8; i++)
+		if (w[i] > 4096 && jma_syms_in_jemalloc(s->syms, w[i] - 1)) {
+			char d[200];
+			jma_syms_describe(s->syms, w[i] - 1, d, sizeof(d));
+			snprintf(where, len, "%s (return address found on its stack)", d);
+			found = 1;
 		}
-		free(buf);
-		att_maps_free(maps, nm);
-	}
-	return 0;
+	free((void *)stk.buf);
+	return found;
 }
 
 /* An unsuitable candidate goes back to how it was: released, or under
@@ -145,6 +165,8 @@ static void give_back(struct ptrace_be *p)
 {
 	if (!p->fz.t) {
 		att_thread_release(&p->th);
+		jma_logf(p->be.s, JMA_LOG_INFO, "tid %d held for %.3f ms, then given back",
+			 (int)p->th.tid, (double)(p->th.run_ns - p->th.stop_ns) / 1e6);
 		return;
 	}
 	att_thread_restore(&p->th);
@@ -241,7 +263,6 @@ static int ptrace_begin(struct jma_backend *b)
 			break;
 		if (err == 0) {
 			attached = 1;
-			p->attached_ns = att_now_ns();
 			s->tid = c[i].tid;
 			snprintf(s->tid_comm, sizeof(s->tid_comm), "%s", c[i].comm);
 			snprintf(s->tid_why, sizeof(s->tid_why), "%s%s", c[i].why,
@@ -270,8 +291,9 @@ static int ptrace_end(struct jma_backend *b)
 	int err = att_thread_release(&p->th);
 
 	jma_thaw_all(&p->fz);
-	jma_logf(s, JMA_LOG_INFO, "tid %d held for %.3f ms", (int)p->th.tid,
-		 (double)(att_now_ns() - p->attached_ns) / 1e6);
+	/* See jma_held_ns: from the stop to the moment it runs again. */
+	s->held_ns = p->th.run_ns > p->th.stop_ns ? (uint64_t)(p->th.run_ns - p->th.stop_ns) : 0;
+	jma_logf(s, JMA_LOG_INFO, "tid %d held for %.3f ms", (int)p->th.tid, (double)s->held_ns / 1e6);
 	if (err)
 		return jma_fail(s, JMA_ERR_UNSAFE, err, "restoring tid %d: %s", (int)p->th.tid, p->th.err);
 	return 0;

@@ -564,6 +564,12 @@ fail:
 	return err;
 }
 
+const struct att_map *jma_syms_maps(const struct jma_syms *sy, size_t *n)
+{
+	*n = sy->nmaps;
+	return sy->maps;
+}
+
 const struct jma_copy *jma_syms_jemalloc(const struct jma_syms *sy)
 {
 	return sy->ncopies ? &sy->copies[sy->chosen] : NULL;
