@@ -23,14 +23,15 @@
 
 static int stack_window(struct att_thread *t, uint64_t below, uint64_t *lo)
 {
-	struct att_map *maps;
-	const struct att_map *m;
-	size_t n;
-	int err = att_proc_maps(t->pid, &maps, &n);
+	struct att_map *maps = NULL;
+	const struct att_map *m = t->maps ? att_maps_find(t->maps, t->nmaps, below - 1) : NULL;
+	size_t n = 0;
+	int err = 0;
 
+	if (!m && !(err = att_proc_maps(t->pid, &maps, &n)))
+		m = att_maps_find(maps, n, below - 1);
 	if (err)
 		return att_fail(t, err, "reading /proc/%d/maps: %s", (int)t->pid, strerror(-err));
-	m = att_maps_find(maps, n, below - 1);
 	if (!m || m->perms[0] != 'r' || m->perms[1] != 'w') {
 		att_maps_free(maps, n);
 		return att_fail(t, -EFAULT, "tid %d: stack pointer 0x%llx is not in a writable mapping",

@@ -163,18 +163,28 @@ long att_proc_syscall(pid_t pid, pid_t tid)
 
 int att_proc_maps(pid_t pid, struct att_map **out, size_t *n)
 {
-	char path[64], *buf, *line, *save = NULL;
-	size_t cap = 64, cnt = 0;
-	struct att_map *m;
+	char path[64], *buf;
 	int err;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	err = att_proc_read(path, &buf, NULL);
 	if (err)
 		return err;
-	m = calloc(cap, sizeof(*m));
-	if (!m) {
+	err = att_maps_parse(buf, out, n);
+	free(buf);
+	return err;
+}
+
+int att_maps_parse(const char *text, struct att_map **out, size_t *n)
+{
+	char *buf = strdup(text), *line, *save = NULL;
+	size_t cap = 64, cnt = 0;
+	struct att_map *m = calloc(cap, sizeof(*m));
+	int err = 0;
+
+	if (!buf || !m) {
 		free(buf);
+		free(m);
 		return -ENOMEM;
 	}
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {

@@ -35,6 +35,8 @@ struct att_map {
 
 /* Parse /proc/PID/maps.  Free with att_maps_free. */
 int att_proc_maps(pid_t pid, struct att_map **maps, size_t *n);
+/* The same from its text, read earlier (att_proc_read). */
+int att_maps_parse(const char *text, struct att_map **maps, size_t *n);
 void att_maps_free(struct att_map *maps, size_t n);
 const struct att_map *att_maps_find(const struct att_map *maps, size_t n, uint64_t addr);
 

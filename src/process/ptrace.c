@@ -35,6 +35,7 @@ struct ptrace_be {
 	struct jma_backend be;
 	struct att_thread th;		/* the borrowed thread */
 	struct jma_freeze fz;		/* --freeze: the other threads, all stopped */
+	int begun;			/* begin ran before: the maps snapshot is old */
 };
 
 static struct jma_backend *ptrace_new(jma_session *s);
@@ -193,6 +194,7 @@ static int try_thread(struct ptrace_be *p, const struct att_candidate *c, char *
 		jma_thread_setup(s, t, c->tid);
 		err = att_thread_seize(t, seize_ms);
 	}
+	t->maps = jma_syms_maps(s->syms, &t->nmaps);
 	t->sym = describe_cb;
 	t->sym_arg = s->syms;
 	if (err == -EPERM) {
@@ -238,6 +240,11 @@ static int ptrace_begin(struct jma_backend *b)
 	if (!jma_syms_jemalloc(s->syms))
 		return jma_fail(s, JMA_ERR_MISSING, -ENOENT, "no jemalloc found in process %d",
 				(int)s->pid);
+	/* One maps snapshot per command, taken before anything stops: jma_open's
+	 * for the first, a new one for each later command of a session. */
+	if (p->begun++ && (err = jma_syms_refresh_maps(s->syms)))
+		return jma_fail(s, JMA_ERR_ATTACH, err, "reading /proc/%d/maps: %s", (int)s->pid,
+				strerror(-err));
 	err = att_select_threads(s->pid, s->opt.thread, &c, &n);
 	if (err == -ESRCH && s->opt.thread)
 		return jma_fail(s, JMA_ERR_USAGE, err, "thread %d is not a thread of process %d",

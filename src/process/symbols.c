@@ -516,6 +516,9 @@ int jma_syms_open(pid_t pid, const char *prefix, const char *module, int allow_n
 {
 	struct jma_syms *sy = calloc(1, sizeof(*sy));
 	struct scan sc = { .sy = sy, .want_prefix = prefix, .want_module = module };
+	char path[64], *text = NULL;
+	size_t tlen = 0;
+	FILE *f;
 	int err;
 
 	*out = NULL;
@@ -524,7 +527,11 @@ int jma_syms_open(pid_t pid, const char *prefix, const char *module, int allow_n
 		return -ENOMEM;
 	}
 	sy->pid = pid;
-	err = att_proc_maps(pid, &sy->maps, &sy->nmaps);
+	/* One read of the maps, for us and for libdwfl. */
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	err = att_proc_read(path, &text, &tlen);
+	if (!err)
+		err = att_maps_parse(text, &sy->maps, &sy->nmaps);
 	if (err) {
 		snprintf(msg, len, "reading /proc/%d/maps: %s", (int)pid, strerror(-err));
 		goto fail;
@@ -536,7 +543,10 @@ int jma_syms_open(pid_t pid, const char *prefix, const char *module, int allow_n
 		goto fail;
 	}
 	cur = sy;
-	err = dwfl_linux_proc_report(sy->dwfl, pid);
+	f = fmemopen(text, tlen, "r");
+	err = f ? dwfl_linux_proc_maps_report(sy->dwfl, f) : errno;
+	if (f)
+		fclose(f);
 	if (err) {
 		err = err > 0 ? -err : -EIO;
 		snprintf(msg, len, "reading the modules of process %d: %s", (int)pid,
@@ -556,12 +566,28 @@ int jma_syms_open(pid_t pid, const char *prefix, const char *module, int allow_n
 	if (err)
 		goto fail;
 	cur = NULL;
+	free(text);
 	*out = sy;
 	return 0;
 fail:
 	cur = NULL;
+	free(text);
 	jma_syms_close(sy);
 	return err;
+}
+
+int jma_syms_refresh_maps(struct jma_syms *sy)
+{
+	struct att_map *m;
+	size_t n;
+	int err = att_proc_maps(sy->pid, &m, &n);
+
+	if (err)
+		return err;
+	att_maps_free(sy->maps, sy->nmaps);
+	sy->maps = m;
+	sy->nmaps = n;
+	return 0;
 }
 
 const struct att_map *jma_syms_maps(const struct jma_syms *sy, size_t *n)
