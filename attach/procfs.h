@@ -19,6 +19,11 @@ struct att_status {
 /* /proc/PID/task/TID/status (tid 0 = the process).  -ESRCH if gone. */
 int att_proc_status(pid_t pid, pid_t tid, struct att_status *st);
 
+/* State and comm of thread @tid from /proc/PID/task/TID/stat: one line, and
+ * cheaper for the kernel than status (which also takes the target's mmap
+ * lock for its memory figures).  -ESRCH if gone. */
+int att_proc_stat(pid_t pid, pid_t tid, char *state, char *comm, size_t len);
+
 /* The thread ids of @pid, sorted, main thread first.  *tids is malloc'ed. */
 int att_proc_tasks(pid_t pid, pid_t **tids, size_t *n);
 

@@ -228,6 +228,43 @@ static int try_thread(struct ptrace_be *p, const struct att_candidate *c, char *
 	return 0;
 }
 
+/* Try @c in order (skipping tid @skip, already tried) until one is attached
+ * (*attached = 1).  Returns like try_thread for the last one tried. */
+static int try_list(struct ptrace_be *p, const struct att_candidate *c, size_t n, pid_t skip,
+		    char *why, size_t len, int *attached)
+{
+	jma_session *s = p->be.s;
+	int err = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (c[i].tid == skip)
+			continue;
+		err = try_thread(p, &c[i], why, len);
+		/* The main thread is usually only briefly busy (or inside jemalloc):
+		 * waiting a little for it beats borrowing a thread jemalloc has
+		 * never seen (see att_select_threads). */
+		for (int retry = 0; err > 0 && !p->fz.t && c[i].tid == s->pid && retry < MAIN_RETRIES;
+		     retry++) {
+			usleep(MAIN_RETRY_US);
+			err = try_thread(p, &c[i], why, len);
+		}
+		if (err < 0)
+			return err;
+		if (err == 0) {
+			*attached = 1;
+			s->tid = c[i].tid;
+			snprintf(s->tid_comm, sizeof(s->tid_comm), "%s", c[i].comm);
+			snprintf(s->tid_why, sizeof(s->tid_why), "%s%s", c[i].why,
+				 s->opt.thread ? ", chosen with --thread" : "");
+			jma_logf(s, JMA_LOG_INFO, "using tid %d (%s), %s", (int)c[i].tid, c[i].comm,
+				 s->tid_why);
+			return 0;
+		}
+		jma_logf(s, JMA_LOG_INFO, "skipping tid %d: %s", (int)c[i].tid, why);
+	}
+	return err;
+}
+
 static int ptrace_begin(struct jma_backend *b)
 {
 	struct ptrace_be *p = (struct ptrace_be *)b;
@@ -235,7 +272,8 @@ static int ptrace_begin(struct jma_backend *b)
 	struct att_candidate *c;
 	size_t n;
 	char why[512] = "";
-	int err, attached = 0;
+	int err = 0, attached = 0;
+	pid_t tried = 0;
 
 	if (!jma_syms_jemalloc(s->syms))
 		return jma_fail(s, JMA_ERR_MISSING, -ENOENT, "no jemalloc found in process %d",
@@ -245,7 +283,21 @@ static int ptrace_begin(struct jma_backend *b)
 	if (p->begun++ && (err = jma_syms_refresh_maps(s->syms)))
 		return jma_fail(s, JMA_ERR_ATTACH, err, "reading /proc/%d/maps: %s", (int)s->pid,
 				strerror(-err));
-	err = att_select_threads(s->pid, s->opt.thread, &c, &n);
+	/* The best candidate alone when it is idle; all of them only if it is
+	 * not, or turns out unusable. */
+	if (!s->opt.thread && !(s->opt.flags & JMA_F_FREEZE)) {
+		err = att_select_threads(s->pid, 0, 1, &c, &n);
+		if (err == 1) {
+			err = try_list(p, c, n, 0, why, sizeof(why), &attached);
+			tried = c[0].tid;
+			free(c);
+			if (attached || err < 0)
+				return err;
+			err = att_select_threads(s->pid, 0, 0, &c, &n);
+		}
+	} else {
+		err = att_select_threads(s->pid, s->opt.thread, 0, &c, &n);
+	}
 	if (err == -ESRCH && s->opt.thread)
 		return jma_fail(s, JMA_ERR_USAGE, err, "thread %d is not a thread of process %d",
 				(int)s->opt.thread, (int)s->pid);
@@ -256,30 +308,7 @@ static int ptrace_begin(struct jma_backend *b)
 		free(c);
 		return err;
 	}
-	for (size_t i = 0; i < n; i++) {
-		err = try_thread(p, &c[i], why, sizeof(why));
-		/* The main thread is usually only briefly busy (or inside jemalloc):
-		 * waiting a little for it beats borrowing a thread jemalloc has
-		 * never seen (see att_select_threads). */
-		for (int retry = 0; err > 0 && !p->fz.t && c[i].tid == s->pid && retry < MAIN_RETRIES;
-		     retry++) {
-			usleep(MAIN_RETRY_US);
-			err = try_thread(p, &c[i], why, sizeof(why));
-		}
-		if (err < 0)
-			break;
-		if (err == 0) {
-			attached = 1;
-			s->tid = c[i].tid;
-			snprintf(s->tid_comm, sizeof(s->tid_comm), "%s", c[i].comm);
-			snprintf(s->tid_why, sizeof(s->tid_why), "%s%s", c[i].why,
-				 s->opt.thread ? ", chosen with --thread" : "");
-			jma_logf(s, JMA_LOG_INFO, "using tid %d (%s), %s", (int)c[i].tid, c[i].comm,
-				 s->tid_why);
-			break;
-		}
-		jma_logf(s, JMA_LOG_INFO, "skipping tid %d: %s", (int)c[i].tid, why);
-	}
+	err = try_list(p, c, n, tried, why, sizeof(why), &attached);
 	free(c);
 	if (!attached)
 		jma_thaw_all(&p->fz);

@@ -511,6 +511,28 @@ static int choose_copy(struct jma_syms *sy, pid_t pid, const struct scan *sc, ch
 	return -ENOENT;
 }
 
+/* Keep, in place, the lines of maps @text that map a file: libdwfl parses
+ * each line with sscanf, and a process with a thousand threads has two
+ * thousand anonymous ones (stacks, guard pages).  Returns the new length. */
+static size_t files_only(char *text)
+{
+	char *w = text;
+
+	for (char *l = text, *nl; *l; l = nl) {
+		size_t k;
+
+		nl = strchr(l, '\n');
+		nl = nl ? nl + 1 : l + strlen(l);
+		k = (size_t)(nl - l);
+		if (memchr(l, '/', k)) {
+			memmove(w, l, k);
+			w += k;
+		}
+	}
+	*w = '\0';
+	return (size_t)(w - text);
+}
+
 int jma_syms_open(pid_t pid, const char *prefix, const char *module, int allow_none,
 		  struct jma_syms **out, char *msg, size_t len)
 {
@@ -543,7 +565,8 @@ int jma_syms_open(pid_t pid, const char *prefix, const char *module, int allow_n
 		goto fail;
 	}
 	cur = sy;
-	f = fmemopen(text, tlen, "r");
+	tlen = files_only(text);
+	f = fmemopen(text, tlen ? tlen : 1, "r");
 	err = f ? dwfl_linux_proc_maps_report(sy->dwfl, f) : errno;
 	if (f)
 		fclose(f);
