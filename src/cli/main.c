@@ -32,6 +32,9 @@ const struct cli_cmd cli_commands[] = {
 	{ "watch", 1, 0, cmd_watch,
 	  "watch [-i SEC] [-n COUNT] [-o FILE] [--format jsonl|csv|prom] [--arenas]",
 	  "record memory stats every SEC seconds (default 10) until Ctrl-C" },
+	{ "shell", 1, 0, cmd_shell, "shell [FILE|-]\n-",
+	  "run commands (one a line, as after PID) from stdin or FILE in one session: "
+	  "jemalloc is found once, each command pays only its own stop" },
 	{ "report", 0, 0, cmd_report,
 	  "report abs|del|eff SERIES [-t SIZE] [--from I] [--to J] [-m METRIC] [--svg OUT]",
 	  "per-arena peaks, changes or active/mapped of a watch series or stats JSON log" },
@@ -275,7 +278,7 @@ int main(int argc, char **argv)
 				 argv[optind]);
 	if (optind + 1 >= argc)
 		return cli_error(EXIT_USAGE, "missing COMMAND after PID (try --help)");
-	k = find_cmd(argv[optind + 1]);
+	k = find_cmd(strcmp(argv[optind + 1], "-") ? argv[optind + 1] : "shell");
 	if (!k || !k->live)
 		return cli_error(EXIT_USAGE, "unknown command \"%s\" (try --help)", argv[optind + 1]);
 	/* Never fetch debuginfo over the network while a target may be stopped
