@@ -30,7 +30,7 @@ t_shell_finds_jemalloc_once_and_stops_once_per_command() {
 	expect_eq "$(grep -c 'jemalloc in ' <<<"$ERR")" 1
 	# One stop per command that reaches the target, each reported with its hold.
 	expect_eq "$(grep -c 'held for [0-9.]* ms$' <<<"$ERR")" 4
-	expect_eq "$(tail -1 <<<"$OUT")" "version $(fix "$pid" "get s version")"
+	expect_eq "$(tail -1 <<<"$OUT")" "$(fix "$pid" "get s version")"
 }
 
 t_shell_usage_errors() {
