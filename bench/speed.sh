@@ -24,11 +24,6 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 median() { sort -n | awk '{a[NR] = $1} END {if (!NR) print "-"; else print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
-# measure CMD...: one line "wall_ms cpu_ms maxrss_kb" (GNU time).
-measure() {
-	/usr/bin/time -f '%e %U %S %M' -o "$dir/t" "$@" >/dev/null 2>&1
-	awk '{printf "%.3f %.3f %d\n", $1 * 1000, ($2 + $3) * 1000, $4}' "$dir/t"
-}
 # wall_ms CMD...: wall time in ms at ns resolution (GNU time has 10 ms steps).
 wall_ms() {
 	local t0 t1
@@ -50,23 +45,33 @@ rpid=$!
 pids+=("$rpid")
 for _ in $(seq 100); do [[ $(redis-cli -p "$port" ping 2>/dev/null) == PONG ]] && break; sleep 0.05; done
 redis-cli -p "$port" debug populate 200000 key 100 >/dev/null 2>&1
+# hf FILE RUNS CMD: hyperfine's median wall and mean CPU (user + system) of
+# RUNS runs of CMD, in ms, appended to FILE.
+hf() {
+	hyperfine -N -w 1 -r "$2" --export-csv "$dir/hf.csv" "$3" >/dev/null 2>&1
+	awk -F, 'NR == 2 {printf "%.3f %.3f\n", $4 * 1000, ($5 + $6) * 1000}' "$dir/hf.csv" >>"$1"
+}
+rss_kb() { /usr/bin/time -f '%M' -o "$dir/t" "$@" >/dev/null 2>&1; cat "$dir/t"; }
+gdb_call="gdb -p $rpid -batch -nx -ex 'call (int)mallctl(\"prof.active\",0,0,0,0)'"
 : >"$dir/get" >"$dir/gdb" >"$dir/held" >"$dir/stats" >"$dir/statsj" >"$dir/dump" \
-	>"$dir/stats_held" >"$dir/statsj_held"
+	>"$dir/stats_held" >"$dir/statsj_held" >"$dir/get_rss" >"$dir/gdb_rss"
 for i in $(seq "$N"); do
-	measure "$J" "$rpid" get stats.allocated >>"$dir/get"
-	measure gdb -p "$rpid" -batch -nx -ex 'call (int)mallctl("prof.active",0,0,0,0)' >>"$dir/gdb"
+	hf "$dir/get" 5 "$J $rpid get stats.allocated"
+	hf "$dir/gdb" 1 "$gdb_call"
+	rss_kb "$J" "$rpid" get stats.allocated >>"$dir/get_rss"
+	rss_kb gdb -p "$rpid" -batch -nx -ex 'call (int)mallctl("prof.active",0,0,0,0)' >>"$dir/gdb_rss"
 	held_ms "$J" -v "$rpid" get stats.allocated >>"$dir/held"
 	wall_ms "$J" "$rpid" stats >>"$dir/stats"
 	held_ms "$J" -v "$rpid" stats >>"$dir/stats_held"
 	wall_ms "$J" "$rpid" stats --json >>"$dir/statsj"
 	held_ms "$J" -v "$rpid" stats --json >>"$dir/statsj_held"
-	wall_ms "$J" "$rpid" prof dump "$dir/p.$i.heap" >>"$dir/dump"
+	wall_ms "$J" "$rpid" prof dump -o "$dir/p.$i.heap" >>"$dir/dump"
 	rm -f "$dir/p.$i.heap"
 done
-read -r gw gc gr < <(paste <(col 1 <"$dir/get" | median) <(col 2 <"$dir/get" | median) <(col 3 <"$dir/get" | median))
-read -r dw dc dr < <(paste <(col 1 <"$dir/gdb" | median) <(col 2 <"$dir/gdb" | median) <(col 3 <"$dir/gdb" | median))
+gw=$(col 1 <"$dir/get" | median); gc=$(col 2 <"$dir/get" | median); gr=$(median <"$dir/get_rss")
+dw=$(col 1 <"$dir/gdb" | median); dc=$(col 2 <"$dir/gdb" | median); dr=$(median <"$dir/gdb_rss")
 echo
-echo "Redis $(redis-server --version | awk '{print $3}'), 200000 keys:"
+echo "Redis $(redis-server --version | awk '{print $3}'), 200000 keys (hyperfine: median wall, mean CPU):"
 printf '  %-34s wall %8.2f ms  cpu %7.2f ms  peak RSS %6d KiB  thread held %s ms\n' \
 	"jemattach get stats.allocated" "$gw" "$gc" "$gr" "$(median <"$dir/held")"
 printf '  %-34s wall %8.2f ms  cpu %7.2f ms  peak RSS %6d KiB  every thread stopped\n' \
@@ -119,29 +124,35 @@ awk -v a="$(median <"$dir/tw1000")" -v b="$(median <"$dir/tw10")" \
 printf '  threads on 1000 threads: %.0f ms (median of 3)\n' "$(median <"$dir/threads")"
 
 # --- the stop the target feels ---------------------------------------------------
-# Per window: pauses over 1 ms and the longest pause the fixture saw, for a
-# window holding one get, and for an idle window of the same length.
+# Per get: the fixture's longest pause in the window against the stop
+# jemattach reports (-vv gives its two instants on the same clock), and the
+# pauses over 1 ms against an idle window of the same length.
 echo
-echo "the stop the target measures (pausefix reports iterations of nanosleep(200us) late by > 1 ms):"
+echo "the stop the target measures (pausefix: iterations of nanosleep(200us) late by more than 1 ms):"
 for t in 10 1000; do
 	p=p$t
-	: >"$dir/pw" >"$dir/iw" >"$dir/diff"
+	: >"$dir/pw" >"$dir/iw" >"$dir/diff" >"$dir/after"
 	for i in $(seq 10); do
 		ask "$p" report >/dev/null
 		t0=$(date +%s%N)
-		h=$(held_ms "$J" -v "${FPID[$p]}" get stats.allocated)
+		read -r st rn < <("$J" -vv "${FPID[$p]}" get stats.allocated 2>&1 >/dev/null |
+			sed -n 's/.*stopped at \([0-9]*\) ns, running at \([0-9]*\) ns.*/\1 \2/p')
 		t1=$(date +%s%N)
-		read -r nl mx _ < <(ask "$p" report)
-		echo "$nl $mx $h" >>"$dir/pw"
-		awk -v m="$mx" -v h="$h" 'BEGIN {printf "%.3f\n", m / 1000 - h}' >>"$dir/diff"
+		read -r nl mx _ ps pe < <(ask "$p" report)
+		echo "$nl" >>"$dir/pw"
+		# The longest pause minus the hold, and how long it went on after we let go.
+		awk -v s="$st" -v r="$rn" -v ps="$ps" -v pe="$pe" \
+			'BEGIN {printf "%.3f\n", (pe - ps - (r - s)) / 1e6}' >>"$dir/diff"
+		awk -v r="$rn" -v pe="$pe" 'BEGIN {printf "%.3f\n", (pe - r) / 1e6}' >>"$dir/after"
 		sleep "$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.6f", (b - a) / 1e9}')"
-		read -r nl mx _ < <(ask "$p" report)
-		echo "$nl $mx" >>"$dir/iw"
+		read -r nl _ < <(ask "$p" report)
+		echo "$nl" >>"$dir/iw"
 	done
-	printf '  %4d threads, 10 gets: pauses > 1 ms: %d with a get, %d in as long idle;' "$t" \
-		"$(awk '{s += $1} END {print s}' "$dir/pw")" "$(awk '{s += $1} END {print s}' "$dir/iw")"
-	printf ' longest pause - held (ms): median %s, per get: %s\n' "$(median <"$dir/diff")" \
+	printf '  %4d threads, 10 gets: pauses > 1 ms: %d in the windows with a get, %d in as long idle ones\n' \
+		"$t" "$(awk '{s += $1} END {print s}' "$dir/pw")" "$(awk '{s += $1} END {print s}' "$dir/iw")"
+	printf '        longest pause - held, ms: median %s (each: %s)\n' "$(median <"$dir/diff")" \
 		"$(tr '\n' ' ' <"$dir/diff")"
+	printf '        it ended this long after the thread was let go, ms: %s\n' "$(tr '\n' ' ' <"$dir/after")"
 done
 
 # --- arenas: held against the target's own malloc_stats_print --------------------

@@ -329,6 +329,8 @@ static int ptrace_end(struct jma_backend *b)
 	jma_thaw_all(&p->fz);
 	/* See jma_held_ns: from the stop to the moment it runs again. */
 	s->held_ns = p->th.run_ns > p->th.stop_ns ? (uint64_t)(p->th.run_ns - p->th.stop_ns) : 0;
+	jma_logf(s, JMA_LOG_DEBUG, "tid %d stopped at %lld ns, running at %lld ns (CLOCK_MONOTONIC)",
+		 (int)p->th.tid, (long long)p->th.stop_ns, (long long)p->th.run_ns);
 	jma_logf(s, JMA_LOG_INFO, "tid %d held for %.3f ms", (int)p->th.tid, (double)s->held_ns / 1e6);
 	if (err)
 		return jma_fail(s, JMA_ERR_UNSAFE, err, "restoring tid %d: %s", (int)p->th.tid, p->th.err);
