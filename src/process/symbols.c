@@ -339,10 +339,15 @@ static int maybe_jemalloc(Dwfl_Module *mod)
 		return 1;
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
-		Elf_Data *d;
+		Elf_Data *d, *str;
 
 		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
 		    !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
+			continue;
+		/* One memmem over the string table rules out most modules (libc's
+		 * thousands of names) without a strlen per symbol. */
+		str = elf_getdata(elf_getscn(elf, sh.sh_link), NULL);
+		if (str && str->d_buf && !memmem(str->d_buf, str->d_size, "mallctl", 8))
 			continue;
 		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
 			GElf_Sym sym;
