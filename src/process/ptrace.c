@@ -251,10 +251,20 @@ static int try_list(struct ptrace_be *p, const struct att_candidate *c, size_t n
 		if (err < 0)
 			return err;
 		if (err == 0) {
+			long nr = arch_syscall_nr(&p->th.saved_gp);
+			const char *nm = nr >= 0 ? arch_syscall_name(nr) : NULL;
+			char seen[96];
+
+			/* /proc saw it a moment before it stopped; its registers say
+			 * where it really was (a thread seen running has often just
+			 * gone back to sleep). */
+			snprintf(seen, sizeof(seen), "%s", c[i].why);
+			if (c[i].state == 'R' && nm)
+				snprintf(seen, sizeof(seen), "asleep in %s", nm);
 			*attached = 1;
 			s->tid = c[i].tid;
 			snprintf(s->tid_comm, sizeof(s->tid_comm), "%s", c[i].comm);
-			snprintf(s->tid_why, sizeof(s->tid_why), "%s%s", c[i].why,
+			snprintf(s->tid_why, sizeof(s->tid_why), "%s%s", seen,
 				 s->opt.thread ? ", chosen with --thread" : "");
 			jma_logf(s, JMA_LOG_INFO, "using tid %d (%s), %s", (int)c[i].tid, c[i].comm,
 				 s->tid_why);
