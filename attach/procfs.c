@@ -285,10 +285,21 @@ void att_maps_free(struct att_map *maps, size_t n)
 	free(maps);
 }
 
+/* The kernel lists mappings in address order: a binary search (a process
+ * with a thousand threads has three thousand of them). */
 const struct att_map *att_maps_find(const struct att_map *maps, size_t n, uint64_t addr)
 {
-	for (size_t i = 0; i < n; i++)
-		if (addr >= maps[i].start && addr < maps[i].end)
-			return &maps[i];
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (addr < maps[mid].start)
+			hi = mid;
+		else if (addr >= maps[mid].end)
+			lo = mid + 1;
+		else
+			return &maps[mid];
+	}
 	return NULL;
 }

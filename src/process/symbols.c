@@ -21,7 +21,19 @@
 #include "process/symbols.h"
 #include "process/targetfs.h"
 
+/* Names already looked up, by pc: dwfl_module_addrinfo scans a module's
+ * whole symbol table per address, and the threads of a process mostly share
+ * their frames (a thousand workers in the same wait). */
+#define NAME_CACHE	4096
+struct named {
+	uint64_t pc;		/* 0: empty */
+	uint64_t off;
+	const char *name, *module, *file;	/* owned by libdwfl */
+	int line, with_line;
+};
+
 struct jma_syms {
+	struct named *names;	/* NAME_CACHE entries, allocated on first use */
 	pid_t pid;
 	Dwfl *dwfl;
 	struct att_map *maps;
@@ -474,6 +486,7 @@ void jma_syms_close(struct jma_syms *sy)
 		return;
 	if (sy->dwfl)
 		dwfl_end(sy->dwfl);
+	free(sy->names);
 	for (size_t i = 0; i < sy->ncopies; i++) {
 		free(sy->copies[i].path);
 		free(sy->copies[i].prefix);
@@ -653,7 +666,22 @@ const char *jma_syms_name(struct jma_syms *sy, uint64_t pc, uint64_t *off, const
 	const char *nm = NULL;
 	GElf_Off o = 0;
 	GElf_Sym s;
+	struct named *e = NULL;
 
+	if (!sy->names)
+		sy->names = calloc(NAME_CACHE, sizeof(*sy->names));
+	if (sy->names && pc) {
+		e = &sy->names[(pc ^ (pc >> 12)) % NAME_CACHE];
+		if (e->pc == pc && (e->with_line || !file || !line)) {
+			*off = e->off;
+			*module = e->module;
+			if (file)
+				*file = e->file;
+			if (line)
+				*line = e->line;
+			return e->name;
+		}
+	}
 	cur = sy;
 	*off = 0;
 	*module = NULL;
@@ -673,6 +701,10 @@ const char *jma_syms_name(struct jma_syms *sy, uint64_t pc, uint64_t *off, const
 		}
 	}
 	cur = NULL;
+	if (e)
+		*e = (struct named){ .pc = pc, .off = *off, .name = nm, .module = *module,
+				     .file = file ? *file : NULL, .line = line ? *line : 0,
+				     .with_line = file && line };
 	return nm;
 }
 
