@@ -124,7 +124,7 @@ static void usage(FILE *f)
 		"  -f, --force         with --thread: use it even if inside jemalloc (dangerous)\n"
 		"      --freeze        stop every thread while attached, for a consistent snapshot\n"
 		"                      (refused if a thread is inside jemalloc)\n"
-		"  -v, --verbose       say what is done (twice: debug)\n"
+		"  -v, --verbose       say what is done, how long the thread was held (twice: debug)\n"
 		"      --gdb-script    print the path of the gdb command library and exit\n"
 		"  -h, --help          this help\n"
 		"  -V, --version       version\n"
