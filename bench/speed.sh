@@ -16,9 +16,26 @@ LOAD_S=${LOAD_S:-3}
 dir=$(mktemp -d /tmp/jemattach-bench.XXXXXX)
 pids=()
 cleanup() {
+	touch "$dir/stop"
+	for p in "${loops[@]}"; do wait "$p" 2>/dev/null; done
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
 	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
 	rm -rf "$dir"
+}
+loops=()
+# every CMD... : run CMD every SEC seconds in the background until $dir/stop
+# exists; stopped with stop_loops, which lets the command in flight finish (a
+# gdb killed while attached leaves the target stopped or loses its signals).
+every() {
+	local sec=$1; shift
+	rm -f "$dir/stop"
+	( while [[ ! -e $dir/stop ]]; do "$@" >/dev/null 2>&1; sleep "$sec"; done ) &
+	loops+=("$!")
+}
+stop_loops() {
+	touch "$dir/stop"
+	for p in "${loops[@]}"; do wait "$p" 2>/dev/null; done
+	loops=()
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -178,7 +195,7 @@ done
 
 # --- Redis clients while jemattach (or gdb) watches ------------------------------
 echo
-echo "Redis under redis-benchmark (50 clients, GET/SET, ${LOAD_S} s per run; 2 rounds interleaved):"
+echo "Redis under redis-benchmark (50 clients, GET of 100-byte values, about ${LOAD_S} s per run; 2 rounds interleaved):"
 # A fixed request count sized to about LOAD_S seconds: redis-benchmark prints
 # its CSV line only when a test finishes.
 reqs=$((LOAD_S * 30000))
@@ -193,15 +210,12 @@ for r in 1 2; do
 	w=$!
 	run_load >>"$dir/l_watch"
 	kill -INT "$w"; wait "$w" 2>/dev/null
-	( while :; do "$J" "$rpid" stats --json >/dev/null 2>&1; sleep 0.1; done ) &
-	w=$!
+	every 0.1 "$J" "$rpid" stats --json
 	run_load >>"$dir/l_json"
-	kill "$w"; wait "$w" 2>/dev/null
-	( while :; do gdb -p "$rpid" -batch -nx -ex 'call (int)mallctl("prof.active",0,0,0,0)' \
-		>/dev/null 2>&1; sleep 1; done ) &
-	w=$!
+	stop_loops
+	every 1 gdb -p "$rpid" -batch -nx -ex 'call (int)mallctl("prof.active",0,0,0,0)'
 	run_load >>"$dir/l_gdb"
-	kill "$w"; wait "$w" 2>/dev/null
+	stop_loops
 done
 base=$(col 1 <"$dir/l_none" | median)
 for m in none watch json gdb; do
