@@ -170,18 +170,34 @@ int att_proc_tasks(pid_t pid, pid_t **tids, size_t *n)
 
 long att_proc_syscall(pid_t pid, pid_t tid)
 {
-	char path[64], *buf;
+	uint64_t sp, pc;
+
+	return att_proc_syscall_at(pid, tid, &sp, &pc);
+}
+
+long att_proc_syscall_at(pid_t pid, pid_t tid, uint64_t *sp, uint64_t *pc)
+{
+	char path[64], *buf, *e;
 	long nr;
 
+	*sp = *pc = 0;
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)pid, (int)tid);
 	if (att_proc_read(path, &buf, NULL))
 		return -2;
-	if (!strncmp(buf, "running", 7))
+	if (!strncmp(buf, "running", 7)) {
 		nr = -1;
-	else if (isdigit((unsigned char)buf[0]))
-		nr = strtol(buf, NULL, 10);
-	else
+	} else if (isdigit((unsigned char)buf[0])) {
+		/* "nr arg1 ... arg6 sp pc", the numbers after nr in hex. */
+		nr = strtol(buf, &e, 10);
+		for (int i = 0; i < 6 && *e == ' '; i++)
+			strtoull(e, &e, 16);
+		if (*e == ' ')
+			*sp = strtoull(e, &e, 16);
+		if (*e == ' ')
+			*pc = strtoull(e, &e, 16);
+	} else {
 		nr = -2;
+	}
 	free(buf);
 	return nr;
 }

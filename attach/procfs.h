@@ -30,6 +30,9 @@ int att_proc_tasks(pid_t pid, pid_t **tids, size_t *n);
 /* The system call the thread is blocked in (/proc/PID/task/TID/syscall), or -1
  * when it is running in user space, or -2 when the kernel does not say. */
 long att_proc_syscall(pid_t pid, pid_t tid);
+/* The same, with the user stack pointer and program counter the kernel
+ * recorded at the system call's entry (0 when it is not in one). */
+long att_proc_syscall_at(pid_t pid, pid_t tid, uint64_t *sp, uint64_t *pc);
 
 struct att_map {
 	uint64_t start, end, offset;

@@ -65,7 +65,8 @@ static int look_at(pid_t pid, pid_t tid, struct att_candidate *c)
 	    c->state == 'X')
 		return -1;	/* exited meanwhile */
 	c->tid = tid;
-	c->syscall = (c->state == 'S' || c->state == 'D') ? att_proc_syscall(pid, tid) : -1;
+	c->syscall = (c->state == 'S' || c->state == 'D') ? att_proc_syscall_at(pid, tid, &c->sp, &c->pc)
+							 : -1;
 	c->rank = rank_of(c);
 	return 0;
 }

@@ -11,6 +11,7 @@
 #define ATTACH_SELECT_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct att_candidate {
@@ -18,6 +19,7 @@ struct att_candidate {
 	int rank;
 	char state;
 	long syscall;		/* -1 running, -2 unknown */
+	uint64_t sp, pc;	/* where it entered that system call (0: unknown) */
 	char comm[64];
 	char why[96];		/* "asleep in epoll_wait", "running", ... */
 };

@@ -9,6 +9,14 @@
  * its ELF headers in the target's memory (PT_GNU_EH_FRAME) with the caller's
  * maps snapshot; only registers, and modules the snapshot does not know, go
  * through libunwind-ptrace.
+ *
+ * The address space is kept between walks (per calling thread, for one
+ * target process at a time) with libunwind's global caching: the register
+ * rules of a pc already seen are not looked up again, which makes a walk over
+ * known code about ten times cheaper (0.1 ms -> 0.01 ms).  att_unwind_at
+ * walks a thread that is not stopped, from where it entered its system call,
+ * before it is stopped: the walk on the stopped thread then finds its rules
+ * cached.
  */
 #include <elf.h>
 #include <errno.h>
@@ -26,6 +34,7 @@
 struct uw {
 	void *upt;			/* libunwind-ptrace's handle, for what we pass through */
 	pid_t tid;
+	const uint64_t *at;		/* att_unwind_at: {sp, pc}; NULL: the stopped thread's */
 	const struct att_stack *stk;
 	const struct att_map *maps;
 	size_t nmaps;
@@ -175,7 +184,15 @@ static int get_dyn_info_list_addr(unw_addr_space_t as, unw_word_t *addr, void *a
 
 static int access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *val, int write, void *arg)
 {
-	return _UPT_access_reg(as, reg, val, write, ((struct uw *)arg)->upt);
+	struct uw *u = arg;
+
+	if (!u->at)
+		return _UPT_access_reg(as, reg, val, write, u->upt);
+	/* A running thread: only what /proc gave; the rest unknown (0). */
+	if (write)
+		return -UNW_EINVAL;
+	*val = reg == UNW_REG_SP ? u->at[0] : reg == UNW_REG_IP ? u->at[1] : 0;
+	return 0;
 }
 
 static int access_fpreg(unw_addr_space_t as, unw_regnum_t reg, unw_fpreg_t *val, int write,
@@ -209,32 +226,45 @@ static unw_accessors_t accessors = {
 	.get_proc_name = get_proc_name,
 };
 
-int att_unwind(pid_t tid, const struct att_stack *stk, const struct att_map *maps, size_t nmaps,
-	       uint64_t *pcs, int max, int *complete)
+/* Kept between walks of one calling thread (see the top). */
+static __thread struct uw *kept;
+static __thread unw_addr_space_t kept_as;
+static __thread pid_t kept_pid;
+
+static int walk(pid_t pid, pid_t tid, const uint64_t *at, const struct att_stack *stk,
+		const struct att_map *maps, size_t nmaps, uint64_t *pcs, int max, int *complete)
 {
-	unw_addr_space_t as;
 	unw_cursor_t c;
 	struct uw *u;
 	int n = 0, r;
 
 	*complete = 0;
-	u = calloc(1, sizeof(*u));
-	if (!u)
+	if (!kept && !(kept = calloc(1, sizeof(*kept))))
 		return -ENOMEM;
+	if (!kept_as) {
+		kept_as = unw_create_addr_space(&accessors, 0);
+		if (!kept_as)
+			return -ENOMEM;
+		unw_set_caching_policy(kept_as, UNW_CACHE_GLOBAL);
+	}
+	if (kept_pid != pid) {
+		/* Cached rules are by address: another process, other code. */
+		unw_flush_cache(kept_as, 0, 0);
+		kept_pid = pid;
+	}
+	u = kept;
+	for (int i = 0; i < NPAGES; i++)
+		u->page[i].base = 0;	/* the stack changes between walks */
 	u->tid = tid;
+	u->at = at;
 	u->stk = stk;
 	u->maps = maps;
 	u->nmaps = nmaps;
-	as = unw_create_addr_space(&accessors, 0);
-	u->upt = as ? _UPT_create(tid) : NULL;
-	if (!u->upt) {
-		if (as)
-			unw_destroy_addr_space(as);
-		free(u);
+	u->upt = _UPT_create(tid);
+	if (!u->upt)
 		return -ENOMEM;
-	}
 	cur = u;
-	r = unw_init_remote(&c, as, u);
+	r = unw_init_remote(&c, kept_as, u);
 	while (r >= 0 && n < max) {
 		unw_word_t ip;
 
@@ -249,7 +279,21 @@ int att_unwind(pid_t tid, const struct att_stack *stk, const struct att_map *map
 	}
 	cur = NULL;
 	_UPT_destroy(u->upt);
-	unw_destroy_addr_space(as);
-	free(u);
+	u->upt = NULL;
 	return n > 0 ? n : -EIO;
+}
+
+int att_unwind(pid_t pid, pid_t tid, const struct att_stack *stk, const struct att_map *maps,
+	       size_t nmaps, uint64_t *pcs, int max, int *complete)
+{
+	return walk(pid, tid, NULL, stk, maps, nmaps, pcs, max, complete);
+}
+
+int att_unwind_at(pid_t pid, pid_t tid, uint64_t sp, uint64_t pc, const struct att_map *maps,
+		  size_t nmaps, uint64_t *pcs, int max)
+{
+	const uint64_t at[2] = { sp, pc };
+	int complete;
+
+	return walk(pid, tid, at, NULL, maps, nmaps, pcs, max, &complete);
 }

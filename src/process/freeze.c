@@ -39,7 +39,7 @@ int jma_freeze_all(jma_session *s, struct jma_freeze *fz, const struct att_candi
 			return err;
 		}
 		fz->n++;
-		nf = att_unwind(t->tid, NULL, maps, nm, pcs, MAX_FRAMES, &complete);
+		nf = att_unwind(s->pid, t->tid, NULL, maps, nm, pcs, MAX_FRAMES, &complete);
 		for (int k = 0; k < nf; k++) {
 			if (!jma_syms_in_jemalloc(s->syms, pcs[k] - (k > 0)))
 				continue;

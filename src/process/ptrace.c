@@ -138,7 +138,7 @@ static int frames_in_jemalloc(struct ptrace_be *p, pid_t tid, char *where, size_
 
 	read_stack(s, tid, arch_sp(&p->th.saved_gp), &stk);
 	maps = jma_syms_maps(s->syms, &nm);
-	n = att_unwind(tid, &stk, maps, nm, pcs, MAX_FRAMES, &complete);
+	n = att_unwind(s->pid, tid, &stk, maps, nm, pcs, MAX_FRAMES, &complete);
 	for (int i = 0; i < n && !found; i++)
 		if (jma_syms_in_jemalloc(s->syms, pcs[i] - (i > 0))) {
 			jma_syms_describe(s->syms, pcs[i] - (i > 0), where, len);
@@ -158,6 +158,26 @@ static int frames_in_jemalloc(struct ptrace_be *p, pid_t tid, char *where, size_
 		}
 	free((void *)stk.buf);
 	return found;
+}
+
+/* Before stopping @c: when it sits in a system call, walk its last known
+ * stack from where it entered it.  A jemalloc frame there rules it out
+ * without stopping it (1, reason in @where); otherwise the walk has cached
+ * the unwind rules the check on the stopped thread will use.  Advisory only:
+ * the stopped thread is checked again. */
+static int known_in_jemalloc(jma_session *s, const struct att_candidate *c, char *where, size_t len)
+{
+	uint64_t pcs[MAX_FRAMES];
+	size_t nm;
+	const struct att_map *maps = jma_syms_maps(s->syms, &nm);
+	int n = c->sp ? att_unwind_at(s->pid, c->tid, c->sp, c->pc, maps, nm, pcs, MAX_FRAMES) : 0;
+
+	for (int i = 0; i < n; i++)
+		if (jma_syms_in_jemalloc(s->syms, pcs[i] - (i > 0))) {
+			jma_syms_describe(s->syms, pcs[i] - (i > 0), where, len);
+			return 1;
+		}
+	return 0;
 }
 
 /* An unsuitable candidate goes back to how it was: released, or under
@@ -191,6 +211,12 @@ static int try_thread(struct ptrace_be *p, const struct att_candidate *c, char *
 		}
 		err = 0;
 	} else {
+		if (!(s->opt.thread && (s->opt.flags & JMA_F_FORCE)) &&
+		    known_in_jemalloc(s, c, where, sizeof(where))) {
+			snprintf(why, len, "tid %d (%s) is inside jemalloc: %s (seen before stopping it)",
+				 (int)c->tid, c->comm, where);
+			return 1;
+		}
 		jma_thread_setup(s, t, c->tid);
 		err = att_thread_seize(t, seize_ms);
 	}

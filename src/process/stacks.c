@@ -24,7 +24,7 @@ int jma_stack_of(jma_session *s, pid_t tid, uint64_t *pcs, int max, char *err, s
 		return n;
 	}
 	maps = jma_syms_maps(s->syms, &nm);
-	n = att_unwind(tid, NULL, maps, nm, pcs, max, &complete);
+	n = att_unwind(s->pid, tid, NULL, maps, nm, pcs, max, &complete);
 	att_thread_release(&t);
 	if (n < 0)
 		snprintf(err, errlen, "unwinding tid %d: %s", (int)tid, strerror(-n));
