@@ -32,20 +32,26 @@
  * objects. */
 static int stack_room(struct att_thread *t, uint64_t below, uint64_t *room)
 {
-	struct att_map *maps;
-	const struct att_map *m;
-	size_t n, i;
-	int err = att_proc_maps(t->pid, &maps, &n), known;
+	struct att_map *own = NULL;
+	const struct att_map *maps = t->maps, *m;
+	size_t n = t->nmaps, i;
+	int err, known;
 
-	if (err)
-		return att_fail(t, err, "reading /proc/%d/maps: %s", (int)t->pid, strerror(-err));
+	/* The caller's maps snapshot, taken before the thread stopped, when it has one. */
+	if (!maps) {
+		err = att_proc_maps(t->pid, &own, &n);
+		if (err)
+			return att_fail(t, err, "reading /proc/%d/maps: %s", (int)t->pid, strerror(-err));
+		maps = own;
+	}
 	m = att_maps_find(maps, n, below - 1);
 	i = m ? (size_t)(m - maps) : 0;
 	known = m && m->perms[0] == 'r' && m->perms[1] == 'w' &&
 		((m->path && !strncmp(m->path, "[stack", 6)) ||
 		 (!m->path && i > 0 && maps[i - 1].end == m->start && !strncmp(maps[i - 1].perms, "---", 3)));
 	*room = m ? below - m->start : 0;
-	att_maps_free(maps, n);
+	if (own)
+		att_maps_free(own, n);
 	if (!known)
 		return att_fail(t, -EFAULT, "tid %d: stack pointer 0x%llx is not in a known stack "
 				"(a fiber or heap-allocated stack?)", (int)t->tid,

@@ -162,6 +162,7 @@ int att_thread_seize(struct att_thread *t, int timeout_ms)
 		return att_fail(t, err, "PTRACE_SEIZE tid %d: %s", (int)t->tid, strerror(-err));
 	}
 	t->seized = 1;
+	t->stop_ns = att_now_ns();
 	if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) < 0) {
 		err = -errno;
 		att_fail(t, err, "PTRACE_INTERRUPT tid %d: %s", (int)t->tid, strerror(-err));
@@ -235,6 +236,7 @@ int att_thread_detach(struct att_thread *t)
 		if (ptrace(PTRACE_DETACH, t->tid, 0, t->pending_sig) < 0 && errno != ESRCH)
 			err = att_fail(t, -errno, "PTRACE_DETACH tid %d: %s", (int)t->tid,
 				       strerror(errno));
+		t->run_ns = att_now_ns();
 	}
 	t->seized = 0;
 	t->stopped = 0;

@@ -36,6 +36,8 @@ typedef void (*att_log_fn)(void *arg, int level, const char *msg);
 /* Describe a code address ("mallctl+0x12 in /usr/lib/libjemalloc.so.2"). */
 typedef void (*att_sym_fn)(void *arg, uint64_t addr, char *buf, size_t len);
 
+struct att_map;
+
 struct att_thread {
 	pid_t pid, tid;
 	int seized;		/* we are its tracer */
@@ -45,6 +47,15 @@ struct att_thread {
 	int gone;		/* exited (or the whole process did) */
 	int deferring;		/* holds a reference on defer.h's deferral */
 	int exit_status;	/* wait status when gone */
+	/* The stop the target feels, bounded from outside: stop_ns just before
+	 * PTRACE_INTERRUPT (it cannot stop earlier), run_ns just after
+	 * PTRACE_DETACH returned (it runs again by then).  att_now_ns clock. */
+	int64_t stop_ns, run_ns;
+	/* /proc/PID/maps as the caller read it before the stop (NULL: none):
+	 * hijack looks for the stack there rather than reading the maps while
+	 * the thread is stopped (milliseconds with a thousand thread stacks). */
+	const struct att_map *maps;
+	size_t nmaps;
 
 	/* hijack.c: what att_thread_restore puts back */
 	int hijacked;

@@ -36,6 +36,9 @@ const struct cli_cmd cli_commands[] = {
 	  "watch [-i SEC] [-n COUNT] [-o FILE] [--format jsonl|csv|prom] [--arenas]",
 	  "record memory stats every SEC seconds (default 10) until Ctrl-C or the process exits "
 	  "(exit 0; 1 if fewer than COUNT samples)", NULL },
+	{ "shell", 1, 0, cmd_shell, "shell [FILE|-]\n-",
+	  "run commands (one a line, as after PID) from stdin or FILE in one session: "
+	  "jemalloc is found once, each command pays only its own stop", NULL },
 	{ "report", 0, 0, cmd_report,
 	  "report abs|del|eff SERIES [-t SIZE] [--from I] [--to J] [-m METRIC] [--svg OUT]",
 	  "per-arena peaks, changes or active/mapped of a watch series or stats JSON log "
@@ -139,6 +142,8 @@ static const char *one_pid_only(const struct cli_cmd *k, int argc, char **argv)
 {
 	if (!strcmp(k->name, "watch"))
 		return "watch runs until stopped: one watch per process";
+	if (!strcmp(k->name, "shell"))
+		return "shell reads its commands once: one PID";
 	for (int i = 0; i < argc && strcmp(argv[i], "--"); i++) {
 		const char *v = NULL;
 
@@ -191,7 +196,7 @@ static void usage(FILE *f)
 		"  -f, --force         with --thread: use it even if inside jemalloc (dangerous)\n"
 		"      --freeze        stop every thread while attached, for a consistent snapshot\n"
 		"                      (refused if a thread may hold a jemalloc lock)\n"
-		"  -v, --verbose       say what is done (twice: debug)\n"
+		"  -v, --verbose       say what is done, how long the thread was held (twice: debug)\n"
 		"      --gdb-script    print the path of the gdb command library and exit\n"
 		"  -h, --help          this help\n"
 		"  -V, --version       version\n"
@@ -463,7 +468,7 @@ int main(int argc, char **argv)
 				 argv[optind]);
 	if (optind + npids >= argc)
 		return cli_error(EXIT_USAGE, "missing COMMAND after PID (try --help)");
-	k = find_cmd(argv[optind + npids]);
+	k = find_cmd(strcmp(argv[optind + npids], "-") ? argv[optind + npids] : "shell");
 	if (!k || !k->live)
 		return cli_error(EXIT_USAGE, "unknown command \"%s\" (try --help)", argv[optind + npids]);
 	if (wants_help(argc - optind - npids - 1, argv + optind + npids + 1))
