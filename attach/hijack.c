@@ -62,37 +62,6 @@ static int stack_room(struct att_thread *t, uint64_t below, uint64_t *room)
 	return 0;
 }
 
-/* A signal the thread does not block is pending: an EINTR it got is that
- * signal's, not our stop's, and must reach the application. */
-static int signal_waiting(struct att_thread *t, uint64_t mask)
-{
-	struct att_status st;
-
-	return att_proc_status(t->pid, t->tid, &st) == 0 && (st.sigpnd & ~mask);
-}
-
-void att_thread_fix_eintr(struct att_thread *t)
-{
-	struct arch_gpregs r, orig;
-	uint64_t mask;
-
-	if (!t->seized || !t->stopped || t->gone || t->in_call || t->left_running)
-		return;
-	if (arch_gpregs_get(t->tid, &r))
-		return;
-	orig = r;
-	/* Restart first, look for a signal of its own after: should we die in
-	 * between, the thread restarts (the signal is still delivered first);
-	 * the other order would leave it the EINTR for longer. */
-	if (!arch_restart_adjust(&r, 0, 1) || arch_gpregs_set(t->tid, &r))
-		return;
-	if (ptrace(PTRACE_GETSIGMASK, t->tid, sizeof(mask), &mask) < 0 || signal_waiting(t, mask))
-		arch_gpregs_set(t->tid, &orig);
-	else
-		att_log(t, ATT_LOG_DEBUG, "tid %d: its EINTR came from our stop: restarting the call",
-			(int)t->tid);
-}
-
 /* Use the self-restoring call unless something it needs is missing; the
  * reason goes to engine_why. */
 static void choose_engine(struct att_thread *t)
@@ -153,7 +122,7 @@ int att_thread_hijack(struct att_thread *t)
 	choose_engine(t);
 	t->resume_gp = t->saved_gp;
 	arch_restart_adjust(&t->resume_gp, t->engine == ATT_ENGINE_SIGFRAME,
-			    !signal_waiting(t, t->saved_sigmask));
+			    !att_thread_signal_waiting(t, t->saved_sigmask));
 	if (t->engine == ATT_ENGINE_SENTINEL) {
 		att_log(t, ATT_LOG_INFO, "tid %d: fallback call engine: %s", (int)t->tid, t->engine_why);
 		/* Pending signals stay pending and are delivered after the restore. */

@@ -89,6 +89,13 @@ void att_thread_init(struct att_thread *t, pid_t pid, pid_t tid);
  * of our own SIGINT/SIGTERM/SIGHUP/SIGPIPE starts here (defer.h). */
 int att_thread_seize(struct att_thread *t, int timeout_ms);
 
+/* If our stop made the thread's system call fail with EINTR (and no signal
+ * of its own is waiting), make it restart that call instead.  Seize calls it
+ * as soon as the thread stops, detach again. */
+void att_thread_fix_eintr(struct att_thread *t);
+/* A signal that @mask does not block is pending for the thread. */
+int att_thread_signal_waiting(const struct att_thread *t, uint64_t mask);
+
 /* Detach only (nothing hijacked, or already restored); the thread resumes
  * from its ptrace-stop, or stays group-stopped if it was. */
 int att_thread_detach(struct att_thread *t);
@@ -104,10 +111,6 @@ int att_thread_release(struct att_thread *t);
  * Undone by att_thread_restore. */
 int att_thread_hijack(struct att_thread *t);
 int att_thread_restore(struct att_thread *t);
-/* If our stop made the thread's system call fail with EINTR (and no signal
- * of its own is waiting), make it restart that call instead.  Seize calls it
- * as soon as the thread stops, detach again. */
-void att_thread_fix_eintr(struct att_thread *t);
 
 /* Scratch memory on the thread's stack below the red zone, valid until
  * att_scratch_reset or restore.  Returns the remote address, or 0 with t->err
