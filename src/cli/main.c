@@ -21,7 +21,9 @@ const struct cli_cmd cli_commands[] = {
 	  "the full malloc_stats_print report, captured here (not on the target's stderr)" },
 	{ "prof", 1, 0, cmd_prof, "prof status [--json]\nprof on|off\n"
 	  "prof dump [-o FILE|-] [--analyze [--top N]]\nprof reset [LG_SAMPLE]\nprof gdump on|off\n"
-	  "prof window SECONDS [-o DIR] [--top N]",
+	  "prof window SECONDS [-o DIR] [--top N]\n"
+	  "prof track [-i SEC] [--churn SIZE] [-n COUNT] [-o FILE] [--format text|jsonl] [--top N] "
+	  "[--svg OUT.svg]",
 	  "heap-profiling control (needs MALLOC_CONF=prof:true at the target's start)" },
 	{ "purge", 1, 0, cmd_purge, "purge [ARENA|all]",
 	  "purge unused dirty pages now (arena.<i>.purge); shows resident/retained before -> after" },
@@ -33,7 +35,8 @@ const struct cli_cmd cli_commands[] = {
 	  "watch [-i SEC] [-n COUNT] [-o FILE] [--format jsonl|csv|prom] [--arenas]",
 	  "record memory stats every SEC seconds (default 10) until Ctrl-C" },
 	{ "report", 0, 0, cmd_report,
-	  "report abs|del|eff SERIES [-t SIZE] [--from I] [--to J] [-m METRIC] [--svg OUT]",
+	  "report abs|del|eff SERIES [-t SIZE] [--from I] [--to J] [-m METRIC] [--svg OUT]\n"
+	  "report sites TRACK.jsonl|DIR [--top N] [--svg OUT]",
 	  "per-arena peaks, changes or active/mapped of a watch series or stats JSON log" },
 	{ "analyze", 0, 0, cmd_analyze,
 	  "analyze PROFILE [--base PROFILE] [--top N] [--format text|json|collapsed|pprof] "
