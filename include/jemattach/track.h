@@ -35,6 +35,8 @@ typedef struct jma_track jma_track;
 
 struct jma_track_opts {
 	pid_t pid;		/* symbolize from this live process; 0: the profile's files */
+	const char *fold;	/* extended regex: more allocator wrappers to fold away, like
+				 * jemalloc and malloc (Redis's "^z(try)?(malloc|calloc)") */
 	jma_log_fn log;		/* symbolization warnings; NULL: silent */
 	void *log_arg;
 };

@@ -30,7 +30,7 @@ struct track_args {
 	double interval;
 	uint64_t churn;		/* 0: time only */
 	unsigned long count;	/* 0: until Ctrl-C */
-	const char *out, *svg;
+	const char *out, *svg, *fold;
 	enum jma_track_format fmt;
 	unsigned top;
 };
@@ -45,6 +45,7 @@ static int parse_track(struct cli *c, int argc, char **argv, struct track_args *
 		{ "format", required_argument, NULL, 'f' },
 		{ "top", required_argument, NULL, 't' },
 		{ "svg", required_argument, NULL, 's' },
+		{ "fold", required_argument, NULL, 'F' },
 		{ 0 },
 	};
 	char *end;
@@ -72,6 +73,7 @@ static int parse_track(struct cli *c, int argc, char **argv, struct track_args *
 			break;
 		case 'o': a->out = optarg; break;
 		case 's': a->svg = optarg; break;
+		case 'F': a->fold = optarg; break;
 		case 'f':
 			if ((f = jma_track_format_from_name(optarg)) < 0)
 				return cli_usage(c, "prof", "invalid --format \"%s\": text or jsonl", optarg);
@@ -195,7 +197,7 @@ int cmd_prof_track(struct cli *c, int argc, char **argv)
 		return cli_fail_session(c);
 	if (a.out && strcmp(a.out, "-") && !(out = fopen(a.out, "w")))
 		return cli_error(EXIT_USAGE, "cannot create %s: %s", a.out, strerror(errno));
-	t = jma_track_new(&(struct jma_track_opts){ .pid = c->pid });
+	t = jma_track_new(&(struct jma_track_opts){ .pid = c->pid, .fold = a.fold });
 	if (!t) {
 		rc = cli_error(EXIT_TARGET, "out of memory");
 		goto out;

@@ -272,7 +272,7 @@ static int name_new(jma_track *t, const jma_heap *h, const char *buf, size_t len
 {
 	static const char tag[] = "\nMAPPED_LIBRARIES:\n";
 	const char *maps = memmem(buf, len, tag, sizeof(tag) - 1);
-	struct jma_heap_report_opts ro = { .format = JMA_HEAP_TEXT };
+	struct jma_heap_report_opts ro = { .format = JMA_HEAP_TEXT, .fold = t->o.fold };
 	struct jma_heap_symopts so = { .pid = t->o.pid, .log = t->o.log, .log_arg = t->o.log_arg };
 	struct heap_view v = { 0 };
 	jma_heap *mh = NULL;

@@ -131,7 +131,7 @@ static int write_jsonl(jma_track *t, FILE *f)
 		if (json_array_append_new(sites, site_json(t, k, i)))
 			err = -ENOMEM;
 	}
-	if (!err && json_dumpf(o, f, JSON_COMPACT | JSON_REAL_PRECISION(10)))
+	if (!err && json_dumpf(o, f, JSON_COMPACT | JSON_REAL_PRECISION(17)))
 		err = -EIO;
 	if (!err)
 		fputc('\n', f);
