@@ -78,6 +78,7 @@ int jma_track_write_last(jma_track *t, enum jma_track_format fmt, FILE *f) JMA_M
 struct jma_track_rank {
 	char id[17];		/* the site's short id */
 	const char *name;	/* its first frame outside the allocator (lives as long as the track) */
+	const char *caller;	/* the frame that called it; NULL when none */
 	const char *module;	/* that frame's file; NULL when unknown */
 	unsigned grew, intervals;	/* intervals in which its live bytes grew, of all */
 	double bytes_per_s, objs_per_s;	/* least-squares slope of live bytes/objects */

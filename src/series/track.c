@@ -42,6 +42,7 @@ void jma_track_free(jma_track *t)
 			free(t->sites[i].frames[j]);
 		free(t->sites[i].frames);
 		free(t->sites[i].name);
+		free(t->sites[i].caller);
 		free(t->sites[i].module);
 	}
 	for (size_t i = 0; i < t->nsnaps; i++)
@@ -157,8 +158,9 @@ int track_site_name(jma_track *t, size_t i, const char *const *frames, size_t n,
 
 	s->frames = calloc(n ? n : 1, sizeof(*s->frames));
 	s->name = strndup(f0, strcspn(f0, " "));
+	s->caller = n > 1 ? strndup(frames[1], strcspn(frames[1], " ")) : NULL;
 	s->module = module ? strdup(module) : NULL;
-	if (!s->frames || !s->name || (module && !s->module))
+	if (!s->frames || !s->name || (module && !s->module) || (n > 1 && !s->caller))
 		return -ENOMEM;
 	for (size_t j = 0; j < n; j++) {
 		if (!(s->frames[j] = strdup(frames[j])))

@@ -16,6 +16,7 @@ struct track_site {
 	char **frames;		/* "function (file:line) [module]", leaf first, allocator folded */
 	size_t nframes;
 	char *name;		/* the first frame's function */
+	char *caller;		/* the second frame's function; NULL when none */
 	char *module;		/* the first frame's module; NULL when unknown */
 };
 

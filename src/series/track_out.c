@@ -202,6 +202,7 @@ int jma_track_ranking(jma_track *t, struct jma_track_rank **out, size_t *n)
 
 		track_id_str(t->sites[i].id, x->id);
 		x->name = t->sites[i].name;
+		x->caller = t->sites[i].caller;
 		x->module = t->sites[i].module;
 		x->intervals = (unsigned)last;
 		for (size_t k = 1; k <= last; k++)
@@ -258,15 +259,16 @@ int jma_track_write_ranking(jma_track *t, unsigned top, FILE *f)
 		"estimated from live growth (no opt.prof_accum)");
 	fprintf(f, "%4s %-16s %-9s %7s %12s %10s %12s %12s %12s %12s  %-16s %s\n", "rank", "site",
 		"verdict", "grew", "bytes/s", "objs/s", "live_first", "live_last", "alloc", "free",
-		"confidence", "function [module]");
+		"confidence", "function < caller [module]");
 	for (size_t i = 0; i < n && (!top || i < top); i++) {
 		const struct jma_track_rank *x = &r[i];
 		char grew[24];
 
 		snprintf(grew, sizeof(grew), "%u/%u", x->grew, x->intervals);
-		fprintf(f, "%4zu %-16s %-9s %7s %12.0f %10.1f %12.0f %12.0f %12.0f %12.0f  %-16s %s%s%s%s\n",
+		fprintf(f, "%4zu %-16s %-9s %7s %12.0f %10.1f %12.0f %12.0f %12.0f %12.0f  %-16s %s%s%s%s%s%s\n",
 			i + 1, x->id, verdict(x), grew, x->bytes_per_s, x->objs_per_s, x->live_first,
 			x->live_last, x->alloc_total, x->free_total, x->confidence, x->name,
+			x->caller ? " < " : "", x->caller ? x->caller : "",
 			x->module ? " [" : "", x->module ? x->module : "", x->module ? "]" : "");
 	}
 	free(r);
