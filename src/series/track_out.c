@@ -265,8 +265,11 @@ int jma_track_write_ranking(jma_track *t, unsigned top, FILE *f)
 		char grew[24];
 
 		snprintf(grew, sizeof(grew), "%u/%u", x->grew, x->intervals);
+		/* No "-0" for a flat site's rounding noise. */
+		double bps = fabs(x->bytes_per_s) < 0.5 ? 0 : x->bytes_per_s;
+		double ops = fabs(x->objs_per_s) < 0.05 ? 0 : x->objs_per_s;
 		fprintf(f, "%4zu %-16s %-9s %7s %12.0f %10.1f %12.0f %12.0f %12.0f %12.0f  %-16s %s%s%s%s%s%s\n",
-			i + 1, x->id, verdict(x), grew, x->bytes_per_s, x->objs_per_s, x->live_first,
+			i + 1, x->id, verdict(x), grew, bps, ops, x->live_first,
 			x->live_last, x->alloc_total, x->free_total, x->confidence, x->name,
 			x->caller ? " < " : "", x->caller ? x->caller : "",
 			x->module ? " [" : "", x->module ? x->module : "", x->module ? "]" : "");
