@@ -98,6 +98,15 @@ t_bad_options_exit_2() {
 	expect_rc 2
 }
 
+t_static_prefixed_jemalloc() {
+	local pid
+	start_fixture pid "$FIXTURES/jemfix-static-je" MALLOC_CONF=prof:true,lg_prof_sample:12
+	jm "$pid" prof track -i 0.2 -n 3 --format jsonl -o "$TMPD/s.jsonl"
+	expect_rc 0
+	expect_eq "$(jq -s 'length' "$TMPD/s.jsonl")" 3
+	expect_match "$OUT" "estimated from live growth \(no opt.prof_accum\)"
+}
+
 t_report_sites_reads_jemallocs_own_dumps() {
 	local pid
 	mkdir "$TMPD/dumps"
