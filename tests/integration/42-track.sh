@@ -59,19 +59,32 @@ t_text_log_has_pmems_shape() {
 	expect_match "$OUT" "    #0 leak_site \(trackfix.c:[0-9]+\) \[trackfix\]"
 }
 
+t_churn_triggers_snapshots_before_the_interval() {
+	local pid
+	start_fixture pid "$FIXTURES/trackfix" "$TRACK"
+	# The leak moves stats.allocated by 1 MiB/s: a snapshot about every
+	# 0.5 s, long before -i 60.
+	jm "$pid" prof track -i 60 --churn 512K -n 4 --format jsonl -o "$TMPD/churn.jsonl"
+	expect_rc 0
+	expect_eq "$(jq -s 'length' "$TMPD/churn.jsonl")" 4
+	jq -se '.[3].elapsed < 20 and (.[3].allocated - .[0].allocated) >= 3 * 512 * 1024' \
+		"$TMPD/churn.jsonl" >/dev/null || fail "snapshots not triggered by churn: $(cat "$TMPD/churn.jsonl" | jq -c '[.elapsed, .allocated]')"
+}
+
 t_ctrl_c_leaves_valid_log_and_restores_prof_active() {
 	local pid jpid rc=0
 	start_fixture pid "$FIXTURES/trackfix" "$TRACK,prof_active:false"
-	start_bg jpid "$JEMATTACH" "$pid" prof track -i 0.2 -o "$TMPD/c.jsonl" --format jsonl \
+	start_bg jpid "$JEMATTACH" "$pid" prof track -i 0.2 -o "$TMPD/ctrlc.jsonl" --format jsonl \
 		2>"$TMPD/cerr" >"$TMPD/cout"
-	for _ in $(seq 200); do (( $(cat "$TMPD/c.jsonl" 2>/dev/null | wc -l) >= 3 )) && break; sleep 0.05; done
-	jm "$pid" get prof.active
+	for _ in $(seq 200); do (( $(cat "$TMPD/ctrlc.jsonl" 2>/dev/null | wc -l) >= 3 )) && break; sleep 0.05; done
+	# The track holds a thread during each snapshot: ask between two.
+	for _ in $(seq 50); do jm "$pid" get prof.active; [[ $RC == 0 ]] && break; sleep 0.02; done
 	expect_eq "$OUT" true
 	kill -INT "$jpid"
 	wait "$jpid" 2>/dev/null || rc=$?
 	expect_eq "$rc" 0
 	expect_match "$(cat "$TMPD/cerr")" "prof.active restored to false"
-	jq -e . "$TMPD/c.jsonl" >/dev/null || fail "the log is not valid JSON lines"
+	jq -e . "$TMPD/ctrlc.jsonl" >/dev/null || fail "the log is not valid JSON lines"
 	expect_match "$(cat "$TMPD/cout")" "leak_site"
 	jm "$pid" get prof.active
 	expect_eq "$OUT" false
