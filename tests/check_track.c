@@ -156,6 +156,32 @@ START_TEST(test_track_jsonl_round_trip)
 }
 END_TEST
 
+/* A long track keeps its memory bounded: the chart history is thinned, the
+ * fit is still over every snapshot. */
+START_TEST(test_track_long)
+{
+	jma_track *t = track_of(600, 1, NULL);
+	struct jma_track_rank *r;
+	char *buf = NULL;
+	size_t n, len;
+	FILE *f = open_memstream(&buf, &len);
+
+	ck_assert_uint_eq(jma_track_nsnapshots(t), 600);
+	ck_assert_int_eq(jma_track_ranking(t, &r, &n), 0);
+	ck_assert_str_eq(r[0].name, "0x1000");
+	ck_assert_uint_eq(r[0].grew, 599);
+	ck_assert_double_eq_tol(r[0].bytes_per_s, 500, 1e-6);
+	ck_assert_double_eq_tol(r[0].alloc_total, 599000, 1e-6);
+	ck_assert_int_eq(jma_track_svg(t, 3, "t", f), 0);
+	fclose(f);
+	ck_assert_ptr_nonnull(strstr(buf, "600 snapshots over 1198.0 s (every few shown)"));
+	ck_assert_ptr_nonnull(strstr(buf, ">560</text>"));	/* x labels count snapshots */
+	free(buf);
+	free(r);
+	jma_track_free(t);
+}
+END_TEST
+
 START_TEST(test_track_load_errors)
 {
 	char path[] = "/tmp/check_track.XXXXXX";
@@ -182,6 +208,7 @@ Suite *suite_track(void)
 	tcase_add_test(tc, test_track_estimates_without_accum);
 	tcase_add_test(tc, test_track_text_log);
 	tcase_add_test(tc, test_track_jsonl_round_trip);
+	tcase_add_test(tc, test_track_long);
 	tcase_add_test(tc, test_track_load_errors);
 	suite_add_tcase(s, tc);
 	return s;

@@ -25,6 +25,7 @@ struct chart_line {
 struct chart {
 	const char *title, *subtitle, *xlabel;
 	unsigned from, to;
+	unsigned xstep;		/* the x axis labels point i as i * xstep (0: as i) */
 	const struct chart_line *lines;
 	size_t nlines;
 	uint64_t top;		/* greatest value of any line */

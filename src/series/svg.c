@@ -73,6 +73,7 @@ struct axes {
 	double unit, ymax;	/* bytes per axis unit; the top of the axis in units */
 	const char *uname;
 	const char *xlabel;
+	unsigned xstep;
 };
 
 static double px(const struct axes *ax, unsigned i)
@@ -116,7 +117,7 @@ static void draw_axes(FILE *f, struct axes *ax, uint64_t top)
 		fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#888\"/>\n",
 			px(ax, i), PB, px(ax, i), PB + 5);
 		fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%u</text>\n", px(ax, i),
-			PB + 20, i);
+			PB + 20, i * (ax->xstep ? ax->xstep : 1));
 	}
 	fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#888\"/>\n", PL, PB, PR, PB);
 	fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">", (PL + PR) / 2, H - 12);
@@ -161,7 +162,7 @@ const char *chart_color(size_t i)
 
 int chart_svg(FILE *f, const struct chart *c)
 {
-	struct axes ax = { .from = c->from, .to = c->to, .xlabel = c->xlabel };
+	struct axes ax = { .from = c->from, .to = c->to, .xlabel = c->xlabel, .xstep = c->xstep };
 
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "

@@ -30,6 +30,8 @@ jma_track *jma_track_new(const struct jma_track_opts *o)
 
 	if (t && o)
 		t->o = *o;
+	if (t)
+		t->hstride = 1;
 	return t;
 }
 
@@ -44,12 +46,10 @@ void jma_track_free(jma_track *t)
 		free(t->sites[i].name);
 		free(t->sites[i].caller);
 		free(t->sites[i].module);
+		free(t->sites[i].hist);
 	}
-	for (size_t i = 0; i < t->nsnaps; i++)
-		free(t->snaps[i].pts);
 	free(t->sites);
 	free(t->slot);
-	free(t->snaps);
 	free(t);
 }
 
@@ -100,54 +100,104 @@ long track_site(jma_track *t, uint64_t id)
 		t->sites_cap = n;
 	}
 	memset(&t->sites[t->nsites], 0, sizeof(*t->sites));
+	/* Zeros: it held nothing in the snapshots before. */
+	t->sites[t->nsites].hist = calloc(TRACK_HIST, sizeof(float));
+	if (!t->sites[t->nsites].hist)
+		return -ENOMEM;
 	t->sites[t->nsites].id = id;
+	t->sites[t->nsites].first = t->nsnaps ? t->nsnaps - 1 : 0;
 	t->slot[k] = (uint32_t)t->nsites + 1;
 	return (long)t->nsites++;
 }
 
-int track_snap_grow(jma_track *t, struct track_snap *sn)
+void track_begin(jma_track *t, const struct jma_track_meta *m, uint64_t period, int accum)
 {
-	struct track_point *p;
-
-	if (sn->npts == t->nsites)
-		return 0;
-	p = realloc(sn->pts, (t->nsites ? t->nsites : 1) * sizeof(*p));
-	if (!p)
-		return -ENOMEM;
-	memset(p + sn->npts, 0, (t->nsites - sn->npts) * sizeof(*p));
-	sn->pts = p;
-	sn->npts = t->nsites;
-	return 0;
-}
-
-struct track_snap *track_snap_new(jma_track *t, const struct jma_track_meta *m)
-{
-	struct track_snap *sn;
-
-	if (t->nsnaps == t->snaps_cap) {
-		size_t n = t->snaps_cap ? t->snaps_cap * 2 : 64;
-		sn = realloc(t->snaps, n * sizeof(*sn));
-		if (!sn)
-			return NULL;
-		t->snaps = sn;
-		t->snaps_cap = n;
+	for (size_t i = 0; i < t->nsites; i++) {
+		t->sites[i].prev = t->sites[i].cur;
+		memset(&t->sites[i].cur, 0, sizeof(t->sites[i].cur));
 	}
-	sn = &t->snaps[t->nsnaps];
-	memset(sn, 0, sizeof(*sn));
-	sn->meta = *m;
-	sn->new_from = t->nsites;
-	if (track_snap_grow(t, sn))
-		return NULL;
+	if (!t->nsnaps)
+		t->meta0 = *m;
+	t->meta = *m;
+	t->period = period;
+	t->accum = accum;
 	t->nsnaps++;
-	return sn;
 }
 
-struct track_point track_at(const jma_track *t, size_t sn, size_t i)
+void track_add_point(jma_track *t, size_t i, const struct track_point *p)
 {
-	const struct track_snap *s = &t->snaps[sn];
-	struct track_point zero = { 0 };
+	struct track_point *c = &t->sites[i].cur;
 
-	return i < s->npts ? s->pts[i] : zero;
+	c->live_bytes += p->live_bytes;
+	c->live_objs += p->live_objs;
+	c->acc_bytes += p->acc_bytes;
+	c->acc_objs += p->acc_objs;
+	c->samples += p->samples;
+	c->present = 1;
+}
+
+/* alloc/free of @p from its counts and the snapshot before, @q. */
+static void derive(const jma_track *t, struct track_point *p, const struct track_point *q)
+{
+	if (t->accum && p->present) {
+		p->alloc_bytes = p->acc_bytes;
+		p->alloc_objs = p->acc_objs;
+	} else if (t->accum) {
+		/* Gone from the profile: nothing more allocated, all freed. */
+		p->alloc_bytes = q->alloc_bytes;
+		p->alloc_objs = q->alloc_objs;
+	} else {
+		/* Without accumulated counts only growth of live memory is
+		 * seen: a lower bound of what was allocated. */
+		p->alloc_bytes = q->alloc_bytes + (p->live_bytes > q->live_bytes ?
+						   p->live_bytes - q->live_bytes : 0);
+		p->alloc_objs = q->alloc_objs + (p->live_objs > q->live_objs ?
+						 p->live_objs - q->live_objs : 0);
+	}
+	p->free_bytes = p->alloc_bytes > p->live_bytes ? p->alloc_bytes - p->live_bytes : 0;
+	p->free_objs = p->alloc_objs > p->live_objs ? p->alloc_objs - p->live_objs : 0;
+}
+
+/* A full history keeps every other point and doubles its stride. */
+static void hist_halve(jma_track *t)
+{
+	for (size_t i = 0; i < t->nsites; i++)
+		for (size_t j = 0; j < TRACK_HIST / 2; j++)
+			t->sites[i].hist[j] = t->sites[i].hist[2 * j];
+	t->hlen = TRACK_HIST / 2;
+	t->hstride *= 2;
+}
+
+void track_end(jma_track *t)
+{
+	size_t k = t->nsnaps - 1;
+	double x = t->meta.time - t->meta0.time;
+	int keep = k % t->hstride == 0;
+
+	if (keep && t->hlen == TRACK_HIST) {
+		hist_halve(t);
+		keep = k % t->hstride == 0;
+	}
+	t->n += 1;
+	t->sx += x;
+	t->sxx += x * x;
+	for (size_t i = 0; i < t->nsites; i++) {
+		struct track_site *s = &t->sites[i];
+		double y = s->cur.live_bytes, o = s->cur.live_objs;
+
+		derive(t, &s->cur, &s->prev);
+		if (k == 0)
+			s->at0 = s->cur;
+		s->grew += k > 0 && y > s->prev.live_bytes;
+		s->sy += y;
+		s->sxy += x * y;
+		s->syy += y * y;
+		s->oy += o;
+		s->oxy += x * o;
+		if (keep)
+			s->hist[t->hlen] = (float)y;
+	}
+	t->hlen += keep;
 }
 
 int track_site_name(jma_track *t, size_t i, const char *const *frames, size_t n,
@@ -168,34 +218,6 @@ int track_site_name(jma_track *t, size_t i, const char *const *frames, size_t n,
 		s->nframes = j + 1;
 	}
 	return 0;
-}
-
-void track_derive(jma_track *t)
-{
-	struct track_snap *sn = &t->snaps[t->nsnaps - 1];
-
-	for (size_t i = 0; i < sn->npts; i++) {
-		struct track_point *p = &sn->pts[i];
-		struct track_point q = t->nsnaps > 1 ? track_at(t, t->nsnaps - 2, i) : (struct track_point){ 0 };
-
-		if (sn->accum && p->present) {
-			p->alloc_bytes = p->acc_bytes;
-			p->alloc_objs = p->acc_objs;
-		} else if (sn->accum) {
-			/* Gone from the profile: nothing more allocated, all freed. */
-			p->alloc_bytes = q.alloc_bytes;
-			p->alloc_objs = q.alloc_objs;
-		} else {
-			/* Without accumulated counts only growth of live memory is
-			 * seen: a lower bound of what was allocated. */
-			p->alloc_bytes = q.alloc_bytes + (p->live_bytes > q.live_bytes ?
-							  p->live_bytes - q.live_bytes : 0);
-			p->alloc_objs = q.alloc_objs + (p->live_objs > q.live_objs ?
-							p->live_objs - q.live_objs : 0);
-		}
-		p->free_bytes = p->alloc_bytes > p->live_bytes ? p->alloc_bytes - p->live_bytes : 0;
-		p->free_objs = p->alloc_objs > p->live_objs ? p->alloc_objs - p->live_objs : 0;
-	}
 }
 
 /* FNV-1a over the stack's addresses: the same stack has the same id in
@@ -319,54 +341,47 @@ static int name_new(jma_track *t, const jma_heap *h, const char *buf, size_t len
 int jma_track_add(jma_track *t, const char *buf, size_t len, const char *name,
 		  const struct jma_track_meta *m)
 {
-	struct track_snap *sn;
 	jma_heap *h = NULL;
-	size_t *fresh = NULL, nfresh = 0;
+	size_t *fresh = NULL, nfresh = 0, from;
 	char msg[512];
 	int err = jma_heap_parse(buf, len, name, &h, msg, sizeof(msg));
 
 	if (err)
 		return track_fail(t, err, "%s", msg);
-	sn = track_snap_new(t, m);
 	fresh = calloc(h->nstacks ? h->nstacks : 1, sizeof(*fresh));
-	if (!sn || !fresh) {
-		err = track_fail(t, -ENOMEM, "%s: out of memory", name);
-		goto out;
+	if (!fresh) {
+		jma_heap_free(h);
+		return track_fail(t, -ENOMEM, "%s: out of memory", name);
 	}
-	sn->period = h->period;
-	sn->accum = h->has_alloc;
+	track_begin(t, m, h->period, h->has_alloc);
+	from = t->nsites;
 	for (size_t i = 0; i < h->nstacks; i++) {
 		const struct heap_stack *s = &h->stacks[i];
+		struct track_point p = {
+			.live_objs = s->val[HEAP_CUR_OBJS], .live_bytes = s->val[HEAP_CUR_BYTES],
+			.acc_objs = s->val[HEAP_ACC_OBJS], .acc_bytes = s->val[HEAP_ACC_BYTES],
+			.samples = s->raw[HEAP_CUR_OBJS],
+		};
 		long si = track_site(t, stack_id(h, s));
-		struct track_point *p;
 
-		if (si < 0 || track_snap_grow(t, sn)) {
+		if (si < 0) {
 			err = track_fail(t, -ENOMEM, "%s: out of memory", name);
-			goto out;
+			break;
 		}
 		if (!t->sites[si].name)
 			fresh[nfresh++] = i;
-		p = &sn->pts[si];
-		p->live_objs += s->val[HEAP_CUR_OBJS];
-		p->live_bytes += s->val[HEAP_CUR_BYTES];
-		p->acc_objs += s->val[HEAP_ACC_OBJS];
-		p->acc_bytes += s->val[HEAP_ACC_BYTES];
-		p->samples += s->raw[HEAP_CUR_OBJS];
-		p->present = 1;
+		track_add_point(t, (size_t)si, &p);
 	}
-	if (nfresh && (err = name_new(t, h, buf, len, fresh, nfresh)))
-		goto out;
+	if (!err && nfresh)
+		err = name_new(t, h, buf, len, fresh, nfresh);
 	/* A stack the view dropped (all of it allocator code) keeps no frames. */
-	for (size_t i = sn->new_from; i < t->nsites && !err; i++) {
+	for (size_t i = from; i < t->nsites && !err; i++) {
 		static const char *const unknown[] = { "(allocator)" };
-		if (!t->sites[i].name)
-			err = track_site_name(t, i, unknown, 1, NULL);
+		if (!t->sites[i].name && (err = track_site_name(t, i, unknown, 1, NULL)))
+			track_fail(t, err, "%s: out of memory", name);
 	}
-	if (!err)
-		track_derive(t);
-	if (err == -ENOMEM)
-		track_fail(t, err, "%s: out of memory", name);
-out:
+	/* The snapshot counts even when naming failed: its numbers are whole. */
+	track_end(t);
 	free(fresh);
 	jma_heap_free(h);
 	return err;

@@ -1,8 +1,13 @@
 /* track.h -- the private side of jma_track, shared by src/series/track*.c.
  *
- *   track.c       sites, snapshots, naming new sites once
- *   track_out.c   the text log, JSON lines, the ranking
+ *   track.c       sites, snapshots, running statistics, naming new sites once
+ *   track_out.c   the text log, JSON lines, the ranking, the chart
  *   track_load.c  reading a saved track or a directory of profiles
+ *
+ * Memory does not grow with the length of a track: each site keeps this
+ * snapshot and the one before, the sums of its least-squares fit, and a
+ * chart history of at most TRACK_HIST points (halved, every other point
+ * kept, when full).
  */
 #ifndef JMA_TRACK_PRIV_H
 #define JMA_TRACK_PRIV_H
@@ -11,14 +16,7 @@
 
 #include <jemattach/track.h>
 
-struct track_site {
-	uint64_t id;		/* hash of the stack's addresses */
-	char **frames;		/* "function (file:line) [module]", leaf first, allocator folded */
-	size_t nframes;
-	char *name;		/* the first frame's function */
-	char *caller;		/* the second frame's function; NULL when none */
-	char *module;		/* the first frame's module; NULL when unknown */
-};
+#define TRACK_HIST 256
 
 /* One site in one snapshot (un-sampled). */
 struct track_point {
@@ -26,18 +24,23 @@ struct track_point {
 	double acc_bytes, acc_objs;	/* accumulated (opt.prof_accum); 0 without */
 	uint64_t samples;		/* sampled live objects */
 	int present;
-	/* Derived by track_derive: since the start of profiling (accumulated
-	 * counts), or over the track from live growth (estimates). */
+	/* Set by track_end: since the start of profiling (accumulated counts),
+	 * or over the track from live growth (estimates). */
 	double alloc_bytes, alloc_objs, free_bytes, free_objs;
 };
 
-struct track_snap {
-	struct jma_track_meta meta;
-	uint64_t period;
-	int accum;		/* the profile had accumulated counts */
-	struct track_point *pts;	/* one per site known then */
-	size_t npts;
-	size_t new_from;	/* sites [new_from, npts) appeared here */
+struct track_site {
+	uint64_t id;		/* hash of the stack's addresses */
+	char **frames;		/* "function (file:line) [module]", leaf first, allocator folded */
+	size_t nframes;
+	char *name;		/* the first frame's function */
+	char *caller;		/* the second frame's function; NULL when none */
+	char *module;		/* the first frame's module; NULL when unknown */
+	size_t first;		/* the snapshot it appeared in */
+	struct track_point cur, prev, at0;	/* this snapshot, the one before, the first */
+	double sy, sxy, syy, oy, oxy;	/* sums over snapshots of live bytes (y), objects (o) */
+	unsigned grew;		/* intervals in which live bytes grew */
+	float *hist;		/* live bytes at every t->hstride-th snapshot */
 };
 
 struct jma_track {
@@ -46,26 +49,27 @@ struct jma_track {
 	size_t nsites, sites_cap;
 	uint32_t *slot;		/* open addressing over sites by id: index + 1, 0 = empty */
 	size_t nslot;
-	struct track_snap *snaps;
-	size_t nsnaps, snaps_cap;
+	size_t nsnaps;		/* counting the one open between track_begin and track_end */
+	struct jma_track_meta meta0, meta;	/* the first and the last snapshot */
+	uint64_t period;	/* of the last snapshot */
+	int accum;		/* the last profile had accumulated counts */
+	double n, sx, sxx;	/* over snapshots of x = time since the first */
+	size_t hstride, hlen;	/* chart history: one point per hstride snapshots */
 	char err[512];
 };
 
 int track_fail(jma_track *t, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Open the next snapshot: every site's point moves to prev. */
+void track_begin(jma_track *t, const struct jma_track_meta *m, uint64_t period, int accum);
 /* The index of the site @id, added (unnamed) when new; -ENOMEM. */
 long track_site(jma_track *t, uint64_t id);
-/* Open the next snapshot (its points zeroed, one per site known so far). */
-struct track_snap *track_snap_new(jma_track *t, const struct jma_track_meta *m);
-/* Give snapshot @sn room for every site known now. */
-int track_snap_grow(jma_track *t, struct track_snap *sn);
+/* Add @p's counts to site @i's point in the open snapshot. */
+void track_add_point(jma_track *t, size_t i, const struct track_point *p);
+/* Close the snapshot: derive alloc/free, update the fit and the history. */
+void track_end(jma_track *t);
 /* Set the frames of site @i (copied); the name comes from the first. */
 int track_site_name(jma_track *t, size_t i, const char *const *frames, size_t n,
 		    const char *module);
-/* The point of site @i in snapshot @sn (zero when it was not there). */
-struct track_point track_at(const jma_track *t, size_t sn, size_t i);
-/* Fill the alloc/free totals of the last snapshot from its counts and the
- * snapshot before. */
-void track_derive(jma_track *t);
 /* "1a2b3c4d5e6f7a8b" */
 void track_id_str(uint64_t id, char buf[17]);
 

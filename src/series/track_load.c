@@ -21,10 +21,15 @@ static double num(json_t *o, const char *key)
 	return json_is_number(v) ? json_number_value(v) : 0;
 }
 
-static int load_site(jma_track *t, struct track_snap *sn, json_t *o)
+static int load_site(jma_track *t, json_t *o)
 {
 	const char *ids = json_string_value(json_object_get(o, "id"));
 	json_t *fr = json_object_get(o, "frames");
+	struct track_point p = {
+		.live_bytes = num(o, "live_bytes"), .live_objs = num(o, "live_objs"),
+		.acc_bytes = num(o, "acc_bytes"), .acc_objs = num(o, "acc_objs"),
+		.samples = (uint64_t)num(o, "samples"),
+	};
 	char *end;
 	uint64_t id;
 	long i;
@@ -32,13 +37,11 @@ static int load_site(jma_track *t, struct track_snap *sn, json_t *o)
 	if (!ids || !*ids)
 		return -EINVAL;
 	id = strtoull(ids, &end, 16);
-	if (*end || (i = track_site(t, id)) < 0 || track_snap_grow(t, sn))
-		return *end ? -EINVAL : -ENOMEM;
-	sn->pts[i] = (struct track_point){
-		.live_bytes = num(o, "live_bytes"), .live_objs = num(o, "live_objs"),
-		.acc_bytes = num(o, "acc_bytes"), .acc_objs = num(o, "acc_objs"),
-		.samples = (uint64_t)num(o, "samples"), .present = 1,
-	};
+	if (*end)
+		return -EINVAL;
+	if ((i = track_site(t, id)) < 0)
+		return -ENOMEM;
+	track_add_point(t, (size_t)i, &p);
 	if (!t->sites[i].name && json_is_array(fr)) {
 		size_t n = json_array_size(fr);
 		const char **v = calloc(n ? n : 1, sizeof(*v));
@@ -68,22 +71,20 @@ static int load_record(jma_track *t, json_t *o)
 		.hold_ns = (uint64_t)num(o, "hold_ns"),
 	};
 	json_t *sites = json_object_get(o, "sites");
-	struct track_snap *sn;
+	static const char *const unnamed[] = { "?" };
+	size_t from = t->nsites;
 	int err = 0;
 
 	if (!json_is_object(o) || !json_is_array(sites))
 		return -EINVAL;
-	sn = track_snap_new(t, &m);
-	if (!sn)
-		return -ENOMEM;
-	sn->period = (uint64_t)num(o, "period");
-	sn->accum = json_is_true(json_object_get(o, "accum"));
+	track_begin(t, &m, (uint64_t)num(o, "period"), json_is_true(json_object_get(o, "accum")));
 	for (size_t j = 0; j < json_array_size(sites) && !err; j++)
-		err = load_site(t, sn, json_array_get(sites, j));
-	if (!err)
-		err = track_snap_grow(t, sn);
-	if (!err)
-		track_derive(t);
+		err = load_site(t, json_array_get(sites, j));
+	/* A record whose names were cut off still gives numbers. */
+	for (size_t i = from; i < t->nsites && !err; i++)
+		if (!t->sites[i].name)
+			err = track_site_name(t, i, unnamed, 1, NULL);
+	track_end(t);
 	return err;
 }
 

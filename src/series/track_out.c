@@ -21,8 +21,8 @@ int jma_track_format_from_name(const char *s)
 
 static int cmp_live(const void *a, const void *b, void *arg)
 {
-	const struct track_point *p = arg;
-	double x = p[*(const size_t *)a].live_bytes, y = p[*(const size_t *)b].live_bytes;
+	const struct track_site *s = arg;
+	double x = s[*(const size_t *)a].cur.live_bytes, y = s[*(const size_t *)b].cur.live_bytes;
 
 	return (x < y) - (x > y);
 }
@@ -36,41 +36,40 @@ static void sz(double v, char *buf, size_t len)
  * moved memory, largest first, with its backtrace. */
 static int write_text(jma_track *t, FILE *f)
 {
-	size_t k = t->nsnaps - 1, *order, n = 0;
-	const struct track_snap *sn = &t->snaps[k];
-	double churn = 0, t0 = t->snaps[0].meta.time;
+	size_t *order, n = 0;
+	double churn = 0;
 	char a[32], b[32], c[32], d[32], e[32];
 
-	order = malloc((sn->npts ? sn->npts : 1) * sizeof(*order));
+	order = malloc((t->nsites ? t->nsites : 1) * sizeof(*order));
 	if (!order)
 		return -ENOMEM;
-	for (size_t i = 0; i < sn->npts; i++) {
-		struct track_point p = sn->pts[i], q = k ? track_at(t, k - 1, i) : (struct track_point){ 0 };
-		churn += p.alloc_bytes - q.alloc_bytes;
-		if (p.live_bytes != 0 || p.alloc_bytes != q.alloc_bytes || p.free_bytes != q.free_bytes)
+	for (size_t i = 0; i < t->nsites; i++) {
+		const struct track_point *p = &t->sites[i].cur, *q = &t->sites[i].prev;
+		churn += p->alloc_bytes - q->alloc_bytes;
+		if (p->live_bytes != 0 || p->alloc_bytes != q->alloc_bytes ||
+		    p->free_bytes != q->free_bytes)
 			order[n++] = i;
 	}
-	qsort_r(order, n, sizeof(*order), cmp_live, sn->pts);
+	qsort_r(order, n, sizeof(*order), cmp_live, t->sites);
 	sz(churn, a, sizeof(a));
-	sz((double)sn->meta.allocated, b, sizeof(b));
-	fprintf(f, "[%zu]==== +%.2fs churn %s%s allocated %s hold %.2f ms sites %zu\n", k,
-		sn->meta.time - t0, a, sn->accum ? "" : " (estimated)", b,
-		(double)sn->meta.hold_ns / 1e6, n);
+	sz((double)t->meta.allocated, b, sizeof(b));
+	fprintf(f, "[%zu]==== +%.2fs churn %s%s allocated %s hold %.2f ms sites %zu\n",
+		t->nsnaps - 1, t->meta.time - t->meta0.time, a, t->accum ? "" : " (estimated)", b,
+		(double)t->meta.hold_ns / 1e6, n);
 	for (size_t j = 0; j < n; j++) {
 		const struct track_site *s = &t->sites[order[j]];
-		struct track_point p = sn->pts[order[j]];
-		struct track_point q = k ? track_at(t, k - 1, order[j]) : (struct track_point){ 0 };
+		const struct track_point *p = &s->cur, *q = &s->prev;
 		char id[17];
 
 		track_id_str(s->id, id);
-		sz(p.live_bytes, a, sizeof(a));
-		sz(p.alloc_bytes - q.alloc_bytes, b, sizeof(b));
-		sz(p.alloc_bytes, c, sizeof(c));
-		sz(p.free_bytes - q.free_bytes, d, sizeof(d));
-		sz(p.free_bytes, e, sizeof(e));
+		sz(p->live_bytes, a, sizeof(a));
+		sz(p->alloc_bytes - q->alloc_bytes, b, sizeof(b));
+		sz(p->alloc_bytes, c, sizeof(c));
+		sz(p->free_bytes - q->free_bytes, d, sizeof(d));
+		sz(p->free_bytes, e, sizeof(e));
 		fprintf(f, "site %s live %s in %.0f objects (%llu sampled) alloc_curr %s alloc_total %s "
-			"free_curr %s free_total %s%s\n", id, a, p.live_objs,
-			(unsigned long long)p.samples, b, c, d, e, sn->accum ? "" : " (alloc/free estimated)");
+			"free_curr %s free_total %s%s\n", id, a, p->live_objs,
+			(unsigned long long)p->samples, b, c, d, e, t->accum ? "" : " (alloc/free estimated)");
 		for (size_t i = 0; i < s->nframes && i < TEXT_FRAMES; i++)
 			fprintf(f, "    #%zu %s\n", i, s->frames[i]);
 		if (s->nframes > TEXT_FRAMES)
@@ -81,23 +80,21 @@ static int write_text(jma_track *t, FILE *f)
 	return 0;
 }
 
-static json_t *site_json(const jma_track *t, size_t k, size_t i)
+static json_t *site_json(const jma_track *t, const struct track_site *s)
 {
-	const struct track_snap *sn = &t->snaps[k];
-	const struct track_site *s = &t->sites[i];
-	struct track_point p = sn->pts[i], q = k ? track_at(t, k - 1, i) : (struct track_point){ 0 };
+	const struct track_point *p = &s->cur, *q = &s->prev;
 	char id[17];
 	json_t *o;
 
 	track_id_str(s->id, id);
 	o = json_pack("{s:s, s:f, s:f, s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "id", id,
-		      "live_bytes", p.live_bytes, "live_objs", p.live_objs,
-		      "samples", (json_int_t)p.samples, "acc_bytes", p.acc_bytes,
-		      "acc_objs", p.acc_objs,
-		      "alloc_curr", p.alloc_bytes - q.alloc_bytes, "alloc_total", p.alloc_bytes,
-		      "free_curr", p.free_bytes - q.free_bytes, "free_total", p.free_bytes,
-		      "alloc_objs_total", p.alloc_objs, "free_objs_total", p.free_objs);
-	if (o && i >= sn->new_from) {
+		      "live_bytes", p->live_bytes, "live_objs", p->live_objs,
+		      "samples", (json_int_t)p->samples, "acc_bytes", p->acc_bytes,
+		      "acc_objs", p->acc_objs,
+		      "alloc_curr", p->alloc_bytes - q->alloc_bytes, "alloc_total", p->alloc_bytes,
+		      "free_curr", p->free_bytes - q->free_bytes, "free_total", p->free_bytes,
+		      "alloc_objs_total", p->alloc_objs, "free_objs_total", p->free_objs);
+	if (o && s->first == t->nsnaps - 1) {
 		/* A site's names go with its first appearance only. */
 		json_t *fr = json_array();
 		for (size_t j = 0; fr && j < s->nframes; j++)
@@ -110,25 +107,22 @@ static json_t *site_json(const jma_track *t, size_t k, size_t i)
 
 static int write_jsonl(jma_track *t, FILE *f)
 {
-	size_t k = t->nsnaps - 1;
-	const struct track_snap *sn = &t->snaps[k];
 	json_t *o, *sites;
 	int err = 0;
 
 	sites = json_array();
-	o = json_pack("{s:I, s:f, s:f, s:I, s:I, s:I, s:b, s:o}", "snapshot", (json_int_t)k,
-		      "time", sn->meta.time, "elapsed", sn->meta.time - t->snaps[0].meta.time,
-		      "allocated", (json_int_t)sn->meta.allocated,
-		      "hold_ns", (json_int_t)sn->meta.hold_ns, "period", (json_int_t)sn->period,
-		      "accum", sn->accum, "sites", sites);
+	o = json_pack("{s:I, s:f, s:f, s:I, s:I, s:I, s:b, s:o}", "snapshot", (json_int_t)t->nsnaps - 1,
+		      "time", t->meta.time, "elapsed", t->meta.time - t->meta0.time,
+		      "allocated", (json_int_t)t->meta.allocated,
+		      "hold_ns", (json_int_t)t->meta.hold_ns, "period", (json_int_t)t->period,
+		      "accum", t->accum, "sites", sites);
 	if (!o)
 		return -ENOMEM;
-	for (size_t i = 0; i < sn->npts && !err; i++) {
-		struct track_point q = k ? track_at(t, k - 1, i) : (struct track_point){ 0 };
+	for (size_t i = 0; i < t->nsites && !err; i++) {
 		/* Sites gone before and still gone are left out. */
-		if (!sn->pts[i].present && !q.present)
+		if (!t->sites[i].cur.present && !t->sites[i].prev.present)
 			continue;
-		if (json_array_append_new(sites, site_json(t, k, i)))
+		if (json_array_append_new(sites, site_json(t, &t->sites[i])))
 			err = -ENOMEM;
 	}
 	if (!err && json_dumpf(o, f, JSON_COMPACT | JSON_REAL_PRECISION(17)))
@@ -153,23 +147,16 @@ int jma_track_write_last(jma_track *t, enum jma_track_format fmt, FILE *f)
 	return err;
 }
 
-/* Least squares of y over time: the slope and how well a line fits. */
-static void fit(const jma_track *t, size_t i, int objs, double *slope, double *r2)
+/* Least squares of y over time from the sums: the slope and how well a
+ * line fits (snapshots before a site appeared count as 0). */
+static void fit(const jma_track *t, double sy, double sxy, double syy, double *slope, double *r2)
 {
-	double n = (double)t->nsnaps, sx = 0, sy = 0, sxx = 0, sxy = 0, syy = 0, t0 = t->snaps[0].meta.time;
+	double vx = t->n * t->sxx - t->sx * t->sx, vy = t->n * syy - sy * sy;
+	double cxy = t->n * sxy - t->sx * sy;
 
-	for (size_t k = 0; k < t->nsnaps; k++) {
-		struct track_point p = track_at(t, k, i);
-		double x = t->snaps[k].meta.time - t0, y = objs ? p.live_objs : p.live_bytes;
-		sx += x;
-		sy += y;
-		sxx += x * x;
-		sxy += x * y;
-		syy += y * y;
-	}
-	double vx = n * sxx - sx * sx, vy = n * syy - sy * sy, cxy = n * sxy - sx * sy;
 	*slope = vx > 0 ? cxy / vx : 0;
-	*r2 = vx > 0 && vy > 0 ? cxy * cxy / (vx * vy) : 0;
+	if (r2)
+		*r2 = vx > 0 && vy > 0 ? fmin(1, cxy * cxy / (vx * vy)) : 0;
 }
 
 static int cmp_rank(const void *a, const void *b)
@@ -187,7 +174,6 @@ static int cmp_rank(const void *a, const void *b)
 
 int jma_track_ranking(jma_track *t, struct jma_track_rank **out, size_t *n)
 {
-	size_t last = t->nsnaps - 1;
 	struct jma_track_rank *r;
 
 	if (!t->nsnaps)
@@ -196,25 +182,23 @@ int jma_track_ranking(jma_track *t, struct jma_track_rank **out, size_t *n)
 	if (!r)
 		return track_fail(t, -ENOMEM, "out of memory");
 	for (size_t i = 0; i < t->nsites; i++) {
+		const struct track_site *s = &t->sites[i];
 		struct jma_track_rank *x = &r[i];
-		struct track_point first = track_at(t, 0, i), end = track_at(t, last, i);
-		double r2o;
 
-		track_id_str(t->sites[i].id, x->id);
-		x->name = t->sites[i].name;
-		x->caller = t->sites[i].caller;
-		x->module = t->sites[i].module;
-		x->intervals = (unsigned)last;
-		for (size_t k = 1; k <= last; k++)
-			x->grew += track_at(t, k, i).live_bytes > track_at(t, k - 1, i).live_bytes;
-		fit(t, i, 0, &x->bytes_per_s, &x->r2);
-		fit(t, i, 1, &x->objs_per_s, &r2o);
-		x->live_first = first.live_bytes;
-		x->live_last = end.live_bytes;
-		x->samples = end.samples;
-		x->alloc_total = end.alloc_bytes - first.alloc_bytes;
-		x->free_total = end.free_bytes - first.free_bytes;
-		x->estimated = !t->snaps[last].accum;
+		track_id_str(s->id, x->id);
+		x->name = s->name;
+		x->caller = s->caller;
+		x->module = s->module;
+		x->intervals = (unsigned)(t->nsnaps - 1);
+		x->grew = s->grew;
+		fit(t, s->sy, s->sxy, s->syy, &x->bytes_per_s, &x->r2);
+		fit(t, s->oy, s->oxy, 0, &x->objs_per_s, NULL);
+		x->live_first = s->at0.live_bytes;
+		x->live_last = s->cur.live_bytes;
+		x->samples = s->cur.samples;
+		x->alloc_total = s->cur.alloc_bytes - s->at0.alloc_bytes;
+		x->free_total = s->cur.free_bytes - s->at0.free_bytes;
+		x->estimated = !t->accum;
 		/* A leak suspect grows in two intervals of three or more, and
 		 * along a line rather than by noise of the sampling. */
 		x->growing = x->intervals >= 2 && x->grew * 3 >= x->intervals * 2 &&
@@ -245,17 +229,14 @@ static const char *verdict(const struct jma_track_rank *x)
 
 int jma_track_write_ranking(jma_track *t, unsigned top, FILE *f)
 {
-	const struct track_snap *a, *b;
 	struct jma_track_rank *r;
 	size_t n;
 	int err = jma_track_ranking(t, &r, &n);
 
 	if (err)
 		return err;
-	a = &t->snaps[0];
-	b = &t->snaps[t->nsnaps - 1];
 	fprintf(f, "sites by growth: %zu snapshots over %.2f s; alloc/free %s\n", t->nsnaps,
-		b->meta.time - a->meta.time, b->accum ? "from accumulated counts (opt.prof_accum)" :
+		t->meta.time - t->meta0.time, t->accum ? "from accumulated counts (opt.prof_accum)" :
 		"estimated from live growth (no opt.prof_accum)");
 	fprintf(f, "%4s %-16s %-9s %7s %12s %10s %12s %12s %12s %12s  %-16s %s\n", "rank", "site",
 		"verdict", "grew", "bytes/s", "objs/s", "live_first", "live_last", "alloc", "free",
@@ -286,9 +267,9 @@ struct site_chart {
 static int site_value(const void *arg, size_t l, unsigned i, uint64_t *v)
 {
 	const struct site_chart *sc = arg;
-	double b = track_at(sc->t, i, sc->site[l]).live_bytes;
+	float b = sc->t->sites[sc->site[l]].hist[i];
 
-	*v = b > 0 ? (uint64_t)llround(b) : 0;
+	*v = b > 0 ? (uint64_t)llroundf(b) : 0;
 	return 0;
 }
 
@@ -297,9 +278,10 @@ int jma_track_svg(jma_track *t, unsigned top, const char *title, FILE *f)
 	struct jma_track_rank *r;
 	struct chart_line *cl = NULL;
 	size_t n, *site = NULL;
-	char (*labels)[96] = NULL, sub[128];
+	char (*labels)[96] = NULL, sub[160];
 	struct site_chart sc = { .t = t };
-	struct chart c = { .title = title, .subtitle = sub, .xlabel = "snapshot", .to = 0 };
+	struct chart c = { .title = title, .subtitle = sub, .xlabel = "snapshot",
+			   .xstep = (unsigned)t->hstride };
 	int err = jma_track_ranking(t, &r, &n);
 
 	if (err)
@@ -318,19 +300,20 @@ int jma_track_svg(jma_track *t, unsigned top, const char *title, FILE *f)
 		for (size_t i = 0; i < t->nsites; i++)
 			if (t->sites[i].id == id)
 				site[l] = i;
-		for (size_t k = 0; k < t->nsnaps; k++) {
-			double b = track_at(t, k, site[l]).live_bytes;
+		for (size_t k = 0; k < t->hlen; k++) {
+			double b = t->sites[site[l]].hist[k];
 			c.top = b > (double)c.top ? (uint64_t)llround(b) : c.top;
 		}
 		snprintf(labels[l], sizeof(labels[l]), "%.40s %s", r[l].name, r[l].id);
 		cl[l] = (struct chart_line){ labels[l], chart_color(l), 2 };
 	}
-	snprintf(sub, sizeof(sub), "live bytes of the top %zu sites, %zu snapshots over %.1f s", n,
-		 t->nsnaps, t->snaps[t->nsnaps - 1].meta.time - t->snaps[0].meta.time);
+	snprintf(sub, sizeof(sub), "live bytes of the top %zu sites, %zu snapshots over %.1f s%s", n,
+		 t->nsnaps, t->meta.time - t->meta0.time,
+		 t->hstride > 1 ? " (every few shown)" : "");
 	sc.site = site;
 	c.lines = cl;
 	c.nlines = n;
-	c.to = (unsigned)t->nsnaps - 1;
+	c.to = t->hlen ? (unsigned)t->hlen - 1 : 0;
 	c.value = site_value;
 	c.arg = &sc;
 	if ((err = chart_svg(f, &c)))
