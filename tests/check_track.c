@@ -9,6 +9,8 @@
 
 #include <jemattach.h>
 
+#include "series/track.h"
+
 /* Snapshot @k of three sites, sample period 1 (values exact):
  *   0x1000: leaks 10 objects (1000 bytes) per snapshot
  *   0x1100: holds 5 objects, allocates (and frees) 100 (10000 bytes) per snapshot
@@ -182,6 +184,28 @@ START_TEST(test_track_long)
 }
 END_TEST
 
+/* A new stack symbolizes only its addresses not seen before. */
+START_TEST(test_track_symbolizes_each_address_once)
+{
+	static const char *const p[] = {
+		"heap_v2/1\n  t*: 1: 8 [0: 0]\n@ 0x1000 0x2000\n  t*: 1: 8 [0: 0]\n\nMAPPED_LIBRARIES:\n",
+		"heap_v2/1\n  t*: 2: 16 [0: 0]\n@ 0x1000 0x2000\n  t*: 1: 8 [0: 0]\n"
+		"@ 0x1000 0x3000\n  t*: 1: 8 [0: 0]\n\nMAPPED_LIBRARIES:\n",
+	};
+	jma_track *t = jma_track_new(NULL);
+
+	for (int k = 0; k < 2; k++) {
+		struct jma_track_meta m = { .time = k };
+		ck_assert_int_eq(jma_track_add(t, p[k], strlen(p[k]), "p", &m), 0);
+	}
+	ck_assert_uint_eq(t->nsites, 2);
+	ck_assert_uint_eq(t->naddrs, 3);	/* 0x1000, and the callers 0x1fff, 0x2fff */
+	ck_assert_str_eq(t->sites[1].frames[0], "0x1000");
+	ck_assert_str_eq(t->sites[1].frames[1], "0x2fff");
+	jma_track_free(t);
+}
+END_TEST
+
 START_TEST(test_track_load_errors)
 {
 	char path[] = "/tmp/check_track.XXXXXX";
@@ -209,6 +233,7 @@ Suite *suite_track(void)
 	tcase_add_test(tc, test_track_text_log);
 	tcase_add_test(tc, test_track_jsonl_round_trip);
 	tcase_add_test(tc, test_track_long);
+	tcase_add_test(tc, test_track_symbolizes_each_address_once);
 	tcase_add_test(tc, test_track_load_errors);
 	suite_add_tcase(s, tc);
 	return s;

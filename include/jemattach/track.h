@@ -41,7 +41,7 @@ struct jma_track_opts {
 	void *log_arg;
 };
 
-/* NULL with errno set on failure. */
+/* NULL with errno set on failure: EINVAL for a bad o->fold, ENOMEM. */
 jma_track *jma_track_new(const struct jma_track_opts *o);
 void jma_track_free(jma_track *t);
 const char *jma_track_errmsg(const jma_track *t);

@@ -199,7 +199,8 @@ int cmd_prof_track(struct cli *c, int argc, char **argv)
 		return cli_error(EXIT_USAGE, "cannot create %s: %s", a.out, strerror(errno));
 	t = jma_track_new(&(struct jma_track_opts){ .pid = c->pid, .fold = a.fold });
 	if (!t) {
-		rc = cli_error(EXIT_TARGET, "out of memory");
+		rc = errno == EINVAL ? cli_usage(c, "prof", "invalid --fold regular expression \"%s\"",
+						 a.fold) : cli_error(EXIT_TARGET, "out of memory");
 		goto out;
 	}
 	sigemptyset(&sa.sa_mask);

@@ -1,5 +1,5 @@
 /* track.c -- per-site memory over a series of heap profiles: the sites, the
- * snapshots, and naming each new site once.
+ * snapshots and their running statistics.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -28,10 +28,19 @@ jma_track *jma_track_new(const struct jma_track_opts *o)
 {
 	jma_track *t = calloc(1, sizeof(*t));
 
-	if (t && o)
+	if (!t)
+		return NULL;
+	if (o)
 		t->o = *o;
-	if (t)
-		t->hstride = 1;
+	t->hstride = 1;
+	if (t->o.fold) {
+		if (regcomp(&t->fold, t->o.fold, REG_EXTENDED | REG_NOSUB)) {
+			free(t);
+			errno = EINVAL;
+			return NULL;
+		}
+		t->has_fold = 1;
+	}
 	return t;
 }
 
@@ -49,7 +58,10 @@ void jma_track_free(jma_track *t)
 		free(t->sites[i].hist);
 	}
 	free(t->sites);
-	free(t->slot);
+	track_map_free(&t->site_ix);
+	track_sym_free(t);
+	if (t->has_fold)
+		regfree(&t->fold);
 	free(t);
 }
 
@@ -63,34 +75,70 @@ void track_id_str(uint64_t id, char buf[17])
 	snprintf(buf, 17, "%016llx", (unsigned long long)id);
 }
 
-static int rehash(jma_track *t)
+static int map_grow(struct track_map *m)
 {
-	size_t n = t->nslot ? t->nslot * 2 : 1024;
-	uint32_t *s = calloc(n, sizeof(*s));
+	size_t n = m->nslot ? m->nslot * 2 : 1024;
+	uint64_t *key = calloc(n, sizeof(*key));
+	uint32_t *val = calloc(n, sizeof(*val));
 
-	if (!s)
+	if (!key || !val) {
+		free(key);
+		free(val);
 		return -ENOMEM;
-	for (size_t i = 0; i < t->nsites; i++) {
-		size_t k = t->sites[i].id & (n - 1);
-		while (s[k])
-			k = (k + 1) & (n - 1);
-		s[k] = (uint32_t)i + 1;
 	}
-	free(t->slot);
-	t->slot = s;
-	t->nslot = n;
+	for (size_t i = 0; i < m->nslot; i++) {
+		size_t k;
+		if (!m->val[i])
+			continue;
+		for (k = m->key[i] & (n - 1); val[k]; k = (k + 1) & (n - 1))
+			;
+		key[k] = m->key[i];
+		val[k] = m->val[i];
+	}
+	free(m->key);
+	free(m->val);
+	m->key = key;
+	m->val = val;
+	m->nslot = n;
 	return 0;
+}
+
+long track_map_get(const struct track_map *m, uint64_t key)
+{
+	if (!m->nslot)
+		return -1;
+	for (size_t k = key & (m->nslot - 1); m->val[k]; k = (k + 1) & (m->nslot - 1))
+		if (m->key[k] == key)
+			return (long)m->val[k] - 1;
+	return -1;
+}
+
+int track_map_put(struct track_map *m, uint64_t key, uint32_t idx)
+{
+	size_t k;
+
+	if ((m->n + 1) * 2 > m->nslot && map_grow(m))
+		return -ENOMEM;
+	for (k = key & (m->nslot - 1); m->val[k]; k = (k + 1) & (m->nslot - 1))
+		;
+	m->key[k] = key;
+	m->val[k] = idx + 1;
+	m->n++;
+	return 0;
+}
+
+void track_map_free(struct track_map *m)
+{
+	free(m->key);
+	free(m->val);
 }
 
 long track_site(jma_track *t, uint64_t id)
 {
-	size_t k;
+	long i = track_map_get(&t->site_ix, id);
 
-	if ((t->nsites + 1) * 2 > t->nslot && rehash(t))
-		return -ENOMEM;
-	for (k = id & (t->nslot - 1); t->slot[k]; k = (k + 1) & (t->nslot - 1))
-		if (t->sites[t->slot[k] - 1].id == id)
-			return (long)t->slot[k] - 1;
+	if (i >= 0)
+		return i;
 	if (t->nsites == t->sites_cap) {
 		size_t n = t->sites_cap ? t->sites_cap * 2 : 256;
 		struct track_site *v = realloc(t->sites, n * sizeof(*v));
@@ -106,7 +154,10 @@ long track_site(jma_track *t, uint64_t id)
 		return -ENOMEM;
 	t->sites[t->nsites].id = id;
 	t->sites[t->nsites].first = t->nsnaps ? t->nsnaps - 1 : 0;
-	t->slot[k] = (uint32_t)t->nsites + 1;
+	if (track_map_put(&t->site_ix, id, (uint32_t)t->nsites)) {
+		free(t->sites[t->nsites].hist);
+		return -ENOMEM;
+	}
 	return (long)t->nsites++;
 }
 
@@ -236,125 +287,25 @@ static uint64_t stack_id(const jma_heap *h, const struct heap_stack *s)
 	return x;
 }
 
-static const char *base_name(const char *p)
-{
-	const char *s = strrchr(p, '/');
-
-	return s ? s + 1 : p;
-}
-
-/* Name the sites of @mh (a profile of only new stacks) from its view. */
-static int name_view(jma_track *t, struct heap_view *v)
-{
-	jma_heap *h = v->h;
-	char **fr = NULL;
-	int err = 0;
-
-	for (size_t k = 0; k < v->nstacks && !err; k++) {
-		const struct heap_vstack *vs = &v->stacks[k];
-		long si = track_site(t, stack_id(h, &h->stacks[vs->stack]));
-		const char *module = NULL;
-		size_t n;
-
-		if (si < 0 || (err = heap_view_frames(v, vs, &n)))
-			return si < 0 ? (int)si : err;
-		if (t->sites[si].name)
-			continue;
-		fr = calloc(n ? n : 1, sizeof(*fr));
-		if (!fr)
-			return -ENOMEM;
-		for (size_t j = 0; j < n && !err; j++) {
-			const struct heap_frame *f = &v->fr[j];
-			int32_t m = h->locs[v->fr_loc[j]].module;
-			const char *mod = m >= 0 ? base_name(h->str.str[h->modules[m].path]) : NULL;
-			char line[64] = "";
-
-			if (f->file)
-				snprintf(line, sizeof(line), " (%s:%d)", base_name(h->str.str[f->file]),
-					 f->line);
-			if (asprintf(&fr[j], "%s%s%s%s%s", h->str.str[f->func], line,
-				     mod ? " [" : "", mod ? mod : "", mod ? "]" : "") < 0) {
-				fr[j] = NULL;
-				err = -ENOMEM;
-			}
-			if (j == 0 && m >= 0)
-				module = h->str.str[h->modules[m].path];
-		}
-		if (!err)
-			err = track_site_name(t, (size_t)si, (const char *const *)fr, n, module);
-		for (size_t j = 0; j < n; j++)
-			free(fr[j]);
-		free(fr);
-	}
-	return err;
-}
-
-/* Symbolize only the stacks of @h listed in @which: a small profile of just
- * those (callers +1 again: the parser takes them back off) with @h's maps. */
-static int name_new(jma_track *t, const jma_heap *h, const char *buf, size_t len,
-		    const size_t *which, size_t n)
-{
-	static const char tag[] = "\nMAPPED_LIBRARIES:\n";
-	const char *maps = memmem(buf, len, tag, sizeof(tag) - 1);
-	struct jma_heap_report_opts ro = { .format = JMA_HEAP_TEXT, .fold = t->o.fold };
-	struct jma_heap_symopts so = { .pid = t->o.pid, .log = t->o.log, .log_arg = t->o.log_arg };
-	struct heap_view v = { 0 };
-	jma_heap *mh = NULL;
-	char *text = NULL, msg[512];
-	size_t tlen = 0;
-	FILE *f = open_memstream(&text, &tlen);
-	int err;
-
-	if (!f)
-		return -ENOMEM;
-	fputs("heap_v2/1\n  t*: 0: 0 [0: 0]\n", f);
-	for (size_t k = 0; k < n; k++) {
-		const struct heap_stack *s = &h->stacks[which[k]];
-		fputc('@', f);
-		for (uint32_t i = 0; i < s->npc; i++)
-			fprintf(f, " 0x%llx", (unsigned long long)(h->pcs[s->pc + i] + (i ? 1 : 0)));
-		fputs("\n  t*: 1: 1 [0: 0]\n", f);
-	}
-	if (maps)
-		fwrite(maps, 1, len - (size_t)(maps - buf), f);
-	if (fclose(f)) {
-		free(text);
-		return -ENOMEM;
-	}
-	err = jma_heap_parse(text, tlen, "new sites", &mh, msg, sizeof(msg));
-	free(text);
-	if (err)
-		return track_fail(t, err, "%s", msg);
-	err = jma_heap_symbolize(mh, &so);
-	if (!err)
-		err = heap_view_build(mh, &ro, &v);
-	if (!err) {
-		err = name_view(t, &v);
-		heap_view_free(&v);
-	} else {
-		track_fail(t, err, "naming sites: %s", jma_heap_errmsg(mh));
-	}
-	jma_heap_free(mh);
-	return err;
-}
-
 int jma_track_add(jma_track *t, const char *buf, size_t len, const char *name,
 		  const struct jma_track_meta *m)
 {
 	jma_heap *h = NULL;
-	size_t *fresh = NULL, nfresh = 0, from;
+	size_t *fresh = NULL, *fsite = NULL, nfresh = 0;
 	char msg[512];
 	int err = jma_heap_parse(buf, len, name, &h, msg, sizeof(msg));
 
 	if (err)
 		return track_fail(t, err, "%s", msg);
 	fresh = calloc(h->nstacks ? h->nstacks : 1, sizeof(*fresh));
-	if (!fresh) {
+	fsite = calloc(h->nstacks ? h->nstacks : 1, sizeof(*fsite));
+	if (!fresh || !fsite) {
+		free(fresh);
+		free(fsite);
 		jma_heap_free(h);
 		return track_fail(t, -ENOMEM, "%s: out of memory", name);
 	}
 	track_begin(t, m, h->period, h->has_alloc);
-	from = t->nsites;
 	for (size_t i = 0; i < h->nstacks; i++) {
 		const struct heap_stack *s = &h->stacks[i];
 		struct track_point p = {
@@ -368,20 +319,17 @@ int jma_track_add(jma_track *t, const char *buf, size_t len, const char *name,
 			err = track_fail(t, -ENOMEM, "%s: out of memory", name);
 			break;
 		}
-		if (!t->sites[si].name)
+		if (!t->sites[si].name) {
+			fsite[nfresh] = (size_t)si;
 			fresh[nfresh++] = i;
+		}
 		track_add_point(t, (size_t)si, &p);
 	}
 	if (!err && nfresh)
-		err = name_new(t, h, buf, len, fresh, nfresh);
-	/* A stack the view dropped (all of it allocator code) keeps no frames. */
-	for (size_t i = from; i < t->nsites && !err; i++) {
-		static const char *const unknown[] = { "(allocator)" };
-		if (!t->sites[i].name && (err = track_site_name(t, i, unknown, 1, NULL)))
-			track_fail(t, err, "%s: out of memory", name);
-	}
+		err = track_name_sites(t, h, buf, len, fresh, fsite, nfresh);
 	/* The snapshot counts even when naming failed: its numbers are whole. */
 	track_end(t);
+	free(fsite);
 	free(fresh);
 	jma_heap_free(h);
 	return err;

@@ -1,6 +1,7 @@
 /* track.h -- the private side of jma_track, shared by src/series/track*.c.
  *
- *   track.c       sites, snapshots, running statistics, naming new sites once
+ *   track.c       sites, snapshots, running statistics
+ *   track_sym.c   naming new sites, each address symbolized once
  *   track_out.c   the text log, JSON lines, the ranking, the chart
  *   track_load.c  reading a saved track or a directory of profiles
  *
@@ -12,6 +13,7 @@
 #ifndef JMA_TRACK_PRIV_H
 #define JMA_TRACK_PRIV_H
 
+#include <regex.h>
 #include <stdarg.h>
 
 #include <jemattach/track.h>
@@ -43,12 +45,39 @@ struct track_site {
 	float *hist;		/* live bytes at every t->hstride-th snapshot */
 };
 
+/* uint64 -> index, open addressing. */
+struct track_map {
+	uint64_t *key;
+	uint32_t *val;		/* index + 1; 0 = empty */
+	size_t n, nslot;
+};
+/* The index stored for @key, or -1. */
+long track_map_get(const struct track_map *m, uint64_t key);
+/* Store @key -> @idx (@key not there yet); -ENOMEM. */
+int track_map_put(struct track_map *m, uint64_t key, uint32_t idx);
+void track_map_free(struct track_map *m);
+
+/* A symbolized address: its frames (innermost first) in jma_track.afr. */
+struct track_addr {
+	uint32_t frame, nframe;
+	int32_t module;		/* into jma_track.mods; -1: none */
+	int alloc;		/* allocator code (or --fold): folded away with what is under it */
+};
+
 struct jma_track {
 	struct jma_track_opts o;
+	regex_t fold;
+	int has_fold;
 	struct track_site *sites;
 	size_t nsites, sites_cap;
-	uint32_t *slot;		/* open addressing over sites by id: index + 1, 0 = empty */
-	size_t nslot;
+	struct track_map site_ix;	/* site id -> sites[] */
+	struct track_addr *addrs;
+	size_t naddrs, addrs_cap;
+	struct track_map addr_ix;	/* address -> addrs[] */
+	char **afr;			/* "function (file:line) [module]" */
+	size_t nafr, afr_cap;
+	char **mods;			/* module paths */
+	size_t nmods;
 	size_t nsnaps;		/* counting the one open between track_begin and track_end */
 	struct jma_track_meta meta0, meta;	/* the first and the last snapshot */
 	uint64_t period;	/* of the last snapshot */
@@ -67,6 +96,13 @@ long track_site(jma_track *t, uint64_t id);
 void track_add_point(jma_track *t, size_t i, const struct track_point *p);
 /* Close the snapshot: derive alloc/free, update the fit and the history. */
 void track_end(jma_track *t);
+/* Name sites site[k] from the stacks which[k] of @h, k < @n, symbolizing
+ * only addresses not seen before; the profile @buf (@len bytes) gives the
+ * mappings. */
+struct jma_heap;
+int track_name_sites(jma_track *t, const struct jma_heap *h, const char *buf, size_t len,
+		     const size_t *which, const size_t *site, size_t n);
+void track_sym_free(jma_track *t);
 /* Set the frames of site @i (copied); the name comes from the first. */
 int track_site_name(jma_track *t, size_t i, const char *const *frames, size_t n,
 		    const char *module);

@@ -105,6 +105,8 @@ t_bad_options_exit_2() {
 	expect_rc 2
 	jm "$pid" prof track --format xml
 	expect_rc 2
+	jm "$pid" prof track -n 1 --fold '('
+	expect_rc 2
 	jm report sites
 	expect_rc 2
 	jm report sites "$TMPD/nothing"
