@@ -183,7 +183,8 @@ static int finish(jma_track *t, const struct track_args *a, FILE *rank)
 int cmd_prof_track(struct cli *c, int argc, char **argv)
 {
 	struct track_args a = { .interval = 10, .fmt = JMA_TRACK_TEXT, .top = 10 };
-	struct sigaction sa = { .sa_handler = on_stop }, old_int, old_term, old_hup;
+	struct sigaction sa = { .sa_handler = on_stop }, old_int, old_term, old_hup, old_pipe;
+	struct sigaction ign = { .sa_handler = SIG_IGN };
 	jma_track *t = NULL;
 	FILE *out = stdout;
 	bool was = false, changed = false;
@@ -207,6 +208,9 @@ int cmd_prof_track(struct cli *c, int argc, char **argv)
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
 	sigaction(SIGHUP, &sa, &old_hup);
+	/* A closed output pipe is a write error that ends the track with
+	 * prof.active restored, not a death that leaves it on. */
+	sigaction(SIGPIPE, &ign, &old_pipe);
 	if (jma_prof_set_active(c->s, true, &was)) {
 		rc = cli_fail_session(c);
 		goto restore;
@@ -218,7 +222,7 @@ int cmd_prof_track(struct cli *c, int argc, char **argv)
 		if ((rc = snapshot(c, t, k, &allocated)))
 			break;
 		if (jma_track_write_last(t, a.fmt, out)) {
-			rc = cli_error(EXIT_USAGE, "%s", jma_track_errmsg(t));
+			rc = cli_error(EXIT_TARGET, "%s", jma_track_errmsg(t));
 			break;
 		}
 		if (++k == a.count || (rc = wait_next(c, &a, allocated)))
@@ -232,6 +236,7 @@ restore:
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	sigaction(SIGHUP, &old_hup, NULL);
+	sigaction(SIGPIPE, &old_pipe, NULL);
 	if (track_stop)
 		fprintf(stderr, "jemattach: stopped by signal %d after %lu snapshots\n",
 			(int)track_stop, k);
