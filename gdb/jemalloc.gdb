@@ -21,7 +21,7 @@
 #   appended there; "dump binary memory" then writes it to a file on the debugger's side.
 #   strcat is a GNU ifunc: "*strcat" makes gdb resolve it to the implementation.
 # - A command that fails after its scratch is mapped still unmaps it, then raises a gdb
-#   error ("No struct type named jem_command_failed.") so batch runs exit non-zero.
+#   error ("jem: command failed: ...", see jem--fail) so batch runs exit non-zero.
 #
 # Hazards (see README "gdb command library"): gdb stops every thread while it is attached,
 # and a call made in a thread that is itself inside jemalloc holding a lock never returns.
@@ -76,9 +76,12 @@ end
 
 # --- internals (names start with "jem--") ---------------------------------------------
 
-# jem--fail: raise a gdb error after a message was printed and the scratch unmapped.
+# jem--fail: raise a gdb error after a message was printed and the scratch unmapped.  Plain
+# gdb has no command that fails with a message of our own; "cd" to a directory that does
+# not exist fails with its argument first, so the one line gdb adds reads as ours:
+# "jem: command failed: No such file or directory." (the reason is the line above it).
 define jem--fail
-  ptype struct jem_command_failed
+  cd jem: command failed
 end
 
 # jem--resolve: function addresses for this process, with $jem_prefix for jemalloc's API.

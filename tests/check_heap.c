@@ -5,6 +5,7 @@
 #include <check.h>
 #include <errno.h>
 #include <math.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -217,6 +218,46 @@ START_TEST(test_heap_filters)
 }
 END_TEST
 
+/* Each default fold rule compiles, folds its program's wrappers, and leaves
+ * the code that calls them alone. */
+START_TEST(test_heap_default_folds)
+{
+	static const struct { const char *program, *fold, *keep; } cases[] = {
+		{ "Redis", "zmalloc_usable", "_sdsnewlen" },
+		{ "Redis", "ztrycalloc_usable_internal", "dictAddRaw" },
+		{ "Redis", "zcalloc_num", "zslInsert" },
+		{ "BIND (ISC)", "isc__mem_get", "isc_buffer_allocate" },
+		{ "Varnish", "WS_Alloc", "VRT_String" },
+		{ "nghttp2", "nghttp2_mem_malloc", "nghttp2_session_new" },
+		{ "OpenSSL", "CRYPTO_zalloc", "SSL_new" },
+		{ "GLib", "g_malloc0", "g_hash_table_new" },
+	};
+	const struct jma_heap_fold *r;
+	size_t n, i;
+	const char *fn;
+	int prefix, seen_je = 0, seen_memalign = 0;
+
+	r = jma_heap_default_folds(&n);
+	ck_assert_uint_gt(n, 5);
+	for (size_t c = 0; c < sizeof(cases) / sizeof(*cases); c++) {
+		regex_t re;
+
+		for (i = 0; i < n && strcmp(r[i].program, cases[c].program); i++)
+			;
+		ck_assert_msg(i < n, "no rule for %s", cases[c].program);
+		ck_assert_int_eq(regcomp(&re, r[i].re, REG_EXTENDED | REG_NOSUB), 0);
+		ck_assert_msg(!regexec(&re, cases[c].fold, 0, NULL, 0), "%s not folded", cases[c].fold);
+		ck_assert_msg(regexec(&re, cases[c].keep, 0, NULL, 0), "%s folded", cases[c].keep);
+		regfree(&re);
+	}
+	for (i = 0; (fn = jma_heap_alloc_fn(i, &prefix)) != NULL; i++) {
+		seen_je |= prefix && !strcmp(fn, "je_");
+		seen_memalign |= !prefix && !strcmp(fn, "posix_memalign");
+	}
+	ck_assert(seen_je && seen_memalign);
+}
+END_TEST
+
 struct buf {
 	char *p;
 	size_t len;
@@ -418,6 +459,7 @@ Suite *suite_heap(void)
 	tcase_add_test(logic, test_heap_parse_errors);
 	tcase_add_test(logic, test_heap_subtract);
 	tcase_add_test(logic, test_heap_filters);
+	tcase_add_test(logic, test_heap_default_folds);
 	tcase_add_test(logic, test_heap_formats);
 	suite_add_tcase(s, logic);
 	tcase_add_checked_fixture(live, live_setup, live_teardown);

@@ -75,6 +75,12 @@ struct jma_heap_symopts {
 	 * under each absolute entry's .build-id/, .debug/, ...); NULL: libdwfl's
 	 * default, which includes /usr/lib/debug. */
 	const char *debuginfo_path;
+	/* DWARF inside a module's own file (a -g build) always gives inlined
+	 * frames and file:line.  DWARF in separate debuginfo files (-dbgsym
+	 * packages; their symbol tables always name functions) is read only
+	 * when this is set: it is large and compressed, and reading it was most
+	 * of the time on a daemon's profile. */
+	int lines;
 	jma_log_fn log;		/* warnings; NULL: silent */
 	void *log_arg;
 };
@@ -105,7 +111,29 @@ struct jma_heap_report_opts {
 	const char *focus;	/* extended regex: keep stacks with a frame matching it */
 	const char *ignore;	/* extended regex: drop stacks with a frame matching it */
 	const char *fold;	/* extended regex: more allocator wrappers to fold away,
-				 * like jemalloc and malloc (e.g. Redis's "^z(try)?malloc") */
+				 * like jemalloc and malloc (e.g. "^my_xmalloc$") */
+	int no_default_folds;	/* do not fold the wrappers of jma_heap_default_folds */
+};
+
+/* A default fold rule: the allocation wrappers of a well-known program,
+ * folded away like malloc itself unless no_default_folds is set. */
+struct jma_heap_fold {
+	const char *program;	/* "Redis", "BIND (ISC)", ... */
+	const char *re;		/* extended regex over function names */
+};
+/* The default rules; *n their number.  Static storage. */
+const struct jma_heap_fold *jma_heap_default_folds(size_t *n);
+/* The allocator entry points always folded, for i = 0, 1, ... until NULL;
+ * *prefix is set when the string is a prefix ("je_": every je_* function). */
+const char *jma_heap_alloc_fn(size_t i, int *prefix);
+
+/* Where a site's name comes from. */
+enum jma_heap_named {
+	JMA_HEAP_NAMED_ADDRESS,		/* "module+0xOFF" or "0xADDR": nothing known there */
+	JMA_HEAP_NAMED_BOUNDARY,	/* "module!fn_0xSTART": a function without a symbol,
+					 * bounded by its .eh_frame entry (START: file address) */
+	JMA_HEAP_NAMED_SYMBOL,		/* an ELF symbol (.symtab, .dynsym, MiniDebugInfo,
+					 * separate debuginfo) or DWARF */
 };
 
 /* One row of the report: a function (or function + line) and what it holds. */
@@ -115,6 +143,8 @@ struct jma_heap_site {
 	const char *file;	/* NULL when unknown */
 	int line;		/* 0 when unknown */
 	const char *module;	/* file of the module, NULL when unknown */
+	const char *build_id;	/* the module's build-id in hex, NULL when unknown */
+	enum jma_heap_named named;
 	double flat;		/* held by allocations this site made itself */
 	double cum;		/* held by allocations made under it */
 };

@@ -31,6 +31,7 @@ struct cli_cmd {
 	int (*run)(struct cli *c, int argc, char **argv);	/* argv[0] = name */
 	const char *synopsis;
 	const char *help;
+	const char *options;	/* more for `COMMAND --help`, one option a line; may be NULL */
 };
 
 extern const struct cli_cmd cli_commands[];
@@ -42,6 +43,10 @@ int cli_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3
 /* Usage error for a command: prints its synopsis, returns EXIT_USAGE. */
 int cli_usage(const struct cli *c, const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/* On stderr, when 1% or more of the report of @h under @o sits in functions
+ * without a symbol: how much, in which modules, how to get names (unnamed.c). */
+void cli_hint_unnamed(jma_heap *h, const struct jma_heap_report_opts *o);
 
 /* "1.5 KiB": binary units with one decimal (units.c). */
 const char *cli_bytes(unsigned long long n, char *buf, size_t len);

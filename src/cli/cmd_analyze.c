@@ -19,12 +19,15 @@ struct analyze {
 	struct jma_heap_report_opts r;
 	struct jma_heap_symopts sym;
 	long top;		/* -1: the format's default */
+	int list_folds;
+	int debuginfod;		/* may fetch debuginfo over the network */
 };
 
 static int parse_args(struct cli *c, int argc, char **argv, struct analyze *a)
 {
 	enum { O_BASE = 256, O_INUSE_SPACE, O_INUSE_OBJECTS, O_ALLOC_SPACE, O_ALLOC_OBJECTS,
-	       O_LINES, O_FOCUS, O_IGNORE, O_FOLD, O_DEBUGINFO };
+	       O_LINES, O_FOCUS, O_IGNORE, O_FOLD, O_DEBUGINFO, O_LIST_FOLDS, O_NO_DEFAULT_FOLDS,
+	       O_DEBUGINFOD };
 	static const struct option longopts[] = {
 		{ "base", required_argument, NULL, O_BASE },
 		{ "top", required_argument, NULL, 'n' },
@@ -38,6 +41,9 @@ static int parse_args(struct cli *c, int argc, char **argv, struct analyze *a)
 		{ "focus", required_argument, NULL, O_FOCUS },
 		{ "ignore", required_argument, NULL, O_IGNORE },
 		{ "fold", required_argument, NULL, O_FOLD },
+		{ "list-folds", no_argument, NULL, O_LIST_FOLDS },
+		{ "no-default-folds", no_argument, NULL, O_NO_DEFAULT_FOLDS },
+		{ "debuginfod", no_argument, NULL, O_DEBUGINFOD },
 		{ "pid", required_argument, NULL, 'P' },
 		{ "debuginfo-path", required_argument, NULL, O_DEBUGINFO },
 		{ NULL, 0, NULL, 0 },
@@ -70,7 +76,8 @@ static int parse_args(struct cli *c, int argc, char **argv, struct analyze *a)
 			a->r.format = (enum jma_heap_format)fmt;
 			break;
 		case 'o':
-			a->out = optarg;
+			/* "-": standard output, as everywhere else. */
+			a->out = strcmp(optarg, "-") ? optarg : NULL;
 			break;
 		case O_INUSE_SPACE:
 		case O_INUSE_OBJECTS:
@@ -80,6 +87,7 @@ static int parse_args(struct cli *c, int argc, char **argv, struct analyze *a)
 			break;
 		case O_LINES:
 			a->r.lines = 1;
+			a->sym.lines = 1;
 			break;
 		case O_FOCUS:
 			a->r.focus = optarg;
@@ -89,6 +97,15 @@ static int parse_args(struct cli *c, int argc, char **argv, struct analyze *a)
 			break;
 		case O_FOLD:
 			a->r.fold = optarg;
+			break;
+		case O_LIST_FOLDS:
+			a->list_folds = 1;
+			break;
+		case O_NO_DEFAULT_FOLDS:
+			a->r.no_default_folds = 1;
+			break;
+		case O_DEBUGINFOD:
+			a->debuginfod = 1;
 			break;
 		case 'P':
 			errno = 0;
@@ -104,6 +121,8 @@ static int parse_args(struct cli *c, int argc, char **argv, struct analyze *a)
 			return cli_usage(c, "analyze", "invalid option");
 		}
 	}
+	if (a->list_folds && optind == argc)
+		return EXIT_OK;
 	if (optind + 1 != argc)
 		return cli_usage(c, "analyze", optind < argc ? "one PROFILE only" : "missing PROFILE");
 	a->profile = argv[optind];
@@ -112,6 +131,25 @@ static int parse_args(struct cli *c, int argc, char **argv, struct analyze *a)
 				: a->r.format == JMA_HEAP_TEXT || a->r.format == JMA_HEAP_JSON ? 20 : 0;
 	if (a->r.format == JMA_HEAP_PPROF && !a->out && isatty(STDOUT_FILENO))
 		return cli_usage(c, "analyze", "pprof output is binary: write it with -o FILE");
+	return EXIT_OK;
+}
+
+/* --list-folds: what is folded away before sites are counted. */
+static int list_folds(void)
+{
+	const struct jma_heap_fold *r;
+	const char *fn;
+	size_t n;
+	int prefix;
+
+	fputs("always:", stdout);
+	for (size_t i = 0; (fn = jma_heap_alloc_fn(i, &prefix)) != NULL; i++)
+		printf(" %s%s", fn, prefix ? "*" : "");
+	fputs(", and every frame in libjemalloc*\n", stdout);
+	r = jma_heap_default_folds(&n);
+	for (size_t i = 0; i < n; i++)
+		printf("%s: %s\n", r[i].program, r[i].re);
+	puts("(the rules above: unless --no-default-folds; add your own with --fold RE)");
 	return EXIT_OK;
 }
 
@@ -146,6 +184,7 @@ static int run(struct analyze *a, jma_heap *h, FILE *out)
 	if (err)
 		return cli_error(err == -EINVAL || err == -ENODATA ? EXIT_USAGE : EXIT_TARGET, "%s",
 				 jma_heap_errmsg(h));
+	cli_hint_unnamed(h, &a->r);
 	return EXIT_OK;
 }
 
@@ -160,10 +199,17 @@ int cmd_analyze(struct cli *c, int argc, char **argv)
 	if (rc) {
 		/* The command table's synopsis is kept short for --help. */
 		fputs("       [--inuse-space|--inuse-objects|--alloc-space|--alloc-objects] [--focus RE]\n"
-		      "       [--ignore RE] [--fold RE] [--debuginfo-path PATH]   (see jemattach(1))\n",
+		      "       [--ignore RE] [--fold RE] [--no-default-folds] [--list-folds]\n"
+		      "       [--debuginfo-path PATH] [--debuginfod]   (jemattach help analyze)\n",
 		      stderr);
 		return rc;
 	}
+	if (a.list_folds)
+		return list_folds();
+	/* Offline unless asked: libdw queries every $DEBUGINFOD_URLS server for
+	 * each module without debuginfo (Debian sets it in login shells). */
+	if (!a.debuginfod)
+		unsetenv("DEBUGINFOD_URLS");
 	a.sym.log = c->opt.log;
 	a.sym.log_arg = c->opt.log_arg;
 	rc = load(a.profile, &h);

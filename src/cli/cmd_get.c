@@ -7,10 +7,61 @@
 
 #include "cli.h"
 
+/* The values read, in the order asked; names that failed are left out here
+ * and listed under "errors" (JSON) or on stderr (text). */
+static void print_values(char **names, const struct jma_value *v, char **errs, int n, int json)
+{
+	int first = 1, nerr = 0;
+
+	if (json)
+		putchar('{');
+	for (int i = 0; i < n; i++) {
+		char buf[4200];
+
+		if (errs[i]) {
+			nerr++;
+			continue;
+		}
+		if (json) {
+			printf("%s", first ? "" : ", ");
+			cli_json_string(stdout, names[i]);
+			printf(": ");
+			cli_json_value(stdout, &v[i]);
+		} else {
+			jma_value_format(&v[i], buf, sizeof(buf));
+			if (n == 1)
+				printf("%s\n", buf);
+			else
+				printf("%s %s\n", names[i], buf);
+		}
+		first = 0;
+	}
+	if (json && nerr) {
+		printf("%s\"errors\": {", first ? "" : ", ");
+		first = 1;
+		for (int i = 0; i < n; i++) {
+			if (!errs[i])
+				continue;
+			printf("%s", first ? "" : ", ");
+			cli_json_string(stdout, names[i]);
+			printf(": ");
+			cli_json_string(stdout, errs[i]);
+			first = 0;
+		}
+		putchar('}');
+	}
+	if (json)
+		printf("}\n");
+	for (int i = 0; i < n; i++)
+		if (errs[i])
+			cli_error(EXIT_TARGET, "%s", errs[i]);
+}
+
 int cmd_get(struct cli *c, int argc, char **argv)
 {
 	static const struct option longopts[] = { { "json", no_argument, NULL, 'j' }, { 0 } };
 	struct jma_value *v;
+	char **errs;
 	int json = 0, opt, n, rc = EXIT_OK, got = 0;
 
 	while ((opt = getopt_long(argc, argv, "j", longopts, NULL)) != -1) {
@@ -22,16 +73,31 @@ int cmd_get(struct cli *c, int argc, char **argv)
 	if (n < 1)
 		return cli_usage(c, "get", "missing NAME");
 	v = calloc((size_t)n, sizeof(*v));
-	if (!v)
+	errs = calloc((size_t)n, sizeof(*errs));
+	if (!v || !errs) {
+		free(v);
+		free(errs);
 		return cli_error(EXIT_TARGET, "out of memory");
+	}
 	/* One attachment for all names: the thread is held once, briefly. */
 	if (jma_attach(c->s)) {
 		rc = cli_fail_session(c);
 		goto out;
 	}
-	for (got = 0; got < n; got++)
-		if (jma_get(c->s, argv[optind + got], &v[got]))
+	/* A name that fails in the target (unknown, not readable) does not hide
+	 * the others; anything worse (the attachment lost, a timeout) stops. */
+	for (got = 0; got < n; got++) {
+		if (!jma_get(c->s, argv[optind + got], &v[got]))
+			continue;
+		if (!jma_attached(c->s) || (jma_errkind(c->s) != JMA_ERR_TARGET &&
+					    jma_errkind(c->s) != JMA_ERR_USAGE))
 			break;
+		if (!rc)
+			rc = (int)jma_errkind(c->s);
+		errs[got] = strdup(jma_errmsg(c->s));
+		if (!errs[got])
+			break;
+	}
 	if (got < n) {
 		rc = cli_fail_session(c);
 		jma_detach(c->s);
@@ -41,29 +107,14 @@ int cmd_get(struct cli *c, int argc, char **argv)
 		rc = cli_fail_session(c);
 		goto out;
 	}
-	if (json)
-		putchar('{');
-	for (int i = 0; i < n; i++) {
-		char buf[4200];
-
-		if (json) {
-			printf("%s", i ? ", " : "");
-			cli_json_string(stdout, argv[optind + i]);
-			printf(": ");
-			cli_json_value(stdout, &v[i]);
-			continue;
-		}
-		jma_value_format(&v[i], buf, sizeof(buf));
-		if (n == 1)
-			printf("%s\n", buf);
-		else
-			printf("%s %s\n", argv[optind + i], buf);
-	}
-	if (json)
-		printf("}\n");
+	print_values(argv + optind, v, errs, n, json);
 out:
 	for (int i = 0; i < got; i++)
-		jma_value_clear(&v[i]);
+		if (!errs[i])
+			jma_value_clear(&v[i]);
+	for (int i = 0; i < n; i++)
+		free(errs[i]);
+	free(errs);
 	free(v);
 	return rc;
 }

@@ -15,14 +15,16 @@
 static const char *const status_names[] = {
 	"config.prof", "opt.prof", "prof.active", "prof.thread_active_init", "prof.gdump",
 	"prof.lg_sample", "prof.interval", "opt.lg_prof_interval", "opt.prof_prefix",
-	"opt.prof_accum",
+	"opt.prof_accum", "opt.lg_prof_sample",
 };
+enum { ST_OPT_PROF = 1, ST_LG_SAMPLE = 5, ST_OPT_LG_SAMPLE = 10 };
 #define NSTATUS (sizeof(status_names) / sizeof(*status_names))
 
 static int prof_status(struct cli *c, int argc, char **argv)
 {
 	struct jma_value v[NSTATUS];
-	int have[NSTATUS] = { 0 }, json = 0, rc = EXIT_OK, avail;
+	int have[NSTATUS] = { 0 }, json = 0, rc = EXIT_OK, avail, off;
+	size_t lg;
 	char why[1024] = "", buf[4200];
 
 	if (argc == 2 && !strcmp(argv[1], "--json"))
@@ -33,6 +35,10 @@ static int prof_status(struct cli *c, int argc, char **argv)
 		return cli_fail_session(c);
 	for (size_t i = 0; i < NSTATUS; i++)
 		have[i] = jma_get(c->s, status_names[i], &v[i]) == 0;
+	/* With opt.prof false jemalloc reports prof.lg_sample as 0 (one byte):
+	 * the period that applies is the configured one, and it is off. */
+	off = have[ST_OPT_PROF] && !v[ST_OPT_PROF].b;
+	lg = off ? ST_OPT_LG_SAMPLE : ST_LG_SAMPLE;
 	avail = jma_prof_check(c->s) == 0;
 	if (!avail)
 		snprintf(why, sizeof(why), "%s", jma_errmsg(c->s));
@@ -47,8 +53,9 @@ static int prof_status(struct cli *c, int argc, char **argv)
 			cli_json_string(stdout, why);
 		}
 		cli_json_values(stdout, status_names, v, have, NSTATUS);
-		if (have[5])
-			printf(", \"sample_bytes\": %llu", 1ULL << (v[5].z & 63));
+		if (have[lg])
+			printf(", \"sample_bytes\": %llu", 1ULL << (v[lg].z & 63));
+		printf(", \"profiling\": %s", off ? "false" : "true");
 		printf("}\n");
 		goto out;
 	}
@@ -60,7 +67,11 @@ static int prof_status(struct cli *c, int argc, char **argv)
 			jma_value_format(&v[i], buf, sizeof(buf));
 		else
 			snprintf(buf, sizeof(buf), "n/a");
-		if (i == 5 && have[i])
+		if (i == ST_LG_SAMPLE && off && have[ST_OPT_LG_SAMPLE])
+			printf("%-24s profiling is off (opt.prof false); configured sample period "
+			       "%llu bytes (opt.lg_prof_sample %zu)\n", status_names[i],
+			       1ULL << (v[ST_OPT_LG_SAMPLE].z & 63), v[ST_OPT_LG_SAMPLE].z);
+		else if (i == ST_LG_SAMPLE && have[i])
 			printf("%-24s %s (sample period %llu bytes)\n", status_names[i], buf,
 			       1ULL << (v[i].z & 63));
 		else
@@ -189,26 +200,97 @@ static int dump_to(struct cli *c, const char *path)
 	return EXIT_OK;
 }
 
-/* Where the memory is: the profile at @path (minus @base if not NULL),
- * symbolized from the live target, as jeprof-style text. */
-static int analyze(struct cli *c, const char *path, const char *base, unsigned top)
+/* The profile at @path (minus @base if not NULL), symbolized from the live
+ * target, into *@out (NULL on failure, after the message). */
+static int load_profile(struct cli *c, const char *path, const char *base, jma_heap **out)
 {
-	struct jma_heap_symopts so = { .pid = c->pid };
-	struct jma_heap_report_opts ro = { .format = JMA_HEAP_TEXT, .top = top };
+	struct jma_heap_symopts so = { .pid = c->pid, .log = c->opt.log, .log_arg = c->opt.log_arg };
 	jma_heap *h = NULL, *b = NULL;
 	char msg[1024];
 	int rc = EXIT_OK;
 
+	*out = NULL;
 	if (jma_heap_load(path, &h, msg, sizeof(msg)) ||
 	    (base && jma_heap_load(base, &b, msg, sizeof(msg)))) {
 		rc = cli_error(EXIT_TARGET, "%s", msg);
-		goto out;
-	}
-	if ((b && jma_heap_subtract(h, b)) || jma_heap_symbolize(h, &so) ||
-	    jma_heap_report_file(h, &ro, stdout))
+	} else if ((b && jma_heap_subtract(h, b)) || jma_heap_symbolize(h, &so)) {
 		rc = cli_error(EXIT_TARGET, "analysing %s: %s", path, jma_heap_errmsg(h));
-out:
+	} else {
+		*out = h;
+		h = NULL;
+	}
 	jma_heap_free(b);
+	jma_heap_free(h);
+	return rc;
+}
+
+/* Where the memory is, as jeprof-style text. */
+static int analyze(struct cli *c, const char *path, unsigned top)
+{
+	struct jma_heap_report_opts ro = { .format = JMA_HEAP_TEXT, .top = top };
+	jma_heap *h;
+	int rc = load_profile(c, path, NULL, &h);
+
+	if (!rc && jma_heap_report_file(h, &ro, stdout))
+		rc = cli_error(EXIT_TARGET, "analysing %s: %s", path, jma_heap_errmsg(h));
+	else if (!rc)
+		cli_hint_unnamed(h, &ro);
+	jma_heap_free(h);
+	return rc;
+}
+
+/* One section of the window's report: the sites whose flat change has the
+ * sign @sign, largest first, with percentages of that section's own total. */
+static void window_section(const struct jma_heap_site *s, size_t n, int sign, unsigned top,
+			   const char *title)
+{
+	double total = 0, running = 0;
+	unsigned shown = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (s[i].flat * sign > 0)
+			total += s[i].flat;
+	printf("\n%s:\nTotal: %.1f MB\n", title, total / 1048576);
+	/* Sites come largest flat first: shrinkage is read from the end. */
+	for (size_t k = 0; k < n && (!top || shown < top); k++) {
+		const struct jma_heap_site *x = &s[sign > 0 ? k : n - 1 - k];
+
+		if (x->flat * sign <= 0)
+			continue;
+		running += x->flat;
+		printf("%8.1f %5.1f%% %5.1f%% %8.1f %5.1f%% %s\n", x->flat / 1048576,
+		       x->flat * 100 / total, running * 100 / total, x->cum / 1048576,
+		       x->cum * 100 / total, x->name);
+		shown++;
+	}
+	if (!shown)
+		printf("(none)\n");
+}
+
+/* What changed in the window: growth and shrinkage apart, each with its own
+ * total, so that freed memory does not hide (or negate) what grew. */
+static int window_report(struct cli *c, const char *final, const char *base, unsigned top)
+{
+	struct jma_heap_report_opts ro = { .format = JMA_HEAP_TEXT };
+	struct jma_heap_site *s = NULL;
+	char title[8600];
+	size_t n = 0;
+	double total;
+	jma_heap *h;
+	int rc = load_profile(c, final, base, &h);
+
+	if (rc)
+		return rc;
+	if (jma_heap_sites(h, &ro, &s, &n, &total)) {
+		rc = cli_error(EXIT_TARGET, "analysing %s: %s", final, jma_heap_errmsg(h));
+	} else {
+		printf("net change during the window: %+.1f MB\n", total / 1048576);
+		snprintf(title, sizeof(title), "allocation sites that grew during the window (%s minus %s)",
+			 final, base);
+		window_section(s, n, 1, top, title);
+		window_section(s, n, -1, top, "allocation sites that shrank (memory freed during the window)");
+	}
+	free(s);
 	jma_heap_free(h);
 	return rc;
 }
@@ -262,7 +344,7 @@ static int prof_dump(struct cli *c, int argc, char **argv)
 	rc = dump_to(c, out);
 	if (rc == EXIT_OK && an) {
 		fflush(stdout);
-		rc = analyze(c, out, NULL, top);
+		rc = analyze(c, out, top);
 	}
 	return rc;
 }
@@ -309,7 +391,7 @@ static int prof_window(struct cli *c, int argc, char **argv)
 	const char *outdir = NULL;
 	double secs;
 	char *end;
-	bool was = false, changed = false;
+	bool was = false, changed = false, made_dir = false, wrote = false;
 	int opt, rc = EXIT_OK;
 
 	optind = 0;
@@ -331,8 +413,20 @@ static int prof_window(struct cli *c, int argc, char **argv)
 		snprintf(dir, sizeof(dir), "%s", outdir);
 	else
 		snprintf(dir, sizeof(dir), "jemattach-window.%d.%ld", (int)c->pid, (long)time(NULL));
-	if (mkdir(dir, 0755) && errno != EEXIST)
+	/* Everything that can fail before the target is touched is checked
+	 * first: a failed window leaves nothing behind. */
+	if (jma_prof_check(c->s))
+		return cli_fail_session(c);
+	if (mkdir(dir, 0755) == 0)
+		made_dir = true;
+	else if (errno != EEXIST)
 		return cli_error(EXIT_USAGE, "cannot create %s: %s", dir, strerror(errno));
+	if (access(dir, W_OK | X_OK)) {
+		rc = cli_error(EXIT_USAGE, "cannot write in %s: %s", dir, strerror(errno));
+		if (made_dir)
+			rmdir(dir);
+		return rc;
+	}
 	snprintf(base, sizeof(base), "%s/base.heap", dir);
 	snprintf(final, sizeof(final), "%s/window.heap", dir);
 
@@ -345,6 +439,7 @@ static int prof_window(struct cli *c, int argc, char **argv)
 	fprintf(stderr, "jemattach: base dump\n");
 	if ((rc = dump_to(c, base)) != EXIT_OK)
 		goto out;
+	wrote = true;
 	if (window_stop)
 		goto out;
 	if (jma_prof_set_active(c->s, true, &was)) {
@@ -374,6 +469,14 @@ out:
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	sigaction(SIGHUP, &old_hup, NULL);
+	if (rc != EXIT_OK || window_stop) {
+		/* Half a window is no result: remove what it wrote (the final
+		 * dump is the last step: it cannot have been written). */
+		if (wrote)
+			unlink(base);
+		if (made_dir)
+			rmdir(dir);
+	}
 	if (window_stop) {
 		fprintf(stderr, "jemattach: interrupted\n");
 		return 128 + window_stop;
@@ -381,9 +484,8 @@ out:
 	if (rc == EXIT_OK) {
 		/* What was allocated in the window and is still live after the
 		 * second wait: the long-lived growth. */
-		printf("\nallocation sites that grew during the window (%s minus %s):\n", final, base);
 		fflush(stdout);
-		rc = analyze(c, final, base, top);
+		rc = window_report(c, final, base, top);
 	}
 	return rc;
 }

@@ -15,6 +15,7 @@ static const enum jma_metric seed_metrics[] = { JMA_M_ALLOCATED, JMA_M_ACTIVE, J
 struct report {
 	const char *kind, *path, *svg;
 	uint64_t threshold;
+	int auto_threshold;	/* no -t: 5% of the process's peak of each metric */
 	unsigned from, to;
 	int metric;		/* enum jma_metric, or -1: the seed's three */
 	struct jma_series ser;
@@ -28,22 +29,54 @@ static void arena_name(int arena, char *buf, size_t len)
 		snprintf(buf, len, "%d", arena);
 }
 
+/* Without -t, the threshold follows the data: 5% of the whole process's peak
+ * of @m in the range, so that a daemon of 50 MiB shows its arenas as one of
+ * 50 GiB does.  0 when the process's row is missing (everything shown). */
+static int data_threshold(struct report *r, enum jma_metric m)
+{
+	struct jma_abs_row *rows;
+	size_t n;
+	int err;
+
+	if (!r->auto_threshold)
+		return 0;
+	err = jma_report_abs(&r->ser, m, 0, r->from, r->to, &rows, &n);
+	if (err)
+		return err;
+	r->threshold = 0;
+	for (size_t i = 0; i < n; i++)
+		if (rows[i].arena == JMA_ARENA_ALL)
+			r->threshold = rows[i].value / 20;
+	free(rows);
+	return 0;
+}
+
 /* "abs: allocated, the greatest per arena >= 200.0 MiB, iterations 0-9 of 10" */
 static void heading(const struct report *r, const char *metric, const char *what)
 {
 	char thr[32];
 
 	jma_format_size((int64_t)r->threshold, thr, sizeof(thr));
-	printf("%s: %s, %s >= %s, iterations %u-%u of %zu\n", r->kind, metric, what, thr, r->from,
+	printf("%s: %s, %s >= %s%s, iterations %u-%u of %zu\n", r->kind, metric, what, thr,
+	       r->auto_threshold ? " (5% of the process's peak; -t SIZE to choose)" : "", r->from,
 	       r->to < r->ser.n ? r->to : (unsigned)r->ser.n - 1, r->ser.n);
+}
+
+/* Say what the threshold left out: @shown of @all rows. */
+static void hidden(size_t shown, size_t all, const char *what)
+{
+	if (all > shown)
+		printf("(%zu %s below the threshold not shown; -t 0 shows all)\n", all - shown, what);
 }
 
 static int print_abs(struct report *r, enum jma_metric m)
 {
 	struct jma_abs_row *rows;
-	size_t n;
-	int err = jma_report_abs(&r->ser, m, r->threshold, r->from, r->to, &rows, &n);
+	size_t n, all = 0;
+	int err = data_threshold(r, m);
 
+	if (!err)
+		err = jma_report_abs(&r->ser, m, r->threshold, r->from, r->to, &rows, &n);
 	if (err)
 		return err;
 	heading(r, jma_metric_name(m), "the greatest per arena");
@@ -58,15 +91,21 @@ static int print_abs(struct report *r, enum jma_metric m)
 	if (!n)
 		printf("(no arena reaches the threshold)\n");
 	free(rows);
+	if (!jma_report_abs(&r->ser, m, 0, r->from, r->to, &rows, &all)) {
+		free(rows);
+		hidden(n, all, "arenas");
+	}
 	return 0;
 }
 
 static int print_del(struct report *r, enum jma_metric m)
 {
 	struct jma_del_row *rows;
-	size_t n;
-	int err = jma_report_del(&r->ser, m, r->threshold, r->from, r->to, &rows, &n);
+	size_t n, all = 0;
+	int err = data_threshold(r, m);
 
+	if (!err)
+		err = jma_report_del(&r->ser, m, r->threshold, r->from, r->to, &rows, &n);
 	if (err)
 		return err;
 	heading(r, jma_metric_name(m), "changes between consecutive iterations");
@@ -85,14 +124,21 @@ static int print_del(struct report *r, enum jma_metric m)
 	if (!n)
 		printf("(no change reaches the threshold)\n");
 	free(rows);
+	/* Changes of 0 are no rows: -t 1 counts every real change. */
+	if (!jma_report_del(&r->ser, m, 1, r->from, r->to, &rows, &all)) {
+		free(rows);
+		hidden(n, all, "changes");
+	}
 	return 0;
 }
 
 static int print_eff(struct report *r)
 {
-	struct jma_eff e;
-	int err = jma_report_eff(&r->ser, r->threshold, r->from, r->to, &e);
+	struct jma_eff e, every;
+	int err = data_threshold(r, JMA_M_MAPPED);
 
+	if (!err)
+		err = jma_report_eff(&r->ser, r->threshold, r->from, r->to, &e);
 	if (err)
 		return err;
 	r->to = e.from + (unsigned)e.niters - 1;
@@ -105,6 +151,13 @@ static int print_eff(struct report *r)
 	}
 	putchar('\n');
 	for (size_t i = 0; i < e.niters; i++) {
+		int any = 0;
+
+		/* An iteration where no shown arena maps anything is no row. */
+		for (size_t a = 0; a < e.narenas; a++)
+			any |= !isnan(e.ratio[i * e.narenas + a]);
+		if (!any)
+			continue;
 		printf("%-9zu", e.from + i);
 		for (size_t a = 0; a < e.narenas; a++) {
 			double v = e.ratio[i * e.narenas + a];
@@ -117,6 +170,10 @@ static int print_eff(struct report *r)
 	}
 	if (!e.narenas)
 		printf("(no arena maps as much as the threshold)\n");
+	if (!jma_report_eff(&r->ser, 0, r->from, r->to, &every)) {
+		hidden(e.narenas, every.narenas, "arenas");
+		jma_eff_free(&every);
+	}
 	jma_eff_free(&e);
 	return 0;
 }
@@ -176,6 +233,7 @@ static int parse_args(struct cli *c, int argc, char **argv, struct report *r)
 	while ((opt = getopt_long(argc, argv, "t:m:", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 't':
+			r->auto_threshold = 0;
 			if (jma_parse_size(optarg, &r->threshold))
 				return cli_usage(c, "report", "invalid --threshold \"%s\": a size such "
 						 "as 200M, 1.5G, 512K (a bare number is MiB)", optarg);
@@ -210,7 +268,7 @@ static int parse_args(struct cli *c, int argc, char **argv, struct report *r)
 
 int cmd_report(struct cli *c, int argc, char **argv)
 {
-	struct report r = { .threshold = 200 << 20, .to = UINT_MAX, .metric = -1 };
+	struct report r = { .auto_threshold = 1, .to = UINT_MAX, .metric = -1 };
 	char err[512];
 	int rc, e = 0;
 

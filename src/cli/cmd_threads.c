@@ -1,9 +1,11 @@
 /* cmd_threads.c -- "threads": every thread's state and symbolized stack, like eu-stack. */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -13,13 +15,68 @@ static const char *base_name(const char *p)
 	return b ? b + 1 : p ? p : "?";
 }
 
+/* What a thread is doing, in the words -v uses for the thread it borrows:
+ * "asleep in epoll_wait", "running", "stopped". */
+static const char *activity(const struct jma_thread *t, char *buf, size_t len)
+{
+	const char *in = t->syscall >= 0 && t->syscall_name ? t->syscall_name : NULL;
+
+	switch (t->state) {
+	case 'S':
+		snprintf(buf, len, "asleep in %s", in ? in : "the kernel");
+		break;
+	case 'D':
+		snprintf(buf, len, "in uninterruptible sleep%s%s", in ? " in " : "", in ? in : "");
+		break;
+	case 'R':
+		snprintf(buf, len, "running");
+		break;
+	case 'T':
+	case 't':
+		snprintf(buf, len, "stopped");
+		break;
+	case 'Z':
+	case 'X':
+		snprintf(buf, len, "exiting");
+		break;
+	default:
+		snprintf(buf, len, "in state %c", t->state);
+	}
+	return buf;
+}
+
+/* The file the process runs, when its name is not the one it goes by:
+ * Debian's redis-server is a link to redis-check-rdb, which frames name. */
+static void print_executable(pid_t pid)
+{
+	char link[64], exe[PATH_MAX], comm[64] = "";
+	ssize_t n;
+	FILE *f;
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+	n = readlink(link, exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return;
+	exe[n] = '\0';
+	snprintf(link, sizeof(link), "/proc/%d/comm", (int)pid);
+	f = fopen(link, "r");
+	if (f) {
+		if (fgets(comm, sizeof(comm), f))
+			comm[strcspn(comm, "\n")] = '\0';
+		fclose(f);
+	}
+	/* comm is the first 15 bytes of the name it was started as. */
+	if (strncmp(base_name(exe), comm, strlen(comm)) || !comm[0])
+		printf("process %d (%s) runs %s\n", (int)pid, comm, exe);
+}
+
 static int print_text(void *arg, const struct jma_thread *t)
 {
+	char act[128];
+
 	(void)arg;
-	printf("TID %d (%s) state %c", (int)t->tid, t->comm, t->state);
-	if (t->syscall >= 0)
-		printf(", in %s", t->syscall_name ? t->syscall_name : "a syscall");
-	printf("%s\n", t->in_jemalloc ? ", INSIDE JEMALLOC" : "");
+	printf("TID %d (%s) %s%s\n", (int)t->tid, t->comm, activity(t, act, sizeof(act)),
+	       t->in_jemalloc ? ", INSIDE JEMALLOC" : "");
 	if (t->err)
 		printf("    (no stack: %s)\n", t->errmsg);
 	for (int i = 0; i < t->nframes; i++) {
@@ -41,11 +98,14 @@ static int print_text(void *arg, const struct jma_thread *t)
 static int print_json(void *arg, const struct jma_thread *t)
 {
 	int *first = arg;
+	char act[128];
 
 	printf("%s{\"tid\": %d, \"comm\": ", *first ? "" : ",\n ", (int)t->tid);
 	*first = 0;
 	cli_json_string(stdout, t->comm);
-	printf(", \"state\": \"%c\", \"syscall\": ", t->state);
+	printf(", \"state\": \"%c\", \"activity\": ", t->state);
+	cli_json_string(stdout, activity(t, act, sizeof(act)));
+	printf(", \"syscall\": ");
 	if (t->syscall >= 0 && t->syscall_name)
 		cli_json_string(stdout, t->syscall_name);
 	else if (t->syscall >= 0)
@@ -66,7 +126,12 @@ static int print_json(void *arg, const struct jma_thread *t)
 			cli_json_string(stdout, f->func);
 		else
 			printf("null");
-		printf(", \"off\": %llu, \"module\": ", (unsigned long long)f->off);
+		/* No symbol, no offset: the pc is all there is. */
+		if (f->func)
+			printf(", \"off\": %llu", (unsigned long long)f->off);
+		else
+			printf(", \"off\": null");
+		printf(", \"module\": ");
 		if (f->module)
 			cli_json_string(stdout, f->module);
 		else
@@ -110,6 +175,8 @@ int cmd_threads(struct cli *c, int argc, char **argv)
 	}
 	if (optind != argc)
 		return cli_usage(c, "threads", "unexpected argument \"%s\"", argv[optind]);
+	if (!json)
+		print_executable(c->pid);
 	if (json)
 		printf("[");
 	if (jma_threads(c->s, (int)max, json ? print_json : print_text, &first))

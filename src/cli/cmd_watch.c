@@ -109,6 +109,51 @@ static int replace_prom_file(const char *path, const struct jma_sample *smp)
 	return err;
 }
 
+/* Whether process @pid has exited (gone, or a zombie nobody reaped yet). */
+static int exited_now(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+	int gone = 1;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return errno == ENOENT || errno == ESRCH;
+	/* "pid (comm) S ...": the state follows the last ')' (comm may hold one). */
+	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) && p[1] == ' ')
+		gone = p[2] == 'Z' || p[2] == 'X';
+	fclose(f);
+	return gone;
+}
+
+/* The same, allowing an exit in progress (threads gone, not yet a zombie)
+ * 200 ms to finish. */
+static int target_exited(pid_t pid)
+{
+	for (int i = 0; i < 20; i++) {
+		struct timespec step = { 0, 10000000 };
+
+		if (exited_now(pid))
+			return 1;
+		nanosleep(&step, NULL);
+	}
+	return 0;
+}
+
+/* The target exited during the watch: what was written is a whole series.
+ * Exit 0 when watching until stopped; 1 when -n COUNT samples were asked
+ * and fewer were taken. */
+static int target_ended(struct cli *c, const struct watch *w)
+{
+	if (w->count && w->samples < w->count)
+		return cli_error(EXIT_TARGET, "process %d exited after %lu of %lu samples", (int)c->pid,
+				 w->samples, w->count);
+	fprintf(stderr, "%s: process %d exited; %lu samples written\n", c->prog, (int)c->pid,
+		w->samples);
+	return EXIT_OK;
+}
+
 static int watch_loop(struct cli *c, struct watch *w)
 {
 	FILE *f = stdout;
@@ -134,7 +179,7 @@ static int watch_loop(struct cli *c, struct watch *w)
 			next = now_s();	/* fell behind (slow target): keep the pace from now */
 		got = sample(c, w, iter, &smp);
 		if (got < 0)
-			rc = cli_fail_session(c);
+			rc = target_exited(c->pid) ? target_ended(c, w) : cli_fail_session(c);
 		if (got < 0 || got == 2)
 			break;
 		if (got == 1)

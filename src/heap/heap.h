@@ -1,12 +1,14 @@
 /* heap.h -- the private side of jma_heap, shared by the src/heap_*.c modules.
  *
- *   heap_parse.c      text -> stacks, counts, mappings
- *   heap_sample.c     un-sampling, base subtraction, the address index
- *   heap_sym.c        addresses -> frames with libdwfl
- *   heap_view.c       one report's view: folding, filters, sites
- *   heap_report.c     output plumbing and the format dispatcher
- *   heap_text.c, heap_json.c, heap_collapsed.c, heap_pprof.c: the formats
- *   heap_strtab.c     interned strings (ids double as pprof's string table)
+ *   parse.c           text -> stacks, counts, mappings
+ *   sample.c          un-sampling, base subtraction, the address index
+ *   sym.c             modules, files and debuginfo with libdwfl
+ *   modsym.c          addresses -> frames from per-module tables
+ *   folds.c           which frames are the allocator's
+ *   view.c            one report's view: folding, filters, sites
+ *   report.c          output plumbing and the format dispatcher
+ *   text.c, json.c, collapsed.c, pprof.c: the formats
+ *   strtab.c          interned strings (ids double as pprof's string table)
  */
 #ifndef JMA_HEAP_PRIV_H
 #define JMA_HEAP_PRIV_H
@@ -57,6 +59,13 @@ struct heap_frame {
 	int line;
 };
 
+/* How a location got its name. */
+enum heap_named {
+	HEAP_NAMED_NONE,	/* "module+0xoff" or "0xaddr" */
+	HEAP_NAMED_BOUNDARY,	/* "module!fn_0xSTART": a function found by its FDE only */
+	HEAP_NAMED_SYMBOL,	/* an ELF symbol or DWARF */
+};
+
 /* A distinct address of the profile, as used for symbolization (callers -1). */
 struct heap_loc {
 	uint64_t addr;
@@ -64,6 +73,7 @@ struct heap_loc {
 	int32_t module;		/* into jma_heap.modules; -1: none */
 	uint32_t symbol;	/* the ELF symbol holding it (strtab id, 0: none) */
 	int alloc;		/* allocator code: folded away with what is under it */
+	enum heap_named named;
 };
 
 /* A mapped file that addresses fall in. */
@@ -120,6 +130,10 @@ int heap_modules_build(jma_heap *h, const struct heap_maps *m);
  * a strtab id (UINT32_MAX: out of memory). */
 uint32_t heap_loc_hexname(jma_heap *h, const struct heap_loc *l);
 
+/* Whether @name is an allocator entry point (malloc and its family, operator
+ * new, Rust's allocator shims, the dynamic linker's own, prefixed copies). */
+int heap_is_alloc_fn(const char *name);
+
 /* One report's view of a profile. */
 struct heap_vstack {
 	size_t stack;		/* into h->stacks */
@@ -131,6 +145,7 @@ struct heap_vsite {
 	uint32_t label;		/* strtab id of the row's name */
 	struct heap_frame fr;	/* first frame seen with that name */
 	int32_t module;
+	enum heap_named named;
 	double flat, cum;
 };
 
@@ -138,6 +153,7 @@ struct heap_view {
 	jma_heap *h;
 	const struct jma_heap_report_opts *o;
 	double total;
+	double unnamed;		/* flat at sites without a symbol (named by FDE, or hex) */
 	struct heap_vstack *stacks;	/* kept by focus/ignore, value != 0 (any value for pprof) */
 	size_t nstacks;
 	struct heap_vsite *sites;	/* all of them, largest flat first */
@@ -146,6 +162,7 @@ struct heap_view {
 	struct heap_frame *fr;
 	uint32_t *fr_loc;
 	size_t fr_cap;
+	signed char *fold_match;	/* per location: its frames match the fold regex; -1 unknown */
 	regex_t re[3];		/* focus, ignore, fold */
 	int has_re[3];
 };

@@ -44,6 +44,9 @@ static void module_field(struct heap_out *o, const jma_heap *h, int32_t module)
 	str_or_null(o, h, module >= 0 ? h->modules[module].path : 0);
 }
 
+/* How a site got its name (enum heap_named). */
+static const char *const named_names[] = { "address", "boundary", "symbol" };
+
 static void sites(struct heap_view *v, struct heap_out *o)
 {
 	const jma_heap *h = v->h;
@@ -61,6 +64,7 @@ static void sites(struct heap_view *v, struct heap_out *o)
 		str_or_null(o, h, s->fr.file);
 		heap_out_printf(o, ", \"line\": %d", s->fr.line);
 		module_field(o, h, s->module);
+		heap_out_printf(o, ", \"named\": \"%s\"", named_names[s->named]);
 		heap_out_printf(o, ", \"flat\": %.0f, \"flat_pct\": %.2f, \"cum\": %.0f, \"cum_pct\": %.2f}",
 				round(s->flat), pct(s->flat, v->total), round(s->cum), pct(s->cum, v->total));
 	}
@@ -114,10 +118,10 @@ int heap_json(struct heap_view *v, struct heap_out *o)
 	int objs = v->o->sample == JMA_HEAP_INUSE_OBJECTS || v->o->sample == JMA_HEAP_ALLOC_OBJECTS;
 
 	heap_out_printf(o, "{\"version\": %d, \"period\": %llu, \"diff\": %s, \"symbolized\": %s, "
-			"\"sample\": \"%s\", \"unit\": \"%s\", \"total\": %.0f",
+			"\"sample\": \"%s\", \"unit\": \"%s\", \"total\": %.0f, \"unnamed\": %.0f",
 			h->version, (unsigned long long)h->period, h->is_diff ? "true" : "false",
 			h->symbolized ? "true" : "false", jma_heap_sample_name(v->o->sample),
-			objs ? "objects" : "bytes", round(v->total));
+			objs ? "objects" : "bytes", round(v->total), round(v->unnamed));
 	sites(v, o);
 	if (stacks(v, o))
 		return -ENOMEM;

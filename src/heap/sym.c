@@ -6,11 +6,9 @@
  * works for deleted and replaced files, else resolved inside /proc/PID/root
  * with openat2(RESOLVE_IN_ROOT) so a container's symlinks cannot point us at
  * host files).  Debuginfo is libdwfl's standard search: build-id under
- * /usr/lib/debug/.build-id, .gnu_debuglink, MiniDebugInfo.  Each address
- * becomes its chain of inlined frames from DWARF scopes, innermost first.
+ * /usr/lib/debug/.build-id, .gnu_debuglink, MiniDebugInfo (.gnu_debugdata,
+ * read when libdw is built with lzma).  Naming itself is modsym.c's.
  */
-#include <dwarf.h>
-#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +22,7 @@
 #include <unistd.h>
 
 #include "heap/heap.h"
+#include "heap/modsym.h"
 #include "attach/procfs.h"
 
 struct symctx;
@@ -57,31 +56,6 @@ static void warn(struct symctx *c, const char *fmt, ...)
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
 	c->o->log(c->o->log_arg, JMA_LOG_WARN, buf);
-}
-
-/* Functions that only hand out memory for their caller (the malloc API,
- * C++'s operator new in all its variants, Rust's global allocator shims):
- * the site is whoever called them. */
-static int is_alloc_name(const char *nm)
-{
-	static const char *const names[] = {
-		"malloc", "calloc", "realloc", "reallocarray", "free", "cfree", "memalign",
-		"posix_memalign", "aligned_alloc", "valloc", "pvalloc", "mallocx", "rallocx",
-		"xallocx", "dallocx", "sdallocx", "sdallocx_noflags", "__libc_malloc",
-		"__libc_calloc", "__libc_realloc", "__libc_memalign", "__rust_alloc",
-		"__rust_alloc_zeroed", "__rust_realloc", "__rg_alloc", "__rg_alloc_zeroed",
-		"__rg_realloc",
-	};
-
-	/* jemalloc's private namespace (je_*) and tikv-jemallocator's prefix. */
-	if (!strncmp(nm, "je_", 3) || !strncmp(nm, "_rjem_", 6))
-		return 1;
-	if (!strncmp(nm, "_Znw", 4) || !strncmp(nm, "_Zna", 4))
-		return 1;
-	for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++)
-		if (!strcmp(nm, names[i]))
-			return 1;
-	return 0;
 }
 
 static int open_regular(int fd)
@@ -165,110 +139,43 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_A
 	return fd;
 }
 
-static int add_frame(jma_heap *h, const char *func, const char *file, int line)
+/* Whether @elf carries DWARF itself (a -g build), rather than in a separate file. */
+static int has_own_dwarf(Elf *elf)
 {
-	struct heap_frame *f;
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
 
-	if (h->nframes == h->frames_cap) {
-		size_t ncap = h->frames_cap ? h->frames_cap * 2 : 1024;
-		f = realloc(h->frames, ncap * sizeof(*f));
-		if (!f)
-			return -ENOMEM;
-		h->frames = f;
-		h->frames_cap = ncap;
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx))
+		return 0;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (gelf_getshdr(scn, &sh) && sh.sh_type != SHT_NOBITS &&
+		    (name = elf_strptr(elf, shstrndx, sh.sh_name)) &&
+		    (!strcmp(name, ".debug_info") || !strcmp(name, ".zdebug_info")))
+			return 1;
 	}
-	f = &h->frames[h->nframes];
-	f->func = heap_str(&h->str, func);
-	f->file = file ? heap_str(&h->str, file) : 0;
-	f->line = line > 0 ? line : 0;
-	if (f->func == UINT32_MAX || f->file == UINT32_MAX)
-		return -ENOMEM;
-	h->nframes++;
 	return 0;
 }
 
-static const char *die_name(Dwarf_Die *d)
+/* The build-id of @dm, and whether its DWARF is to be read (*use_dwarf):
+ * always when the file has it; from a separate debuginfo file (a -dbgsym
+ * package: large, compressed, all read at once -- three quarters of the
+ * time on a Redis profile, for the few libc frames at the root) only when
+ * the caller asked for lines.  Separate files name functions either way. */
+static void module_identity(struct symctx *c, Dwfl_Module *dm, struct heap_module *m,
+			    int *use_dwarf)
 {
-	Dwarf_Attribute a;
-	const char *n = dwarf_formstring(dwarf_attr_integrate(d, DW_AT_linkage_name, &a));
-
-	if (!n)
-		n = dwarf_formstring(dwarf_attr_integrate(d, DW_AT_MIPS_linkage_name, &a));
-	if (!n)
-		n = dwarf_formstring(dwarf_attr_integrate(d, DW_AT_name, &a));
-	return n;
-}
-
-/* Where an inlined call sits in its caller: DW_AT_call_file/line. */
-static void call_site(Dwarf_Die *cu, Dwarf_Die *inl, const char **file, int *line)
-{
-	Dwarf_Attribute a;
-	Dwarf_Word idx = 0, ln = 0;
-	Dwarf_Files *files;
-	size_t nfiles;
-
-	*file = NULL;
-	*line = 0;
-	if (dwarf_formudata(dwarf_attr(inl, DW_AT_call_line, &a), &ln) == 0 && ln < (1U << 30))
-		*line = (int)ln;
-	if (dwarf_formudata(dwarf_attr(inl, DW_AT_call_file, &a), &idx) == 0 &&
-	    dwarf_getsrcfiles(cu, &files, &nfiles) == 0 && idx < nfiles)
-		*file = dwarf_filesrc(files, idx, NULL, NULL);
-}
-
-/* Frames of one address: the inlined chain from DWARF, else the ELF symbol. */
-static int name_loc(jma_heap *h, Dwfl_Module *dm, struct heap_loc *l, const char *sym)
-{
-	Dwarf_Addr bias;
-	Dwarf_Die *cu = dwfl_module_addrdie(dm, l->addr, &bias), *scopes = NULL;
-	Dwfl_Line *dl = dwfl_module_getsrc(dm, l->addr);
-	const char *file = NULL;
-	int line = 0, n = 0, err = 0;
-
-	if (dl)
-		file = dwfl_lineinfo(dl, NULL, &line, NULL, NULL, NULL);
-	l->frame = (uint32_t)h->nframes;
-	if (cu)
-		n = dwarf_getscopes(cu, l->addr - bias, &scopes);
-	/* dwarf_getscopes continues an inlined instance with its abstract
-	 * definition's scopes; the DIE tree above the innermost scope is the
-	 * concrete chain of callers it was inlined into. */
-	if (n > 0) {
-		Dwarf_Die inner = scopes[0];
-		free(scopes);
-		scopes = NULL;
-		n = dwarf_getscopes_die(&inner, &scopes);
-	}
-	for (int i = 0; i < n && !err; i++) {
-		int tag = dwarf_tag(&scopes[i]);
-		const char *nm;
-
-		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
-			continue;
-		nm = die_name(&scopes[i]);
-		/* The outermost function is the ELF symbol: the name the linker knows. */
-		if (tag == DW_TAG_subprogram && sym)
-			nm = sym;
-		err = add_frame(h, nm ? nm : "??", file, line);
-		if (tag == DW_TAG_subprogram)
-			break;
-		call_site(cu, &scopes[i], &file, &line);
-	}
-	free(scopes);
-	if (!err && h->nframes == l->frame && sym)
-		err = add_frame(h, sym, file, line);
-	l->nframe = (uint32_t)(h->nframes - l->frame);
-	return err;
-}
-
-static void module_identity(jma_heap *h, Dwfl_Module *dm, struct heap_module *m)
-{
+	jma_heap *h = c->h;
 	const unsigned char *bits;
 	GElf_Addr vaddr;
 	Dwarf_Addr bias;
-	int n = dwfl_module_build_id(dm, &bits, &vaddr);
+	/* The build-id is known once the ELF file is. */
+	Elf *elf = dwfl_module_getelf(dm, &m->bias);
+	int n = elf ? dwfl_module_build_id(dm, &bits, &vaddr) : 0;
 
-	if (dwfl_module_getelf(dm, &m->bias) && n > 0 && n <= 64) {
+	if (n > 0 && n <= 64) {
 		char hex[129];
 		for (int i = 0; i < n; i++)
 			snprintf(hex + 2 * i, 3, "%02x", bits[i]);
@@ -276,7 +183,8 @@ static void module_identity(jma_heap *h, Dwfl_Module *dm, struct heap_module *m)
 		if (m->build_id == UINT32_MAX)
 			m->build_id = 0;
 	}
-	m->has_dwarf = dwfl_module_getdwarf(dm, &bias) != NULL;
+	*use_dwarf = c->o->lines || has_own_dwarf(elf);
+	m->has_dwarf = *use_dwarf && dwfl_module_getdwarf(dm, &bias) != NULL;
 }
 
 static int report_modules(struct symctx *c)
@@ -305,44 +213,36 @@ static int report_modules(struct symctx *c)
 	return dwfl_report_end(c->dwfl, NULL, NULL) ? -EIO : 0;
 }
 
+/* Name every location, module by module; each module's tables are built
+ * once, when its first address is met. */
 static int name_all(struct symctx *c)
 {
 	jma_heap *h = c->h;
-	int32_t last = -1;
+	struct modsym **tabs = calloc(h->nmodules ? h->nmodules : 1, sizeof(*tabs));
+	int err = tabs ? 0 : -ENOMEM;
 
-	for (size_t i = 0; i < h->nlocs; i++) {
+	for (size_t i = 0; i < h->nlocs && !err; i++) {
 		struct heap_loc *l = &h->locs[i];
 		Dwfl_Module *dm;
-		GElf_Off off;
-		GElf_Sym es;
-		const char *sym;
-		int err;
 
-		if (l->module < 0)
+		if (l->module < 0 || !(dm = dwfl_addrmodule(c->dwfl, l->addr)))
 			continue;
-		dm = dwfl_addrmodule(c->dwfl, l->addr);
-		if (!dm)
-			continue;
-		if (l->module != last) {
-			module_identity(h, dm, &h->modules[l->module]);
-			last = l->module;
+		if (!tabs[l->module]) {
+			int use_dwarf;
+
+			module_identity(c, dm, &h->modules[l->module], &use_dwarf);
+			tabs[l->module] = modsym_new(h, dm, use_dwarf);
+			if (!tabs[l->module]) {
+				err = -ENOMEM;
+				break;
+			}
 		}
-		sym = dwfl_module_addrinfo(dm, l->addr, &off, &es, NULL, NULL, NULL);
-		if (sym) {
-			/* .dynsym names carry their version ("__libc_start_main@@GLIBC_2.34"). */
-			char *bare = strndup(sym, strcspn(sym, "@"));
-			l->symbol = bare ? heap_str(&h->str, bare) : UINT32_MAX;
-			free(bare);
-			if (l->symbol == UINT32_MAX)
-				return -ENOMEM;
-			sym = h->str.str[l->symbol];
-			l->alloc |= is_alloc_name(sym);
-		}
-		err = name_loc(h, dm, l, sym);
-		if (err)
-			return err;
+		err = modsym_name(h, tabs[l->module], &h->modules[l->module], l);
 	}
-	return 0;
+	for (size_t i = 0; tabs && i < h->nmodules; i++)
+		modsym_free(tabs[i]);
+	free(tabs);
+	return err;
 }
 
 /* Use the live process's mappings instead of the profile's. */

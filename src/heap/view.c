@@ -93,14 +93,18 @@ static int fold_point(struct heap_view *v, const struct heap_stack *s, uint32_t 
 
 	*fold = 0;
 	for (uint32_t i = s->npc; i-- > 0;) {
-		const struct heap_loc *l = &h->locs[h->pc_loc[s->pc + i]];
-		int alloc = l->alloc;
+		uint32_t li = h->pc_loc[s->pc + i];
+		int alloc = h->locs[li].alloc;
 
+		/* A location's frames are the same in every stack: match them once. */
 		if (!alloc && v->has_re[RE_FOLD]) {
-			size_t n;
-			if (frames_of(v, s, i, i + 1, &n))
-				return -ENOMEM;
-			alloc = any_match(v, RE_FOLD, n);
+			if (v->fold_match[li] < 0) {
+				size_t n;
+				if (frames_of(v, s, i, i + 1, &n))
+					return -ENOMEM;
+				v->fold_match[li] = (signed char)any_match(v, RE_FOLD, n);
+			}
+			alloc = v->fold_match[li];
 		}
 		if (alloc) {
 			*fold = i + 1;
@@ -140,6 +144,40 @@ static int compile(struct heap_view *v, int which, const char *re, const char *w
 	return 0;
 }
 
+/* The fold regex: the default rules, then the caller's --fold. */
+static int compile_folds(struct heap_view *v)
+{
+	size_t n = 0, len = 1;
+	const struct jma_heap_fold *r = v->o->no_default_folds ? NULL : jma_heap_default_folds(&n);
+	char *re;
+	int err;
+
+	if (!n)
+		return compile(v, RE_FOLD, v->o->fold, "fold");
+	if (v->o->fold) {
+		/* The caller's own, alone first: its errors must name it. */
+		err = compile(v, RE_FOLD, v->o->fold, "fold");
+		if (err)
+			return err;
+		regfree(&v->re[RE_FOLD]);
+		v->has_re[RE_FOLD] = 0;
+		len += strlen(v->o->fold) + 3;
+	}
+	for (size_t i = 0; i < n; i++)
+		len += strlen(r[i].re) + 3;
+	re = malloc(len);
+	if (!re)
+		return heap_fail(v->h, -ENOMEM, "out of memory");
+	*re = '\0';
+	for (size_t i = 0; i < n; i++)
+		strcat(strcat(strcat(re, i ? "|(" : "("), r[i].re), ")");
+	if (v->o->fold)
+		strcat(strcat(strcat(re, "|("), v->o->fold), ")");
+	err = compile(v, RE_FOLD, re, "fold");
+	free(re);
+	return err;
+}
+
 static int cmp_site(const void *a, const void *b, void *arg)
 {
 	const struct heap_vsite *x = a, *y = b;
@@ -160,7 +198,7 @@ struct sitemap {
 };
 
 static int add_to_site(struct heap_view *v, struct sitemap *m, const struct heap_frame *f,
-		       int32_t module, size_t stack, double value, int leaf)
+		       const struct heap_loc *l, size_t stack, double value, int leaf)
 {
 	uint32_t label = heap_view_label(v, f);
 	int32_t si;
@@ -195,12 +233,16 @@ static int add_to_site(struct heap_view *v, struct sitemap *m, const struct heap
 		memset(&v->sites[si], 0, sizeof(v->sites[si]));
 		v->sites[si].label = label;
 		v->sites[si].fr = *f;
-		v->sites[si].module = module;
+		v->sites[si].module = l->module;
+		v->sites[si].named = l->named;
 		m->seen[si] = 0;
 		m->of_label[label] = si;
 	}
-	if (leaf)
+	if (leaf) {
 		v->sites[si].flat += value;
+		if (l->named != HEAP_NAMED_SYMBOL)
+			v->unnamed += value;
+	}
 	/* Recursion puts a function on a stack twice; cum counts the stack once. */
 	if (m->seen[si] != stack + 1) {
 		v->sites[si].cum += value;
@@ -235,7 +277,7 @@ static int keep_stack(struct heap_view *v, struct sitemap *m, size_t i, int vi)
 	for (size_t k = 0; k < n; k++) {
 		/* heap_view_label may grow the string table: copy the frame first. */
 		struct heap_frame f = v->fr[k];
-		err = add_to_site(v, m, &f, h->locs[v->fr_loc[k]].module, v->nstacks, vs.value, k == 0);
+		err = add_to_site(v, m, &f, &h->locs[v->fr_loc[k]], v->nstacks, vs.value, k == 0);
 		if (err)
 			return err;
 	}
@@ -257,12 +299,14 @@ int heap_view_build(jma_heap *h, const struct jma_heap_report_opts *o, struct he
 	if (!err)
 		err = compile(v, RE_IGNORE, o->ignore, "ignore");
 	if (!err)
-		err = compile(v, RE_FOLD, o->fold, "fold");
+		err = compile_folds(v);
 	if (err)
 		goto fail;
 	v->stacks = malloc((h->nstacks ? h->nstacks : 1) * sizeof(*v->stacks));
-	if (!v->stacks)
+	v->fold_match = malloc(h->nlocs ? h->nlocs : 1);
+	if (!v->stacks || !v->fold_match)
 		goto oom;
+	memset(v->fold_match, -1, h->nlocs);
 	for (size_t i = 0; i < h->nstacks; i++)
 		if (keep_stack(v, &m, i, vi))
 			goto oom;
@@ -286,6 +330,7 @@ void heap_view_free(struct heap_view *v)
 		if (v->has_re[i])
 			regfree(&v->re[i]);
 	free(v->stacks);
+	free(v->fold_match);
 	free(v->sites);
 	free(v->fr);
 	free(v->fr_loc);
@@ -318,6 +363,9 @@ int jma_heap_sites(jma_heap *h, const struct jma_heap_report_opts *o, struct jma
 		d->file = s->fr.file ? h->str.str[s->fr.file] : NULL;
 		d->line = s->fr.line;
 		d->module = s->module >= 0 ? h->str.str[h->modules[s->module].path] : NULL;
+		d->build_id = s->module >= 0 && h->modules[s->module].build_id
+				      ? h->str.str[h->modules[s->module].build_id] : NULL;
+		d->named = (enum jma_heap_named)s->named;
 		d->flat = s->flat;
 		d->cum = s->cum;
 	}

@@ -106,9 +106,16 @@ int jma_prof_dump(jma_session *s, char **buf, size_t *len)
 	err = jma_set(s, "prof.dump", &path, NULL);
 	if (err)
 		goto out;
+	jma_logf(s, JMA_LOG_DEBUG, "prof.dump wrote %s (in process %d's own filesystem view; %s)",
+		 file, (int)s->pid, pref[0] ? "the directory of opt.prof_prefix" :
+		 "the first of /tmp, /var/tmp, /dev/shm it can write");
 	/* The file is complete: prof.dump returned after closing it. */
 	err = jma_tfs_read(s->pid, file, DUMP_MAX, buf, len);
 	rm = jma_tfs_unlink(s->pid, file);
+	if (!err)
+		jma_logf(s, JMA_LOG_DEBUG, "read %zu bytes of it back through /proc/%d/root "
+			 "(symlinks resolved inside that root), then %s", *len, (int)s->pid,
+			 rm ? "could not remove it" : "removed it");
 	if (err)
 		err = jma_fail(s, JMA_ERR_TARGET, err, "reading the dump %s in process %d's root: %s",
 			       file, (int)s->pid, strerror(-err));

@@ -215,4 +215,54 @@ t_purge_releases_dirty_pages() {
 	expect_rc 2
 }
 
+t_status_with_profiling_off_says_so() {
+	local pid
+	start_fixture pid "$FIXTURES/jemfix" MALLOC_CONF=lg_prof_sample:17
+	jm "$pid" prof status
+	expect_rc 0
+	expect_match "$OUT" "prof.lg_sample +profiling is off \(opt.prof false\); configured sample period 131072 bytes"
+	jm "$pid" prof status --json
+	expect_eq "$(jq -c '[.sample_bytes, .profiling]' <<<"$OUT")" "[131072,false]"
+}
+
+t_failed_window_checks_first_and_leaves_nothing() {
+	local pid
+	start_fixture pid "$FIXTURES/jemfix"
+	mkdir "$TMPD/empty"
+	RC=0
+	OUT=$(cd "$TMPD/empty" && "$JEMATTACH" "$pid" prof window 1 2>"$TMPD/err") || RC=$?
+	ERR=$(cat "$TMPD/err")
+	expect_rc 4
+	expect_match "$ERR" "opt.prof is false"
+	[[ $ERR != *"base dump"* ]] || fail "dumped before checking: $ERR"
+	expect_eq "$(ls -A "$TMPD/empty")" ""
+}
+
+t_window_shows_growth_and_shrinkage_apart() {
+	local pid jpid rc=0 out
+	start_fixture pid "$FIXTURES/heapsites" MALLOC_CONF=prof:true,lg_prof_sample:14
+	expect_eq "$(fix "$pid" "big 8")" ok
+	expect_eq "$(fix "$pid" "small 8")" ok
+	start_bg jpid "$JEMATTACH" "$pid" prof window 1.5 -o "$TMPD/w3" >"$TMPD/w3.out" 2>"$TMPD/w3.err"
+	for _ in $(seq 300); do grep -q "profiling active" "$TMPD/w3.err" 2>/dev/null && break; sleep 0.02; done
+	# In the window: everything freed, then keep_big 16 MiB: +8 there, -8 in small_block.
+	expect_eq "$(fix "$pid" free)" ok
+	expect_eq "$(fix "$pid" "big 16")" ok
+	wait "$jpid" 2>/dev/null || rc=$?
+	expect_eq "$rc" 0
+	out=$(cat "$TMPD/w3.out")
+	expect_match "$out" $'allocation sites that grew[^\n]*:\nTotal: [78]\\.[0-9] MB\n +[78]\\.[0-9] +100\\.0% +100\\.0% .* keep_big\n'
+	expect_match "$out" $'allocation sites that shrank[^\n]*:\nTotal: -[78]\\.[0-9] MB\n +-[78]\\.[0-9] +100\\.0% +100\\.0% .* small_block($|\n)'
+	expect_match "$out" "net change during the window: [-+]0\\.[0-9] MB"
+}
+
+t_vv_dump_says_where_and_how() {
+	local pid
+	start_fixture pid "$FIXTURES/jemfix" "$PROF"
+	jm -vv "$pid" prof dump -o "$TMPD/v.heap"
+	expect_rc 0
+	expect_match "$ERR" "prof.dump wrote /(tmp|var/tmp|dev/shm)/jemattach\.$pid\.[0-9]+\.[0-9]+\.heap \(in process $pid's own filesystem view"
+	expect_match "$ERR" "read $(stat -c %s "$TMPD/v.heap") bytes of it back through /proc/$pid/root .*, then removed it"
+}
+
 run_tests

@@ -120,6 +120,9 @@ t_commands_leave_the_process_as_it_was() {
 	expect_match "$(gout "jem-prof-dump /tmp/never.heap")" "mallctl error 2 \(ENOENT: .*MALLOC_CONF=prof:true"
 	expect_match "$(gout "jem-set version 1")" "version: mallctl error 1 \(EPERM"
 	expect_match "$(gout "jem-get no.such.name")" "no.such.name: mallctl error 2 \(ENOENT"
+	# The reason is each command's own line; gdb's error (one per failed command)
+	# reads as the library's.
+	expect_eq "$(sort -u <<<"$GERR")" "jem: command failed: No such file or directory."
 	expect_state "$pid" "$before"
 	expect_eq "$(fix "$pid" "get z stats.allocated")" "$allocated"
 	expect_eq "$(fix "$pid" check)" ok

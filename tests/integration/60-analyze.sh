@@ -145,10 +145,86 @@ t_separate_debuginfo_by_build_id() {
 	dump "$pid" "$TMPD/s.heap"
 	jm analyze "$TMPD/s.heap" --top 3
 	[[ $OUT != *keep_big* ]] || fail "named keep_big from a stripped binary"
+	# The separate file's symbol table names functions without --lines too.
+	jm analyze "$TMPD/s.heap" --debuginfo-path "$TMPD/dbg" --top 3 --format json
+	expect_rc 0
+	expect_eq "$(jsonsite "$OUT" keep_big named)" symbol
 	line=$(grep -n 'big.blocks\[big.n++\] = JE(malloc)' "$SRC" | cut -d: -f1)
 	jm analyze "$TMPD/s.heap" --debuginfo-path "$TMPD/dbg" --lines --top 3
 	expect_rc 0
 	expect_match "$OUT" "keep_big heapsites.c:$line"
+}
+
+# nm_addr FILE FUNC: FUNC's address in FILE as fn_0x names it (hex, no leading zeros).
+nm_addr() { nm "$1" | awk -v f="$2" '$3 == f { sub(/^0+/, "", $1); print $1 }'; }
+
+# A binary stripped of every symbol still has .eh_frame: each function is one
+# site named by its start, none is an address, and the hint names the build-id.
+t_stripped_named_by_function_boundary() {
+	local pid big small id addr
+	mkdir "$TMPD/eh"
+	strip --strip-all -o "$TMPD/eh/heapsites" "$FIXTURES/heapsites"
+	[[ $(readelf -S "$TMPD/eh/heapsites") != *.symtab* ]] || fail "strip left a .symtab"
+	id=$(readelf -n "$FIXTURES/heapsites" | awk '/Build ID/ { print $3 }')
+	start_fixture pid "$TMPD/eh/heapsites" "$CONF"
+	fix "$pid" "big 16" >/dev/null; fix "$pid" "small 8" >/dev/null
+	big=$(held "$pid" big); small=$(held "$pid" small)
+	dump "$pid" "$TMPD/eh.heap"
+	jm analyze "$TMPD/eh.heap" --format json --top 0
+	expect_rc 0
+	addr=$(nm_addr "$FIXTURES/heapsites" keep_big)
+	within "$(jsonsite "$OUT" "heapsites!fn_0x$addr" flat)" "$big" $((big / 10))
+	expect_eq "$(jsonsite "$OUT" "heapsites!fn_0x$addr" named)" boundary
+	# small_block() is inlined: its bytes are keep_small's, one function.
+	addr=$(nm_addr "$FIXTURES/heapsites" keep_small)
+	within "$(jsonsite "$OUT" "heapsites!fn_0x$addr" flat)" "$small" $((small / 10))
+	# No flat byte sits on a bare address: 0% unnamed by function boundary.
+	expect_eq "$(jq '[.sites[] | select(.named == "address") | .flat] | add // 0' <<<"$OUT")" 0
+	expect_eq "$(jq '.unnamed >= .total * 0.9' <<<"$OUT")" true
+	expect_match "$ERR" "% of the bytes .* sit in functions without a name"
+	expect_match "$ERR" "heapsites \(build-id $id\)"
+	expect_match "$ERR" "debuginfod-find debuginfo BUILD-ID"
+	# The same names and hint where the dump is taken and analysed live.
+	jm "$pid" prof dump -o "$TMPD/eh2.heap" --analyze --top 3
+	expect_rc 0
+	expect_match "$OUT" $'\n.* heapsites!fn_0x'"$(nm_addr "$FIXTURES/heapsites" keep_big)"$'\n'
+	expect_match "$ERR" "heapsites \\(build-id $id\\)"
+}
+
+# MiniDebugInfo as Fedora builds it: the function symbols .dynsym lacks, xz'd
+# into .gnu_debugdata of a stripped binary; libdwfl reads it.
+t_minidebuginfo_names() {
+	local pid big b=$TMPD/mini/heapsites
+	mkdir "$TMPD/mini"
+	nm -D "$FIXTURES/heapsites" --format=posix --defined-only | awk '{ print $1 }' | sort >"$b.dyn"
+	nm "$FIXTURES/heapsites" --format=posix --defined-only |
+		awk '$2 == "T" || $2 == "t" { print $1 }' | sort >"$b.funcs"
+	comm -13 "$b.dyn" "$b.funcs" >"$b.keep"
+	objcopy --only-keep-debug "$FIXTURES/heapsites" "$b.debug"
+	objcopy -S --remove-section .gdb_index --remove-section .comment \
+		--keep-symbols="$b.keep" "$b.debug" "$b.mini"
+	xz "$b.mini"
+	strip --strip-all -R .comment -o "$b" "$FIXTURES/heapsites"
+	objcopy --add-section .gnu_debugdata="$b.mini.xz" "$b"
+	rm "$b.debug"
+	[[ $(readelf -S "$b") == *.gnu_debugdata* && $(readelf -S "$b") != *.symtab* ]] ||
+		fail "the fixture has no .gnu_debugdata"
+	start_fixture pid "$b" "$CONF"
+	fix "$pid" "big 8" >/dev/null
+	big=$(held "$pid" big)
+	dump "$pid" "$TMPD/mini.heap"
+	jm analyze "$TMPD/mini.heap" --format json --top 0
+	expect_rc 0
+	within "$(jsonsite "$OUT" keep_big flat)" "$big" $((big / 10))
+	expect_eq "$(jsonsite "$OUT" keep_big named)" symbol
+}
+
+t_list_folds() {
+	jm analyze --list-folds
+	expect_rc 0
+	expect_match "$OUT" 'always: je_\* .*malloc.*posix_memalign.*__rust_alloc'
+	expect_match "$OUT" 'Redis: .*ztry.*malloc'
+	expect_match "$OUT" 'BIND \(ISC\): .*isc_'
 }
 
 run_tests

@@ -73,7 +73,7 @@ t_report_abs() {
 	# Greatest first: the process, B's 40 MiB (iteration 2), A's 24 MiB (iteration 1).
 	expect_eq "$(sed -n 3,5p <<<"$OUT" | tr -s ' ')" "$(printf 'all %s %s\n%s 40.0 MiB 2\n%s 24.0 MiB 1' \
 		"$(human "$peak")" "$at" "$B" "$A")"
-	[[ $(wc -l <<<"$OUT") == 5 ]] || fail "unexpected rows: $OUT"
+	[[ $(grep -vc '^(' <<<"$OUT") == 5 ]] || fail "unexpected rows: $OUT"
 	# A window: iterations 3-4 (inclusive); A's peak there is 8 MiB.
 	jm report abs "$SERIES" -t 4M --from 3 --to 4 -m total
 	expect_rc 0
@@ -87,7 +87,19 @@ $A +8.0 MiB +4"
 	jm report abs "$SERIES"
 	expect_rc 0
 	expect_eq "$(grep -c '^abs: ' <<<"$OUT")" 3
-	expect_match "$OUT" "^abs: allocated, the greatest per arena >= 200.0 MiB, iterations 0-4 of 5"
+	expect_match "$OUT" "^abs: allocated, the greatest per arena >= [0-9.]+ [KM]iB \\(5% of the process.s peak; -t SIZE to choose\\), iterations 0-4 of 5"
+	# The default threshold comes from the data: both arenas of tens of MiB show.
+	expect_match "$OUT" "
+$B +40.0 MiB +2
+"
+	# What a threshold hides is said.
+	jm report abs "$SERIES" -t 30M -m allocated
+	expect_match "$OUT" "
+\\([0-9]+ arenas below the threshold not shown; -t 0 shows all\\)"
+	expect_match "$OUT" "
+$B +40.0 MiB +2"
+	[[ $OUT != *"
+$A "* ]] || fail "arena $A shown under a 30M threshold: $OUT"
 }
 
 t_report_del() {
@@ -100,7 +112,7 @@ t_report_del() {
 		v="TRUTH_${k}_all" w="TRUTH_$((k - 1))_all"; d=$(( ${!v} - ${!w} ))
 		(( ${d#-} >= 16 * MiB )) && want+="all $((k - 1)) -> $k $(human "${!w}") $(human "${!v}") $( ((d > 0)) && echo +)$(human $d)"$'\n'
 	done
-	local rows; rows=$(sed -n '3,$p' <<<"$OUT" | tr -s ' ' | sed 's/^ //')
+	local rows; rows=$(sed -n '3,$p' <<<"$OUT" | grep -v '^(' | tr -s ' ' | sed 's/^ //')
 	expect_match "$rows" "^$B 1 -> 2 0 B 40.0 MiB \+40.0 MiB"
 	expect_match "$rows" "
 $A 0 -> 1 0 B 24.0 MiB \+24.0 MiB"
@@ -132,6 +144,11 @@ t_report_eff() {
 		done
 		expect_eq "$(sed -n "$((k + 3))p" <<<"$OUT" | tr -s ' ')" "$row"
 	done
+	# No arena reaches it: no rows of bare iteration numbers.
+	jm report eff "$SERIES" --threshold 100G
+	expect_rc 0
+	[[ $OUT != *$'\n'[0-9]* ]] || fail "empty rows: $OUT"
+	expect_match "$OUT" "no arena maps as much as the threshold"
 }
 
 t_report_svg() {
