@@ -35,13 +35,14 @@ typedef struct jma_track jma_track;
 
 struct jma_track_opts {
 	pid_t pid;		/* symbolize from this live process; 0: the profile's files */
-	const char *fold;	/* extended regex: more allocator wrappers to fold away, like
-				 * jemalloc and malloc (Redis's "^z(try)?(malloc|calloc)") */
+	const char *fold;	/* extended regex: more allocator wrappers to fold away, as
+				 * in jma_heap_report_opts; a bad one fails jma_track_add */
+	int no_default_folds;	/* do not fold the wrappers of jma_heap_default_folds */
 	jma_log_fn log;		/* symbolization warnings; NULL: silent */
 	void *log_arg;
 };
 
-/* NULL with errno set on failure: EINVAL for a bad o->fold, ENOMEM. */
+/* NULL with errno set on failure. */
 jma_track *jma_track_new(const struct jma_track_opts *o);
 void jma_track_free(jma_track *t);
 const char *jma_track_errmsg(const jma_track *t);

@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <regex.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,7 @@ struct track_args {
 	uint64_t churn;		/* 0: time only */
 	unsigned long count;	/* 0: until Ctrl-C */
 	const char *out, *svg, *fold;
+	int no_default_folds;
 	enum jma_track_format fmt;
 	unsigned top;
 };
@@ -46,9 +48,11 @@ static int parse_track(struct cli *c, int argc, char **argv, struct track_args *
 		{ "top", required_argument, NULL, 't' },
 		{ "svg", required_argument, NULL, 's' },
 		{ "fold", required_argument, NULL, 'F' },
+		{ "no-default-folds", no_argument, NULL, 'D' },
 		{ 0 },
 	};
 	char *end;
+	regex_t re;
 	int opt, f;
 
 	optind = 0;
@@ -73,7 +77,15 @@ static int parse_track(struct cli *c, int argc, char **argv, struct track_args *
 			break;
 		case 'o': a->out = optarg; break;
 		case 's': a->svg = optarg; break;
-		case 'F': a->fold = optarg; break;
+		case 'F':
+			/* Checked now: not at the first snapshot, with profiling on. */
+			if (regcomp(&re, optarg, REG_EXTENDED | REG_NOSUB))
+				return cli_usage(c, "prof", "invalid --fold regular expression \"%s\"",
+						 optarg);
+			regfree(&re);
+			a->fold = optarg;
+			break;
+		case 'D': a->no_default_folds = 1; break;
 		case 'f':
 			if ((f = jma_track_format_from_name(optarg)) < 0)
 				return cli_usage(c, "prof", "invalid --format \"%s\": text or jsonl", optarg);
@@ -198,10 +210,10 @@ int cmd_prof_track(struct cli *c, int argc, char **argv)
 		return cli_fail_session(c);
 	if (a.out && strcmp(a.out, "-") && !(out = fopen(a.out, "w")))
 		return cli_error(EXIT_USAGE, "cannot create %s: %s", a.out, strerror(errno));
-	t = jma_track_new(&(struct jma_track_opts){ .pid = c->pid, .fold = a.fold });
+	t = jma_track_new(&(struct jma_track_opts){ .pid = c->pid, .fold = a.fold,
+						   .no_default_folds = a.no_default_folds });
 	if (!t) {
-		rc = errno == EINVAL ? cli_usage(c, "prof", "invalid --fold regular expression \"%s\"",
-						 a.fold) : cli_error(EXIT_TARGET, "out of memory");
+		rc = cli_error(EXIT_TARGET, "out of memory");
 		goto out;
 	}
 	sigemptyset(&sa.sa_mask);

@@ -26,7 +26,7 @@ const struct cli_cmd cli_commands[] = {
 	  "prof dump [-o FILE|-] [--analyze [--top N]]\nprof reset [LG_SAMPLE]\nprof gdump on|off\n"
 	  "prof window SECONDS [-o DIR] [--top N]\n"
 	  "prof track [-i SEC] [--churn SIZE] [-n COUNT] [-o FILE] [--format text|jsonl] [--top N] "
-	  "[--svg OUT.svg] [--fold REGEX]",
+	  "[--svg OUT.svg] [--fold REGEX] [--no-default-folds]",
 	  "heap-profiling control (needs MALLOC_CONF=prof:true at the target's start)", NULL },
 	{ "purge", 1, 0, cmd_purge, "purge [ARENA|all]",
 	  "purge unused dirty pages now (arena.<i>.purge); shows resident/retained before -> after", NULL },

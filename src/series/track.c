@@ -33,14 +33,6 @@ jma_track *jma_track_new(const struct jma_track_opts *o)
 	if (o)
 		t->o = *o;
 	t->hstride = 1;
-	if (t->o.fold) {
-		if (regcomp(&t->fold, t->o.fold, REG_EXTENDED | REG_NOSUB)) {
-			free(t);
-			errno = EINVAL;
-			return NULL;
-		}
-		t->has_fold = 1;
-	}
 	return t;
 }
 
@@ -60,8 +52,6 @@ void jma_track_free(jma_track *t)
 	free(t->sites);
 	track_map_free(&t->site_ix);
 	track_sym_free(t);
-	if (t->has_fold)
-		regfree(&t->fold);
 	free(t);
 }
 

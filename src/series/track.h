@@ -13,7 +13,6 @@
 #ifndef JMA_TRACK_PRIV_H
 #define JMA_TRACK_PRIV_H
 
-#include <regex.h>
 #include <stdarg.h>
 
 #include <jemattach/track.h>
@@ -66,8 +65,6 @@ struct track_addr {
 
 struct jma_track {
 	struct jma_track_opts o;
-	regex_t fold;
-	int has_fold;
 	struct track_site *sites;
 	size_t nsites, sites_cap;
 	struct track_map site_ix;	/* site id -> sites[] */

@@ -81,10 +81,11 @@ static int add_frame(jma_track *t, const char *func, const char *file, int line,
 	return 0;
 }
 
-/* Cache location @l of the symbolized @mh under its address. */
-static int cache_loc(jma_track *t, jma_heap *mh, const struct heap_loc *l)
+/* Cache location @l of the symbolized @mh under its address; @alloc: it
+ * is folded away (allocator code, a default fold rule or --fold). */
+static int cache_loc(jma_track *t, jma_heap *mh, const struct heap_loc *l, int alloc)
 {
-	struct track_addr a = { .frame = (uint32_t)t->nafr, .module = -1, .alloc = l->alloc };
+	struct track_addr a = { .frame = (uint32_t)t->nafr, .module = -1, .alloc = alloc };
 	int err = 0;
 
 	if (l->module >= 0 && (a.module = module_of(t, mh->str.str[mh->modules[l->module].path])) < 0)
@@ -94,15 +95,11 @@ static int cache_loc(jma_track *t, jma_heap *mh, const struct heap_loc *l)
 		if (hex == UINT32_MAX)
 			return -ENOMEM;
 		err = add_frame(t, mh->str.str[hex], NULL, 0, a.module);
-		a.alloc |= t->has_fold && !regexec(&t->fold, mh->str.str[hex], 0, NULL, 0);
 		a.nframe = 1;
 	}
 	for (uint32_t j = 0; j < l->nframe && !err; j++) {
 		const struct heap_frame *f = &mh->frames[l->frame + j];
-		const char *func = mh->str.str[f->func];
-
-		err = add_frame(t, func, f->file ? mh->str.str[f->file] : NULL, f->line, a.module);
-		a.alloc |= t->has_fold && !regexec(&t->fold, func, 0, NULL, 0);
+		err = add_frame(t, mh->str.str[f->func], f->file ? mh->str.str[f->file] : NULL, f->line, a.module);
 		a.nframe++;
 	}
 	if (err || grow((void **)&t->addrs, &t->addrs_cap, t->naddrs + 1, sizeof(*t->addrs)) ||
@@ -119,6 +116,10 @@ static int symbolize(jma_track *t, const uint64_t *addrs, size_t n, const char *
 	static const char tag[] = "\nMAPPED_LIBRARIES:\n";
 	const char *maps = memmem(buf, len, tag, sizeof(tag) - 1);
 	struct jma_heap_symopts so = { .pid = t->o.pid, .log = t->o.log, .log_arg = t->o.log_arg };
+	struct jma_heap_report_opts ro = { .format = JMA_HEAP_TEXT, .fold = t->o.fold,
+					   .no_default_folds = t->o.no_default_folds };
+	struct heap_view v = { 0 };
+	char *alloc;
 	jma_heap *mh = NULL;
 	char *text = NULL, msg[512];
 	size_t tlen = 0;
@@ -140,11 +141,24 @@ static int symbolize(jma_track *t, const uint64_t *addrs, size_t n, const char *
 	free(text);
 	if (err)
 		return track_fail(t, err, "%s", msg);
-	if ((err = jma_heap_symbolize(mh, &so)))
+	if ((err = jma_heap_symbolize(mh, &so)) || (err = heap_view_build(mh, &ro, &v))) {
 		track_fail(t, err, "naming sites: %s", jma_heap_errmsg(mh));
+		jma_heap_free(mh);
+		return err;
+	}
+	/* The view folds as analyze does: a one-address stack it folds is
+	 * allocator code. */
+	alloc = calloc(mh->nlocs ? mh->nlocs : 1, 1);
+	if (!alloc)
+		err = -ENOMEM;
+	for (size_t k = 0; alloc && k < v.nstacks; k++)
+		alloc[mh->pc_loc[mh->stacks[v.stacks[k].stack].pc]] = v.stacks[k].fold > 0;
 	for (size_t i = 0; i < mh->nlocs && !err; i++)
-		if ((err = cache_loc(t, mh, &mh->locs[i])))
-			track_fail(t, err, "naming sites: out of memory");
+		err = cache_loc(t, mh, &mh->locs[i], alloc[i]);
+	if (err)
+		track_fail(t, err, "naming sites: out of memory");
+	free(alloc);
+	heap_view_free(&v);
 	jma_heap_free(mh);
 	return err;
 }
