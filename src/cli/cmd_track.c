@@ -129,6 +129,10 @@ static int snapshot(struct cli *c, jma_track *t, unsigned long k, uint64_t *allo
 	m.hold_ns = (uint64_t)((now(CLOCK_MONOTONIC) - t0) * 1e9);
 	if (err || derr) {
 		free(buf);
+		/* Ctrl-C while attaching or before a call: the normal end of a
+		 * track; that snapshot is not taken, the log ends before it. */
+		if (track_stop && (err == -EINTR || (!err && derr == -EINTR)))
+			return EXIT_OK;
 		return cli_fail_session(c);
 	}
 	*allocated = m.allocated;
@@ -157,11 +161,13 @@ static int wait_next(struct cli *c, const struct track_args *a, uint64_t base)
 			step.tv_nsec = (long)(left * 1e9);
 		nanosleep(&step, NULL);
 		if (a->churn && !track_stop) {
-			int err = jma_attach(c->s);
+			int err = jma_attach(c->s), derr;
 			if (!err)
 				err = read_allocated(c->s, &v);
-			if (jma_attached(c->s) && jma_detach(c->s) && !err)
-				err = -1;
+			derr = jma_attached(c->s) ? jma_detach(c->s) : 0;
+			err = err ? err : derr;
+			if (err == -EINTR && track_stop)
+				return EXIT_OK;	/* Ctrl-C: the normal end */
 			if (err)
 				return cli_fail_session(c);
 			if ((v > base ? v - base : base - v) >= a->churn)
@@ -231,7 +237,8 @@ int cmd_prof_track(struct cli *c, int argc, char **argv)
 	if (changed)
 		fprintf(stderr, "jemattach: prof.active turned on for the track\n");
 	while (!track_stop && (!a.count || k < a.count)) {
-		if ((rc = snapshot(c, t, k, &allocated)))
+		/* An error, or Ctrl-C took the snapshot's place. */
+		if ((rc = snapshot(c, t, k, &allocated)) || jma_track_nsnapshots(t) == k)
 			break;
 		if (jma_track_write_last(t, a.fmt, out)) {
 			rc = cli_error(EXIT_TARGET, "%s", jma_track_errmsg(t));

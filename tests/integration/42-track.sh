@@ -90,6 +90,24 @@ t_ctrl_c_leaves_valid_log_and_restores_prof_active() {
 	expect_eq "$OUT" false
 }
 
+t_ctrl_c_at_any_moment_ends_cleanly() {
+	local pid jpid rc i
+	start_fixture pid "$FIXTURES/trackfix" "$TRACK,prof_active:false"
+	for i in 1 2 3 4 5 6; do
+		rc=0
+		start_bg jpid "$JEMATTACH" "$pid" prof track -i 0.05 --churn 64K -o "$TMPD/any.$i" \
+			--format jsonl 2>"$TMPD/any.err" >/dev/null
+		sleep "0.$((RANDOM % 4 + 1))"
+		kill -INT "$jpid"
+		wait "$jpid" 2>/dev/null || rc=$?
+		expect_eq "$rc" 0
+		jq -se "type == \"array\"" "$TMPD/any.$i" >/dev/null || fail "run $i: the log is not valid JSON lines"
+		expect_eq "$(fix "$pid" rates | awk '{print $1}')" leak_rate
+	done
+	jm "$pid" get prof.active
+	expect_eq "$OUT" false
+}
+
 t_without_profiling_exit_4() {
 	local pid
 	start_fixture pid "$FIXTURES/trackfix"
