@@ -177,6 +177,17 @@ static int wait_next(struct cli *c, const struct track_args *a, uint64_t base)
 	return EXIT_OK;
 }
 
+/* prof.active back to false; a signal arriving just then (a second
+ * Ctrl-C) does not stop it: the call is tried again. */
+static int restore_inactive(struct cli *c)
+{
+	int err = -EINTR;
+
+	for (int i = 0; i < 3 && err == -EINTR; i++)
+		err = jma_prof_set_active(c->s, false, NULL);
+	return err;
+}
+
 static int finish(jma_track *t, const struct track_args *a, FILE *rank)
 {
 	FILE *f;
@@ -248,10 +259,13 @@ int cmd_prof_track(struct cli *c, int argc, char **argv)
 			break;
 	}
 restore:
-	if (changed && jma_prof_set_active(c->s, false, NULL))
+	if (changed && restore_inactive(c)) {
 		rc = cli_fail_session(c);
-	else if (changed)
+		fprintf(stderr, "jemattach: prof.active is still true: jemattach %d prof off\n",
+			(int)c->pid);
+	} else if (changed) {
 		fprintf(stderr, "jemattach: prof.active restored to false\n");
+	}
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	sigaction(SIGHUP, &old_hup, NULL);
