@@ -53,7 +53,7 @@ FIX_STATIC := $(FIX_DIR)/jemfix-static $(FIX_DIR)/jemfix-static-je $(FIX_DIR)/je
 FIXTURES  := $(FIX_DYN) $(FIX_DIR)/callee $(FIX_STATIC)
 JEM_PIC   := /usr/lib/x86_64-linux-gnu/libjemalloc_pic.a
 
-.PHONY: all deps check demo install uninstall clean bench soak fuzz
+.PHONY: all deps check demo install uninstall clean bench soak fuzz versions check-versions
 .DELETE_ON_ERROR:
 
 all: $(BUILD)/jemattach $(BUILD)/libjemattach.a $(BUILD)/libjemattach.so fixtures
@@ -147,12 +147,36 @@ $(FIX_DIR)/libjemfix-rjem.so: tests/fixtures/jemfix.c tests/fixtures/fixture.h $
 $(FIX_DIR)/jemfix-in-so: tests/fixtures/so/loader.c $(FIX_DIR)/libjemfix-rjem.so
 	$(CC) $(FIX_CFLAGS) -o $@ $< -L$(FIX_DIR) -ljemfix-rjem -Wl,-rpath,'$$ORIGIN'
 
+# --- the jemalloc version matrix (tests/integration/80-versions.sh) -------
+# Upstream releases from ../shared/jemalloc (JEMALLOC_SRC), each built once
+# under $(BUILD)/versions/NAME/inst by scripts/build-jemalloc.sh, and the
+# fixture linked against it.  make check runs JE_CHECK, check-versions JE_ALL.
+JE_ALL    := 3.6.0 4.5.0 5.0.1 5.2.1 5.2.1-je_ 5.3.0 dev-295e489
+JE_CHECK  ?= 4.5.0 5.2.1-je_ dev-295e489
+JE_BUILD  ?= $(JE_CHECK)
+VER_DIR   := $(BUILD)/versions
+
+# Kept: make would otherwise delete these as intermediates, and rebuild jemalloc.
+.PRECIOUS: $(VER_DIR)/%/inst/.done
+$(VER_DIR)/%/inst/.done:
+	@scripts/build-jemalloc.sh $*
+
+$(VER_DIR)/%/jemfix: tests/fixtures/jemfix.c tests/fixtures/fixture.h $(VER_DIR)/%/inst/.done
+	$(CC) $(FIX_CFLAGS) $(if $(findstring -je_,$*),-DJE_PREFIX=je_) -I$(VER_DIR)/$*/inst/include \
+		-o $@ $< -L$(VER_DIR)/$*/inst/lib -Wl,-rpath,$(abspath $(VER_DIR)/$*/inst/lib) -ljemalloc
+
+versions: $(foreach v,$(JE_BUILD),$(VER_DIR)/$(v)/jemfix)
+
+check-versions: deps
+	@$(MAKE) --no-print-directory all JE_BUILD="$(JE_ALL)" versions
+	@JE_VERSIONS="$(JE_ALL)" tests/run-integration.sh 80-versions
+
 # --- tests ----------------------------------------------------------------
 check: deps
-	@$(MAKE) --no-print-directory all $(BUILD)/check_runner $(BUILD)/stress_driver
+	@$(MAKE) --no-print-directory all $(BUILD)/check_runner $(BUILD)/stress_driver versions
 	@$(MAKE) --no-print-directory BUILD=build/asan SANITIZE=1 build/asan/jemattach \
 		build/asan/check_runner build/asan/stress_driver
-	@tests/run-all.sh
+	@JE_VERSIONS="$(JE_CHECK)" tests/run-all.sh
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/jemattach \
@@ -178,10 +202,14 @@ demo: deps
 bench: all
 	@bench/run.sh
 
-# The long version of the stress test in make check: 10000 operations.
+# The long versions of tests in make check: 10000 stress operations; 750 + 375
+# runs of jemattach killed at random instants (tests/integration/47-survive.sh), 200 borrowings of
+# every EINTR interface.
 soak: deps
 	@$(MAKE) --no-print-directory all $(BUILD)/stress_driver
 	@STRESS_DRIVER=$(BUILD)/stress_driver tests/stress.sh $${SOAK_OPS:-10000}
+	@SURVIVE_KILLS=$${SOAK_KILLS:-750} SURVIVE_EINTR=$${SOAK_EINTR:-200} JEMATTACH=$(BUILD)/jemattach \
+		FIXTURES=$(BUILD)/fixtures tests/run-integration.sh 47-survive
 
 # --- fuzzing (by hand: `make fuzz FUZZ_TIME=600`; make check replays the corpus) ---
 # New inputs land in $(BUILD)/fuzz/corpus; merge the interesting ones into

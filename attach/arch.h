@@ -58,4 +58,43 @@ enum arch_sc_class arch_syscall_class(long nr);
 /* Name of system call @nr, or NULL. */
 const char *arch_syscall_name(long nr);
 
+/* Interfaces that fail with EINTR after any stop (man 7 signal). */
+int arch_syscall_eintr_on_stop(long nr);
+
+/* --- the self-restoring call (sigframe.c) --- */
+
+/* The bytes of the rt_sigreturn trampoline libc gives sigaction
+ * (__restore_rt), searched for in the target's code. */
+extern const unsigned char arch_restorer_code[];
+extern const size_t arch_restorer_len;
+#define ARCH_SIGFRAME_MAX (ARCH_EXTREGS_MAX + 1024)
+
+/* The kernel's restart adjustment for a thread stopped in a system call:
+ * with @all, any -ERESTART* result becomes a restart of the same call (what
+ * the kernel does when no handler runs); with @eintr, so does an -EINTR from
+ * an interface of arch_syscall_eintr_on_stop (our stop caused it).  Returns 1
+ * when @r was changed. */
+int arch_restart_adjust(struct arch_gpregs *r, int all, int eintr);
+/* @r cannot be resumed through rt_sigreturn without the application seeing
+ * EINTR (stopped in restart_syscall). */
+int arch_sigframe_refuses(const struct arch_gpregs *r);
+/* Build, in @buf, a kernel rt_sigframe whose rt_sigreturn resumes @r with FP
+ * state @x and signal mask @sigmask, ending at or below @top, its return slot
+ * holding @restorer.  Returns its length and its address in *base (the stack
+ * pointer of a function entered with it as return address), 0 if @cap is too
+ * small. */
+size_t arch_sigframe_build(const struct arch_gpregs *r, const struct arch_extregs *x, uint64_t sigmask,
+			   uint64_t top, uint64_t restorer, unsigned char *buf, size_t cap, uint64_t *base);
+/* @r is the syscall-entry stop of rt_sigreturn on the frame at @base. */
+int arch_at_sigreturn(const struct arch_gpregs *r, uint64_t restorer, uint64_t base);
+/* The same user-visible state (what rt_sigreturn restores). */
+int arch_same_state(const struct arch_gpregs *a, const struct arch_gpregs *b);
+long arch_syscall_arg(const struct arch_gpregs *r, int i);
+void arch_syscall_set_arg(struct arch_gpregs *r, int i, long v);
+void arch_set_retval(struct arch_gpregs *r, uint64_t v);
+long arch_syscall_write_nr(void);
+/* perf_event sample_regs_user: the return value register, then the stack
+ * pointer, in perf's order. */
+extern const uint64_t arch_perf_regs;
+
 #endif

@@ -8,9 +8,11 @@
 #include <sys/wait.h>
 
 #include "call.h"
+#include "crashpoint.h"
 #include "defer.h"
 #include "mem.h"
 #include "procfs.h"
+#include "retcap.h"
 
 int att_call_check_sentinels(pid_t pid, char *msg, size_t len)
 {
@@ -107,9 +109,12 @@ static long where_stopped(struct att_thread *t, char *buf, size_t len)
 	return nr;
 }
 
-/* The call did not finish in time: get the thread stopped so release can
- * restore it. */
-static int abandon(struct att_thread *t, int timeout_ms)
+/* The call did not finish in time (@why -ETIMEDOUT), or we were told to stop
+ * (-EINTR): get the thread stopped.  With @leave (the sigframe engine) just
+ * long enough to detach: the call is left to finish and restore the thread
+ * itself, as taking it back could leave a lock held.  Otherwise release
+ * restores it. */
+static int overdue(struct att_thread *t, int timeout_ms, int why, int leave)
 {
 	char where[320];
 	int err = att_thread_interrupt(t, 30000);
@@ -120,8 +125,17 @@ static int abandon(struct att_thread *t, int timeout_ms)
 		return att_fail(t, err, "tid %d: could not stop it after the timeout: %s", (int)t->tid,
 				strerror(-err));
 	where_stopped(t, where, sizeof(where));
+	if (!leave)
+		return att_fail(t, -ETIMEDOUT, "tid %d: the call did not return within %d ms; it "
+				"was blocked in %s", (int)t->tid, timeout_ms, where);
+	t->left_running = 1;
+	if (why == -EINTR)
+		return att_fail(t, why, "tid %d: signal received during the call (blocked in %s); "
+				"the call was left to finish on its own: it restores the thread "
+				"when it returns", (int)t->tid, where);
 	return att_fail(t, -ETIMEDOUT, "tid %d: the call did not return within %d ms; it was "
-			"blocked in %s", (int)t->tid, timeout_ms, where);
+			"blocked in %s; it was left to finish on its own and restores the thread "
+			"when it returns", (int)t->tid, timeout_ms, where);
 }
 
 /* Stop the thread and say whether it may be taken back at once: a thread
@@ -168,6 +182,198 @@ static int serve_callback(struct att_thread *t, const struct att_call *c, struct
 	return arch_gpregs_set(t->tid, r);
 }
 
+/* Text jemalloc hands write_cb is at most 64 KiB (5.3) or a line; bound what
+ * we read from the target. */
+#define WRITE_MAX	(4 * 1024 * 1024)
+
+/* Resume the stopped thread with @req (PTRACE_CONT or PTRACE_SYSCALL). */
+static int resume(struct att_thread *t, int req)
+{
+	int status, err;
+
+	t->stopped = 0;
+	if (ptrace(req, t->tid, 0, 0) == 0)
+		return 0;
+	err = -errno;
+	if (err == -ESRCH) {
+		/* Killed between stops: collect the exit. */
+		att_wait(t, att_now_ns() + 1000000000, &status, 0);
+		return exit_error(t);
+	}
+	return att_fail(t, err, "%s tid %d: %s", req == PTRACE_SYSCALL ? "PTRACE_SYSCALL" : "PTRACE_CONT",
+			(int)t->tid, strerror(-err));
+}
+
+/* A wait during a call returned @err and @status: 1 when it needs nothing from
+ * the call loop (another thread started a group stop: finish the call, the
+ * kernel puts this thread back into the stop at detach; a stop signal, which
+ * cannot be blocked: kept for detach so the process still stops), -ESRCH
+ * when the thread is gone, -errno when the wait failed, else 0 with its
+ * registers in @r. */
+static int call_stop(struct att_thread *t, int err, int status, struct arch_gpregs *r)
+{
+	int sig = WSTOPSIG(status);
+
+	if (err)
+		return att_fail(t, err, "waiting for tid %d: %s", (int)t->tid, strerror(-err));
+	if (t->gone)
+		return exit_error(t);
+	if ((status >> 16) == PTRACE_EVENT_STOP) {
+		if (sig != SIGTRAP)
+			t->group_stopped = 1;
+		return 1;
+	}
+	if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU) {
+		t->pending_sig = sig;
+		return 1;
+	}
+	if ((err = arch_gpregs_get(t->tid, r)))
+		return att_fail(t, err, "tid %d: reading registers: %s", (int)t->tid, strerror(-err));
+	return 0;
+}
+
+/* A write(2, buf, len) of the function: hand its text over, turn it into a
+ * write to fd -1 (EBADF, no effect, still a write for seccomp) and remember
+ * the length to return at its exit. */
+static int take_write(struct att_thread *t, const struct att_call *c, struct arch_gpregs *r,
+		      long *write_len, int *cb_err)
+{
+	size_t len = (size_t)arch_syscall_arg(r, 2);
+	char *buf;
+	int err;
+
+	if (len > WRITE_MAX)
+		len = WRITE_MAX;
+	buf = malloc(len ? len : 1);
+	if (!buf)
+		return att_fail(t, -ENOMEM, "out of memory");
+	err = att_mem_read(t->pid, (uint64_t)arch_syscall_arg(r, 1), buf, len);
+	/* After a failed callback the function still runs to its end (call.h);
+	 * its message stays in t->err. */
+	if (!err && !*cb_err)
+		*cb_err = c->on_write(t, buf, len, c->write_arg);
+	free(buf);
+	if (err)
+		return att_fail(t, err, "tid %d: reading written text: %s", (int)t->tid, strerror(-err));
+	*write_len = arch_syscall_arg(r, 2);
+	arch_syscall_set_arg(r, 0, -1);
+	att_crashpoint("write");
+	return arch_gpregs_set(t->tid, r);
+}
+
+/* Frame, registers, signal mask: in this order (call.h). */
+static int start_sigframe(struct att_thread *t, const struct att_call *c, uint64_t *base)
+{
+	struct arch_gpregs r = t->resume_gp;
+	uint64_t push_addr, push_val, all = ~0ULL;
+	unsigned char *frame = malloc(ARCH_SIGFRAME_MAX);
+	size_t len;
+	int npush, err;
+
+	if (!frame)
+		return att_fail(t, -ENOMEM, "out of memory");
+	len = arch_sigframe_build(&t->resume_gp, t->saved_ext, t->saved_sigmask, t->scratch_cur,
+				  t->restorer, frame, ARCH_SIGFRAME_MAX, base);
+	err = len ? att_mem_write(t->pid, *base, frame, len) : -ENOSPC;
+	free(frame);
+	if (err)
+		return att_fail(t, err, "tid %d: writing the signal frame: %s", (int)t->tid,
+				strerror(-err));
+	att_crashpoint("frame");
+	arch_call_prepare(&r, c->fn, c->args, c->nargs, *base + 8, t->restorer, &push_addr, &push_val,
+			  &npush);
+	if (npush && (push_addr != *base || push_val != t->restorer))
+		return att_fail(t, -EINVAL, "tid %d: the frame is not where the call returns",
+				(int)t->tid);
+	if ((err = arch_gpregs_set(t->tid, &r)))
+		return att_fail(t, err, "tid %d: setting registers: %s", (int)t->tid, strerror(-err));
+	t->in_call = 1;
+	att_crashpoint("regs");
+	if (ptrace(PTRACE_SETSIGMASK, t->tid, sizeof(all), &all) < 0) {
+		err = -errno;
+		return att_fail(t, err, "PTRACE_SETSIGMASK tid %d: %s", (int)t->tid, strerror(-err));
+	}
+	att_crashpoint("mask");
+	return 0;
+}
+
+/* The sigframe engine's loop: syscall stops until the rt_sigreturn of our
+ * frame has run. */
+static int call_sigframe(struct att_thread *t, const struct att_call *c, uint64_t *retval)
+{
+	uint64_t base = 0;
+	long write_len = -1;
+	int err, cb_err = 0, interrupted = 0, returned = 0, have_ret = 0;
+	int64_t deadline;
+
+	if ((err = start_sigframe(t, c, &base)))
+		return err;
+	deadline = att_now_ns() + (int64_t)c->timeout_ms * 1000000;
+	for (;;) {
+		struct __ptrace_syscall_info si;
+		struct arch_gpregs r;
+		int status;
+
+		if ((err = resume(t, PTRACE_SYSCALL)))
+			return err;
+		err = att_wait(t, deadline, &status, !interrupted);
+		if (err == -ETIMEDOUT || err == -EINTR)
+			return overdue(t, c->timeout_ms, err, 1);
+		err = call_stop(t, err, status, &r);
+		if (err > 0)
+			continue;
+		if (err)
+			return err;
+		if (WSTOPSIG(status) == (SIGTRAP | 0x80)) {
+			if (ptrace(PTRACE_GET_SYSCALL_INFO, t->tid, sizeof(si), &si) <= 0)
+				return att_fail(t, -errno, "PTRACE_GET_SYSCALL_INFO tid %d: %s",
+						(int)t->tid, strerror(errno));
+			if (si.op == PTRACE_SYSCALL_INFO_ENTRY) {
+				if (arch_at_sigreturn(&r, t->restorer, base)) {
+					have_ret = att_retcap_take(t, base + 8, retval) == 0;
+					returned = 1;
+					att_crashpoint("sigreturn");
+				} else if (c->on_write && arch_syscall_nr(&r) == arch_syscall_write_nr() &&
+					   arch_syscall_arg(&r, 0) == 2) {
+					if ((err = take_write(t, c, &r, &write_len, &cb_err)))
+						return err;
+				} else {
+					att_log(t, ATT_LOG_DEBUG, "tid %d: the call makes system call %ld",
+						(int)t->tid, arch_syscall_nr(&r));
+					att_crashpoint("syscall");
+				}
+				continue;
+			}
+			if (returned) {
+				if (!arch_same_state(&r, &t->resume_gp))
+					return att_fail(t, -EFAULT, "tid %d: rt_sigreturn did not restore "
+							"the thread (pc 0x%llx)", (int)t->tid,
+							(unsigned long long)arch_pc(&r));
+				t->in_call = 0;
+				if (!have_ret)
+					return att_fail(t, -EIO, "tid %d: the call returned but its "
+							"return value was not sampled", (int)t->tid);
+				return cb_err;
+			}
+			if (write_len >= 0) {
+				arch_set_retval(&r, (uint64_t)write_len);
+				write_len = -1;
+				if ((err = arch_gpregs_set(t->tid, &r)))
+					return att_fail(t, err, "tid %d: setting registers: %s",
+							(int)t->tid, strerror(-err));
+			}
+			continue;
+		}
+		/* The callback sentinel, when the caller could not use fd 2. */
+		if (WSTOPSIG(status) == SIGSEGV && arch_pc(&r) == ATT_CB_SENTINEL && c->cb) {
+			if ((err = serve_callback(t, c, &r, &cb_err)))
+				return err;
+			continue;
+		}
+		return unexpected_stop(t, status, &r);
+	}
+}
+
 int att_call(struct att_thread *t, const struct att_call *c, uint64_t *retval)
 {
 	struct arch_gpregs r = t->saved_gp;
@@ -180,6 +386,8 @@ int att_call(struct att_thread *t, const struct att_call *c, uint64_t *retval)
 		return att_fail(t, -EINVAL, "tid %d is not ready for a call", (int)t->tid);
 	if (att_defer_pending())
 		return att_fail(t, -EINTR, "not starting a call: jemattach received a signal");
+	if (t->engine == ATT_ENGINE_SIGFRAME)
+		return call_sigframe(t, c, retval);
 	arch_call_prepare(&r, c->fn, c->args, c->nargs, t->scratch_cur, ATT_RET_SENTINEL,
 			  &push_addr, &push_val, &npush);
 	if (npush && push_addr < t->scratch_floor - 64)
@@ -189,21 +397,14 @@ int att_call(struct att_thread *t, const struct att_call *c, uint64_t *retval)
 				strerror(-err));
 	if ((err = arch_gpregs_set(t->tid, &r)))
 		return att_fail(t, err, "tid %d: setting registers: %s", (int)t->tid, strerror(-err));
+	t->in_call = 1;
 
 	deadline = att_now_ns() + (int64_t)c->timeout_ms * 1000000;
 	for (;;) {
-		int status, sig;
+		int status;
 
-		t->stopped = 0;
-		if (ptrace(PTRACE_CONT, t->tid, 0, 0) < 0) {
-			err = -errno;
-			if (err == -ESRCH) {
-				/* Killed between stops: collect the exit. */
-				att_wait(t, att_now_ns() + 1000000000, &status, 0);
-				return exit_error(t);
-			}
-			return att_fail(t, err, "PTRACE_CONT tid %d: %s", (int)t->tid, strerror(-err));
-		}
+		if ((err = resume(t, PTRACE_CONT)))
+			return err;
 	wait:
 		err = att_wait(t, deadline, &status, !interrupted);
 		if (err == -ETIMEDOUT && !graced && c->grace_ms > 0 &&
@@ -226,35 +427,20 @@ int att_call(struct att_thread *t, const struct att_call *c, uint64_t *retval)
 			goto wait;
 		}
 		if (err == -ETIMEDOUT)
-			return abandon(t, c->timeout_ms);
-		if (err)
-			return att_fail(t, err, "waiting for tid %d: %s", (int)t->tid, strerror(-err));
-		if (t->gone)
-			return exit_error(t);
-		if ((status >> 16) == PTRACE_EVENT_STOP) {
-			/* Another thread started a group stop.  Finish the call; the
-			 * kernel puts this thread back into the stop at detach. */
-			if (WSTOPSIG(status) != SIGTRAP)
-				t->group_stopped = 1;
+			return overdue(t, c->timeout_ms, -ETIMEDOUT, 0);
+		err = call_stop(t, err, status, &r);
+		if (err > 0)
 			continue;
-		}
-		sig = WSTOPSIG(status);
-		if ((err = arch_gpregs_get(t->tid, &r)))
-			return att_fail(t, err, "tid %d: reading registers: %s", (int)t->tid,
-					strerror(-err));
-		if (sig == SIGSEGV && arch_pc(&r) == ATT_RET_SENTINEL) {
+		if (err)
+			return err;
+		if (WSTOPSIG(status) == SIGSEGV && arch_pc(&r) == ATT_RET_SENTINEL) {
 			*retval = arch_retval(&r);
+			t->in_call = 0;
 			return cb_err;
 		}
-		if (sig == SIGSEGV && arch_pc(&r) == ATT_CB_SENTINEL && c->cb) {
+		if (WSTOPSIG(status) == SIGSEGV && arch_pc(&r) == ATT_CB_SENTINEL && c->cb) {
 			if ((err = serve_callback(t, c, &r, &cb_err)))
 				return err;
-			continue;
-		}
-		if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU) {
-			/* Stop signals cannot be blocked: keep it for detach so the
-			 * process still stops, and let our call finish. */
-			t->pending_sig = sig;
 			continue;
 		}
 		return unexpected_stop(t, status, &r);

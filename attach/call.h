@@ -1,11 +1,25 @@
 /* call.h -- running a function inside a hijacked thread.
  *
  * No code is written into the target and no system call is injected: the
- * thread's registers are pointed at the function, the return address is a
- * sentinel in page 0, and returning faults there -- that SIGSEGV stop is how
- * we learn the call finished.  A second sentinel stands in for a callback
- * function pointer; each call of it faults too, the tracer serves it and
- * emulates the return.
+ * thread's registers are pointed at the function.  Two engines (thread.h):
+ *
+ * - sigframe (CRIU compel's "cure" path, without a parasite): below the red
+ *   zone sits a kernel-format signal frame holding the thread's own state,
+ *   and the return address is the target's rt_sigreturn trampoline.  When the
+ *   function returns, rt_sigreturn restores registers, FP state and signal
+ *   mask, with us or without us.  Steps, in this order: frame, registers,
+ *   signal mask, so that our death between any two leaves either the
+ *   original state or a call that ends by restoring it.  We follow it with
+ *   PTRACE_SYSCALL: the return value comes from a perf breakpoint on the
+ *   trampoline (retcap.h), and its rt_sigreturn is checked to land where the
+ *   thread was.  Text the function writes to fd 2 (jemalloc's default
+ *   writer) is taken at the write's syscall entry and the write is made to
+ *   fail harmlessly (fd -1) while it returns its length: without us the text
+ *   lands on the target's stderr.
+ * - sentinel (fallback): the return address is a sentinel in page 0 and
+ *   returning faults there; a second sentinel stands in for a callback
+ *   function pointer, each call of it faults, the tracer serves it and
+ *   emulates the return.  Our death mid-call kills the target.
  */
 #ifndef ATTACH_CALL_H
 #define ATTACH_CALL_H
@@ -37,13 +51,22 @@ struct att_call {
 	 * it is still working, or blocked in I/O, possibly holding locks -- it is
 	 * given this much longer before being abandoned.  0: abandon at once. */
 	int grace_ms;
+	/* Sigframe engine: writes of the function to fd 2 go here instead
+	 * (NULL: they happen). */
+	int (*on_write)(struct att_thread *t, const char *buf, size_t len, void *arg);
+	void *write_arg;
 };
 
 /* Run @c in @t, which must be hijacked.  Returns 0 and the function's return
- * value in *retval; -ETIMEDOUT when it did not return in time (the thread is
- * stopped again, still hijacked: release restores it; t->err says where it
- * was blocked); -EINTR, without starting, when one of our deferred signals is
- * pending (one that arrives during the call lets it finish); -EFAULT on any
+ * value in *retval; -ETIMEDOUT when it did not return in time: with the
+ * sigframe engine the call is left to finish on its own (t->left_running;
+ * release only detaches; taking it back could leave a jemalloc lock held),
+ * with the fallback engine the thread is stopped again, still hijacked, and
+ * release restores it; t->err says where it was blocked.  A deferred signal
+ * of ours arriving during a sigframe call leaves it running the same way
+ * (-EINTR).  -EINTR, without starting, when one of our deferred signals is
+ * pending (with the fallback engine one that arrives during the call lets
+ * it finish); -EFAULT on any
  * unexpected stop (t->err says which
  * signal, where, and in which symbol); -ESRCH if the thread or process exited;
  * the callback's error if it failed. */

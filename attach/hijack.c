@@ -1,52 +1,131 @@
 /* hijack.c -- taking over a stopped thread's state and putting it back.
  *
- * Everything att_thread_hijack changes is undone by att_thread_restore, in
- * reverse order: the stack window, the registers, the FP/vector state and the
- * signal mask; att_thread_release restores and detaches, so the pair of
- * "take over" and "give back" lives in this one file.  The scratch allocator lives here because it hands out memory
- * inside the saved window.
+ * att_thread_hijack saves the registers, the FP/vector state and the signal
+ * mask, checks the stack and picks the engine (thread.h); att_thread_restore
+ * puts back what a call left changed; att_thread_release restores and
+ * detaches, so "take over" and "give back" live in this one file.  The scratch
+ * allocator lives here because it hands out memory below the red zone.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
 
+#include "crashpoint.h"
 #include "mem.h"
 #include "procfs.h"
+#include "restorer.h"
+#include "retcap.h"
 #include "thread.h"
 
-/* How much of the stack below the red zone we save and may use: room for our
- * arguments (scratch) and for the stack frames of the function we call. */
-#define WINDOW_MAX	(64 * 1024)
+/* Below the red zone: our arguments (scratch), each call's signal frame and
+ * the stack frames of the function we call. */
 #define SCRATCH_MAX	(16 * 1024)
-#define CALLEE_MIN	(16 * 1024)
+#define CALLEE_MIN	(32 * 1024)
 
-static int stack_window(struct att_thread *t, uint64_t below, uint64_t *lo)
+/* The stack pointer must lie in a stack whose bounds are known: the main
+ * thread's [stack], or a thread stack (an anonymous mapping right above its
+ * PROT_NONE guard page, as pthread_create makes them).  Anything else may be
+ * a heap block serving as a stack (fibers, coroutines, a malloc'd
+ * sigaltstack): writing below its stack pointer could overwrite other
+ * objects. */
+static int stack_room(struct att_thread *t, uint64_t below, uint64_t *room)
 {
-	struct att_map *maps;
-	const struct att_map *m;
-	size_t n;
-	int err = att_proc_maps(t->pid, &maps, &n);
+	struct att_map *own = NULL;
+	const struct att_map *maps = t->maps, *m;
+	size_t n = t->nmaps, i;
+	int err, known;
 
-	if (err)
-		return att_fail(t, err, "reading /proc/%d/maps: %s", (int)t->pid, strerror(-err));
-	m = att_maps_find(maps, n, below - 1);
-	if (!m || m->perms[0] != 'r' || m->perms[1] != 'w') {
-		att_maps_free(maps, n);
-		return att_fail(t, -EFAULT, "tid %d: stack pointer 0x%llx is not in a writable mapping",
-				(int)t->tid, (unsigned long long)below);
+	/* The caller's maps snapshot, taken before the thread stopped, when it has one. */
+	if (!maps) {
+		err = att_proc_maps(t->pid, &own, &n);
+		if (err)
+			return att_fail(t, err, "reading /proc/%d/maps: %s", (int)t->pid, strerror(-err));
+		maps = own;
 	}
-	*lo = below - m->start > WINDOW_MAX ? below - WINDOW_MAX : m->start;
-	att_maps_free(maps, n);
-	if (below - *lo < CALLEE_MIN + 1024)
+	m = att_maps_find(maps, n, below - 1);
+	i = m ? (size_t)(m - maps) : 0;
+	known = m && m->perms[0] == 'r' && m->perms[1] == 'w' &&
+		((m->path && !strncmp(m->path, "[stack", 6)) ||
+		 (!m->path && i > 0 && maps[i - 1].end == m->start && !strncmp(maps[i - 1].perms, "---", 3)));
+	*room = m ? below - m->start : 0;
+	if (own)
+		att_maps_free(own, n);
+	if (!known)
+		return att_fail(t, -EFAULT, "tid %d: stack pointer 0x%llx is not in a known stack "
+				"(a fiber or heap-allocated stack?)", (int)t->tid,
+				(unsigned long long)below);
+	if (*room < SCRATCH_MAX + CALLEE_MIN + ARCH_SIGFRAME_MAX)
 		return att_fail(t, -ENOSPC, "tid %d: only %llu bytes of stack below its red zone",
-				(int)t->tid, (unsigned long long)(below - *lo));
+				(int)t->tid, (unsigned long long)*room);
 	return 0;
+}
+
+/* A signal the thread does not block is pending: an EINTR it got is that
+ * signal's, not our stop's, and must reach the application. */
+static int signal_waiting(struct att_thread *t, uint64_t mask)
+{
+	struct att_status st;
+
+	return att_proc_status(t->pid, t->tid, &st) == 0 && (st.sigpnd & ~mask);
+}
+
+void att_thread_fix_eintr(struct att_thread *t)
+{
+	struct arch_gpregs r, orig;
+	uint64_t mask;
+
+	if (!t->seized || !t->stopped || t->gone || t->in_call || t->left_running)
+		return;
+	if (arch_gpregs_get(t->tid, &r))
+		return;
+	orig = r;
+	/* Restart first, look for a signal of its own after: should we die in
+	 * between, the thread restarts (the signal is still delivered first);
+	 * the other order would leave it the EINTR for longer. */
+	if (!arch_restart_adjust(&r, 0, 1) || arch_gpregs_set(t->tid, &r))
+		return;
+	if (ptrace(PTRACE_GETSIGMASK, t->tid, sizeof(mask), &mask) < 0 || signal_waiting(t, mask))
+		arch_gpregs_set(t->tid, &orig);
+	else
+		att_log(t, ATT_LOG_DEBUG, "tid %d: its EINTR came from our stop: restarting the call",
+			(int)t->tid);
+}
+
+/* Use the self-restoring call unless something it needs is missing; the
+ * reason goes to engine_why. */
+static void choose_engine(struct att_thread *t)
+{
+	t->engine = ATT_ENGINE_SENTINEL;
+	if (t->no_sigframe) {
+		snprintf(t->engine_why, sizeof(t->engine_why), "the fallback engine was asked for");
+		return;
+	}
+	/* Callers that hold threads for long find it before seizing. */
+	if (!t->restorer && att_restorer_find(t->pid, &t->restorer))
+		t->restorer = 0;
+	if (!t->restorer) {
+		snprintf(t->engine_why, sizeof(t->engine_why), "process %d has no rt_sigreturn "
+			 "trampoline (__restore_rt)", (int)t->pid);
+		return;
+	}
+	if (arch_sigframe_refuses(&t->saved_gp)) {
+		snprintf(t->engine_why, sizeof(t->engine_why), "tid %d is stopped in restart_syscall",
+			 (int)t->tid);
+		return;
+	}
+	if (att_retcap_open(t, t->restorer)) {
+		snprintf(t->engine_why, sizeof(t->engine_why), "%s", t->err);
+		return;
+	}
+	t->engine = ATT_ENGINE_SIGFRAME;
+	t->engine_why[0] = '\0';
 }
 
 int att_thread_hijack(struct att_thread *t)
 {
-	uint64_t all = ~0ULL, below, lo = 0;
+	uint64_t all = ~0ULL, below, room = 0;
 	int err;
 
 	if (t->hijacked)
@@ -67,57 +146,38 @@ int att_thread_hijack(struct att_thread *t)
 		err = -errno;
 		return att_fail(t, err, "PTRACE_GETSIGMASK tid %d: %s", (int)t->tid, strerror(-err));
 	}
-
 	below = (arch_sp(&t->saved_gp) - ARCH_RED_ZONE) & ~(uint64_t)15;
-	err = stack_window(t, below, &lo);
+	err = stack_room(t, below, &room);
 	if (err)
 		return err;
-	t->win_len = below - lo;
-	t->win_addr = lo;
-	t->win = malloc(t->win_len);
-	if (!t->win)
-		return att_fail(t, -ENOMEM, "out of memory");
-	err = att_mem_read(t->pid, lo, t->win, t->win_len);
-	if (err) {
-		att_fail(t, err, "saving the stack of tid %d: %s", (int)t->tid, strerror(-err));
-		goto err_win;
-	}
-	/* Pending signals stay pending and are delivered after the restore. */
-	if (ptrace(PTRACE_SETSIGMASK, t->tid, sizeof(uint64_t), &all) < 0) {
-		err = -errno;
-		att_fail(t, err, "PTRACE_SETSIGMASK tid %d: %s", (int)t->tid, strerror(-err));
-		goto err_win;
+	choose_engine(t);
+	t->resume_gp = t->saved_gp;
+	arch_restart_adjust(&t->resume_gp, t->engine == ATT_ENGINE_SIGFRAME,
+			    !signal_waiting(t, t->saved_sigmask));
+	if (t->engine == ATT_ENGINE_SENTINEL) {
+		att_log(t, ATT_LOG_INFO, "tid %d: fallback call engine: %s", (int)t->tid, t->engine_why);
+		/* Pending signals stay pending and are delivered after the restore. */
+		if (ptrace(PTRACE_SETSIGMASK, t->tid, sizeof(uint64_t), &all) < 0) {
+			err = -errno;
+			return att_fail(t, err, "PTRACE_SETSIGMASK tid %d: %s", (int)t->tid, strerror(-err));
+		}
 	}
 	t->scratch_top = below;
 	t->scratch_cur = below;
-	t->scratch_floor = below - (t->win_len - CALLEE_MIN < SCRATCH_MAX ? t->win_len - CALLEE_MIN
-									  : SCRATCH_MAX);
+	t->scratch_floor = below - SCRATCH_MAX;
 	t->hijacked = 1;
+	att_crashpoint("hijacked");
 	return 0;
-
-err_win:
-	free(t->win);
-	t->win = NULL;
-	return err;
 }
 
-int att_thread_restore(struct att_thread *t)
+/* Put registers, FP state and mask back by hand: the fallback engine, or a
+ * self-restoring call that faulted. */
+static int restore_direct(struct att_thread *t)
 {
 	int err = 0, e;
 
-	if (!t->hijacked)
-		return 0;
-	if (t->gone) {
-		t->hijacked = 0;
-		free(t->win);
-		t->win = NULL;
-		return 0;
-	}
-	e = att_mem_write(t->pid, t->win_addr, t->win, t->win_len);
+	e = arch_gpregs_set(t->tid, &t->resume_gp);
 	if (e)
-		err = att_fail(t, e, "restoring the stack of tid %d: %s", (int)t->tid, strerror(-e));
-	e = arch_gpregs_set(t->tid, &t->saved_gp);
-	if (e && !err)
 		err = att_fail(t, e, "restoring registers of tid %d: %s", (int)t->tid, strerror(-e));
 	e = arch_extregs_set(t->tid, t->saved_ext);
 	if (e && !err)
@@ -130,12 +190,30 @@ int att_thread_restore(struct att_thread *t)
 		e = -errno;
 		err = att_fail(t, e, "PTRACE_SETSIGMASK tid %d: %s", (int)t->tid, strerror(-e));
 	}
-	free(t->win);
-	t->win = NULL;
-	t->hijacked = 0;
 	return err;
 }
 
+int att_thread_restore(struct att_thread *t)
+{
+	int err = 0;
+
+	if (!t->hijacked)
+		return 0;
+	if (!t->gone && !t->left_running) {
+		if (t->engine == ATT_ENGINE_SENTINEL || t->in_call)
+			err = restore_direct(t);
+		/* Between calls every rt_sigreturn already put the state back;
+		 * only the restart adjustment may be left to apply. */
+		else if ((err = arch_gpregs_set(t->tid, &t->resume_gp)))
+			att_fail(t, err, "restoring registers of tid %d: %s", (int)t->tid,
+				 strerror(-err));
+	}
+	att_retcap_close(t);
+	t->in_call = 0;
+	t->hijacked = 0;
+	att_crashpoint("restored");
+	return err;
+}
 uint64_t att_scratch_alloc(struct att_thread *t, size_t len, size_t align)
 {
 	uint64_t a;

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "crashpoint.h"
 #include "defer.h"
 #include "thread.h"
 
@@ -59,6 +60,7 @@ void att_thread_init(struct att_thread *t, pid_t pid, pid_t tid)
 	memset(t, 0, sizeof(*t));
 	t->pid = pid;
 	t->tid = tid;
+	t->rc_fd = -1;
 }
 
 static void note_exit(struct att_thread *t, int status)
@@ -151,13 +153,16 @@ int att_thread_seize(struct att_thread *t, int timeout_ms)
 
 	att_defer_enter();
 	t->deferring = 1;
-	if (ptrace(PTRACE_SEIZE, t->tid, 0, 0) < 0) {
+	/* TRACESYSGOOD: the self-restoring call tells syscall stops from
+	 * SIGTRAPs by it. */
+	if (ptrace(PTRACE_SEIZE, t->tid, 0, PTRACE_O_TRACESYSGOOD) < 0) {
 		err = -errno;
 		t->deferring = 0;
 		att_defer_leave();
 		return att_fail(t, err, "PTRACE_SEIZE tid %d: %s", (int)t->tid, strerror(-err));
 	}
 	t->seized = 1;
+	t->stop_ns = att_now_ns();
 	if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) < 0) {
 		err = -errno;
 		att_fail(t, err, "PTRACE_INTERRUPT tid %d: %s", (int)t->tid, strerror(-err));
@@ -177,6 +182,10 @@ int att_thread_seize(struct att_thread *t, int timeout_ms)
 		goto err_detach;
 	att_log(t, ATT_LOG_DEBUG, "tid %d stopped%s", (int)t->tid,
 		t->group_stopped ? " (group-stopped)" : "");
+	/* At once, not at detach: should we die from here on, the thread
+	 * restarts its call rather than report our stop as EINTR. */
+	att_thread_fix_eintr(t);
+	att_crashpoint("seized");
 	return 0;
 
 err_detach:
@@ -221,11 +230,13 @@ int att_thread_detach(struct att_thread *t)
 	if (t->seized && !t->gone) {
 		if (!t->stopped)
 			att_thread_interrupt(t, 2000);
+		att_thread_fix_eintr(t);
 		/* PTRACE_DETACH needs a ptrace-stop; from the stop we took it in,
 		 * the kernel resumes it (or, if group-stopped, leaves it stopped). */
 		if (ptrace(PTRACE_DETACH, t->tid, 0, t->pending_sig) < 0 && errno != ESRCH)
 			err = att_fail(t, -errno, "PTRACE_DETACH tid %d: %s", (int)t->tid,
 				       strerror(errno));
+		t->run_ns = att_now_ns();
 	}
 	t->seized = 0;
 	t->stopped = 0;

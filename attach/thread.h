@@ -6,9 +6,13 @@
  *   att_thread_restore -> att_thread_release (restore + att_thread_detach)
  *
  * Only the seized thread stops; the rest of the process keeps running.  Every
- * change made to the thread (registers, FP state, signal mask, the stack below
- * its red zone) is undone by att_thread_restore, which att_thread_release also
- * calls, so one call to release undoes everything on any path.
+ * change made to the thread (registers, FP state, signal mask) is undone by
+ * att_thread_restore, which att_thread_release also calls, so one call to
+ * release undoes everything on any path.  Memory below the red zone that a
+ * call used is not written back: it is dead stack (and writing back a saved
+ * copy would revert other threads' writes when the "stack" is a heap block).
+ * A thread stopped by us in an interface that reports EINTR after any stop
+ * (epoll_wait, accept with SO_RCVTIMEO...) resumes restarting that call.
  */
 #ifndef ATTACH_THREAD_H
 #define ATTACH_THREAD_H
@@ -21,9 +25,18 @@
 
 enum { ATT_LOG_ERR, ATT_LOG_WARN, ATT_LOG_INFO, ATT_LOG_DEBUG };
 
+/* How calls run (call.h).  SIGFRAME: each call returns through the target's
+ * rt_sigreturn into a signal frame holding the thread's own state, so it
+ * restores itself even if we die.  SENTINEL (the fallback, when the target
+ * has no trampoline or perf breakpoints are unavailable): returns fault in
+ * page 0 and we put the state back; our death mid-call kills the target. */
+enum { ATT_ENGINE_SIGFRAME = 1, ATT_ENGINE_SENTINEL };
+
 typedef void (*att_log_fn)(void *arg, int level, const char *msg);
 /* Describe a code address ("mallctl+0x12 in /usr/lib/libjemalloc.so.2"). */
 typedef void (*att_sym_fn)(void *arg, uint64_t addr, char *buf, size_t len);
+
+struct att_map;
 
 struct att_thread {
 	pid_t pid, tid;
@@ -34,15 +47,31 @@ struct att_thread {
 	int gone;		/* exited (or the whole process did) */
 	int deferring;		/* holds a reference on defer.h's deferral */
 	int exit_status;	/* wait status when gone */
+	/* The stop the target feels, bounded from outside: stop_ns just before
+	 * PTRACE_INTERRUPT (it cannot stop earlier), run_ns just after
+	 * PTRACE_DETACH returned (it runs again by then).  att_now_ns clock. */
+	int64_t stop_ns, run_ns;
+	/* /proc/PID/maps as the caller read it before the stop (NULL: none):
+	 * hijack looks for the stack there rather than reading the maps while
+	 * the thread is stopped (milliseconds with a thousand thread stacks). */
+	const struct att_map *maps;
+	size_t nmaps;
 
 	/* hijack.c: what att_thread_restore puts back */
 	int hijacked;
-	struct arch_gpregs saved_gp;
+	int engine;		/* ATT_ENGINE_*, chosen by att_thread_hijack */
+	int no_sigframe;	/* set by the caller: use the fallback engine */
+	char engine_why[200];	/* why the fallback engine was used */
+	int in_call;		/* our registers are in the thread */
+	int left_running;	/* a self-restoring call left to finish on its own */
+	struct arch_gpregs saved_gp;	/* as stopped */
+	struct arch_gpregs resume_gp;	/* saved_gp with the restart adjustment */
 	struct arch_extregs *saved_ext;
 	uint64_t saved_sigmask;
-	uint64_t win_addr;	/* saved stack window below the red zone */
-	size_t win_len;
-	unsigned char *win;
+	uint64_t restorer;	/* rt_sigreturn trampoline (restorer.h); 0: hijack finds it */
+	int rc_fd;		/* retcap.h: the return-value breakpoint */
+	void *rc_map;
+	size_t rc_len;
 	uint64_t scratch_top, scratch_cur, scratch_floor;
 
 	char err[768];		/* the last error message */
@@ -69,10 +98,16 @@ int att_thread_detach(struct att_thread *t);
  * failure to restore. */
 int att_thread_release(struct att_thread *t);
 
-/* Save registers, FP state, signal mask and the stack window we will use;
- * block all signals in the thread.  Undone by att_thread_restore. */
+/* Save registers, FP state and signal mask; check the stack pointer lies in
+ * a known stack (-EFAULT otherwise); choose the engine.  The fallback engine
+ * blocks all signals here; the sigframe engine changes nothing until a call.
+ * Undone by att_thread_restore. */
 int att_thread_hijack(struct att_thread *t);
 int att_thread_restore(struct att_thread *t);
+/* If our stop made the thread's system call fail with EINTR (and no signal
+ * of its own is waiting), make it restart that call instead.  Seize calls it
+ * as soon as the thread stops, detach again. */
+void att_thread_fix_eintr(struct att_thread *t);
 
 /* Scratch memory on the thread's stack below the red zone, valid until
  * att_scratch_reset or restore.  Returns the remote address, or 0 with t->err

@@ -11,6 +11,7 @@
 #include <jemattach/session.h>
 #include <jemattach/value.h>
 #include <jemattach/mallctl.h>
+#include <jemattach/arenas.h>
 #include <jemattach/stats.h>
 #include <jemattach/prof.h>
 #include <jemattach/threads.h>

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "attach/call.h"
@@ -15,12 +16,41 @@
 static struct tproc p;
 static struct att_thread t;
 
-static void setup(void)
+static void start(int fallback)
 {
 	tproc_start(&p, "callee", NULL);
 	att_thread_init(&t, p.pid, p.pid);
+	t.no_sigframe = fallback;
 	ck_assert_int_eq(att_thread_seize(&t, 5000), 0);
 	ck_assert_int_eq(att_thread_hijack(&t), 0);
+	ck_assert_int_eq(t.engine, fallback ? ATT_ENGINE_SENTINEL : ATT_ENGINE_SIGFRAME);
+}
+
+static void setup(void)
+{
+	start(0);
+}
+
+static void setup_fallback(void)
+{
+	start(1);
+}
+
+/* The thread's signal mask as /proc shows it. */
+static uint64_t sigblk(pid_t pid)
+{
+	char path[64], line[256];
+	uint64_t v = ~0ULL;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "SigBlk:", 7))
+			v = strtoull(line + 7, NULL, 16);
+	fclose(f);
+	return v;
 }
 
 static void teardown(void)
@@ -229,23 +259,154 @@ START_TEST(test_scratch_bounds)
 }
 END_TEST
 
+struct wstate { size_t bytes; int calls; char first[16]; };
+
+static int on_write(struct att_thread *th, const char *buf, size_t len, void *arg)
+{
+	struct wstate *w = arg;
+
+	(void)th;
+	if (!w->calls++)
+		snprintf(w->first, sizeof(w->first), "%.*s", (int)len, buf);
+	w->bytes += len;
+	return 0;
+}
+
+START_TEST(test_sigframe_writes_are_taken_not_written)
+{
+	struct wstate w = { 0 };
+	struct att_call c = { .fn = tproc_fn(&p, "write_lines"), .nargs = 1, .timeout_ms = 5000,
+			      .on_write = on_write, .write_arg = &w };
+	uint64_t ret = 0;
+
+	c.args[0] = 12;
+	ck_assert_int_eq(att_call(&t, &c, &ret), 0);
+	ck_assert_int_eq(w.calls, 12);
+	ck_assert_str_eq(w.first, "line 0\n");
+	/* Each write returned its full length to the caller. */
+	ck_assert_uint_eq(ret, w.bytes);
+	ck_assert_uint_eq(ret, 10 * 7 + 2 * 8);
+}
+END_TEST
+
+START_TEST(test_sigframe_restores_fp_state_and_mask)
+{
+	struct arch_extregs *before = malloc(sizeof(*before)), *after = malloc(sizeof(*after));
+	uint64_t mask = sigblk(p.pid);
+	int err;
+
+	/* Give the thread known AVX upper halves (a thread asleep in libc has
+	 * them zeroed, and a restore of only the legacy area would go unseen). */
+	ck_assert_int_eq(att_thread_release(&t), 0);
+	att_thread_init(&t, p.pid, p.pid);
+	ck_assert_int_eq(att_thread_seize(&t, 5000), 0);
+	ck_assert_int_eq(arch_extregs_get(t.tid, before), 0);
+	memset(before->buf + 576, 0x5a, 256);
+	before->buf[512] |= 0x4;	/* XSTATE_BV: AVX state present */
+	ck_assert_int_eq(arch_extregs_set(t.tid, before), 0);
+	ck_assert_int_eq(att_thread_hijack(&t), 0);
+	memcpy(before, t.saved_ext, sizeof(*before));
+	ck_assert_int_eq(before->buf[600], 0x5a);
+	ck_assert_uint_eq(run("clobber_vec", NULL, 0, 5000, &err), 7);
+	ck_assert_int_eq(err, 0);
+	/* rt_sigreturn put it back, before any restore of ours. */
+	ck_assert_int_eq(arch_extregs_get(t.tid, after), 0);
+	ck_assert_uint_eq(after->len, before->len);
+	/* x87/SSE area (control words, st0-7, xmm0-15) and the AVX upper halves. */
+	ck_assert_int_eq(memcmp(after->buf, before->buf, 416), 0);
+	ck_assert_int_eq(memcmp(after->buf + 576, before->buf + 576, 256), 0);
+	ck_assert_int_eq(att_thread_release(&t), 0);
+	ck_assert_uint_eq(sigblk(p.pid), mask);
+	ck_assert_str_eq(tproc_cmd(&p, "ping"), "pong");
+	free(before);
+	free(after);
+}
+END_TEST
+
+START_TEST(test_sigframe_timeout_leaves_the_call_to_finish)
+{
+	uint64_t a[6] = { 600 };
+	uint64_t mask = sigblk(p.pid);
+	int err;
+
+	run("nap", a, 1, 200, &err);
+	ck_assert_int_eq(err, -ETIMEDOUT);
+	ck_assert(t.left_running);
+	ck_assert_msg(strstr(t.err, "left to finish on its own"), "message: %s", t.err);
+	ck_assert_int_eq(att_thread_release(&t), 0);
+	/* Still in our call, every signal blocked, until it returns... */
+	ck_assert_uint_eq(sigblk(p.pid), ~0ULL & ~((1ULL << (SIGKILL - 1)) | (1ULL << (SIGSTOP - 1))));
+	usleep(700000);
+	/* ... and then it is itself again. */
+	ck_assert_uint_eq(sigblk(p.pid), mask);
+	ck_assert_str_eq(tproc_cmd(&p, "ping"), "pong");
+}
+END_TEST
+
+/* Our death at any instant of a call: a child of ours is the tracer. */
+START_TEST(test_sigframe_tracer_killed_mid_call)
+{
+	uint64_t mask = sigblk(p.pid);
+	int st;
+	pid_t child;
+
+	att_thread_release(&t);
+	child = fork();
+	if (child == 0) {
+		uint64_t a[6] = { 300 }, ret;
+		struct att_call c = { .fn = tproc_fn(&p, "nap"), .nargs = 1, .timeout_ms = 5000 };
+
+		att_thread_init(&t, p.pid, p.pid);
+		if (att_thread_seize(&t, 5000) || att_thread_hijack(&t))
+			_exit(1);
+		c.args[0] = a[0];
+		att_call(&t, &c, &ret);
+		_exit(2);
+	}
+	usleep(150000);
+	kill(child, SIGKILL);
+	ck_assert_int_eq(waitpid(child, &st, 0), child);
+	ck_assert(WIFSIGNALED(st));
+	usleep(400000);
+	ck_assert_uint_eq(sigblk(p.pid), mask);
+	ck_assert_str_eq(tproc_cmd(&p, "ping"), "pong");
+	/* And it can be borrowed again. */
+	att_thread_init(&t, p.pid, p.pid);
+	ck_assert_int_eq(att_thread_seize(&t, 5000), 0);
+	ck_assert_int_eq(att_thread_hijack(&t), 0);
+}
+END_TEST
+
 Suite *suite_call(void)
 {
 	Suite *s = suite_create("call");
 	TCase *tc = tcase_create("live");
+	TCase *fb = tcase_create("fallback");
 
+	/* Both engines. */
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_call_args_and_return);
 	tcase_add_test(tc, test_call_stack_alignment);
-	tcase_add_test(tc, test_call_callbacks);
 	tcase_add_test(tc, test_call_fault_is_reported_and_target_survives);
-	tcase_add_test(tc, test_call_timeout_restores);
 	tcase_add_test(tc, test_call_signals_during_call_are_delivered_after);
-	tcase_add_test(tc, test_call_our_signal_lets_a_working_call_finish);
-	tcase_add_test(tc, test_call_our_signal_does_not_cut_a_lock_wait_short);
-	tcase_add_test(tc, test_call_timeout_grace_for_a_working_call);
 	tcase_add_test(tc, test_scratch_bounds);
+	tcase_add_test(tc, test_sigframe_writes_are_taken_not_written);
+	tcase_add_test(tc, test_sigframe_restores_fp_state_and_mask);
+	tcase_add_test(tc, test_sigframe_timeout_leaves_the_call_to_finish);
+	tcase_add_test(tc, test_sigframe_tracer_killed_mid_call);
 	suite_add_tcase(s, tc);
+	tcase_add_checked_fixture(fb, setup_fallback, teardown);
+	tcase_set_timeout(fb, 60);
+	tcase_add_test(fb, test_call_args_and_return);
+	tcase_add_test(fb, test_call_stack_alignment);
+	tcase_add_test(fb, test_call_callbacks);
+	tcase_add_test(fb, test_call_fault_is_reported_and_target_survives);
+	tcase_add_test(fb, test_call_timeout_restores);
+	tcase_add_test(fb, test_call_signals_during_call_are_delivered_after);
+	tcase_add_test(fb, test_call_our_signal_lets_a_working_call_finish);
+	tcase_add_test(fb, test_call_our_signal_does_not_cut_a_lock_wait_short);
+	tcase_add_test(fb, test_call_timeout_grace_for_a_working_call);
+	suite_add_tcase(s, fb);
 	return s;
 }

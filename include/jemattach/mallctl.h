@@ -17,6 +17,10 @@ int jma_mallctl(jma_session *s, const char *name, void *oldp, size_t *oldlenp, c
 /* Typed read.  The type comes from the table, else is probed.  Reads of
  * "stats.*" refresh the epoch first (once per attachment). */
 int jma_get(jma_session *s, const char *name, struct jma_value *out) JMA_MUST_CHECK;
+/* The same, read as @type (JMA_T_UNKNOWN: as jma_get) -- for names the table
+ * does not know and the probe cannot type, e.g. pointers and arrays' first element. */
+int jma_get_as(jma_session *s, const char *name, enum jma_type type, struct jma_value *out)
+	JMA_MUST_CHECK;
 
 /* Typed write of @in (its type must match the name's; strings are placed in
  * target scratch memory).  When @old is not NULL and the name is readable, the
@@ -28,6 +32,10 @@ int jma_set(jma_session *s, const char *name, const struct jma_value *in, struct
  * name).  *access is JMA_ACC_R|W as far as known. */
 int jma_ctl_type(jma_session *s, const char *name, enum jma_type *type, unsigned *access)
 	JMA_MUST_CHECK;
+
+/* The target's jemalloc version as JMA_JEVERSION(major, minor, patch), read
+ * once per session; 0 when it cannot be read. */
+uint32_t jma_jemalloc_version(jma_session *s);
 
 /* Write the "epoch" so that stats.* are current. */
 int jma_refresh(jma_session *s) JMA_MUST_CHECK;

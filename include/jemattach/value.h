@@ -17,7 +17,12 @@ enum jma_type {
 	JMA_T_U32,		/* uint32_t */
 	JMA_T_STRING,		/* const char * */
 	JMA_T_VOID,		/* neither read nor written: an action */
+	JMA_T_SIZEP,		/* size_t *: read through the pointer (stats.cactive before 5.0) */
 };
+
+/* A jemalloc version as one comparable number: JMA_JEVERSION(5, 3, 0). */
+#define JMA_JEVERSION(major, minor, patch) \
+	((uint32_t)(((major) << 16) | ((minor) << 8) | (patch)))
 
 #define JMA_ACC_R 1
 #define JMA_ACC_W 2
@@ -35,9 +40,14 @@ struct jma_value {
 	char *str;		/* JMA_T_STRING: malloc'ed copy, NULL for a NULL pointer */
 };
 
-/* Look @name up in the table of jemalloc 3.x-5.x names ("stats.arenas.3.pdirty"
- * matches "stats.arenas.<i>.pdirty").  Returns 0, or -ENOENT when unknown. */
+/* Look @name up in the table of jemalloc 3.x-dev names ("stats.arenas.3.pdirty"
+ * matches "stats.arenas.<i>.pdirty") for jemalloc @version (JMA_JEVERSION; 0:
+ * the newest).  Returns 0, or -ENOENT when unknown. */
+int jma_ctl_lookup_v(const char *name, uint32_t version, enum jma_type *type, unsigned *access);
+/* The same for the newest version. */
 int jma_ctl_lookup(const char *name, enum jma_type *type, unsigned *access);
+/* "5.2.1-0-gea6b3e9..." -> JMA_JEVERSION(5, 2, 1); 0 when unparsable. */
+uint32_t jma_jeversion_parse(const char *version);
 
 /* Size in the target of a scalar type; 0 for strings and actions. */
 size_t jma_type_size(enum jma_type t);

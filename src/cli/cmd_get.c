@@ -59,15 +59,26 @@ static void print_values(char **names, const struct jma_value *v, char **errs, i
 
 int cmd_get(struct cli *c, int argc, char **argv)
 {
-	static const struct option longopts[] = { { "json", no_argument, NULL, 'j' }, { 0 } };
+	static const struct option longopts[] = { { "json", no_argument, NULL, 'j' },
+						   { "type", required_argument, NULL, 't' },
+						   { 0 } };
+	enum jma_type as = JMA_T_UNKNOWN;
 	struct jma_value *v;
 	char **errs;
 	int json = 0, opt, n, rc = EXIT_OK, got = 0;
 
-	while ((opt = getopt_long(argc, argv, "j", longopts, NULL)) != -1) {
-		if (opt != 'j')
+	while ((opt = getopt_long(argc, argv, "jt:", longopts, NULL)) != -1) {
+		if (opt == 'j') {
+			json = 1;
+		} else if (opt == 't') {
+			as = jma_type_from_name(optarg);
+			if (as == JMA_T_UNKNOWN || as == JMA_T_VOID)
+				return cli_usage(c, "get", "invalid type \"%s\": bool, unsigned, "
+						 "size_t, ssize_t, uint64_t, uint32_t, string, \"size_t *\"",
+						 optarg);
+		} else {
 			return cli_usage(c, "get", "invalid option");
-		json = 1;
+		}
 	}
 	n = argc - optind;
 	if (n < 1)
@@ -87,10 +98,11 @@ int cmd_get(struct cli *c, int argc, char **argv)
 	/* A name that fails in the target (unknown, not readable) does not hide
 	 * the others; anything worse (the attachment lost, a timeout) stops. */
 	for (got = 0; got < n; got++) {
-		if (!jma_get(c->s, argv[optind + got], &v[got]))
+		if (!jma_get_as(c->s, argv[optind + got], as, &v[got]))
 			continue;
 		if (!jma_attached(c->s) || (jma_errkind(c->s) != JMA_ERR_TARGET &&
-					    jma_errkind(c->s) != JMA_ERR_USAGE))
+					    jma_errkind(c->s) != JMA_ERR_USAGE &&
+					    jma_errkind(c->s) != JMA_ERR_MISSING))
 			break;
 		if (!rc)
 			rc = (int)jma_errkind(c->s);

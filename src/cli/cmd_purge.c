@@ -6,37 +6,55 @@
 
 #include "cli.h"
 
-#define ARENAS_ALL 4096	/* MALLCTL_ARENAS_ALL */
+/* What each version has: resident from 4.0, retained from 5.0 (-1: absent). */
+struct mem { long long resident, retained; size_t dirty; };
 
-struct mem { size_t resident, retained, dirty; };
-
-static int read_mem(struct cli *c, struct mem *m)
+static int read_opt(struct cli *c, const char *name, long long *out)
 {
 	struct jma_value v;
+	int err = jma_get(c->s, name, &v);
 
-	if (jma_refresh(c->s) || jma_get(c->s, "stats.resident", &v))
+	*out = err ? -1 : (long long)v.z;
+	return err == -ENOENT && jma_errkind(c->s) != JMA_ERR_USAGE ? 0 : err;
+}
+
+static int read_mem(struct cli *c, unsigned all, struct mem *m)
+{
+	char name[64];
+	struct jma_value v;
+
+	if (jma_refresh(c->s) || read_opt(c, "stats.resident", &m->resident) ||
+	    read_opt(c, "stats.retained", &m->retained))
 		return -1;
-	m->resident = v.z;
-	if (jma_get(c->s, "stats.retained", &v))
-		return -1;
-	m->retained = v.z;
-	m->dirty = 0;
-	if (jma_get(c->s, "stats.arenas.4096.pdirty", &v) == 0)
-		m->dirty = v.z;
+	snprintf(name, sizeof(name), "stats.arenas.%u.pdirty", all);
+	m->dirty = jma_get(c->s, name, &v) == 0 ? v.z : 0;
 	return 0;
+}
+
+static void print_bytes(const char *what, long long before, long long after)
+{
+	char a[32], b[32];
+
+	if (before < 0 || after < 0) {
+		printf("  %-9s (not reported by this jemalloc version)\n", what);
+		return;
+	}
+	printf("  %-9s %10s -> %-10s (%lld -> %lld bytes)\n", what,
+	       cli_bytes((size_t)before, a, sizeof(a)), cli_bytes((size_t)after, b, sizeof(b)), before,
+	       after);
 }
 
 static int arena_action(struct cli *c, int argc, char **argv, const char *action)
 {
-	char name[64], a[32], b[32];
 	struct jma_value narenas;
-	unsigned long idx = ARENAS_ALL;
+	unsigned long idx = 0;
+	unsigned all;
 	struct mem before, after;
-	int rc = EXIT_OK;
+	int rc = EXIT_OK, every = argc < 2 || !strcmp(argv[1], "all");
 
 	if (argc > 2)
 		return cli_usage(c, action, "too many arguments");
-	if (argc == 2 && strcmp(argv[1], "all")) {
+	if (!every) {
 		char *end;
 		errno = 0;
 		idx = strtoul(argv[1], &end, 10);
@@ -45,29 +63,28 @@ static int arena_action(struct cli *c, int argc, char **argv, const char *action
 	}
 	if (jma_attach(c->s))
 		return cli_fail_session(c);
-	if (jma_get(c->s, "arenas.narenas", &narenas)) {
+	if (jma_get(c->s, "arenas.narenas", &narenas) || jma_arena_all(c->s, &all)) {
 		rc = cli_fail_session(c);
 		goto out;
 	}
-	if (idx != ARENAS_ALL && idx >= narenas.u) {
+	if (every)
+		idx = all;
+	else if (idx >= narenas.u) {
 		rc = cli_error(EXIT_USAGE, "arena %lu does not exist (arenas.narenas is %u)", idx,
 			       narenas.u);
 		goto out;
 	}
-	snprintf(name, sizeof(name), "arena.%lu.%s", idx, action);
-	if (read_mem(c, &before) || jma_mallctl(c->s, name, NULL, NULL, NULL, 0) ||
-	    read_mem(c, &after)) {
+	if (read_mem(c, all, &before) || jma_arena_act(c->s, (unsigned)idx, action) ||
+	    read_mem(c, all, &after)) {
 		rc = cli_fail_session(c);
 		goto out;
 	}
-	if (idx == ARENAS_ALL)
+	if (every)
 		printf("%s all arenas:\n", action);
 	else
 		printf("%s arena %lu:\n", action, idx);
-	printf("  resident  %10s -> %-10s (%zu -> %zu bytes)\n", cli_bytes(before.resident, a, sizeof(a)),
-	       cli_bytes(after.resident, b, sizeof(b)), before.resident, after.resident);
-	printf("  retained  %10s -> %-10s (%zu -> %zu bytes)\n", cli_bytes(before.retained, a, sizeof(a)),
-	       cli_bytes(after.retained, b, sizeof(b)), before.retained, after.retained);
+	print_bytes("resident", before.resident, after.resident);
+	print_bytes("retained", before.retained, after.retained);
 	printf("  dirty     %10zu -> %-10zu pages\n", before.dirty, after.dirty);
 out:
 	if (jma_detach(c->s) && rc == EXIT_OK)

@@ -16,8 +16,8 @@
 const struct cli_cmd cli_commands[] = {
 	{ "info", 1, 0, cmd_info, "info [--json]",
 	  "jemalloc version, where it was found, profiling state, thread to use", NULL },
-	{ "get", 1, 0, cmd_get, "get [--json] NAME...",
-	  "read mallctl values (stats.* refresh the epoch first)", NULL },
+	{ "get", 1, 0, cmd_get, "get [--json] [--type TYPE] NAME...",
+	  "read mallctl values (stats.* refresh the epoch first; --type for names no table knows)", NULL },
 	{ "set", 1, 0, cmd_set, "set [--type TYPE] NAME VALUE",
 	  "write a mallctl value; prints old -> new when readable", NULL },
 	{ "stats", 1, 0, cmd_stats, "stats [--json] [--opts LETTERS] [-o FILE]",
@@ -38,6 +38,9 @@ const struct cli_cmd cli_commands[] = {
 	  "watch [-i SEC] [-n COUNT] [-o FILE] [--format jsonl|csv|prom] [--arenas]",
 	  "record memory stats every SEC seconds (default 10) until Ctrl-C or the process exits "
 	  "(exit 0; 1 if fewer than COUNT samples)", NULL },
+	{ "shell", 1, 0, cmd_shell, "shell [FILE|-]\n-",
+	  "run commands (one a line, as after PID) from stdin or FILE in one session: "
+	  "jemalloc is found once, each command pays only its own stop", NULL },
 	{ "report", 0, 0, cmd_report,
 	  "report abs|del|eff SERIES [-t SIZE] [--from I] [--to J] [-m METRIC] [--svg OUT]\n"
 	  "report sites TRACK.jsonl|DIR [--top N] [--svg OUT]",
@@ -144,6 +147,8 @@ static const char *one_pid_only(const struct cli_cmd *k, int argc, char **argv)
 		return "watch runs until stopped: one watch per process";
 	if (!strcmp(k->name, "prof") && argc > 0 && !strcmp(argv[0], "track"))
 		return "prof track runs until stopped: one track per process";
+	if (!strcmp(k->name, "shell"))
+		return "shell reads its commands once: one PID";
 	for (int i = 0; i < argc && strcmp(argv[i], "--"); i++) {
 		const char *v = NULL;
 
@@ -191,11 +196,12 @@ static void usage(FILE *f)
 		"  -t, --timeout SEC   longest one in-target call may take (default 10)\n"
 		"  -p, --prefix PFX    jemalloc symbol prefix (default: detect; e.g. je_, _rjem_)\n"
 		"  -m, --module PATH   jemalloc copy to use when the process has several\n"
-		"  -T, --thread TID    borrow this thread (refused if inside jemalloc)\n"
+		"  -T, --thread TID    borrow this thread (refused if inside jemalloc or not on a\n"
+		"                      known stack)\n"
 		"  -f, --force         with --thread: use it even if inside jemalloc (dangerous)\n"
 		"      --freeze        stop every thread while attached, for a consistent snapshot\n"
-		"                      (refused if a thread is inside jemalloc)\n"
-		"  -v, --verbose       say what is done (twice: debug)\n"
+		"                      (refused if a thread may hold a jemalloc lock)\n"
+		"  -v, --verbose       say what is done, how long the thread was held (twice: debug)\n"
 		"      --gdb-script    print the path of the gdb command library and exit\n"
 		"  -h, --help          this help\n"
 		"  -V, --version       version\n"
@@ -208,7 +214,8 @@ static void usage(FILE *f)
 		"     kernel thread, jemattach itself)\n"
 		"  4  the target lacks what is needed (no jemalloc, stripped static jemalloc,\n"
 		"     feature compiled out or disabled)\n"
-		"  5  timed out or refused as unsafe (the target was restored)\n");
+		"  5  timed out or refused as unsafe (the target was restored, or a call waiting\n"
+		"     inside jemalloc was left to finish and restore the thread by itself)\n");
 }
 
 static void log_stderr(void *arg, int level, const char *msg)
@@ -466,7 +473,7 @@ int main(int argc, char **argv)
 				 argv[optind]);
 	if (optind + npids >= argc)
 		return cli_error(EXIT_USAGE, "missing COMMAND after PID (try --help)");
-	k = find_cmd(argv[optind + npids]);
+	k = find_cmd(strcmp(argv[optind + npids], "-") ? argv[optind + npids] : "shell");
 	if (!k || !k->live)
 		return cli_error(EXIT_USAGE, "unknown command \"%s\" (try --help)", argv[optind + npids]);
 	if (wants_help(argc - optind - npids - 1, argv + optind + npids + 1))

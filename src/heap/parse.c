@@ -191,6 +191,11 @@ static int take_stack(jma_heap *h, struct cur *c, struct tok *t)
 		h->pcs[h->npcs++] = n && a ? a - 1 : a;
 		n++;
 	}
+	/* jemalloc 3.x ends every stack with the unwinder's 0 terminator: not a frame. */
+	while (n > 1 && h->pcs[h->npcs - 1] == 0) {
+		h->npcs--;
+		n--;
+	}
 	s->npc = n;
 	h->nstacks++;
 	return 0;

@@ -1,24 +1,50 @@
-/* ctltable.c -- types of jemalloc's mallctl names, 3.x through 5.3.
+/* ctltable.c -- types of jemalloc's mallctl names, 3.x through dev, by version.
  *
  * "#" stands for one numeric component (arena, bin or size-class index).
- * Read from jemalloc's src/ctl.c (CTL_RO_*_GEN, READ(..., type)) for 5.3 and
- * its 3.x/4.x/5.0-5.2 predecessors; names absent from a given version simply
- * return ENOENT there.
+ * Read from jemalloc's src/ctl.c (CTL_RO_*_GEN, READ(..., type)) of 3.6.0,
+ * 4.5.0, 5.0.1, 5.2.1, 5.3.0 and dev; names absent from a given version
+ * simply return ENOENT there.  A name whose type changed between versions has
+ * a row in `versioned` for the versions before the change.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <jemattach/value.h>
+
+#include "jemalloc/ctltable.h"
 
 #define R JMA_ACC_R
 #define W JMA_ACC_W
 #define RW (JMA_ACC_R | JMA_ACC_W)
 
-static const struct ctl_type {
+#define V JMA_JEVERSION
+
+struct ctl_type {
 	const char *pattern;
 	enum jma_type type;
 	unsigned access;
-} table[] = {
+};
+
+/* Names whose type changed: the rows for the versions before the change. */
+static const struct ctl_versioned {
+	const char *pattern;
+	enum jma_type type;
+	unsigned access;
+	uint32_t since, until;	/* [since, until): the versions this row is for */
+} versioned[] = {
+	/* 3.x: size_t and bool where later versions have unsigned and strings. */
+	{ "opt.narenas", JMA_T_SIZE, R, 0, V(4, 0, 0) },
+	{ "opt.junk", JMA_T_BOOL, R, 0, V(4, 0, 0) },
+	{ "arenas.nlruns", JMA_T_SIZE, R, 0, V(4, 0, 0) },
+	/* 4.x: opt.thp was a bool ("thp:false"); 5.1 made it a mode name. */
+	{ "opt.thp", JMA_T_BOOL, R, V(4, 0, 0), V(5, 0, 0) },
+	/* Before 5.0, a pointer to the live counter, not its value. */
+	{ "stats.cactive", JMA_T_SIZEP, R, 0, V(5, 0, 0) },
+};
+
+/* Every name, with the type the newest version that has it gives it. */
+static const struct ctl_type table[] = {
 	{ "version", JMA_T_STRING, R },
 	{ "epoch", JMA_T_U64, RW },
 	{ "background_thread", JMA_T_BOOL, RW },
@@ -286,8 +312,26 @@ static int match(const char *pat, const char *name)
 	return !*pat && !*name;
 }
 
-int jma_ctl_lookup(const char *name, enum jma_type *type, unsigned *access)
+uint32_t jma_jeversion_parse(const char *version)
 {
+	unsigned a = 0, b = 0, c = 0;
+
+	if (!version || sscanf(version, "%u.%u.%u", &a, &b, &c) < 2 || a > 255 || b > 255 || c > 255)
+		return 0;
+	return JMA_JEVERSION(a, b, c);
+}
+
+int jma_ctl_lookup_v(const char *name, uint32_t version, enum jma_type *type, unsigned *access)
+{
+	/* An unknown version (0) is taken to be the newest. */
+	for (size_t i = 0; version && i < sizeof(versioned) / sizeof(*versioned); i++) {
+		if (version >= versioned[i].since && version < versioned[i].until &&
+		    match(versioned[i].pattern, name)) {
+			*type = versioned[i].type;
+			*access = versioned[i].access;
+			return 0;
+		}
+	}
 	/* Exact and '#' patterns are listed before '*' ones that would also match. */
 	for (size_t i = 0; i < sizeof(table) / sizeof(*table); i++) {
 		if (match(table[i].pattern, name)) {
@@ -299,4 +343,60 @@ int jma_ctl_lookup(const char *name, enum jma_type *type, unsigned *access)
 		}
 	}
 	return -ENOENT;
+}
+
+int jma_ctl_lookup(const char *name, enum jma_type *type, unsigned *access)
+{
+	return jma_ctl_lookup_v(name, 0, type, access);
+}
+
+int jma_ctl_versioned(const char *name)
+{
+	for (size_t i = 0; i < sizeof(versioned) / sizeof(*versioned); i++)
+		if (match(versioned[i].pattern, name))
+			return 1;
+	return 0;
+}
+
+/* When names appeared or went away, for messages that say so instead of
+ * "no such name". */
+static const struct ctl_span {
+	const char *pattern;
+	uint32_t since, until;	/* 0: open */
+} spans[] = {
+	{ "stats.cactive", 0, V(5, 0, 0) },
+	{ "stats.resident", V(4, 0, 0), 0 },
+	{ "stats.metadata", V(4, 0, 0), 0 },
+	{ "stats.retained", V(4, 2, 0), 0 },
+	{ "stats.arenas.#.pmuzzy", V(5, 0, 0), 0 },
+	{ "stats.arenas.#.resident", V(5, 0, 0), 0 },
+	{ "arena.#.decay", V(4, 0, 0), 0 },
+	{ "arena.#.initialized", V(5, 0, 0), 0 },
+	{ "arena.#.reset", V(4, 0, 0), 0 },
+	{ "arena.#.destroy", V(5, 0, 0), 0 },
+	{ "arenas.create", V(5, 0, 0), 0 },
+	{ "arenas.extend", 0, V(5, 0, 0) },
+	{ "arenas.decay_time", V(4, 0, 0), V(5, 0, 0) },
+	{ "arenas.lg_dirty_mult", 0, V(5, 0, 0) },
+	{ "arenas.dirty_decay_ms", V(5, 0, 0), 0 },
+	{ "arenas.muzzy_decay_ms", V(5, 0, 0), 0 },
+	{ "background_thread", V(5, 0, 0), 0 },
+	{ "prof.reset", V(4, 0, 0), 0 },
+	{ "prof.gdump", V(4, 0, 0), 0 },
+	{ "prof.lg_sample", V(4, 0, 0), 0 },
+	{ "prof.thread_active_init", V(4, 0, 0), 0 },
+	{ "prof.prefix", V(5, 3, 0), 0 },
+	{ "prof.log_start", V(5, 2, 0), 0 },
+	{ "thread.idle", V(5, 3, 0), 0 },
+};
+
+int jma_ctl_span(const char *name, uint32_t *since, uint32_t *until)
+{
+	for (size_t i = 0; i < sizeof(spans) / sizeof(*spans); i++)
+		if (match(spans[i].pattern, name)) {
+			*since = spans[i].since;
+			*until = spans[i].until;
+			return 1;
+		}
+	return 0;
 }

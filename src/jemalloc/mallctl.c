@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jemalloc/ctltable.h"
 #include "process/session.h"
 
 /* Longest string value we copy out of the target. */
@@ -54,6 +55,28 @@ static int valid_name(const char *name)
 	return 1;
 }
 
+#define VER_FMT "%u.%u.%u"
+#define VER_ARGS(v) (v) >> 16, ((v) >> 8) & 0xff, (v) & 0xff
+
+/* ENOENT for @name: say when the target's version is why (kind
+ * JMA_ERR_MISSING), else the usual words. */
+static int not_in_version(jma_session *s, const char *name)
+{
+	uint32_t since, until, v;
+
+	if (strcmp(name, "version") && jma_ctl_span(name, &since, &until) &&
+	    (v = jma_jemalloc_version(s)) != 0) {
+		if (since && v < since)
+			return jma_fail(s, JMA_ERR_MISSING, -ENOENT, "%s is not in jemalloc " VER_FMT
+					" (added in " VER_FMT ")", name, VER_ARGS(v), VER_ARGS(since));
+		if (until && v >= until)
+			return jma_fail(s, JMA_ERR_MISSING, -ENOENT, "%s is not in jemalloc " VER_FMT
+					" (removed in " VER_FMT ")", name, VER_ARGS(v), VER_ARGS(until));
+	}
+	return jma_fail(s, JMA_ERR_TARGET, -ENOENT, "mallctl(\"%s\"): %s", name,
+			jma_mallctl_strerror(name, ENOENT));
+}
+
 /* mallctl(name, old, oldlen, new, newlen) in the attached thread.  @rnew is
  * a remote address already holding the new value (or 0).  On return *oldlenp
  * is what jemalloc set, and up to that many bytes are copied to @oldp, also on
@@ -98,6 +121,8 @@ static int remote_mallctl(jma_session *s, const char *name, void *oldp, size_t *
 			return jma_fail(s, JMA_ERR_TARGET, err, "reading the result of mallctl(\"%s\"): %s",
 					name, strerror(-err));
 	}
+	if ((int)ret == ENOENT)
+		return not_in_version(s, name);
 	if ((int)ret)
 		return jma_fail(s, JMA_ERR_TARGET, (int)ret, "mallctl(\"%s\"): %s", name,
 				jma_mallctl_strerror(name, (int)ret));
@@ -129,6 +154,8 @@ int jma_refresh(jma_session *s)
 	return err;
 }
 
+static int read_typed(jma_session *s, const char *name, enum jma_type type, struct jma_value *out);
+
 /* Does @addr point at a printable NUL-terminated string in the target? */
 static int looks_like_string(jma_session *s, uint64_t addr)
 {
@@ -147,17 +174,37 @@ static int looks_like_string(jma_session *s, uint64_t addr)
 	return ok;
 }
 
-/* Probe an unknown, readable name: a read with a too-large buffer fails with
- * EINVAL and sets *oldlenp to the real size (jemalloc's READ() semantics). */
+/* Probe an unknown, readable name by reading it with each scalar size.  On a
+ * size mismatch every version fails with EINVAL and no side effect; 5.3 and
+ * later also set *oldlenp to the real size, earlier ones leave it alone, so
+ * only an exact size succeeds there. */
+static int probe_size(jma_session *s, const char *name, unsigned char buf[8], size_t *size)
+{
+	static const size_t sizes[] = { 8, 4, 1 };
+	int err = -EINVAL;
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(*sizes); i++) {
+		size_t len = sizes[i];
+
+		err = remote_mallctl(s, name, buf, &len, 0, 0);
+		if (!err || (err == -EINVAL && len < sizes[i])) {
+			*size = len;
+			return 0;
+		}
+		if (err != -EINVAL || s->kind != JMA_ERR_TARGET)
+			return err;
+	}
+	return jma_fail(s, JMA_ERR_TARGET, -ENOTSUP, "mallctl(\"%s\"): its value is not a bool or "
+			"a 4- or 8-byte number; give its type with --type", name);
+}
+
 static int probe_type(jma_session *s, const char *name, enum jma_type *type)
 {
-	unsigned char buf[16];
-	size_t len = sizeof(buf);
-	int err = remote_mallctl(s, name, buf, &len, 0, 0);
+	unsigned char buf[8];
+	size_t len = 0;
+	int err = probe_size(s, name, buf, &len);
 	uint64_t v;
 
-	if (err == -EINVAL && len < sizeof(buf))
-		err = 0;
 	if (err)
 		return err;
 	switch (len) {
@@ -173,11 +220,35 @@ static int probe_type(jma_session *s, const char *name, enum jma_type *type)
 	}
 }
 
+uint32_t jma_jemalloc_version(jma_session *s)
+{
+	struct jma_value v;
+	int here;
+
+	if (s->jever || jma_auto_begin(s, &here))
+		return s->jever;
+	if (read_typed(s, "version", JMA_T_STRING, &v) == 0) {
+		s->jever = jma_jeversion_parse(v.str);
+		jma_value_clear(&v);
+	}
+	if (jma_auto_end(s, here, 0))
+		return 0;
+	return s->jever;
+}
+
+/* The table's answer for @name in the target's version; the version is read
+ * from the target only for the few names whose type changed. */
+static int lookup(jma_session *s, const char *name, enum jma_type *type, unsigned *access)
+{
+	return jma_ctl_lookup_v(name, jma_ctl_versioned(name) ? jma_jemalloc_version(s) : 0, type,
+				access);
+}
+
 int jma_ctl_type(jma_session *s, const char *name, enum jma_type *type, unsigned *access)
 {
 	int here, err;
 
-	if (jma_ctl_lookup(name, type, access) == 0)
+	if (lookup(s, name, type, access) == 0)
 		return 0;
 	err = jma_auto_begin(s, &here);
 	if (!err)
@@ -190,6 +261,7 @@ static int read_typed(jma_session *s, const char *name, enum jma_type type, stru
 {
 	unsigned char buf[16];
 	size_t want = type == JMA_T_STRING ? sizeof(uint64_t) : jma_type_size(type), len = want;
+	uint64_t p;
 	int err = remote_mallctl(s, name, buf, &len, 0, 0);
 
 	if (err)
@@ -197,8 +269,17 @@ static int read_typed(jma_session *s, const char *name, enum jma_type type, stru
 	if (len != want)
 		return jma_fail(s, JMA_ERR_TARGET, -EINVAL, "mallctl(\"%s\"): got %zu bytes, expected %zu",
 				name, len, want);
+	if (type == JMA_T_SIZEP) {
+		size_t z;
+
+		memcpy(&p, buf, sizeof(p));
+		err = jma_read(s, p, &z, sizeof(z));
+		if (err)
+			return jma_fail(s, JMA_ERR_TARGET, err, "mallctl(\"%s\"): reading the counter "
+					"at 0x%llx: %s", name, (unsigned long long)p, strerror(-err));
+		return jma_value_from_bytes(JMA_T_SIZE, &z, sizeof(z), out);
+	}
 	if (type == JMA_T_STRING) {
-		uint64_t p;
 		int trunc;
 
 		memcpy(&p, buf, sizeof(p));
@@ -217,8 +298,13 @@ static int read_typed(jma_session *s, const char *name, enum jma_type type, stru
 
 int jma_get(jma_session *s, const char *name, struct jma_value *out)
 {
-	enum jma_type type;
-	unsigned access;
+	return jma_get_as(s, name, JMA_T_UNKNOWN, out);
+}
+
+int jma_get_as(jma_session *s, const char *name, enum jma_type as, struct jma_value *out)
+{
+	enum jma_type type = as;
+	unsigned access = JMA_ACC_R;
 	int here, err;
 
 	memset(out, 0, sizeof(*out));
@@ -227,7 +313,7 @@ int jma_get(jma_session *s, const char *name, struct jma_value *out)
 		return err;
 	if (!strncmp(name, "stats.", 6) && !s->epoch_fresh)
 		err = jma_refresh(s);
-	if (!err)
+	if (!err && as == JMA_T_UNKNOWN)
 		err = jma_ctl_type(s, name, &type, &access);
 	if (!err && (type == JMA_T_VOID || !(access & JMA_ACC_R)))
 		err = jma_fail(s, JMA_ERR_TARGET, -EPERM, "mallctl(\"%s\"): not readable (%s)", name,
@@ -260,6 +346,24 @@ static int place_value(jma_session *s, const struct jma_value *in, uint64_t *add
 	return *addr ? 0 : -ENOSPC;
 }
 
+/* 4.x refuses decay times unless it purges by decay (opt.purge "decay"). */
+static int explain_decay_time(jma_session *s, const char *name)
+{
+	struct jma_value purge;
+	int err = read_typed(s, "opt.purge", JMA_T_STRING, &purge);
+
+	if (!err && purge.str && strcmp(purge.str, "decay")) {
+		err = jma_fail(s, JMA_ERR_MISSING, -ENOTSUP, "%s: this jemalloc purges by \"%s\" "
+			       "(opt.purge); decay times apply only with purge:decay, set at start "
+			       "(MALLOC_CONF=purge:decay)", name, purge.str);
+		jma_value_clear(&purge);
+		return err;
+	}
+	jma_value_clear(&purge);
+	return jma_fail(s, JMA_ERR_TARGET, -EFAULT, "mallctl(\"%s\"): EFAULT: jemalloc refused "
+			"the value (-1, or seconds within its limits)", name);
+}
+
 int jma_set(jma_session *s, const char *name, const struct jma_value *in, struct jma_value *old)
 {
 	enum jma_type type;
@@ -273,7 +377,7 @@ int jma_set(jma_session *s, const char *name, const struct jma_value *in, struct
 	err = jma_auto_begin(s, &here);
 	if (err)
 		return err;
-	if (jma_ctl_lookup(name, &type, &access)) {
+	if (lookup(s, name, &type, &access)) {
 		/* Unknown to the table: trust the caller's type, learn readability. */
 		type = in->type;
 		access = JMA_ACC_R | JMA_ACC_W;
@@ -290,7 +394,7 @@ int jma_set(jma_session *s, const char *name, const struct jma_value *in, struct
 		size_t len = type == JMA_T_STRING ? sizeof(uint64_t) : jma_type_size(type);
 
 		err = remote_mallctl(s, name, buf, &len, rnew, newlen);
-		if (err == -EPERM && jma_ctl_lookup(name, &type, &access)) {
+		if (err == -EPERM && lookup(s, name, &type, &access)) {
 			/* Write-only after all: write without reading.  The scratch
 			 * area was reset by the call, so place the value again. */
 			err = place_value(s, in, &rnew, &newlen);
@@ -309,6 +413,8 @@ int jma_set(jma_session *s, const char *name, const struct jma_value *in, struct
 	} else {
 		err = remote_mallctl(s, name, NULL, NULL, rnew, newlen);
 	}
+	if (err == -EFAULT && strstr(name, "decay_time"))
+		err = explain_decay_time(s, name);
 out:
 	return jma_auto_end(s, here, err);
 }

@@ -44,6 +44,21 @@ int jma_prof_check(jma_session *s)
 	return 0;
 }
 
+/* jemalloc 5.2.x: a thread that allocated while prof.active was false keeps a
+ * sampling state that never samples again once it is true (upstream issues
+ * 1605 and 2231, fixed in 5.3.0).  Resetting that per-thread state would need
+ * each thread's own tsd, so say so instead of pretending. */
+static void warn_stale_threads(jma_session *s)
+{
+	uint32_t v = jma_jemalloc_version(s);
+
+	if (v >= JMA_JEVERSION(5, 2, 0) && v < JMA_JEVERSION(5, 3, 0))
+		jma_logf(s, JMA_LOG_WARN, "jemalloc %u.%u.%u does not sample threads that allocated "
+			 "while prof.active was false (upstream issues 1605, 2231; fixed in 5.3.0): "
+			 "their sites will be missing; start with prof_active:true to profile them",
+			 v >> 16, (v >> 8) & 0xff, v & 0xff);
+}
+
 int jma_prof_set_active(jma_session *s, bool on, bool *was)
 {
 	struct jma_value in = { .type = JMA_T_BOOL, .b = on }, old;
@@ -55,6 +70,8 @@ int jma_prof_set_active(jma_session *s, bool on, bool *was)
 		err = jma_set(s, "prof.active", &in, &old);
 	if (!err && was)
 		*was = old.b;
+	if (!err && on)
+		warn_stale_threads(s);
 	return jma_auto_end(s, here, err);
 }
 

@@ -37,6 +37,7 @@ int jma_stats_print(jma_session *s, const char *opts, jma_write_fn write, void *
 	struct jma_bcall c = { .nargs = 3, .text_arg = 0, .text = on_text, .text_ctx = &cap };
 	const struct jma_copy *je;
 	uint64_t ret, ropts = 0;
+	uint32_t v;
 	int here, err;
 
 	if (jma_stats_opts_valid(opts))
@@ -47,7 +48,12 @@ int jma_stats_print(jma_session *s, const char *opts, jma_write_fn write, void *
 		return err;
 	je = jma_syms_jemalloc(s->syms);
 	c.fn = je->fn_stats_print;
-	if (!c.fn)
+	v = opts && strchr(opts, 'J') ? jma_jemalloc_version(s) : 0;
+	if (v && v < JMA_JEVERSION(4, 3, 0))
+		err = jma_fail(s, JMA_ERR_MISSING, -ENOTSUP, "jemalloc %u.%u.%u prints no JSON "
+			       "statistics (added in 4.3.0): use stats without --json", v >> 16,
+			       (v >> 8) & 0xff, v & 0xff);
+	else if (!c.fn)
 		err = jma_fail(s, JMA_ERR_MISSING, -ENOTSUP, "%smalloc_stats_print not found in %s",
 			       je->prefix, je->path);
 	if (!err && opts && *opts && !(ropts = jma_scratch(s, opts, strlen(opts) + 1, 1)))

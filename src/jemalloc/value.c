@@ -12,6 +12,7 @@ static const char *const type_names[] = {
 	[JMA_T_UNKNOWN] = "unknown", [JMA_T_BOOL] = "bool", [JMA_T_UNSIGNED] = "unsigned",
 	[JMA_T_SIZE] = "size_t", [JMA_T_SSIZE] = "ssize_t", [JMA_T_U64] = "uint64_t",
 	[JMA_T_U32] = "uint32_t", [JMA_T_STRING] = "string", [JMA_T_VOID] = "void",
+	[JMA_T_SIZEP] = "size_t *",
 };
 
 const char *jma_type_name(enum jma_type t)
@@ -46,6 +47,7 @@ size_t jma_type_size(enum jma_type t)
 	case JMA_T_SIZE: return sizeof(size_t);
 	case JMA_T_SSIZE: return sizeof(ssize_t);
 	case JMA_T_U64: return sizeof(uint64_t);
+	case JMA_T_SIZEP: return sizeof(size_t *);
 	default: return 0;
 	}
 }

@@ -1,4 +1,4 @@
-/* freeze.c -- --freeze: stop every thread, refusing if one is inside jemalloc (see freeze.h). */
+/* freeze.c -- --freeze: stop every thread, refusing if one may hold a jemalloc lock (see freeze.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,10 +11,32 @@
 #define STOP_MS 1000
 #define MAX_FRAMES 32
 
+/* Frames @f[0..n) of a stopped thread: the index of a jemalloc frame that
+ * may hold a lock, or -1.  A thread waiting on a condition variable that
+ * jemalloc waits on (its background threads sleep in
+ * pthread_cond_timedwait) released that mutex to wait, and holds no other:
+ * below its innermost jemalloc frame sits pthread_cond_*wait. */
+static int lock_holder_frame(const struct jma_frame *f, int n)
+{
+	for (int k = 0; k < n; k++) {
+		if (!f[k].in_jemalloc)
+			continue;
+		for (int j = 0; j < k; j++)
+			if (f[j].func && strstr(f[j].func, "pthread_cond_") && strstr(f[j].func, "wait"))
+				return -1;
+		return k;
+	}
+	return -1;
+}
+
 int jma_freeze_all(jma_session *s, struct jma_freeze *fz, const struct att_candidate *c, size_t n)
 {
+	size_t nm;
+	const struct att_map *maps = jma_syms_maps(s->syms, &nm);
+
 	fz->t = calloc(n ? n : 1, sizeof(*fz->t));
 	fz->n = 0;
+	fz->since_ns = att_now_ns();
 	if (!fz->t)
 		return jma_fail(s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
 	for (size_t i = 0; i < n; i++) {
@@ -36,18 +58,18 @@ int jma_freeze_all(jma_session *s, struct jma_freeze *fz, const struct att_candi
 			return err;
 		}
 		fz->n++;
-		nf = att_unwind(t->tid, pcs, MAX_FRAMES, &complete);
-		for (int k = 0; k < nf; k++) {
-			if (!jma_syms_in_jemalloc(s->syms, pcs[k] - (k > 0)))
-				continue;
-			jma_frames_fill(s, pcs, nf, f);
-			jma_frames_format(f, nf, stack, sizeof(stack), &used);
-			jma_fail(s, JMA_ERR_UNSAFE, -EAGAIN, "--freeze refused: tid %d (%s) is inside "
-				 "jemalloc and may hold a lock; try again, or omit --freeze:%s",
-				 (int)c[i].tid, c[i].comm, stack);
-			jma_thaw_all(fz);
-			return -EAGAIN;
-		}
+		nf = att_unwind(s->pid, t->tid, NULL, maps, nm, pcs, MAX_FRAMES, &complete);
+		if (nf <= 0)
+			continue;
+		jma_frames_fill(s, pcs, nf, f);
+		if (lock_holder_frame(f, nf) < 0)
+			continue;
+		jma_frames_format(f, nf, stack, sizeof(stack), &used);
+		jma_fail(s, JMA_ERR_UNSAFE, -EAGAIN, "--freeze refused: tid %d (%s) is inside "
+			 "jemalloc and may hold a lock; try again, or omit --freeze:%s",
+			 (int)c[i].tid, c[i].comm, stack);
+		jma_thaw_all(fz);
+		return -EAGAIN;
 	}
 	jma_logf(s, JMA_LOG_INFO, "froze %zu threads", fz->n);
 	return 0;
@@ -80,6 +102,8 @@ void jma_freeze_put(struct jma_freeze *fz, struct att_thread *t)
 
 void jma_thaw_all(struct jma_freeze *fz)
 {
+	if (fz->t)
+		fz->held_ns = att_now_ns() - fz->since_ns;
 	for (size_t i = fz->n; i-- > 0;)
 		att_thread_release(&fz->t[i]);
 	free(fz->t);

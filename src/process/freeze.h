@@ -1,19 +1,23 @@
 /* freeze.h -- --freeze: every thread stopped while attached, for a consistent snapshot.
  *
- * Only safe when no stopped thread is inside jemalloc: one that is may hold a
- * lock our call would then wait on forever.  So every thread is stopped and
- * unwound first, and the freeze is refused, naming the culprit, if any of them
- * is inside jemalloc.
+ * Only safe when no stopped thread holds a jemalloc lock our call would then
+ * wait on forever.  So every thread is stopped and unwound first, and the
+ * freeze is refused, naming the culprit, if one of them is inside jemalloc --
+ * unless it waits in pthread_cond_wait/timedwait, which released its mutex
+ * (jemalloc's background threads sleep there).
  */
 #ifndef JMA_PROCESS_FREEZE_H
 #define JMA_PROCESS_FREEZE_H
 
 #include "attach/select.h"
+#include "attach/thread.h"
 #include "process/session.h"
 
 struct jma_freeze {
 	struct att_thread *t;	/* stopped, seized, not hijacked */
 	size_t n;
+	int64_t since_ns;	/* when the first thread was stopped */
+	int64_t held_ns;	/* how long every thread stayed stopped (set by thaw) */
 };
 
 /* Stop every candidate thread, refusing (and undoing) if one is inside

@@ -24,10 +24,12 @@ struct jma_session {
 
 	int attached;
 	int epoch_fresh;		/* "epoch" already written in this attachment */
+	uint32_t jever;			/* jemalloc's version (JMA_JEVERSION), 0 until read */
 	/* The thread calls run in (for info, threads and -v). */
 	pid_t tid;
 	char tid_why[160];
 	char tid_comm[64];
+	uint64_t held_ns;		/* the last attachment's hold (jma_held_ns) */
 
 	enum jma_errkind kind;
 	char err[4096];

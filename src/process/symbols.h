@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "attach/procfs.h"
+
 struct jma_range {
 	uint64_t lo, hi;
 };
@@ -17,6 +19,7 @@ struct jma_copy {
 	int is_static;		/* inside a larger object (executable or other library) */
 	char conf_env[48];	/* environment variable it reads options from */
 	uint64_t fn_mallctl, fn_stats_print;
+	uint64_t var_malloc_message;	/* <prefix>malloc_message, 0 if not found */
 	struct jma_range *code;	/* jemalloc's own code, sorted */
 	size_t ncode;
 };
@@ -34,6 +37,12 @@ int jma_syms_open(pid_t pid, const char *prefix, const char *module, int allow_n
 		  struct jma_syms **out, char *msg, size_t len);
 void jma_syms_close(struct jma_syms *sy);
 
+/* The snapshot of /proc/PID/maps taken by jma_syms_open (one read per
+ * session: a mapping made since is not in it). */
+const struct att_map *jma_syms_maps(const struct jma_syms *sy, size_t *n);
+/* Take a new snapshot (each later command of a session). */
+int jma_syms_refresh_maps(struct jma_syms *sy);
+
 /* The jemalloc copy in use, NULL when there is none (allow_none). */
 const struct jma_copy *jma_syms_jemalloc(const struct jma_syms *sy);
 
@@ -47,5 +56,10 @@ void jma_syms_describe(struct jma_syms *sy, uint64_t pc, char *buf, size_t len);
  * position when debuginfo has it (*line 0 otherwise). */
 const char *jma_syms_name(struct jma_syms *sy, uint64_t pc, uint64_t *off, const char **module,
 			  const char **file, int *line);
+
+/* Address of the data object @name in the process, 0 if none: where several
+ * modules define it, the copy outside jemalloc (an executable's copy
+ * relocation of a library variable is the one in use). */
+uint64_t jma_syms_object(struct jma_syms *sy, const char *name);
 
 #endif

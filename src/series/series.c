@@ -47,13 +47,13 @@ const struct series_field series_arena[] = {
 };
 
 /* Read one scalar of @size bytes.  A name this jemalloc lacks (ENOENT: an
- * older version) reads as 0 so one sample format serves 4.x to 5.x. */
+ * older version) reads as 0 so one sample format serves 3.x to 5.x. */
 static int rd(jma_session *s, const char *name, void *v, size_t size)
 {
 	size_t len = size;
 	int err = jma_mallctl(s, name, v, &len, NULL, 0);
 
-	if (err == -ENOENT && jma_errkind(s) == JMA_ERR_TARGET) {
+	if (err == -ENOENT && (jma_errkind(s) == JMA_ERR_TARGET || jma_errkind(s) == JMA_ERR_MISSING)) {
 		memset(v, 0, size);
 		return 0;
 	}
@@ -88,43 +88,37 @@ static int rd_arena(jma_session *s, unsigned i, const char *what, uint64_t *v)
 static int read_arenas(jma_session *s, struct jma_sample *out)
 {
 	unsigned narenas;
+	bool *init;
 	int err = rd(s, "arenas.narenas", &narenas, sizeof(narenas));
 
 	if (err)
 		return err;
 	out->arenas = calloc(narenas ? narenas : 1, sizeof(*out->arenas));
-	if (!out->arenas)
-		return -ENOMEM;
-	for (unsigned i = 0; i < narenas; i++) {
+	init = calloc(narenas ? narenas : 1, sizeof(*init));
+	/* Uninitialized arenas have no stats. */
+	err = !out->arenas || !init ? -ENOMEM : jma_arenas_initialized(s, init, narenas);
+	for (unsigned i = 0; i < narenas && !err; i++) {
 		struct jma_arena_sample *a = &out->arenas[out->narenas];
-		char name[64];
-		bool init;
-		size_t len = sizeof(init);
 
-		/* Uninitialized arenas have no stats; ENOENT means the same. */
-		snprintf(name, sizeof(name), "arena.%u.initialized", i);
-		err = jma_mallctl(s, name, &init, &len, NULL, 0);
-		if (err == -ENOENT || (!err && !init))
+		if (!init[i])
 			continue;
-		if (err)
-			return err;
 		a->index = i;
 		for (const struct series_field *f = series_arena; f->key && !err; f++)
 			err = rd_arena(s, i, f->stats, series_at(a, f));
-		if (err)
-			return err;
 		for (const struct series_field *f = series_arena; f->key; f++)
 			if (f->pages)
 				*series_at(a, f) *= out->page;
 		out->narenas++;
 	}
-	return 0;
+	free(init);
+	return err;
 }
 
 /* Everything read while attached; @out->page is known. */
 static int read_all(jma_session *s, unsigned flags, struct jma_sample *out)
 {
 	int err = jma_refresh(s);
+	unsigned all = 0;
 	char name[64];
 
 	for (const struct series_field *f = series_global; f->key && !err; f++) {
@@ -133,11 +127,17 @@ static int read_all(jma_session *s, unsigned flags, struct jma_sample *out)
 		snprintf(name, sizeof(name), "stats.%s", f->stats);
 		err = rd_size(s, name, series_at(out, f));
 	}
-	/* MALLCTL_ARENAS_ALL: the merged arena. */
+	/* The merged arena: 4096 from 5.0, narenas before. */
 	if (!err)
-		err = rd_size(s, "stats.arenas.4096.pdirty", &out->dirty);
-	if (!err)
-		err = rd_size(s, "stats.arenas.4096.pmuzzy", &out->muzzy);
+		err = jma_arena_all(s, &all);
+	if (!err) {
+		snprintf(name, sizeof(name), "stats.arenas.%u.pdirty", all);
+		err = rd_size(s, name, &out->dirty);
+	}
+	if (!err) {
+		snprintf(name, sizeof(name), "stats.arenas.%u.pmuzzy", all);
+		err = rd_size(s, name, &out->muzzy);
+	}
 	out->dirty *= out->page;
 	out->muzzy *= out->page;
 	if (!err && (flags & JMA_SAMPLE_ARENAS))
@@ -177,7 +177,9 @@ int jma_sample(jma_session *s, unsigned flags, unsigned iter, struct jma_sample 
 		int derr = jma_detach(s);
 		err = derr ? derr : err;
 	}
-	out->hold_ns = now_ns(CLOCK_MONOTONIC) - t0;
+	/* Attached here: the thread's own stop (jma_held_ns).  Attached by the
+	 * caller: the time our reads took, the part of the hold that is ours. */
+	out->hold_ns = here ? jma_held_ns(s) : now_ns(CLOCK_MONOTONIC) - t0;
 	if (err == -EPROTO)
 		err = jma_fail(s, JMA_ERR_TARGET, err, "a stats value had an unexpected size");
 	if (err)

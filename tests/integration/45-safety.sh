@@ -114,12 +114,15 @@ t_our_sigterm_restores_the_target_first() {
 		start_bg jpid env --default-signal=INT "$JEMATTACH" --timeout 2 "$pid" prof reset
 		sleep 0.5
 		kill -"$sig" "$jpid"
-		# The waiting call is not cut short (it could hold a lock): it is
-		# taken back at its timeout, and then the signal does its work.
+		# The waiting call is never taken back from inside jemalloc (it
+		# could hold a lock): it is left to finish on its own, and the
+		# signal does its work at once.  Once the dump lock frees, the call
+		# returns and restores the thread through its signal frame.
 		rc=0; wait "$jpid" 2>/dev/null || rc=$?
 		expect_match "$rc" "^(129|130|143)$"
-		expect_eq "$(fix "$pid" ping)" pong
 		cat "$TMPD/fifo.$sig" >/dev/null
+		expect_eq "$(fix "$pid" ping)" pong
+		expect_eq "$(awk '/^SigBlk/ {print $2}' "/proc/$pid/status")" 0000000000000000
 		sleep 0.2
 		# The lock was released by its holder; ours was never taken.
 		jm "$pid" prof reset
@@ -155,13 +158,23 @@ t_freeze_snapshot_and_refusal() {
 	expect_eq "$OUT" "$(fix "$pid" "get z stats.allocated")"
 	states=$(for t in /proc/"$pid"/task/*; do awk '{print $3}' "$t/stat"; done | sort -u | tr -d '\n')
 	[[ $states != *t* && $states != *T* ]] || fail "threads left stopped: $states"
-	# A thread inside jemalloc (its background thread) makes --freeze refuse.
-	start_fixture pid "$FIXTURES/jemfix" MALLOC_CONF=background_thread:true
+	# jemalloc's background thread sleeps inside jemalloc, in
+	# pthread_cond_timedwait, holding no lock: no reason to refuse.
+	start_fixture pid "$FIXTURES/jemfix" "$PROF",background_thread:true
 	fix "$pid" "alloc 100 100000" >/dev/null
 	for _ in $(seq 100); do grep -q jemalloc_bg_thd /proc/"$pid"/task/*/comm 2>/dev/null && break; sleep 0.05; done
+	jm -v --freeze "$pid" get stats.allocated
+	expect_rc 0
+	expect_match "$ERR" "every thread stopped for [0-9.]+ ms \(--freeze\)"
+	# A thread inside jemalloc that may hold a lock (the dump lock, here)
+	# makes --freeze refuse, naming it.
+	mkfifo "$TMPD/fifo.freeze"
+	expect_eq "$(fix "$pid" "dump $TMPD/fifo.freeze")" ok
+	sleep 0.2
 	jm --freeze "$pid" get stats.allocated
 	expect_rc 5
-	expect_match "$ERR" "--freeze refused: tid [0-9]+ \(jemalloc_bg_thd\) is inside jemalloc"
+	expect_match "$ERR" "--freeze refused: tid [0-9]+ \(jemfix\) is inside jemalloc"
+	cat "$TMPD/fifo.freeze" >/dev/null
 	expect_eq "$(fix "$pid" ping)" pong
 }
 

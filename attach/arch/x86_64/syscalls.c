@@ -53,3 +53,25 @@ enum arch_sc_class arch_syscall_class(long nr)
 	return ARCH_SC_OTHER;
 }
 
+
+/* man 7 signal, "Interruption of system calls and library functions by stop
+ * signals": these fail with EINTR after any stop, ptrace's included, even
+ * with no signal handler.  read() is there for inotify descriptors (a read
+ * of anything else restarts by itself and never reports EINTR to a stop). */
+static const long eintr_on_stop[] = {
+	SYS_epoll_wait, SYS_epoll_pwait,
+#ifdef SYS_epoll_pwait2
+	SYS_epoll_pwait2,
+#endif
+	SYS_accept, SYS_accept4, SYS_recvfrom, SYS_recvmsg, SYS_recvmmsg, SYS_connect, SYS_sendto,
+	SYS_sendmsg, SYS_sendmmsg, SYS_semop, SYS_semtimedop, SYS_rt_sigtimedwait, SYS_io_getevents,
+	SYS_read, SYS_readv,
+};
+
+int arch_syscall_eintr_on_stop(long nr)
+{
+	for (size_t i = 0; i < sizeof(eintr_on_stop) / sizeof(*eintr_on_stop); i++)
+		if (eintr_on_stop[i] == nr)
+			return 1;
+	return 0;
+}

@@ -1,0 +1,96 @@
+/* retcap.c -- the return value through a perf breakpoint (see retcap.h). */
+#include <errno.h>
+#include <linux/hw_breakpoint.h>
+#include <linux/perf_event.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "retcap.h"
+
+#define RING_PAGES 1	/* data pages: 4 KiB hold 100 samples; one per call */
+
+int att_retcap_open(struct att_thread *t, uint64_t addr)
+{
+	struct perf_event_attr a;
+	long page = sysconf(_SC_PAGESIZE);
+	void *m;
+	int fd, err;
+
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_BREAKPOINT;
+	a.bp_type = HW_BREAKPOINT_X;
+	a.bp_addr = addr;
+	a.bp_len = sizeof(long);
+	a.sample_period = 1;
+	a.sample_type = PERF_SAMPLE_REGS_USER;
+	a.sample_regs_user = arch_perf_regs;
+	a.exclude_kernel = 1;
+	a.exclude_hv = 1;
+	fd = (int)syscall(SYS_perf_event_open, &a, t->tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		return att_fail(t, err, "perf_event_open (breakpoint) tid %d: %s", (int)t->tid,
+				strerror(-err));
+	}
+	m = mmap(NULL, (size_t)page * (1 + RING_PAGES), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED) {
+		err = -errno;
+		close(fd);
+		return att_fail(t, err, "mapping the perf buffer: %s", strerror(-err));
+	}
+	t->rc_fd = fd;
+	t->rc_map = m;
+	t->rc_len = (size_t)page * (1 + RING_PAGES);
+	return 0;
+}
+
+int att_retcap_take(struct att_thread *t, uint64_t sp, uint64_t *val)
+{
+	struct perf_event_mmap_page *mp = t->rc_map;
+	const unsigned char *data;
+	uint64_t head, tail, size;
+	int found = 0;
+
+	if (!mp)
+		return -ENOENT;
+	data = (const unsigned char *)mp + mp->data_offset;
+	size = mp->data_size;
+	head = __atomic_load_n(&mp->data_head, __ATOMIC_ACQUIRE);
+	tail = mp->data_tail;
+	while (tail + sizeof(struct perf_event_header) <= head) {
+		unsigned char rec[256];
+		struct perf_event_header h;
+		uint64_t w[4];
+
+		for (size_t i = 0; i < sizeof(h); i++)
+			((unsigned char *)&h)[i] = data[(tail + i) % size];
+		if (h.size < sizeof(h) || tail + h.size > head)
+			break;
+		for (size_t i = 0; i < h.size && i < sizeof(rec); i++)
+			rec[i] = data[(tail + i) % size];
+		/* PERF_SAMPLE_REGS_USER: abi, then the registers in perf order. */
+		if (h.type == PERF_RECORD_SAMPLE && h.size >= sizeof(h) + sizeof(w) - 8) {
+			memcpy(w, rec + sizeof(h), sizeof(uint64_t) * 3);
+			if (w[0] != PERF_SAMPLE_REGS_ABI_NONE && w[2] == sp) {
+				*val = w[1];
+				found = 1;
+			}
+		}
+		tail += h.size;
+	}
+	__atomic_store_n(&mp->data_tail, tail, __ATOMIC_RELEASE);
+	return found ? 0 : -ENOENT;
+}
+
+void att_retcap_close(struct att_thread *t)
+{
+	if (t->rc_map)
+		munmap(t->rc_map, t->rc_len);
+	if (t->rc_fd >= 0)
+		close(t->rc_fd);
+	t->rc_map = NULL;
+	t->rc_fd = -1;
+}

@@ -1,0 +1,21 @@
+/* jemattach/arenas.h -- jemalloc's arenas, the same way on every version. */
+#ifndef JEMATTACH_ARENAS_H
+#define JEMATTACH_ARENAS_H
+
+#include <stdbool.h>
+
+#include <jemattach/session.h>
+
+/* The index that names all arenas at once (stats.arenas.<i>, arena.<i>.purge):
+ * MALLCTL_ARENAS_ALL (4096) from jemalloc 5.0, arenas.narenas before. */
+int jma_arena_all(jma_session *s, unsigned *idx) JMA_MUST_CHECK;
+
+/* Which of arenas 0..@n-1 are initialized (have stats): arena.<i>.initialized
+ * from 5.0, the arenas.initialized array before.  @init has @n entries. */
+int jma_arenas_initialized(jma_session *s, bool *init, unsigned n) JMA_MUST_CHECK;
+
+/* arena.<@idx>.<@action>, "purge" or "decay"; @idx may be jma_arena_all's.
+ * -ENOTSUP (kind JMA_ERR_MISSING) when the version has no such action. */
+int jma_arena_act(jma_session *s, unsigned idx, const char *action) JMA_MUST_CHECK;
+
+#endif

@@ -1,0 +1,210 @@
+#!/bin/bash
+# 47-survive.sh -- the target survives whatever happens to jemattach and never
+# sees EINTR: SIGKILL (and SIGSTOP-then-SIGKILL) of jemattach at random
+# instants of get / stats / stats --json / prof dump / --freeze stats on a
+# self-checking multi-threaded target and on Redis under redis-benchmark;
+# jemattach crashing at each engine step; every EINTR interface borrowed.
+#
+# make check runs the short version (50 + 25 runs); `make soak` sets
+# SURVIVE_KILLS=750 SURVIVE_EINTR=200 for the long one (a run ends by itself
+# before the kill about a third of the time).
+source tests/lib.sh
+
+KILLS=${SURVIVE_KILLS:-50}
+EINTR_ROUNDS=${SURVIVE_EINTR:-5}
+ALL_BLOCKED=fffffffffffbfeff	# PTRACE_SETSIGMASK ~0: all but SIGKILL and SIGSTOP
+
+# masks PID: "TID SIGBLK" of every thread.
+masks() {
+	local t
+	for t in /proc/"$1"/task/*; do
+		echo "${t##*/} $(awk '/^SigBlk/ {print $2}' "$t/status" 2>/dev/null)"
+	done
+}
+
+in_call() { grep -qs "^SigBlk:[[:space:]]*$ALL_BLOCKED" /proc/"$1"/task/*/status; }
+
+# intact PID MASKS: alive, no thread stopped or traced, every signal mask as
+# before -- given time for a call left running to end and restore itself.
+intact() {
+	local pid=$1 want=$2 t st
+	kill -0 "$pid" 2>/dev/null || { fail "target $pid died"; return 1; }
+	for _ in $(seq 300); do
+		st=ok
+		[[ $(masks "$pid") == "$want" ]] || st=masks
+		for t in /proc/"$pid"/task/*; do
+			[[ $(awk '{print $3}' "$t/stat" 2>/dev/null) != [tT] ]] || st=stopped
+			[[ $(awk '/TracerPid/ {print $2}' "$t/status" 2>/dev/null) == 0 ]] || st=traced
+		done
+		[[ $st == ok ]] && return 0
+		sleep 0.01
+	done
+	fail "target $pid: $st; masks now: $(masks "$pid" | tr '\n' ' ') wanted: $(tr '\n' ' ' <<<"$want")"
+}
+
+# kill_rounds PID N OPS THREADS...: N runs of jemattach, each killed at a
+# random instant, each one of OPS ("get stats json dump freeze"), with
+# --thread one of THREADS ("-": its own choice).
+kill_rounds() {
+	local pid=$1 n=$2 i jpid rc args opts tid mode before
+	local ops=($3)
+	shift 3
+	local tids=("$@")
+	before=$(masks "$pid")
+	for ((i = 0; i < n; i++)); do
+		opts=(--timeout 10)
+		case ${ops[RANDOM % ${#ops[@]}]} in
+		get) args=(get stats.allocated) ;;
+		stats) args=(stats -o "$TMPD/s.txt") ;;
+		json) args=(stats --json -o "$TMPD/s.json") ;;
+		dump) args=(prof dump -o "$TMPD/d.heap") ;;
+		freeze) args=(stats -o "$TMPD/f.txt") opts+=(--freeze) ;;
+		esac
+		tid=${tids[RANDOM % ${#tids[@]}]}
+		[[ $tid == - ]] || opts+=(--thread "$tid")
+		mode=$((RANDOM % 4))
+		start_bg jpid sh -c 'exec "$@" >/dev/null 2>"$0"' "$TMPD/jm.err" "$JEMATTACH" "${opts[@]}" \
+			"$pid" "${args[@]}"
+		case $((RANDOM % 8)) in
+		0|1|2|3|4)	# Aim inside a call: once a thread has every signal blocked.
+			for _ in $(seq 2000); do
+				in_call "$pid" && break
+				kill -0 "$jpid" 2>/dev/null || break
+			done ;;
+		5|6)	# Aim at the attachment: once it traces a thread, a little later.
+			for _ in $(seq 300); do
+				grep -qs "^TracerPid:[[:space:]]*$jpid\$" /proc/"$pid"/task/*/status && break
+				kill -0 "$jpid" 2>/dev/null || break
+			done
+			sleep "0.00$((RANDOM % 4))$((RANDOM % 10))" ;;
+		7)	sleep "0.0$((RANDOM % 60))" ;;
+		esac
+		in_call "$pid" && CALLS=$((CALLS + 1)) || true
+		if (( mode == 0 )); then
+			kill -STOP "$jpid" 2>/dev/null || true
+			sleep 0.0$((RANDOM % 5))
+		fi
+		kill -KILL "$jpid" 2>/dev/null && KILLED=$((KILLED + 1))
+		rc=0; wait "$jpid" 2>/dev/null || rc=$?
+		[[ $rc =~ ^(0|5|137)$ ]] ||
+			{ fail "round $i (${opts[*]} ${args[*]}): exit $rc: $(cat "$TMPD/jm.err")"; return 1; }
+		intact "$pid" "$before" || { echo "    round $i: ${opts[*]} ${args[*]}" >&2; return 1; }
+	done
+}
+
+t_killed_jemattach_never_hurts_a_busy_target() {
+	local pid tids vec epoll
+	KILLED=0 CALLS=0
+	# Its stderr collects what reports were cut short by our death.
+	start_fixture_cmd pid sh -c 'exec env MALLOC_CONF=prof:true,lg_prof_sample:19 "$0" 2>"$1"' \
+		"$FIXTURES/victim" "$TMPD/victim.err"
+	tids=$(fix "$pid" tids)
+	vec=$(grep -o 'vec=[0-9]*' <<<"$tids" | head -1) vec=${vec#vec=}
+	epoll=$(grep -o 'epoll=[0-9]*' <<<"$tids" | head -1) epoll=${epoll#epoll=}
+	kill_rounds "$pid" "$KILLS" "get stats json dump freeze" - - "$vec" "$epoll"
+	# EINTR is not asserted here: a SIGKILL in the microseconds between our
+	# stop of a thread in epoll_wait & co and its restart leaves it the EINTR
+	# (README, Safety).  It is counted.
+	expect_match "$(fix "$pid" status)" "^errors=0 vec_bad=0 eintr=[0-9]+ early=0$"
+	EINTRS=$(fix "$pid" status) EINTRS=${EINTRS#*eintr=} EINTRS=${EINTRS%% *}
+	# No lock was left held: jemalloc still answers, in the target and to us.
+	jm --timeout 5 "$pid" stats -o /dev/null
+	expect_rc 0
+	echo "    victim: $KILLED kills, $CALLS seen inside a call, $EINTRS EINTR" >&2
+}
+
+t_killed_jemattach_never_hurts_redis_under_load() {
+	local pid bpid n
+	KILLED=0 CALLS=0
+	start_redis pid
+	start_bg bpid sh -c 'exec redis-benchmark -p "$1" -n 100000000 -c 4 -r 10000 -t set,get,lpush -q >/dev/null 2>&1' sh "$REDIS_PORT"
+	sleep 0.5
+	kill_rounds "$pid" "$((KILLS / 2))" "get stats json freeze" - "$pid"
+	expect_eq "$(redis-cli -p "$REDIS_PORT" ping)" PONG
+	n=$(redis-cli -p "$REDIS_PORT" dbsize)
+	[[ $n -gt 0 ]] || fail "redis has no keys after the benchmark"
+	jm --timeout 5 "$pid" get stats.allocated
+	expect_rc 0
+	echo "    redis: $KILLED kills, $CALLS seen inside a call" >&2
+}
+
+t_crash_at_every_engine_step() {
+	local pid before step vec
+	start_fixture_cmd pid sh -c 'exec env MALLOC_CONF=prof:true "$0" 2>"$1"' "$FIXTURES/victim" \
+		"$TMPD/victim.err"
+	vec=$(fix "$pid" tids | grep -o 'vec=[0-9]*' | head -1) vec=${vec#vec=}
+	before=$(masks "$pid")
+	for step in seized hijacked frame regs mask write sigreturn restored; do
+		RC=0
+		# (The crash at "write" sends the rest of the report to the
+		# target's stderr, as designed.)
+		{ JEMATTACH_TEST_CRASH_AT=$step "$JEMATTACH" --thread "$vec" "$pid" stats -o /dev/null; } \
+			2>/dev/null || RC=$?
+		[[ $RC == 139 ]] || fail "step $step: jemattach did not crash there (exit $RC)"
+		intact "$pid" "$before"
+	done
+	# A crash after the registers of malloc_stats_print were set leaves the
+	# rest of the report on the target's stderr, as designed.
+	grep -q 'End jemalloc statistics' "$TMPD/victim.err" || fail "no report on the target's stderr"
+	expect_eq "$(fix "$pid" status)" "errors=0 vec_bad=0 eintr=0 early=0"
+}
+
+t_no_eintr_from_any_interface() {
+	local pid t name tid i
+	start_fixture_cmd pid "$FIXTURES/victim" 1
+	for t in $(fix "$pid" tids); do
+		name=${t%%=*} tid=${t#*=}
+		[[ $name == alloc || $name == fiber ]] && continue
+		for ((i = 0; i < EINTR_ROUNDS; i++)); do
+			jm --thread "$tid" "$pid" get stats.allocated
+			expect_rc 0
+		done
+	done
+	sleep 0.4	# every timed wait that was borrowed has ended since
+	expect_eq "$(fix "$pid" eintr)" \
+		"epoll=0/0 epoll_to=0/0 accept_to=0/0 recv_to=0/0 semop=0/0 semtimedop=0/0 sigtimedwait=0/0 io_getevents=0/0 inotify=0/0 pipe=0/0"
+	expect_eq "$(fix "$pid" status)" "errors=0 vec_bad=0 eintr=0 early=0"
+}
+
+t_a_heap_block_stack_is_never_written() {
+	local pid fiber
+	start_fixture_cmd pid "$FIXTURES/victim" 1
+	fiber=$(fix "$pid" tids | grep -o 'fiber=[0-9]*') fiber=${fiber#fiber=}
+	sleep 0.1
+	jm --thread "$fiber" "$pid" get stats.allocated
+	expect_rc 5
+	expect_match "$ERR" "is not in a known stack"
+	for _ in 1 2 3 4 5; do
+		jm "$pid" stats -o /dev/null
+		expect_rc 0
+	done
+	sleep 0.1
+	expect_eq "$(fix "$pid" status)" "errors=0 vec_bad=0 eintr=0 early=0"
+}
+
+t_engine_is_named_and_an_own_logger_is_handled() {
+	local pid
+	start_fixture pid "$FIXTURES/victim" VICTIM_LOGGER=1
+	jm "$pid" info
+	expect_rc 0
+	expect_match "$OUT" "call thread .*; self-restoring calls"
+	# jemalloc would hand the report to the application's logger instead
+	# of fd 2: it comes through a callback address then, with a warning.
+	jm "$pid" stats
+	expect_rc 0
+	expect_match "$OUT" "End jemalloc statistics"
+	expect_match "$ERR" "the application set its own malloc_message"
+	expect_eq "$(fix "$pid" status)" "errors=0 vec_bad=0 eintr=0 early=0"
+}
+
+t_freeze_works_on_redis() {
+	local pid
+	start_redis pid
+	jm -v --freeze "$pid" stats
+	expect_rc 0
+	expect_match "$OUT" "End jemalloc statistics"
+	expect_match "$ERR" "every thread stopped for [0-9.]+ ms \(--freeze\)"
+	expect_eq "$(redis-cli -p "$REDIS_PORT" ping)" PONG
+}
+
+run_tests
