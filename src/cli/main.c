@@ -24,7 +24,9 @@ const struct cli_cmd cli_commands[] = {
 	  "the full malloc_stats_print report, captured here (not on the target's stderr)", NULL },
 	{ "prof", 1, 0, cmd_prof, "prof status [--json]\nprof on|off\n"
 	  "prof dump [-o FILE|-] [--analyze [--top N]]\nprof reset [LG_SAMPLE]\nprof gdump on|off\n"
-	  "prof window SECONDS [-o DIR] [--top N]",
+	  "prof window SECONDS [-o DIR] [--top N]\n"
+	  "prof track [-i SEC] [--churn SIZE] [-n COUNT] [-o FILE] [--format text|jsonl] [--top N] "
+	  "[--svg OUT.svg] [--fold REGEX] [--no-default-folds]",
 	  "heap-profiling control (needs MALLOC_CONF=prof:true at the target's start)", NULL },
 	{ "purge", 1, 0, cmd_purge, "purge [ARENA|all]",
 	  "purge unused dirty pages now (arena.<i>.purge); shows resident/retained before -> after", NULL },
@@ -40,9 +42,10 @@ const struct cli_cmd cli_commands[] = {
 	  "run commands (one a line, as after PID) from stdin or FILE in one session: "
 	  "jemalloc is found once, each command pays only its own stop", NULL },
 	{ "report", 0, 0, cmd_report,
-	  "report abs|del|eff SERIES [-t SIZE] [--from I] [--to J] [-m METRIC] [--svg OUT]",
+	  "report abs|del|eff SERIES [-t SIZE] [--from I] [--to J] [-m METRIC] [--svg OUT]\n"
+	  "report sites TRACK.jsonl|DIR [--top N] [--svg OUT]",
 	  "per-arena peaks, changes or active/mapped of a watch series or stats JSON log "
-	  "(threshold: 5% of the process's peak unless -t)", NULL },
+	  "(threshold: 5% of the process's peak unless -t); growth of allocation sites", NULL },
 	{ "analyze", 0, 0, cmd_analyze,
 	  "analyze PROFILE [--base PROFILE] [--top N] [--format text|json|collapsed|pprof] "
 	  "[-o FILE] [--lines] [--pid PID] [...]\nanalyze --list-folds",
@@ -142,6 +145,8 @@ static const char *one_pid_only(const struct cli_cmd *k, int argc, char **argv)
 {
 	if (!strcmp(k->name, "watch"))
 		return "watch runs until stopped: one watch per process";
+	if (!strcmp(k->name, "prof") && argc > 0 && !strcmp(argv[0], "track"))
+		return "prof track runs until stopped: one track per process";
 	if (!strcmp(k->name, "shell"))
 		return "shell reads its commands once: one PID";
 	for (int i = 0; i < argc && strcmp(argv[i], "--"); i++) {
