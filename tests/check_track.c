@@ -9,7 +9,7 @@
 
 #include <jemattach.h>
 
-#include "series/track.h"
+#include "series/track_priv.h"
 
 /* Snapshot @k of three sites, sample period 1 (values exact):
  *   0x1000: leaks 10 objects (1000 bytes) per snapshot

@@ -12,7 +12,7 @@
 
 #include <jemattach/heap.h>
 
-#include "series/track.h"
+#include "series/track_priv.h"
 
 static double num(json_t *o, const char *key)
 {

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "series/report.h"
-#include "series/track.h"
+#include "series/track_priv.h"
 
 #define TEXT_FRAMES 16		/* backtrace lines per site in the text log */
 

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "heap/heap.h"
-#include "series/track.h"
+#include "series/track_priv.h"
 
 void track_sym_free(jma_track *t)
 {

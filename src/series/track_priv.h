@@ -1,6 +1,7 @@
-/* track.h -- the private side of jma_track, shared by src/series/track*.c.
+/* track_priv.h -- the private side of jma_track, shared by src/series/track*.c.
  *
- *   track.c       sites, snapshots, running statistics
+ *   track_base.c  its error, the index maps, finding and naming sites
+ *   track.c       snapshots and their running statistics
  *   track_sym.c   naming new sites, each address symbolized once
  *   track_out.c   the text log, JSON lines, the ranking, the chart
  *   track_load.c  reading a saved track or a directory of profiles
