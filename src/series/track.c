@@ -1,4 +1,4 @@
-/* track.c -- per-site memory over a series of heap profiles: the sites, the
+/* track.c -- per-site memory over a series of heap profiles: new tracks, the
  * snapshots and their running statistics.
  */
 #include <errno.h>
