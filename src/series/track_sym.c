@@ -30,24 +30,6 @@ static const char *base_name(const char *p)
 	return s ? s + 1 : p;
 }
 
-static int grow(void **v, size_t *cap, size_t need, size_t size)
-{
-	void *n;
-	size_t c;
-
-	if (need <= *cap)
-		return 0;
-	c = *cap ? *cap * 2 : 256;
-	while (c < need)
-		c *= 2;
-	n = realloc(*v, c * size);
-	if (!n)
-		return -ENOMEM;
-	*v = n;
-	*cap = c;
-	return 0;
-}
-
 /* The index of module @path in t->mods, added when new (a process has few). */
 static int32_t module_of(jma_track *t, const char *path)
 {
@@ -70,7 +52,7 @@ static int add_frame(jma_track *t, const char *func, const char *file, int line,
 	char where[64] = "";
 	const char *m = mod >= 0 ? base_name(t->mods[mod]) : NULL;
 
-	if (grow((void **)&t->afr, &t->afr_cap, t->nafr + 1, sizeof(*t->afr)))
+	if (heap_grow((void **)&t->afr, &t->afr_cap, t->nafr + 1, sizeof(*t->afr)))
 		return -ENOMEM;
 	if (file)
 		snprintf(where, sizeof(where), " (%s:%d)", base_name(file), line);
@@ -102,7 +84,7 @@ static int cache_loc(jma_track *t, jma_heap *mh, const struct heap_loc *l, int a
 		err = add_frame(t, mh->str.str[f->func], f->file ? mh->str.str[f->file] : NULL, f->line, a.module);
 		a.nframe++;
 	}
-	if (err || grow((void **)&t->addrs, &t->addrs_cap, t->naddrs + 1, sizeof(*t->addrs)) ||
+	if (err || heap_grow((void **)&t->addrs, &t->addrs_cap, t->naddrs + 1, sizeof(*t->addrs)) ||
 	    track_map_put(&t->addr_ix, l->addr, (uint32_t)t->naddrs))
 		return -ENOMEM;
 	t->addrs[t->naddrs++] = a;
@@ -188,7 +170,7 @@ static int name_site(jma_track *t, size_t si, const jma_heap *h, const struct he
 		ad = &t->addrs[a];
 		if (!n)
 			module = ad->module;
-		err = grow((void **)&fr, &cap, n + ad->nframe, sizeof(*fr));
+		err = heap_grow((void **)&fr, &cap, n + ad->nframe, sizeof(*fr));
 		for (uint32_t j = 0; j < ad->nframe && !err; j++)
 			fr[n++] = t->afr[ad->frame + j];
 	}
@@ -222,7 +204,7 @@ int track_name_sites(jma_track *t, const struct jma_heap *h, const char *buf, si
 			uint64_t a = h->pcs[s->pc + i];
 			if (track_map_get(&t->addr_ix, a) >= 0)
 				continue;
-			if (!(err = grow((void **)&todo, &cap, ntodo + 1, sizeof(*todo))))
+			if (!(err = heap_grow((void **)&todo, &cap, ntodo + 1, sizeof(*todo))))
 				todo[ntodo++] = a;
 		}
 	}
