@@ -163,6 +163,8 @@ JE_CHECK  ?= 4.5.0 5.2.1-je_ dev-295e489
 JE_BUILD  ?= $(JE_CHECK)
 VER_DIR   := $(BUILD)/versions
 
+# Kept: make would otherwise delete these as intermediates, and rebuild jemalloc.
+.PRECIOUS: $(VER_DIR)/%/inst/.done
 $(VER_DIR)/%/inst/.done:
 	@scripts/build-jemalloc.sh $*
 

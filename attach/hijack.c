@@ -32,20 +32,26 @@
  * objects. */
 static int stack_room(struct att_thread *t, uint64_t below, uint64_t *room)
 {
-	struct att_map *maps;
-	const struct att_map *m;
-	size_t n, i;
-	int err = att_proc_maps(t->pid, &maps, &n), known;
+	struct att_map *own = NULL;
+	const struct att_map *maps = t->maps, *m;
+	size_t n = t->nmaps, i;
+	int err, known;
 
-	if (err)
-		return att_fail(t, err, "reading /proc/%d/maps: %s", (int)t->pid, strerror(-err));
+	/* The caller's maps snapshot, taken before the thread stopped, when it has one. */
+	if (!maps) {
+		err = att_proc_maps(t->pid, &own, &n);
+		if (err)
+			return att_fail(t, err, "reading /proc/%d/maps: %s", (int)t->pid, strerror(-err));
+		maps = own;
+	}
 	m = att_maps_find(maps, n, below - 1);
 	i = m ? (size_t)(m - maps) : 0;
 	known = m && m->perms[0] == 'r' && m->perms[1] == 'w' &&
 		((m->path && !strncmp(m->path, "[stack", 6)) ||
 		 (!m->path && i > 0 && maps[i - 1].end == m->start && !strncmp(maps[i - 1].perms, "---", 3)));
 	*room = m ? below - m->start : 0;
-	att_maps_free(maps, n);
+	if (own)
+		att_maps_free(own, n);
 	if (!known)
 		return att_fail(t, -EFAULT, "tid %d: stack pointer 0x%llx is not in a known stack "
 				"(a fiber or heap-allocated stack?)", (int)t->tid,
@@ -54,37 +60,6 @@ static int stack_room(struct att_thread *t, uint64_t below, uint64_t *room)
 		return att_fail(t, -ENOSPC, "tid %d: only %llu bytes of stack below its red zone",
 				(int)t->tid, (unsigned long long)*room);
 	return 0;
-}
-
-/* A signal the thread does not block is pending: an EINTR it got is that
- * signal's, not our stop's, and must reach the application. */
-static int signal_waiting(struct att_thread *t, uint64_t mask)
-{
-	struct att_status st;
-
-	return att_proc_status(t->pid, t->tid, &st) == 0 && (st.sigpnd & ~mask);
-}
-
-void att_thread_fix_eintr(struct att_thread *t)
-{
-	struct arch_gpregs r, orig;
-	uint64_t mask;
-
-	if (!t->seized || !t->stopped || t->gone || t->in_call || t->left_running)
-		return;
-	if (arch_gpregs_get(t->tid, &r))
-		return;
-	orig = r;
-	/* Restart first, look for a signal of its own after: should we die in
-	 * between, the thread restarts (the signal is still delivered first);
-	 * the other order would leave it the EINTR for longer. */
-	if (!arch_restart_adjust(&r, 0, 1) || arch_gpregs_set(t->tid, &r))
-		return;
-	if (ptrace(PTRACE_GETSIGMASK, t->tid, sizeof(mask), &mask) < 0 || signal_waiting(t, mask))
-		arch_gpregs_set(t->tid, &orig);
-	else
-		att_log(t, ATT_LOG_DEBUG, "tid %d: its EINTR came from our stop: restarting the call",
-			(int)t->tid);
 }
 
 /* Use the self-restoring call unless something it needs is missing; the
@@ -147,7 +122,7 @@ int att_thread_hijack(struct att_thread *t)
 	choose_engine(t);
 	t->resume_gp = t->saved_gp;
 	arch_restart_adjust(&t->resume_gp, t->engine == ATT_ENGINE_SIGFRAME,
-			    !signal_waiting(t, t->saved_sigmask));
+			    !att_thread_signal_waiting(t, t->saved_sigmask));
 	if (t->engine == ATT_ENGINE_SENTINEL) {
 		att_log(t, ATT_LOG_INFO, "tid %d: fallback call engine: %s", (int)t->tid, t->engine_why);
 		/* Pending signals stay pending and are delivered after the restore. */

@@ -100,6 +100,31 @@ int att_proc_status(pid_t pid, pid_t tid, struct att_status *st)
 	return 0;
 }
 
+int att_proc_stat(pid_t pid, pid_t tid, char *state, char *comm, size_t len)
+{
+	char path[64], buf[512], *open_, *close_;
+	int fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return n < 0 && errno != ESRCH ? -errno : -ESRCH;
+	buf[n] = '\0';
+	/* "tid (comm) S ...": comm may itself hold ')' or spaces. */
+	open_ = strchr(buf, '(');
+	close_ = strrchr(buf, ')');
+	if (!open_ || !close_ || close_ < open_ || close_[1] != ' ' || !close_[2])
+		return -EIO;
+	snprintf(comm, len, "%.*s", (int)(close_ - open_ - 1), open_ + 1);
+	*state = close_[2];
+	return 0;
+}
+
 static int cmp_pid(const void *a, const void *b)
 {
 	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
@@ -147,48 +172,103 @@ int att_proc_tasks(pid_t pid, pid_t **tids, size_t *n)
 
 long att_proc_syscall(pid_t pid, pid_t tid)
 {
-	char path[64], *buf;
+	uint64_t sp, pc;
+
+	return att_proc_syscall_at(pid, tid, &sp, &pc);
+}
+
+long att_proc_syscall_at(pid_t pid, pid_t tid, uint64_t *sp, uint64_t *pc)
+{
+	char path[64], *buf, *e;
 	long nr;
 
+	*sp = *pc = 0;
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)pid, (int)tid);
 	if (att_proc_read(path, &buf, NULL))
 		return -2;
-	if (!strncmp(buf, "running", 7))
+	if (!strncmp(buf, "running", 7)) {
 		nr = -1;
-	else if (isdigit((unsigned char)buf[0]))
-		nr = strtol(buf, NULL, 10);
-	else
+	} else if (isdigit((unsigned char)buf[0])) {
+		/* "nr arg1 ... arg6 sp pc", the numbers after nr in hex. */
+		nr = strtol(buf, &e, 10);
+		for (int i = 0; i < 6 && *e == ' '; i++)
+			strtoull(e, &e, 16);
+		if (*e == ' ')
+			*sp = strtoull(e, &e, 16);
+		if (*e == ' ')
+			*pc = strtoull(e, &e, 16);
+	} else {
 		nr = -2;
+	}
 	free(buf);
 	return nr;
 }
 
 int att_proc_maps(pid_t pid, struct att_map **out, size_t *n)
 {
-	char path[64], *buf, *line, *save = NULL;
-	size_t cap = 64, cnt = 0;
-	struct att_map *m;
+	char path[64], *buf;
 	int err;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	err = att_proc_read(path, &buf, NULL);
 	if (err)
 		return err;
-	m = calloc(cap, sizeof(*m));
-	if (!m) {
+	err = att_maps_parse(buf, out, n);
+	free(buf);
+	return err;
+}
+
+/* "start-end perms offset major:minor inode   path": by hand, as sscanf
+ * costs milliseconds on the thousands of lines of a process with many
+ * threads.  Returns -1 for a line that does not parse. */
+static int parse_map_line(char *l, struct att_map *x, const char **path)
+{
+	char *e;
+
+	x->start = strtoull(l, &e, 16);
+	if (*e != '-')
+		return -1;
+	x->end = strtoull(e + 1, &e, 16);
+	if (*e != ' ' || !e[1] || !e[2] || !e[3] || !e[4] || e[5] != ' ')
+		return -1;
+	memcpy(x->perms, e + 1, 4);
+	x->perms[4] = '\0';
+	x->offset = strtoull(e + 6, &e, 16);
+	if (*e != ' ')
+		return -1;
+	strtoul(e + 1, &e, 16);		/* device major */
+	if (*e != ':')
+		return -1;
+	strtoul(e + 1, &e, 16);		/* minor */
+	if (*e != ' ')
+		return -1;
+	x->inode = strtoull(e + 1, &e, 10);
+	while (*e == ' ')
+		e++;
+	*path = e;
+	return 0;
+}
+
+int att_maps_parse(const char *text, struct att_map **out, size_t *n)
+{
+	char *buf = strdup(text), *line, *save = NULL;
+	size_t cap = 64, cnt = 0;
+	struct att_map *m = calloc(cap, sizeof(*m));
+	int err = 0;
+
+	if (!buf || !m) {
 		free(buf);
+		free(m);
 		return -ENOMEM;
 	}
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		struct att_map x = { 0 };
-		int off = 0;
-		unsigned dmaj, dmin;
+		const char *path;
 
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %4s %" SCNx64 " %x:%x %" SCNu64 " %n",
-			   &x.start, &x.end, x.perms, &x.offset, &dmaj, &dmin, &x.inode, &off) < 7)
+		if (parse_map_line(line, &x, &path))
 			continue;
-		if (off && line[off]) {
-			x.path = strdup(line + off);
+		if (*path) {
+			x.path = strdup(path);
 			if (!x.path) {
 				err = -ENOMEM;
 				break;
@@ -223,10 +303,21 @@ void att_maps_free(struct att_map *maps, size_t n)
 	free(maps);
 }
 
+/* The kernel lists mappings in address order: a binary search (a process
+ * with a thousand threads has three thousand of them). */
 const struct att_map *att_maps_find(const struct att_map *maps, size_t n, uint64_t addr)
 {
-	for (size_t i = 0; i < n; i++)
-		if (addr >= maps[i].start && addr < maps[i].end)
-			return &maps[i];
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (addr < maps[mid].start)
+			hi = mid;
+		else if (addr >= maps[mid].end)
+			lo = mid + 1;
+		else
+			return &maps[mid];
+	}
 	return NULL;
 }

@@ -20,12 +20,20 @@ struct att_status {
 /* /proc/PID/task/TID/status (tid 0 = the process).  -ESRCH if gone. */
 int att_proc_status(pid_t pid, pid_t tid, struct att_status *st);
 
+/* State and comm of thread @tid from /proc/PID/task/TID/stat: one line, and
+ * cheaper for the kernel than status (which also takes the target's mmap
+ * lock for its memory figures).  -ESRCH if gone. */
+int att_proc_stat(pid_t pid, pid_t tid, char *state, char *comm, size_t len);
+
 /* The thread ids of @pid, sorted, main thread first.  *tids is malloc'ed. */
 int att_proc_tasks(pid_t pid, pid_t **tids, size_t *n);
 
 /* The system call the thread is blocked in (/proc/PID/task/TID/syscall), or -1
  * when it is running in user space, or -2 when the kernel does not say. */
 long att_proc_syscall(pid_t pid, pid_t tid);
+/* The same, with the user stack pointer and program counter the kernel
+ * recorded at the system call's entry (0 when it is not in one). */
+long att_proc_syscall_at(pid_t pid, pid_t tid, uint64_t *sp, uint64_t *pc);
 
 struct att_map {
 	uint64_t start, end, offset;
@@ -36,6 +44,8 @@ struct att_map {
 
 /* Parse /proc/PID/maps.  Free with att_maps_free. */
 int att_proc_maps(pid_t pid, struct att_map **maps, size_t *n);
+/* The same from its text, read earlier (att_proc_read). */
+int att_maps_parse(const char *text, struct att_map **maps, size_t *n);
 void att_maps_free(struct att_map *maps, size_t n);
 const struct att_map *att_maps_find(const struct att_map *maps, size_t n, uint64_t addr);
 

@@ -58,42 +58,64 @@ static int cmp_cand(const void *a, const void *b, void *arg)
 	return (x->tid > y->tid) - (x->tid < y->tid);
 }
 
-int att_select_threads(pid_t pid, pid_t only, struct att_candidate **out, size_t *n)
+/* Read thread @tid's state, syscall and rank into @c.  -1 if it is gone. */
+static int look_at(pid_t pid, pid_t tid, struct att_candidate *c)
 {
-	pid_t *tids;
-	size_t nt, k = 0;
-	struct att_candidate *v;
-	int err = att_proc_tasks(pid, &tids, &nt);
+	if (att_proc_stat(pid, tid, &c->state, c->comm, sizeof(c->comm)) || c->state == 'Z' ||
+	    c->state == 'X')
+		return -1;	/* exited meanwhile */
+	c->tid = tid;
+	c->syscall = (c->state == 'S' || c->state == 'D') ? att_proc_syscall_at(pid, tid, &c->sp, &c->pc)
+							 : -1;
+	c->rank = rank_of(c);
+	return 0;
+}
 
-	if (err)
-		return err;
-	v = calloc(nt ? nt : 1, sizeof(*v));
-	if (!v) {
-		free(tids);
+int att_select_threads(pid_t pid, pid_t only, int first_idle, struct att_candidate **out,
+		       size_t *n)
+{
+	pid_t *tids = NULL;
+	size_t nt = 1, k = 0;
+	struct att_candidate *v = calloc(1, sizeof(*v));
+	int err;
+
+	if (!v)
 		return -ENOMEM;
+	/* One thread asked for: /proc/PID/task/TID exists only for threads of
+	 * PID, so no need to list thousands of them.  Likewise the main thread
+	 * when idle is the first choice whatever the others do (cmp_cand). */
+	if (only || first_idle) {
+		if (look_at(pid, only ? only : pid, v) == 0 && (only || v->rank == 0)) {
+			*out = v;
+			*n = 1;
+			return !only;
+		}
+		if (only) {
+			free(v);
+			return -ESRCH;
+		}
+	}
+	err = att_proc_tasks(pid, &tids, &nt);
+	if (err || !(v = realloc(v, (nt ? nt : 1) * sizeof(*v)))) {
+		free(tids);
+		free(v);
+		return err ? err : -ENOMEM;
 	}
 	for (size_t i = 0; i < nt; i++) {
-		struct att_status st;
-		struct att_candidate *c = &v[k];
-
-		if (only && tids[i] != only)
+		if (look_at(pid, tids[i], &v[k]))
 			continue;
-		if (att_proc_status(pid, tids[i], &st))
-			continue;	/* exited meanwhile */
-		if (st.state == 'Z' || st.state == 'X')
-			continue;
-		c->tid = tids[i];
-		c->state = st.state;
-		snprintf(c->comm, sizeof(c->comm), "%s", st.name);
-		c->syscall = (st.state == 'S' || st.state == 'D') ? att_proc_syscall(pid, tids[i]) : -1;
-		c->rank = rank_of(c);
+		/* With @first_idle the main thread (looked at above) is busy: the
+		 * first idle thread, by tid, is the best choice. */
+		if (first_idle && v[k].rank == 0 && v[k].tid != pid) {
+			v[0] = v[k];
+			free(tids);
+			*out = v;
+			*n = 1;
+			return 1;
+		}
 		k++;
 	}
 	free(tids);
-	if (only && !k) {
-		free(v);
-		return -ESRCH;
-	}
 	qsort_r(v, k, sizeof(*v), cmp_cand, &pid);
 	*out = v;
 	*n = k;

@@ -11,6 +11,7 @@
 #define ATTACH_SELECT_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct att_candidate {
@@ -18,12 +19,17 @@ struct att_candidate {
 	int rank;
 	char state;
 	long syscall;		/* -1 running, -2 unknown */
+	uint64_t sp, pc;	/* where it entered that system call (0: unknown) */
 	char comm[64];
 	char why[96];		/* "asleep in epoll_wait", "running", ... */
 };
 
-/* Candidates of @pid in preference order.  With @only != 0, that thread
- * alone (-ESRCH if it is not a thread of @pid). */
-int att_select_threads(pid_t pid, pid_t only, struct att_candidate **out, size_t *n);
+/* Candidates of @pid in preference order: returns 0.  With @only != 0, that
+ * thread alone (-ESRCH if it is not a thread of @pid).  With @first_idle,
+ * stop at the best candidate when it is idle (the main thread, else the
+ * lowest tid asleep in an idle system call) and return 1 with that one alone:
+ * the rest are not even looked at, which matters with thousands of threads. */
+int att_select_threads(pid_t pid, pid_t only, int first_idle, struct att_candidate **out,
+		       size_t *n);
 
 #endif

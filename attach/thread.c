@@ -10,6 +10,7 @@
 
 #include "crashpoint.h"
 #include "defer.h"
+#include "procfs.h"
 #include "thread.h"
 
 int64_t att_now_ns(void)
@@ -147,6 +148,37 @@ static int wait_event_stop(struct att_thread *t, int64_t deadline)
 	}
 }
 
+/* A signal the thread does not block is pending: an EINTR it got is that
+ * signal's, not our stop's, and must reach the application. */
+int att_thread_signal_waiting(const struct att_thread *t, uint64_t mask)
+{
+	struct att_status st;
+
+	return att_proc_status(t->pid, t->tid, &st) == 0 && (st.sigpnd & ~mask);
+}
+
+void att_thread_fix_eintr(struct att_thread *t)
+{
+	struct arch_gpregs r, orig;
+	uint64_t mask;
+
+	if (!t->seized || !t->stopped || t->gone || t->in_call || t->left_running)
+		return;
+	if (arch_gpregs_get(t->tid, &r))
+		return;
+	orig = r;
+	/* Restart first, look for a signal of its own after: should we die in
+	 * between, the thread restarts (the signal is still delivered first);
+	 * the other order would leave it the EINTR for longer. */
+	if (!arch_restart_adjust(&r, 0, 1) || arch_gpregs_set(t->tid, &r))
+		return;
+	if (ptrace(PTRACE_GETSIGMASK, t->tid, sizeof(mask), &mask) < 0 || att_thread_signal_waiting(t, mask))
+		arch_gpregs_set(t->tid, &orig);
+	else
+		att_log(t, ATT_LOG_DEBUG, "tid %d: its EINTR came from our stop: restarting the call",
+			(int)t->tid);
+}
+
 int att_thread_seize(struct att_thread *t, int timeout_ms)
 {
 	int err;
@@ -162,6 +194,7 @@ int att_thread_seize(struct att_thread *t, int timeout_ms)
 		return att_fail(t, err, "PTRACE_SEIZE tid %d: %s", (int)t->tid, strerror(-err));
 	}
 	t->seized = 1;
+	t->stop_ns = att_now_ns();
 	if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) < 0) {
 		err = -errno;
 		att_fail(t, err, "PTRACE_INTERRUPT tid %d: %s", (int)t->tid, strerror(-err));
@@ -235,6 +268,7 @@ int att_thread_detach(struct att_thread *t)
 		if (ptrace(PTRACE_DETACH, t->tid, 0, t->pending_sig) < 0 && errno != ESRCH)
 			err = att_fail(t, -errno, "PTRACE_DETACH tid %d: %s", (int)t->tid,
 				       strerror(errno));
+		t->run_ns = att_now_ns();
 	}
 	t->seized = 0;
 	t->stopped = 0;

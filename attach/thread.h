@@ -36,6 +36,8 @@ typedef void (*att_log_fn)(void *arg, int level, const char *msg);
 /* Describe a code address ("mallctl+0x12 in /usr/lib/libjemalloc.so.2"). */
 typedef void (*att_sym_fn)(void *arg, uint64_t addr, char *buf, size_t len);
 
+struct att_map;
+
 struct att_thread {
 	pid_t pid, tid;
 	int seized;		/* we are its tracer */
@@ -45,6 +47,15 @@ struct att_thread {
 	int gone;		/* exited (or the whole process did) */
 	int deferring;		/* holds a reference on defer.h's deferral */
 	int exit_status;	/* wait status when gone */
+	/* The stop the target feels, bounded from outside: stop_ns just before
+	 * PTRACE_INTERRUPT (it cannot stop earlier), run_ns just after
+	 * PTRACE_DETACH returned (it runs again by then).  att_now_ns clock. */
+	int64_t stop_ns, run_ns;
+	/* /proc/PID/maps as the caller read it before the stop (NULL: none):
+	 * hijack looks for the stack there rather than reading the maps while
+	 * the thread is stopped (milliseconds with a thousand thread stacks). */
+	const struct att_map *maps;
+	size_t nmaps;
 
 	/* hijack.c: what att_thread_restore puts back */
 	int hijacked;
@@ -78,6 +89,13 @@ void att_thread_init(struct att_thread *t, pid_t pid, pid_t tid);
  * of our own SIGINT/SIGTERM/SIGHUP/SIGPIPE starts here (defer.h). */
 int att_thread_seize(struct att_thread *t, int timeout_ms);
 
+/* If our stop made the thread's system call fail with EINTR (and no signal
+ * of its own is waiting), make it restart that call instead.  Seize calls it
+ * as soon as the thread stops, detach again. */
+void att_thread_fix_eintr(struct att_thread *t);
+/* A signal that @mask does not block is pending for the thread. */
+int att_thread_signal_waiting(const struct att_thread *t, uint64_t mask);
+
 /* Detach only (nothing hijacked, or already restored); the thread resumes
  * from its ptrace-stop, or stays group-stopped if it was. */
 int att_thread_detach(struct att_thread *t);
@@ -93,10 +111,6 @@ int att_thread_release(struct att_thread *t);
  * Undone by att_thread_restore. */
 int att_thread_hijack(struct att_thread *t);
 int att_thread_restore(struct att_thread *t);
-/* If our stop made the thread's system call fail with EINTR (and no signal
- * of its own is waiting), make it restart that call instead.  Seize calls it
- * as soon as the thread stops, detach again. */
-void att_thread_fix_eintr(struct att_thread *t);
 
 /* Scratch memory on the thread's stack below the red zone, valid until
  * att_scratch_reset or restore.  Returns the remote address, or 0 with t->err

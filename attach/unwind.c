@@ -1,40 +1,299 @@
-/* unwind.c -- remote stack unwinding through libunwind-ptrace. */
+/* unwind.c -- remote stack unwinding through libunwind, memory by process_vm_readv.
+ *
+ * libunwind-ptrace's own accessors read the target one word per
+ * PTRACE_PEEKDATA (~850 system calls for a 7-frame walk, most of them parsing
+ * .eh_frame) and, for every frame in another module than the last, read
+ * /proc/PID/maps and map the module's file again -- all while the thread is
+ * stopped.  Here memory comes from the caller's stack copy or from whole
+ * pages cached for the walk, and the unwind table of a module is found from
+ * its ELF headers in the target's memory (PT_GNU_EH_FRAME) with the caller's
+ * maps snapshot; only registers, and modules the snapshot does not know, go
+ * through libunwind-ptrace.
+ *
+ * The address space is kept between walks (per calling thread, for one
+ * target process at a time) with libunwind's global caching: the register
+ * rules of a pc already seen are not looked up again, which makes a walk over
+ * known code about ten times cheaper (0.1 ms -> 0.01 ms).  att_unwind_at
+ * walks a thread that is not stopped, from where it entered its system call,
+ * before it is stopped: the walk on the stopped thread then finds its rules
+ * cached.
+ */
+#include <elf.h>
 #include <errno.h>
 #include <libunwind-ptrace.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "mem.h"
+#include "procfs.h"
 #include "unwind.h"
 
-int att_unwind(pid_t tid, uint64_t *pcs, int max, int *complete)
+#define PAGE		4096u
+#define NPAGES		32	/* eh_frame and its tables touch a few pages per module */
+
+struct uw {
+	void *upt;			/* libunwind-ptrace's handle, for what we pass through */
+	pid_t tid;
+	const uint64_t *at;		/* att_unwind_at: {sp, pc}; NULL: the stopped thread's */
+	const struct att_stack *stk;
+	const struct att_map *maps;
+	size_t nmaps;
+	struct page {
+		uint64_t base;		/* 0: empty (page 0 is never mapped) */
+		unsigned char data[PAGE];
+	} page[NPAGES];
+};
+
+/* The walk in progress.  access_mem cannot rely on its argument: libunwind's
+ * table search, called from _UPT_find_proc_info, hands it the
+ * libunwind-ptrace handle rather than ours. */
+static __thread struct uw *cur;
+
+static int read_word(struct uw *u, uint64_t addr, unw_word_t *val)
 {
-	unw_addr_space_t as;
-	unw_cursor_t cur;
-	void *upt;
+	struct page *p;
+	uint64_t base = addr & ~(uint64_t)(PAGE - 1);
+
+	if (u->stk && addr >= u->stk->lo && addr - u->stk->lo + sizeof(*val) <= u->stk->len) {
+		memcpy(val, (const char *)u->stk->buf + (addr - u->stk->lo), sizeof(*val));
+		return 0;
+	}
+	if ((addr & (PAGE - 1)) > PAGE - sizeof(*val)) {
+		/* Straddles two pages (unaligned data in .eh_frame): read it as is. */
+		return att_mem_read(u->tid, addr, val, sizeof(*val)) ? -UNW_EINVAL : 0;
+	}
+	p = &u->page[(base / PAGE) % NPAGES];
+	if (p->base != base) {
+		p->base = 0;
+		if (!base || att_mem_read(u->tid, base, p->data, PAGE))
+			return -UNW_EINVAL;
+		p->base = base;
+	}
+	memcpy(val, p->data + (addr - base), sizeof(*val));
+	return 0;
+}
+
+static int read_bytes(struct uw *u, uint64_t addr, void *buf, size_t len)
+{
+	unw_word_t w;
+
+	for (size_t i = 0; i < len; i += sizeof(w)) {
+		if (read_word(u, addr + i, &w))
+			return -1;
+		memcpy((char *)buf + i, &w, len - i < sizeof(w) ? len - i : sizeof(w));
+	}
+	return 0;
+}
+
+/* libunwind's search of a .eh_frame_hdr table (what libunwind-ptrace calls
+ * after locating the table in the module's file).  Exported by libunwind but
+ * not declared in its public headers. */
+extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip,
+					      unw_dyn_info_t *di, unw_proc_info_t *pi,
+					      int need_unwind_info, void *arg);
+
+#define EH_HDR_VERSION		1
+#define EH_PE_UDATA4		0x03
+#define EH_PE_DATAREL_SDATA4	0x3b
+
+/* The remote .eh_frame_hdr table of the module mapping @ip, read from the
+ * module's ELF and program headers in memory (its mapping at file offset 0).
+ * -1 when there is none (not in the snapshot, no PT_GNU_EH_FRAME, an encoding
+ * libunwind's binary search does not handle). */
+static int eh_table(struct uw *u, uint64_t ip, unw_dyn_info_t *di)
+{
+	const struct att_map *m = att_maps_find(u->maps, u->nmaps, ip), *b;
+	uint64_t lo, hi, bias = 0, hdr = 0;
+	unsigned char h[12];
+	Elf64_Ehdr eh;
+	int have_bias = 0;
+
+	if (!m || !m->path || m->path[0] != '/')
+		return -1;
+	/* The module: the run of mappings of this file around @ip. */
+	for (b = m; b > u->maps && b[-1].path && !strcmp(b[-1].path, m->path); b--)
+		;
+	lo = hi = 0;
+	for (const struct att_map *x = b; x < u->maps + u->nmaps && x->path &&
+	     !strcmp(x->path, m->path); x++)
+		if (x->perms[2] == 'x') {
+			lo = lo ? lo : x->start;
+			hi = x->end;
+		}
+	if (b->offset != 0 || read_bytes(u, b->start, &eh, sizeof(eh)) ||
+	    memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum > 256)
+		return -1;
+	for (unsigned i = 0; i < eh.e_phnum; i++) {
+		Elf64_Phdr ph;
+
+		if (read_bytes(u, b->start + eh.e_phoff + i * sizeof(ph), &ph, sizeof(ph)))
+			return -1;
+		if (ph.p_type == PT_LOAD && !have_bias) {
+			/* The first PT_LOAD is the mapping at offset 0. */
+			bias = b->start - (ph.p_vaddr & ~(uint64_t)(PAGE - 1));
+			have_bias = 1;
+		} else if (ph.p_type == PT_GNU_EH_FRAME) {
+			hdr = ph.p_vaddr;
+		}
+	}
+	if (!have_bias || !hdr || read_bytes(u, bias + hdr, h, sizeof(h)) ||
+	    h[0] != EH_HDR_VERSION || h[2] != EH_PE_UDATA4 || h[3] != EH_PE_DATAREL_SDATA4 ||
+	    (h[1] & 0x0f) != 0x0b)	/* eh_frame_ptr: 4 bytes */
+		return -1;
+	memset(di, 0, sizeof(*di));
+	di->format = UNW_INFO_FORMAT_REMOTE_TABLE;
+	di->start_ip = lo;
+	di->end_ip = hi;
+	di->u.rti.segbase = bias + hdr;
+	di->u.rti.table_data = bias + hdr + 12;
+	/* Entries are two int32 (start, fde), counted in words. */
+	di->u.rti.table_len = (uint64_t)(h[8] | h[9] << 8 | h[10] << 16 | (uint32_t)h[11] << 24) *
+			      8 / sizeof(unw_word_t);
+	return 0;
+}
+
+static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int write, void *arg)
+{
+	(void)as;
+	(void)arg;
+	if (write || !cur)
+		return -UNW_EINVAL;	/* we never change the target while looking at it */
+	return read_word(cur, addr, val);
+}
+
+static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi, int need, void *arg)
+{
+	struct uw *u = arg;
+	unw_dyn_info_t di;
+
+	if (eh_table(u, ip, &di) == 0 && ip >= di.start_ip && ip < di.end_ip)
+		return UNW_OBJ(dwarf_search_unwind_table)(as, ip, &di, pi, need, u->upt);
+	return _UPT_find_proc_info(as, ip, pi, need, u->upt);
+}
+
+static void put_unwind_info(unw_addr_space_t as, unw_proc_info_t *pi, void *arg)
+{
+	_UPT_put_unwind_info(as, pi, ((struct uw *)arg)->upt);
+}
+
+static int get_dyn_info_list_addr(unw_addr_space_t as, unw_word_t *addr, void *arg)
+{
+	return _UPT_get_dyn_info_list_addr(as, addr, ((struct uw *)arg)->upt);
+}
+
+static int access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *val, int write, void *arg)
+{
+	struct uw *u = arg;
+
+	if (!u->at)
+		return _UPT_access_reg(as, reg, val, write, u->upt);
+	/* A running thread: only what /proc gave; the rest unknown (0). */
+	if (write)
+		return -UNW_EINVAL;
+	*val = reg == UNW_REG_SP ? u->at[0] : reg == UNW_REG_IP ? u->at[1] : 0;
+	return 0;
+}
+
+static int access_fpreg(unw_addr_space_t as, unw_regnum_t reg, unw_fpreg_t *val, int write,
+			void *arg)
+{
+	return _UPT_access_fpreg(as, reg, val, write, ((struct uw *)arg)->upt);
+}
+
+static int resume(unw_addr_space_t as, unw_cursor_t *c, void *arg)
+{
+	(void)as;
+	(void)c;
+	(void)arg;
+	return -UNW_EINVAL;	/* only ever walked, never resumed */
+}
+
+static int get_proc_name(unw_addr_space_t as, unw_word_t addr, char *buf, size_t len,
+			 unw_word_t *off, void *arg)
+{
+	return _UPT_get_proc_name(as, addr, buf, len, off, ((struct uw *)arg)->upt);
+}
+
+static unw_accessors_t accessors = {
+	.find_proc_info = find_proc_info,
+	.put_unwind_info = put_unwind_info,
+	.get_dyn_info_list_addr = get_dyn_info_list_addr,
+	.access_mem = access_mem,
+	.access_reg = access_reg,
+	.access_fpreg = access_fpreg,
+	.resume = resume,
+	.get_proc_name = get_proc_name,
+};
+
+/* Kept between walks of one calling thread (see the top). */
+static __thread struct uw *kept;
+static __thread unw_addr_space_t kept_as;
+static __thread pid_t kept_pid;
+
+static int walk(pid_t pid, pid_t tid, const uint64_t *at, const struct att_stack *stk,
+		const struct att_map *maps, size_t nmaps, uint64_t *pcs, int max, int *complete)
+{
+	unw_cursor_t c;
+	struct uw *u;
 	int n = 0, r;
 
 	*complete = 0;
-
-	as = unw_create_addr_space(&_UPT_accessors, 0);
-	if (!as)
+	if (!kept && !(kept = calloc(1, sizeof(*kept))))
 		return -ENOMEM;
-	upt = _UPT_create(tid);
-	if (!upt) {
-		unw_destroy_addr_space(as);
-		return -ENOMEM;
+	if (!kept_as) {
+		kept_as = unw_create_addr_space(&accessors, 0);
+		if (!kept_as)
+			return -ENOMEM;
+		unw_set_caching_policy(kept_as, UNW_CACHE_GLOBAL);
 	}
-	r = unw_init_remote(&cur, as, upt);
+	if (kept_pid != pid) {
+		/* Cached rules are by address: another process, other code. */
+		unw_flush_cache(kept_as, 0, 0);
+		kept_pid = pid;
+	}
+	u = kept;
+	for (int i = 0; i < NPAGES; i++)
+		u->page[i].base = 0;	/* the stack changes between walks */
+	u->tid = tid;
+	u->at = at;
+	u->stk = stk;
+	u->maps = maps;
+	u->nmaps = nmaps;
+	u->upt = _UPT_create(tid);
+	if (!u->upt)
+		return -ENOMEM;
+	cur = u;
+	r = unw_init_remote(&c, kept_as, u);
 	while (r >= 0 && n < max) {
 		unw_word_t ip;
 
-		if (unw_get_reg(&cur, UNW_REG_IP, &ip) < 0 || ip == 0)
+		if (unw_get_reg(&c, UNW_REG_IP, &ip) < 0 || ip == 0)
 			break;
 		pcs[n++] = ip;
-		r = unw_step(&cur);
+		r = unw_step(&c);
 		if (r == 0)
 			*complete = 1;
 		if (r <= 0)
 			break;
 	}
-	_UPT_destroy(upt);
-	unw_destroy_addr_space(as);
+	cur = NULL;
+	_UPT_destroy(u->upt);
+	u->upt = NULL;
 	return n > 0 ? n : -EIO;
+}
+
+int att_unwind(pid_t pid, pid_t tid, const struct att_stack *stk, const struct att_map *maps,
+	       size_t nmaps, uint64_t *pcs, int max, int *complete)
+{
+	return walk(pid, tid, NULL, stk, maps, nmaps, pcs, max, complete);
+}
+
+int att_unwind_at(pid_t pid, pid_t tid, uint64_t sp, uint64_t pc, const struct att_map *maps,
+		  size_t nmaps, uint64_t *pcs, int max)
+{
+	const uint64_t at[2] = { sp, pc };
+	int complete;
+
+	return walk(pid, tid, at, NULL, maps, nmaps, pcs, max, &complete);
 }

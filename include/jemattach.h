@@ -17,5 +17,6 @@
 #include <jemattach/threads.h>
 #include <jemattach/heap.h>
 #include <jemattach/series.h>
+#include <jemattach/track.h>
 
 #endif

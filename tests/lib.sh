@@ -122,6 +122,16 @@ settle() {
 	return 0
 }
 
+# wait_syscall PID NR: until the main thread sits in system call NR (a fixture
+# that has just answered may still be returning from its write).
+wait_syscall() {
+	for _ in $(seq 100); do
+		[[ $(cut -d' ' -f1 "/proc/$1/syscall" 2>/dev/null) == "$2" ]] && return 0
+		sleep 0.02
+	done
+	return 0
+}
+
 # What must not change in a target across an attach.
 proc_state() {
 	local pid=$1

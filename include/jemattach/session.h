@@ -75,6 +75,11 @@ int jma_attach(jma_session *s) JMA_MUST_CHECK;
 /* Restore the thread and let it go.  A failure to restore is returned. */
 int jma_detach(jma_session *s);
 int jma_attached(const jma_session *s);
+/* How long the last jma_attach..jma_detach kept the thread from its own work:
+ * from just before it was asked to stop to just after it was let go (both
+ * measured at the ptrace calls, so an upper bound of the real stop).  0 before
+ * the first detach. */
+uint64_t jma_held_ns(const jma_session *s);
 
 const char *jma_errmsg(const jma_session *s);
 enum jma_errkind jma_errkind(const jma_session *s);

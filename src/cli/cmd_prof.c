@@ -512,5 +512,7 @@ int cmd_prof(struct cli *c, int argc, char **argv)
 		return prof_gdump(c, argc, argv);
 	if (!strcmp(argv[0], "window"))
 		return prof_window(c, argc, argv);
+	if (!strcmp(argv[0], "track"))
+		return cmd_prof_track(c, argc, argv);
 	return cli_usage(c, "prof", "unknown subcommand \"%s\"", argv[0]);
 }

@@ -270,9 +270,11 @@ int cmd_report(struct cli *c, int argc, char **argv)
 {
 	struct report r = { .auto_threshold = 1, .to = UINT_MAX, .metric = -1 };
 	char err[512];
-	int rc = parse_args(c, argc, argv, &r), e = 0;
+	int rc, e = 0;
 
-	if (rc)
+	if (argc >= 2 && !strcmp(argv[1], "sites"))
+		return cmd_report_sites(c, argc - 1, argv + 1);
+	if ((rc = parse_args(c, argc, argv, &r)))
 		return rc;
 	if (jma_series_load(r.path, &r.ser, err, sizeof(err)))
 		return cli_error(EXIT_USAGE, "%s: %s", r.path, err);

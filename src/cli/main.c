@@ -24,7 +24,9 @@ const struct cli_cmd cli_commands[] = {
 	  "the full malloc_stats_print report, captured here (not on the target's stderr)", NULL },
 	{ "prof", 1, 0, cmd_prof, "prof status [--json]\nprof on|off\n"
 	  "prof dump [-o FILE|-] [--analyze [--top N]]\nprof reset [LG_SAMPLE]\nprof gdump on|off\n"
-	  "prof window SECONDS [-o DIR] [--top N]",
+	  "prof window SECONDS [-o DIR] [--top N]\n"
+	  "prof track [-i SEC] [--churn SIZE] [-n COUNT] [-o FILE] [--format text|jsonl] [--top N] "
+	  "[--svg OUT.svg] [--fold REGEX] [--no-default-folds]",
 	  "heap-profiling control (needs MALLOC_CONF=prof:true at the target's start)", NULL },
 	{ "purge", 1, 0, cmd_purge, "purge [ARENA|all]",
 	  "purge unused dirty pages now (arena.<i>.purge); shows resident/retained before -> after", NULL },
@@ -36,10 +38,14 @@ const struct cli_cmd cli_commands[] = {
 	  "watch [-i SEC] [-n COUNT] [-o FILE] [--format jsonl|csv|prom] [--arenas]",
 	  "record memory stats every SEC seconds (default 10) until Ctrl-C or the process exits "
 	  "(exit 0; 1 if fewer than COUNT samples)", NULL },
+	{ "shell", 1, 0, cmd_shell, "shell [FILE|-]\n-",
+	  "run commands (one a line, as after PID) from stdin or FILE in one session: "
+	  "jemalloc is found once, each command pays only its own stop", NULL },
 	{ "report", 0, 0, cmd_report,
-	  "report abs|del|eff SERIES [-t SIZE] [--from I] [--to J] [-m METRIC] [--svg OUT]",
+	  "report abs|del|eff SERIES [-t SIZE] [--from I] [--to J] [-m METRIC] [--svg OUT]\n"
+	  "report sites TRACK.jsonl|DIR [--top N] [--svg OUT]",
 	  "per-arena peaks, changes or active/mapped of a watch series or stats JSON log "
-	  "(threshold: 5% of the process's peak unless -t)", NULL },
+	  "(threshold: 5% of the process's peak unless -t); growth of allocation sites", NULL },
 	{ "core", 0, 0, cmd_core, "core [--sysroot DIR] CORE [EXECUTABLE] COMMAND [ARGS]",
 	  "run info, get, stats, prof dump or prof status on a core file (kernel core or gcore): "
 	  "jemalloc's code is emulated on the dumped memory", NULL },
@@ -142,6 +148,10 @@ static const char *one_pid_only(const struct cli_cmd *k, int argc, char **argv)
 {
 	if (!strcmp(k->name, "watch"))
 		return "watch runs until stopped: one watch per process";
+	if (!strcmp(k->name, "prof") && argc > 0 && !strcmp(argv[0], "track"))
+		return "prof track runs until stopped: one track per process";
+	if (!strcmp(k->name, "shell"))
+		return "shell reads its commands once: one PID";
 	for (int i = 0; i < argc && strcmp(argv[i], "--"); i++) {
 		const char *v = NULL;
 
@@ -196,7 +206,7 @@ static void usage(FILE *f)
 		"                      (refused if a thread may hold a jemalloc lock)\n"
 		"      --emulate       run jemalloc's code in an emulator on a copy of the process's\n"
 		"                      memory: works while jemalloc is deadlocked; read-only\n"
-		"  -v, --verbose       say what is done (twice: debug)\n"
+		"  -v, --verbose       say what is done, how long the thread was held (twice: debug)\n"
 		"      --gdb-script    print the path of the gdb command library and exit\n"
 		"  -h, --help          this help\n"
 		"  -V, --version       version\n"
@@ -471,7 +481,7 @@ int main(int argc, char **argv)
 				 argv[optind]);
 	if (optind + npids >= argc)
 		return cli_error(EXIT_USAGE, "missing COMMAND after PID (try --help)");
-	k = find_cmd(argv[optind + npids]);
+	k = find_cmd(strcmp(argv[optind + npids], "-") ? argv[optind + npids] : "shell");
 	if (!k || !k->live)
 		return cli_error(EXIT_USAGE, "unknown command \"%s\" (try --help)", argv[optind + npids]);
 	if (wants_help(argc - optind - npids - 1, argv + optind + npids + 1))

@@ -193,4 +193,8 @@ int heap_json(struct heap_view *v, struct heap_out *out);
 int heap_collapsed(struct heap_view *v, struct heap_out *out);
 int heap_pprof(struct heap_view *v, struct heap_out *out);
 
+/* Make room for @need elements of @elem bytes in *@arr, whose capacity is
+ * *@cap (doubling it); -ENOMEM leaves both as they were. */
+int heap_grow(void **arr, size_t *cap, size_t need, size_t elem);
+
 #endif

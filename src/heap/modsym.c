@@ -150,22 +150,6 @@ static int load_symbols(jma_heap *h, struct modsym *t)
 	return 0;
 }
 
-/* Room for one more element in *@v (@n used of *@cap, @size bytes each). */
-static int grow(void **v, size_t *cap, size_t n, size_t size)
-{
-	size_t nc = *cap ? *cap * 2 : 256;
-	void *p;
-
-	if (n < *cap)
-		return 0;
-	p = realloc(*v, nc * size);
-	if (!p)
-		return -ENOMEM;
-	*v = p;
-	*cap = nc;
-	return 0;
-}
-
 static int add_sub(struct modsym *t, Dwarf_Die *d)
 {
 	Dwarf_Addr base, lo, hi;
@@ -174,7 +158,7 @@ static int add_sub(struct modsym *t, Dwarf_Die *d)
 	while ((off = dwarf_ranges(d, off, &base, &lo, &hi)) > 0) {
 		if (lo >= hi)
 			continue;
-		if (grow((void **)&t->sub, &t->subcap, t->nsub, sizeof(*t->sub)))
+		if (heap_grow((void **)&t->sub, &t->subcap, t->nsub + 1, sizeof(*t->sub)))
 			return -ENOMEM;
 		t->sub[t->nsub++] = (struct modsym_sub){ lo + t->dwbias, hi + t->dwbias, *d, -1, 0 };
 	}
@@ -223,7 +207,7 @@ static int load_unit(struct modsym *t, uint64_t addr)
 	for (size_t i = 0; i < t->ncus; i++)
 		if (t->cus[i] == off)
 			return 0;
-	if (grow((void **)&t->cus, &t->cuscap, t->ncus, sizeof(*t->cus)))
+	if (heap_grow((void **)&t->cus, &t->cuscap, t->ncus + 1, sizeof(*t->cus)))
 		return -ENOMEM;
 	t->cus[t->ncus++] = off;
 	t->dwbias = bias;
@@ -473,7 +457,7 @@ static int walk_inlined(struct modsym *t, Dwarf_Die *parent, int depth)
 			ptrdiff_t off = 0;
 
 			while ((off = dwarf_ranges(&c, off, &base, &lo, &hi)) > 0) {
-				if (grow((void **)&t->inl, &t->inlcap, t->ninl, sizeof(*t->inl)))
+				if (heap_grow((void **)&t->inl, &t->inlcap, t->ninl + 1, sizeof(*t->inl)))
 					return -ENOMEM;
 				t->inl[t->ninl++] = (struct modsym_inl){ lo, hi, c };
 			}

@@ -143,24 +143,6 @@ static int take_counts(struct tok *t, uint64_t raw[HEAP_NVAL])
 	return 1;
 }
 
-static int grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-	size_t ncap;
-	void *n;
-
-	if (need <= *cap)
-		return 0;
-	ncap = *cap ? *cap : 64;
-	while (ncap < need)
-		ncap *= 2;
-	n = realloc(*arr, ncap * elem);
-	if (!n)
-		return -ENOMEM;
-	*arr = n;
-	*cap = ncap;
-	return 0;
-}
-
 static int oom(struct cur *c)
 {
 	snprintf(c->msg, c->msglen, "%s: out of memory", c->name);
@@ -173,7 +155,7 @@ static int take_stack(jma_heap *h, struct cur *c, struct tok *t)
 	struct heap_stack *s;
 	uint32_t n = 0;
 
-	if (grow((void **)&h->stacks, &h->stacks_cap, h->nstacks + 1, sizeof(*h->stacks)))
+	if (heap_grow((void **)&h->stacks, &h->stacks_cap, h->nstacks + 1, sizeof(*h->stacks)))
 		return oom(c);
 	s = &h->stacks[h->nstacks];
 	memset(s, 0, sizeof(*s));
@@ -185,7 +167,7 @@ static int take_stack(jma_heap *h, struct cur *c, struct tok *t)
 			return bad(c, c->line, "more than %d frames in one stack", JMA_HEAP_MAX_FRAMES);
 		if (!take_hex(t, &a) || (t->p < t->end && *t->p != ' ' && *t->p != '\t'))
 			return bad(c, c->line, "bad address in stack: expected 0x<hex>");
-		if (grow((void **)&h->pcs, &h->pcs_cap, h->npcs + 1, sizeof(*h->pcs)))
+		if (heap_grow((void **)&h->pcs, &h->pcs_cap, h->npcs + 1, sizeof(*h->pcs)))
 			return oom(c);
 		/* Callers are return addresses; the call is the byte before (jeprof does the same). */
 		h->pcs[h->npcs++] = n && a ? a - 1 : a;
@@ -240,7 +222,7 @@ static int take_map_line(jma_heap *h, struct heap_maps *maps, struct cur *c, str
 		if (m.path == UINT32_MAX)
 			return oom(c);
 	}
-	if (grow((void **)&maps->v, &maps->cap, maps->n + 1, sizeof(*maps->v)))
+	if (heap_grow((void **)&maps->v, &maps->cap, maps->n + 1, sizeof(*maps->v)))
 		return oom(c);
 	maps->v[maps->n++] = m;
 	return 0;
@@ -401,8 +383,8 @@ int jma_heap_parse(const void *buf, size_t len, const char *name, jma_heap **out
 	h = calloc(1, sizeof(*h));
 	/* Never NULL, even when empty: stacks index into these. */
 	if (!h || heap_strtab_init(&h->str) ||
-	    grow((void **)&h->pcs, &h->pcs_cap, 1, sizeof(*h->pcs)) ||
-	    grow((void **)&h->stacks, &h->stacks_cap, 1, sizeof(*h->stacks))) {
+	    heap_grow((void **)&h->pcs, &h->pcs_cap, 1, sizeof(*h->pcs)) ||
+	    heap_grow((void **)&h->stacks, &h->stacks_cap, 1, sizeof(*h->stacks))) {
 		jma_heap_free(h);
 		return oom(&c);
 	}
@@ -451,7 +433,7 @@ int jma_heap_load(const char *path, jma_heap **out, char *msg, size_t msglen)
 				err = -EFBIG;
 				break;
 			}
-			if (grow((void **)&buf, &cap, cap ? cap * 2 : 1 << 20, 1)) {
+			if (heap_grow((void **)&buf, &cap, cap ? cap * 2 : 1 << 20, 1)) {
 				snprintf(msg, msglen, "%s: out of memory", path);
 				err = -ENOMEM;
 				break;

@@ -191,7 +191,7 @@ static int probe_size(jma_session *s, const char *name, unsigned char buf[8], si
 			*size = len;
 			return 0;
 		}
-		if (err != -EINVAL)
+		if (err != -EINVAL || s->kind != JMA_ERR_TARGET)
 			return err;
 	}
 	return jma_fail(s, JMA_ERR_TARGET, -ENOTSUP, "mallctl(\"%s\"): its value is not a bool or "

@@ -31,6 +31,9 @@ static int lock_holder_frame(const struct jma_frame *f, int n)
 
 int jma_freeze_all(jma_session *s, struct jma_freeze *fz, const struct att_candidate *c, size_t n)
 {
+	size_t nm;
+	const struct att_map *maps = jma_syms_maps(s->syms, &nm);
+
 	fz->t = calloc(n ? n : 1, sizeof(*fz->t));
 	fz->n = 0;
 	fz->since_ns = att_now_ns();
@@ -55,7 +58,7 @@ int jma_freeze_all(jma_session *s, struct jma_freeze *fz, const struct att_candi
 			return err;
 		}
 		fz->n++;
-		nf = att_unwind(t->tid, pcs, MAX_FRAMES, &complete);
+		nf = att_unwind(s->pid, t->tid, NULL, maps, nm, pcs, MAX_FRAMES, &complete);
 		if (nf <= 0)
 			continue;
 		jma_frames_fill(s, pcs, nf, f);

@@ -36,9 +36,9 @@ struct ptrace_be {
 	struct jma_backend be;
 	struct att_thread th;		/* the borrowed thread */
 	struct jma_freeze fz;		/* --freeze: the other threads, all stopped */
-	int64_t attached_ns;		/* when the thread was stopped, for the hold time */
 	uint64_t malloc_message;	/* address of je_malloc_message, once looked up */
 	uint64_t restorer;		/* the target's rt_sigreturn trampoline, 0 if none */
+	int begun;			/* begin ran before: the maps snapshot is old */
 };
 
 static struct jma_backend *ptrace_new(jma_session *s);
@@ -101,54 +101,95 @@ static void describe_cb(void *arg, uint64_t addr, char *buf, size_t len)
 	jma_syms_describe(arg, addr, buf, len);
 }
 
+/* Read, in one process_vm_readv, the stopped thread's stack from @sp up to
+ * the end of its mapping (at most STACK_SCAN bytes), the mapping found in the
+ * snapshot of /proc/PID/maps taken at jma_open; only a stack mapped since
+ * (a new thread) costs a fresh read of the maps.  stk->len is 0 when nothing
+ * could be read: the unwinder then reads what it needs itself. */
+static void read_stack(jma_session *s, pid_t tid, uint64_t sp, struct att_stack *stk)
+{
+	size_t nm;
+	const struct att_map *maps = jma_syms_maps(s->syms, &nm), *m = att_maps_find(maps, nm, sp);
+	struct att_map *fresh = NULL;
+	uint64_t end;
+	void *buf;
+
+	stk->lo = sp;
+	stk->buf = NULL;
+	stk->len = 0;
+	if (!m && att_proc_maps(s->pid, &fresh, &nm) == 0)
+		m = att_maps_find(fresh, nm, sp);
+	end = m ? m->end : sp;
+	att_maps_free(fresh, fresh ? nm : 0);
+	if (end > sp + STACK_SCAN)
+		end = sp + STACK_SCAN;
+	if (end <= sp || !(buf = malloc((size_t)(end - sp))))
+		return;
+	if (att_mem_read(tid, sp, buf, (size_t)(end - sp))) {
+		free(buf);
+		return;
+	}
+	stk->buf = buf;
+	stk->len = (size_t)(end - sp);
+}
+
 /* Is the stopped thread anywhere inside jemalloc?  Unwinding finds the frames
  * libunwind can follow.  When it could not walk to the outermost frame, a
  * scan of the live stack above the stack pointer for words pointing into
  * jemalloc's code stands in for the frames it missed: stale words make that
  * scan err on the side of refusing, which only costs us this thread, while a
- * miss could deadlock the target. */
+ * miss could deadlock the target.  Both work on one copy of the stack. */
 static int frames_in_jemalloc(struct ptrace_be *p, pid_t tid, char *where, size_t len)
 {
 	uint64_t pcs[MAX_FRAMES];
-	int complete, n = att_unwind(tid, pcs, MAX_FRAMES, &complete);
 	jma_session *s = p->be.s;
-	uint64_t sp = arch_sp(&p->th.saved_gp);
-	struct att_map *maps;
+	struct att_stack stk;
+	const struct att_map *maps;
+	const uint64_t *w;
 	size_t nm;
+	int complete, n, found = 0;
+
+	read_stack(s, tid, arch_sp(&p->th.saved_gp), &stk);
+	maps = jma_syms_maps(s->syms, &nm);
+	n = att_unwind(s->pid, tid, &stk, maps, nm, pcs, MAX_FRAMES, &complete);
+	for (int i = 0; i < n && !found; i++)
+		if (jma_syms_in_jemalloc(s->syms, pcs[i] - (i > 0))) {
+			jma_syms_describe(s->syms, pcs[i] - (i > 0), where, len);
+			found = 1;
+		}
+	if (!found && jma_syms_in_jemalloc(s->syms, arch_pc(&p->th.saved_gp))) {
+		jma_syms_describe(s->syms, arch_pc(&p->th.saved_gp), where, len);
+		found = 1;
+	}
+	w = stk.buf;
+	for (size_t i = 0; !found && !complete && i < stk.len / 8; i++)
+		if (w[i] > 4096 && jma_syms_in_jemalloc(s->syms, w[i] - 1)) {
+			char d[200];
+			jma_syms_describe(s->syms, w[i] - 1, d, sizeof(d));
+			snprintf(where, len, "%s (return address found on its stack)", d);
+			found = 1;
+		}
+	free((void *)stk.buf);
+	return found;
+}
+
+/* Before stopping @c: when it sits in a system call, walk its last known
+ * stack from where it entered it.  A jemalloc frame there rules it out
+ * without stopping it (1, reason in @where); otherwise the walk has cached
+ * the unwind rules the check on the stopped thread will use.  Advisory only:
+ * the stopped thread is checked again. */
+static int known_in_jemalloc(jma_session *s, const struct att_candidate *c, char *where, size_t len)
+{
+	uint64_t pcs[MAX_FRAMES];
+	size_t nm;
+	const struct att_map *maps = jma_syms_maps(s->syms, &nm);
+	int n = c->sp ? att_unwind_at(s->pid, c->tid, c->sp, c->pc, maps, nm, pcs, MAX_FRAMES) : 0;
 
 	for (int i = 0; i < n; i++)
 		if (jma_syms_in_jemalloc(s->syms, pcs[i] - (i > 0))) {
 			jma_syms_describe(s->syms, pcs[i] - (i > 0), where, len);
 			return 1;
 		}
-	if (jma_syms_in_jemalloc(s->syms, arch_pc(&p->th.saved_gp))) {
-		jma_syms_describe(s->syms, arch_pc(&p->th.saved_gp), where, len);
-		return 1;
-	}
-	if (!complete && att_proc_maps(s->pid, &maps, &nm) == 0) {
-		const struct att_map *m = att_maps_find(maps, nm, sp);
-		uint64_t end = m ? m->end : sp;
-		size_t words;
-		uint64_t *buf;
-
-		if (end > sp + STACK_SCAN)
-			end = sp + STACK_SCAN;
-		words = (size_t)(end - sp) / 8;
-		buf = malloc(words * 8 + 8);
-		if (buf && att_mem_read(s->pid, sp, buf, words * 8) == 0) {
-			for (size_t i = 0; i < words; i++)
-				if (buf[i] > 4096 && jma_syms_in_jemalloc(s->syms, buf[i] - 1)) {
-					char d[200];
-					jma_syms_describe(s->syms, buf[i] - 1, d, sizeof(d));
-					snprintf(where, len, "%s (return address found on its stack)", d);
-					free(buf);
-					att_maps_free(maps, nm);
-					return 1;
-				}
-		}
-		free(buf);
-		att_maps_free(maps, nm);
-	}
 	return 0;
 }
 
@@ -158,6 +199,8 @@ static void give_back(struct ptrace_be *p)
 {
 	if (!p->fz.t) {
 		att_thread_release(&p->th);
+		jma_logf(p->be.s, JMA_LOG_INFO, "tid %d held for %.3f ms, then given back",
+			 (int)p->th.tid, (double)(p->th.run_ns - p->th.stop_ns) / 1e6);
 		return;
 	}
 	att_thread_restore(&p->th);
@@ -181,9 +224,16 @@ static int try_thread(struct ptrace_be *p, const struct att_candidate *c, char *
 		}
 		err = 0;
 	} else {
+		if (!(s->opt.thread && (s->opt.flags & JMA_F_FORCE)) &&
+		    known_in_jemalloc(s, c, where, sizeof(where))) {
+			snprintf(why, len, "tid %d (%s) is inside jemalloc: %s (seen before stopping it)",
+				 (int)c->tid, c->comm, where);
+			return 1;
+		}
 		jma_thread_setup(s, t, c->tid);
 		err = att_thread_seize(t, seize_ms);
 	}
+	t->maps = jma_syms_maps(s->syms, &t->nmaps);
 	t->sym = describe_cb;
 	t->sym_arg = s->syms;
 	t->restorer = p->restorer;
@@ -218,6 +268,56 @@ static int try_thread(struct ptrace_be *p, const struct att_candidate *c, char *
 	return 0;
 }
 
+/* Try @c in order (skipping tid @skip, already tried) until one is attached
+ * (*attached = 1).  Returns like try_thread for the last one tried. */
+static int try_list(struct ptrace_be *p, const struct att_candidate *c, size_t n, pid_t skip,
+		    char *why, size_t len, int *attached)
+{
+	jma_session *s = p->be.s;
+	int err = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (c[i].tid == skip)
+			continue;
+		err = try_thread(p, &c[i], why, len);
+		/* The main thread is usually only briefly busy (or inside jemalloc):
+		 * waiting a little for it beats borrowing a thread jemalloc has
+		 * never seen (see att_select_threads). */
+		for (int retry = 0; err > 0 && !p->fz.t && c[i].tid == s->pid && retry < MAIN_RETRIES;
+		     retry++) {
+			usleep(MAIN_RETRY_US);
+			err = try_thread(p, &c[i], why, len);
+		}
+		if (err < 0)
+			return err;
+		if (err == 0) {
+			long nr = arch_syscall_nr(&p->th.saved_gp);
+			const char *nm = nr >= 0 ? arch_syscall_name(nr) : NULL;
+			char seen[96];
+
+			/* /proc saw it a moment before it stopped; its registers say
+			 * where it really was (a thread seen running has often just
+			 * gone back to sleep). */
+			snprintf(seen, sizeof(seen), "%s", c[i].why);
+			if (c[i].state == 'R' && nm)
+				snprintf(seen, sizeof(seen), "asleep in %s", nm);
+			*attached = 1;
+			s->tid = c[i].tid;
+			snprintf(s->tid_comm, sizeof(s->tid_comm), "%s", c[i].comm);
+			snprintf(s->tid_why, sizeof(s->tid_why), "%s%s; %s%s", seen,
+				 s->opt.thread ? ", chosen with --thread" : "",
+				 p->th.engine == ATT_ENGINE_SIGFRAME ? "self-restoring calls"
+								     : "fallback engine: ",
+				 p->th.engine == ATT_ENGINE_SIGFRAME ? "" : p->th.engine_why);
+			jma_logf(s, JMA_LOG_INFO, "using tid %d (%s), %s", (int)c[i].tid, c[i].comm,
+				 s->tid_why);
+			return 0;
+		}
+		jma_logf(s, JMA_LOG_INFO, "skipping tid %d: %s", (int)c[i].tid, why);
+	}
+	return err;
+}
+
 static int ptrace_begin(struct jma_backend *b)
 {
 	struct ptrace_be *p = (struct ptrace_be *)b;
@@ -225,7 +325,8 @@ static int ptrace_begin(struct jma_backend *b)
 	struct att_candidate *c;
 	size_t n;
 	char why[512] = "";
-	int err, attached = 0;
+	int err = 0, attached = 0;
+	pid_t tried = 0;
 
 	if (!jma_syms_jemalloc(s->syms))
 		return jma_fail(s, JMA_ERR_MISSING, -ENOENT, "no jemalloc found in process %d",
@@ -233,7 +334,26 @@ static int ptrace_begin(struct jma_backend *b)
 	/* Searched before any thread stops: it reads a megabyte or two of code. */
 	if (!p->restorer && att_restorer_find(s->pid, &p->restorer))
 		p->restorer = 0;
-	err = att_select_threads(s->pid, s->opt.thread, &c, &n);
+	/* One maps snapshot per command, taken before anything stops: jma_open's
+	 * for the first, a new one for each later command of a session. */
+	if (p->begun++ && (err = jma_syms_refresh_maps(s->syms)))
+		return jma_fail(s, JMA_ERR_ATTACH, err, "reading /proc/%d/maps: %s", (int)s->pid,
+				strerror(-err));
+	/* The best candidate alone when it is idle; all of them only if it is
+	 * not, or turns out unusable. */
+	if (!s->opt.thread && !(s->opt.flags & JMA_F_FREEZE)) {
+		err = att_select_threads(s->pid, 0, 1, &c, &n);
+		if (err == 1) {
+			err = try_list(p, c, n, 0, why, sizeof(why), &attached);
+			tried = c[0].tid;
+			free(c);
+			if (attached || err < 0)
+				return err;
+			err = att_select_threads(s->pid, 0, 0, &c, &n);
+		}
+	} else {
+		err = att_select_threads(s->pid, s->opt.thread, 0, &c, &n);
+	}
 	if (err == -ESRCH && s->opt.thread)
 		return jma_fail(s, JMA_ERR_USAGE, err, "thread %d is not a thread of process %d",
 				(int)s->opt.thread, (int)s->pid);
@@ -244,34 +364,7 @@ static int ptrace_begin(struct jma_backend *b)
 		free(c);
 		return err;
 	}
-	for (size_t i = 0; i < n; i++) {
-		err = try_thread(p, &c[i], why, sizeof(why));
-		/* The main thread is usually only briefly busy (or inside jemalloc):
-		 * waiting a little for it beats borrowing a thread jemalloc has
-		 * never seen (see att_select_threads). */
-		for (int retry = 0; err > 0 && !p->fz.t && c[i].tid == s->pid && retry < MAIN_RETRIES;
-		     retry++) {
-			usleep(MAIN_RETRY_US);
-			err = try_thread(p, &c[i], why, sizeof(why));
-		}
-		if (err < 0)
-			break;
-		if (err == 0) {
-			attached = 1;
-			p->attached_ns = att_now_ns();
-			s->tid = c[i].tid;
-			snprintf(s->tid_comm, sizeof(s->tid_comm), "%s", c[i].comm);
-			snprintf(s->tid_why, sizeof(s->tid_why), "%s%s; %s%s", c[i].why,
-				 s->opt.thread ? ", chosen with --thread" : "",
-				 p->th.engine == ATT_ENGINE_SIGFRAME ? "self-restoring calls"
-								     : "fallback engine: ",
-				 p->th.engine == ATT_ENGINE_SIGFRAME ? "" : p->th.engine_why);
-			jma_logf(s, JMA_LOG_INFO, "using tid %d (%s), %s", (int)c[i].tid, c[i].comm,
-				 s->tid_why);
-			break;
-		}
-		jma_logf(s, JMA_LOG_INFO, "skipping tid %d: %s", (int)c[i].tid, why);
-	}
+	err = try_list(p, c, n, tried, why, sizeof(why), &attached);
 	free(c);
 	if (!attached)
 		jma_thaw_all(&p->fz);
@@ -290,13 +383,17 @@ static int ptrace_end(struct jma_backend *b)
 	int err = att_thread_release(&p->th), frozen = p->fz.t != NULL;
 
 	jma_thaw_all(&p->fz);
+	/* See jma_held_ns: from the stop to the moment it runs again. */
+	s->held_ns = p->th.run_ns > p->th.stop_ns ? (uint64_t)(p->th.run_ns - p->th.stop_ns) : 0;
+	jma_logf(s, JMA_LOG_DEBUG, "tid %d stopped at %lld ns, running at %lld ns (CLOCK_MONOTONIC)",
+		 (int)p->th.tid, (long long)p->th.stop_ns, (long long)p->th.run_ns);
 	if (frozen)
 		jma_logf(s, JMA_LOG_INFO, "tid %d held for %.3f ms; every thread stopped for %.3f ms "
-			 "(--freeze)", (int)p->th.tid, (double)(att_now_ns() - p->attached_ns) / 1e6,
+			 "(--freeze)", (int)p->th.tid, (double)s->held_ns / 1e6,
 			 (double)p->fz.held_ns / 1e6);
 	else
 		jma_logf(s, JMA_LOG_INFO, "tid %d held for %.3f ms", (int)p->th.tid,
-			 (double)(att_now_ns() - p->attached_ns) / 1e6);
+			 (double)s->held_ns / 1e6);
 	if (err)
 		return jma_fail(s, JMA_ERR_UNSAFE, err, "restoring tid %d: %s", (int)p->th.tid, p->th.err);
 	return 0;

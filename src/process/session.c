@@ -148,6 +148,11 @@ int jma_detach(jma_session *s)
 	return s->be->ops->end(s->be);
 }
 
+uint64_t jma_held_ns(const jma_session *s)
+{
+	return s->held_ns;
+}
+
 int jma_auto_begin(jma_session *s, int *attached_here)
 {
 	*attached_here = 0;

@@ -30,6 +30,7 @@ struct jma_session {
 	pid_t tid;
 	char tid_why[160];
 	char tid_comm[64];
+	uint64_t held_ns;		/* the last attachment's hold (jma_held_ns) */
 
 	enum jma_errkind kind;
 	char err[4096];

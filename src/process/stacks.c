@@ -13,6 +13,8 @@
 int jma_stack_of(jma_session *s, pid_t tid, uint64_t *pcs, int max, char *err, size_t errlen)
 {
 	struct att_thread t;
+	const struct att_map *maps;
+	size_t nm;
 	int complete, n;
 
 	jma_thread_setup(s, &t, tid);
@@ -21,7 +23,8 @@ int jma_stack_of(jma_session *s, pid_t tid, uint64_t *pcs, int max, char *err, s
 		snprintf(err, errlen, "%s", t.err);
 		return n;
 	}
-	n = att_unwind(tid, pcs, max, &complete);
+	maps = jma_syms_maps(s->syms, &nm);
+	n = att_unwind(s->pid, tid, NULL, maps, nm, pcs, max, &complete);
 	att_thread_release(&t);
 	if (n < 0)
 		snprintf(err, errlen, "unwinding tid %d: %s", (int)tid, strerror(-n));

@@ -3,9 +3,11 @@
  * Files are opened as the target sees them: /proc/PID/map_files/<range> first
  * (works for deleted or replaced files and inside containers), then the path
  * resolved inside /proc/PID/root with openat2(RESOLVE_IN_ROOT), never a host
- * path.  Debuginfo is found by libdwfl's standard search (build-id, debuglink,
- * MiniDebugInfo).
+ * path.  Debuginfo is searched on the local disk only (build-id under
+ * /usr/lib/debug, the .gnu_debuglink places, MiniDebugInfo): see
+ * find_debuginfo.
  */
+#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -19,7 +21,19 @@
 #include "process/symbols.h"
 #include "process/targetfs.h"
 
+/* Names already looked up, by pc: dwfl_module_addrinfo scans a module's
+ * whole symbol table per address, and the threads of a process mostly share
+ * their frames (a thousand workers in the same wait). */
+#define NAME_CACHE	4096
+struct named {
+	uint64_t pc;		/* 0: empty */
+	uint64_t off;
+	const char *name, *module, *file;	/* owned by libdwfl */
+	int line, with_line;
+};
+
 struct jma_syms {
+	struct named *names;	/* NAME_CACHE entries, allocated on first use */
 	pid_t pid;
 	Dwfl *dwfl;
 	struct att_map *maps;
@@ -107,10 +121,62 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_A
 	return fd;
 }
 
+/* A debuglink names a file, not a version of it: symbols from another build
+ * would send our calls to wrong addresses.  Accept it only when its build-id
+ * matches the module's (or neither has one). */
+static int same_build_id(Dwfl_Module *mod, int fd)
+{
+	const unsigned char *want;
+	GElf_Addr vaddr;
+	int n = dwfl_module_build_id(mod, &want, &vaddr), m = -1;
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	const void *got = NULL;
+
+	if (elf)
+		m = (int)dwelf_elf_gnu_build_id(elf, &got);
+	m = (n <= 0 && m <= 0) || (n > 0 && m == n && !memcmp(want, got, (size_t)n));
+	elf_end(elf);
+	return m;
+}
+
+/* Separate debuginfo, from the local disk only: build-id first, then the
+ * places gdb and libdwfl look for a .gnu_debuglink name (next to the file, in
+ * its .debug/, under /usr/lib/debug).  dwfl_standard_find_debuginfo would do
+ * the same and then, when nothing is found -- the usual case for a stripped
+ * libjemalloc.so.2 -- dlopen the debuginfod client (curl, TLS, LDAP, Kerberos:
+ * ~30 libraries, 10-20 ms of start-up) even when no server is configured.  A
+ * live command must not pay that, nor wait on a network. */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+			  const char *file_name, const char *debuglink, GElf_Word crc, char **out)
+{
+	static const char *const fmt[] = { "%.*s/%s", "%.*s/.debug/%s", "/usr/lib/debug%.*s/%s" };
+	const char *slash = file_name ? strrchr(file_name, '/') : NULL;
+	int fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name, debuglink,
+					      crc, out);
+
+	if (fd >= 0 || !debuglink || !slash || strchr(debuglink, '/'))
+		return fd;
+	for (size_t i = 0; i < sizeof(fmt) / sizeof(*fmt); i++) {
+		char path[4096];
+
+		snprintf(path, sizeof(path), fmt[i], (int)(slash - file_name), file_name, debuglink);
+		if (!strcmp(path, file_name))
+			continue;
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0 && same_build_id(mod, fd)) {
+			*out = strdup(path);
+			return fd;
+		}
+		if (fd >= 0)
+			close(fd);
+	}
+	return -1;
+}
+
 static char *debuginfo_path;
 static const Dwfl_Callbacks callbacks = {
 	.find_elf = find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = find_debuginfo,
 	.debuginfo_path = &debuginfo_path,
 };
 
@@ -285,10 +351,15 @@ static int maybe_jemalloc(Dwfl_Module *mod)
 		return 1;
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
-		Elf_Data *d;
+		Elf_Data *d, *str;
 
 		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
 		    !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
+			continue;
+		/* One memmem over the string table rules out most modules (libc's
+		 * thousands of names) without a strlen per symbol. */
+		str = elf_getdata(elf_getscn(elf, sh.sh_link), NULL);
+		if (str && str->d_buf && !memmem(str->d_buf, str->d_size, "mallctl", 8))
 			continue;
 		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
 			GElf_Sym sym;
@@ -430,6 +501,7 @@ void jma_syms_close(struct jma_syms *sy)
 		return;
 	if (sy->dwfl)
 		dwfl_end(sy->dwfl);
+	free(sy->names);
 	for (size_t i = 0; i < sy->ncopies; i++) {
 		free(sy->copies[i].path);
 		free(sy->copies[i].prefix);
@@ -472,11 +544,36 @@ static int choose_copy(struct jma_syms *sy, pid_t pid, const struct scan *sc, ch
 	return -ENOENT;
 }
 
+/* Keep, in place, the lines of maps @text that map a file: libdwfl parses
+ * each line with sscanf, and a process with a thousand threads has two
+ * thousand anonymous ones (stacks, guard pages).  Returns the new length. */
+static size_t files_only(char *text)
+{
+	char *w = text;
+
+	for (char *l = text, *nl; *l; l = nl) {
+		size_t k;
+
+		nl = strchr(l, '\n');
+		nl = nl ? nl + 1 : l + strlen(l);
+		k = (size_t)(nl - l);
+		if (memchr(l, '/', k)) {
+			memmove(w, l, k);
+			w += k;
+		}
+	}
+	*w = '\0';
+	return (size_t)(w - text);
+}
+
 int jma_syms_open(pid_t pid, const char *prefix, const char *module, int allow_none,
 		  struct jma_syms **out, char *msg, size_t len)
 {
 	struct jma_syms *sy = calloc(1, sizeof(*sy));
 	struct scan sc = { .sy = sy, .want_prefix = prefix, .want_module = module };
+	char path[64], *text = NULL;
+	size_t tlen = 0;
+	FILE *f;
 	int err;
 
 	*out = NULL;
@@ -485,7 +582,11 @@ int jma_syms_open(pid_t pid, const char *prefix, const char *module, int allow_n
 		return -ENOMEM;
 	}
 	sy->pid = pid;
-	err = att_proc_maps(pid, &sy->maps, &sy->nmaps);
+	/* One read of the maps, for us and for libdwfl. */
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	err = att_proc_read(path, &text, &tlen);
+	if (!err)
+		err = att_maps_parse(text, &sy->maps, &sy->nmaps);
 	if (err) {
 		snprintf(msg, len, "reading /proc/%d/maps: %s", (int)pid, strerror(-err));
 		goto fail;
@@ -497,7 +598,11 @@ int jma_syms_open(pid_t pid, const char *prefix, const char *module, int allow_n
 		goto fail;
 	}
 	cur = sy;
-	err = dwfl_linux_proc_report(sy->dwfl, pid);
+	tlen = files_only(text);
+	f = fmemopen(text, tlen ? tlen : 1, "r");
+	err = f ? dwfl_linux_proc_maps_report(sy->dwfl, f) : errno;
+	if (f)
+		fclose(f);
 	if (err) {
 		err = err > 0 ? -err : -EIO;
 		snprintf(msg, len, "reading the modules of process %d: %s", (int)pid,
@@ -517,12 +622,34 @@ int jma_syms_open(pid_t pid, const char *prefix, const char *module, int allow_n
 	if (err)
 		goto fail;
 	cur = NULL;
+	free(text);
 	*out = sy;
 	return 0;
 fail:
 	cur = NULL;
+	free(text);
 	jma_syms_close(sy);
 	return err;
+}
+
+int jma_syms_refresh_maps(struct jma_syms *sy)
+{
+	struct att_map *m;
+	size_t n;
+	int err = att_proc_maps(sy->pid, &m, &n);
+
+	if (err)
+		return err;
+	att_maps_free(sy->maps, sy->nmaps);
+	sy->maps = m;
+	sy->nmaps = n;
+	return 0;
+}
+
+const struct att_map *jma_syms_maps(const struct jma_syms *sy, size_t *n)
+{
+	*n = sy->nmaps;
+	return sy->maps;
 }
 
 const struct jma_copy *jma_syms_jemalloc(const struct jma_syms *sy)
@@ -554,7 +681,22 @@ const char *jma_syms_name(struct jma_syms *sy, uint64_t pc, uint64_t *off, const
 	const char *nm = NULL;
 	GElf_Off o = 0;
 	GElf_Sym s;
+	struct named *e = NULL;
 
+	if (!sy->names)
+		sy->names = calloc(NAME_CACHE, sizeof(*sy->names));
+	if (sy->names && pc) {
+		e = &sy->names[(pc ^ (pc >> 12)) % NAME_CACHE];
+		if (e->pc == pc && (e->with_line || !file || !line)) {
+			*off = e->off;
+			*module = e->module;
+			if (file)
+				*file = e->file;
+			if (line)
+				*line = e->line;
+			return e->name;
+		}
+	}
 	cur = sy;
 	*off = 0;
 	*module = NULL;
@@ -574,6 +716,10 @@ const char *jma_syms_name(struct jma_syms *sy, uint64_t pc, uint64_t *off, const
 		}
 	}
 	cur = NULL;
+	if (e)
+		*e = (struct named){ .pc = pc, .off = *off, .name = nm, .module = *module,
+				     .file = file ? *file : NULL, .line = line ? *line : 0,
+				     .with_line = file && line };
 	return nm;
 }
 

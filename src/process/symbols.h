@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "attach/procfs.h"
+
 struct jma_range {
 	uint64_t lo, hi;
 };
@@ -34,6 +36,12 @@ struct jma_syms;
 int jma_syms_open(pid_t pid, const char *prefix, const char *module, int allow_none,
 		  struct jma_syms **out, char *msg, size_t len);
 void jma_syms_close(struct jma_syms *sy);
+
+/* The snapshot of /proc/PID/maps taken by jma_syms_open (one read per
+ * session: a mapping made since is not in it). */
+const struct att_map *jma_syms_maps(const struct jma_syms *sy, size_t *n);
+/* Take a new snapshot (each later command of a session). */
+int jma_syms_refresh_maps(struct jma_syms *sy);
 
 /* The jemalloc copy in use, NULL when there is none (allow_none). */
 const struct jma_copy *jma_syms_jemalloc(const struct jma_syms *sy);

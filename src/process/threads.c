@@ -21,7 +21,7 @@ int jma_threads(jma_session *s, int max_frames, jma_thread_fn fn, void *arg)
 		return jma_fail(s, JMA_ERR_USAGE, -EINVAL, "session not open");
 	if (max_frames < 1)
 		max_frames = 1;
-	err = att_select_threads(s->pid, 0, &c, &n);
+	err = att_select_threads(s->pid, 0, 0, &c, &n);
 	if (err)
 		return jma_fail(s, JMA_ERR_ATTACH, err, "listing threads of process %d: %s",
 				(int)s->pid, strerror(-err));

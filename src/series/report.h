@@ -15,4 +15,25 @@ int report_arenas(const struct jma_series *ser, unsigned from, unsigned to, int 
 int report_peak(const struct jma_series *ser, int arena, enum jma_metric m, unsigned from,
 		unsigned to, uint64_t *peak, unsigned *at);
 
+/* A line chart of byte values over points from..to (svg.c): line @l's value
+ * at point @i comes from value() (nonzero: no value there, the pen lifts). */
+struct chart_line {
+	const char *label;	/* legend text */
+	const char *color;
+	int width;
+};
+struct chart {
+	const char *title, *subtitle, *xlabel;
+	unsigned from, to;
+	unsigned xstep;		/* the x axis labels point i as i * xstep (0: as i) */
+	const struct chart_line *lines;
+	size_t nlines;
+	uint64_t top;		/* greatest value of any line */
+	int (*value)(const void *arg, size_t l, unsigned i, uint64_t *v);
+	const void *arg;
+};
+int chart_svg(FILE *f, const struct chart *c);
+/* The i-th of the chart's colors (cycling). */
+const char *chart_color(size_t i);
+
 #endif

@@ -177,7 +177,9 @@ int jma_sample(jma_session *s, unsigned flags, unsigned iter, struct jma_sample 
 		int derr = jma_detach(s);
 		err = derr ? derr : err;
 	}
-	out->hold_ns = now_ns(CLOCK_MONOTONIC) - t0;
+	/* Attached here: the thread's own stop (jma_held_ns).  Attached by the
+	 * caller: the time our reads took, the part of the hold that is ours. */
+	out->hold_ns = here ? jma_held_ns(s) : now_ns(CLOCK_MONOTONIC) - t0;
 	if (err == -EPROTO)
 		err = jma_fail(s, JMA_ERR_TARGET, err, "a stats value had an unexpected size");
 	if (err)

@@ -1,4 +1,5 @@
-/* svg.c -- a self-contained SVG line chart of one metric over a series. */
+/* svg.c -- a self-contained SVG line chart of byte values: any chart, and one
+ * metric of a stats series per arena. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +72,8 @@ struct axes {
 	unsigned from, to;
 	double unit, ymax;	/* bytes per axis unit; the top of the axis in units */
 	const char *uname;
+	const char *xlabel;
+	unsigned xstep;
 };
 
 static double px(const struct axes *ax, unsigned i)
@@ -114,32 +117,26 @@ static void draw_axes(FILE *f, struct axes *ax, uint64_t top)
 		fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#888\"/>\n",
 			px(ax, i), PB, px(ax, i), PB + 5);
 		fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%u</text>\n", px(ax, i),
-			PB + 20, i);
+			PB + 20, i * (ax->xstep ? ax->xstep : 1));
 	}
 	fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#888\"/>\n", PL, PB, PR, PB);
-	fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">iteration</text>\n", (PL + PR) / 2,
-		H - 12);
+	fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">", (PL + PR) / 2, H - 12);
+	xml_text(f, ax->xlabel);
+	fputs("</text>\n", f);
 }
 
-struct pen {
-	const struct jma_series *ser;
-	const struct axes *ax;
-	enum jma_metric m;
-	int n;			/* lines drawn so far: the legend row */
-};
-
-static void draw_line(FILE *f, struct pen *p, const struct line *l, const char *color, int width)
+static void draw_line(FILE *f, const struct chart *c, const struct axes *ax, size_t l)
 {
-	const struct axes *ax = p->ax;
-	double ly = PT + 10 + p->n++ * 22;
+	const struct chart_line *cl = &c->lines[l];
+	double ly = PT + 10 + (double)l * 22;
 	int down = 0;
 	uint64_t v = 0;
-	char peak[32];
 
-	fprintf(f, "<path fill=\"none\" stroke=\"%s\" stroke-width=\"%d\" d=\"", color, width);
+	fprintf(f, "<path fill=\"none\" stroke=\"%s\" stroke-width=\"%d\" d=\"", cl->color,
+		cl->width);
 	for (unsigned i = ax->from; i <= ax->to; i++) {
-		/* Lift the pen where the arena did not exist. */
-		if (jma_sample_metric(&p->ser->v[i], l->arena, p->m, &v)) {
+		/* Lift the pen where the line has no value. */
+		if (c->value(c->arg, l, i, &v)) {
 			down = 0;
 			continue;
 		}
@@ -147,21 +144,45 @@ static void draw_line(FILE *f, struct pen *p, const struct line *l, const char *
 		down = 1;
 	}
 	fputs("\"/>\n", f);
-	/* A single iteration has no segment to show: mark the points. */
+	/* A single point has no segment to show: mark it. */
 	if (ax->from == ax->to && down)
 		fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>\n", px(ax, ax->from),
-			py(ax, v), color);
-	jma_format_size((int64_t)l->peak, peak, sizeof(peak));
+			py(ax, v), cl->color);
 	fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"%s\" "
-		"stroke-width=\"%d\"/>\n", PR + 15, ly - 4, PR + 40, ly - 4, color, width);
-	if (l->arena == JMA_ARENA_ALL)
-		fprintf(f, "<text x=\"%d\" y=\"%.1f\">all, peak %s</text>\n", PR + 46, ly, peak);
-	else
-		fprintf(f, "<text x=\"%d\" y=\"%.1f\">arena %d, peak %s</text>\n", PR + 46, ly,
-			l->arena, peak);
+		"stroke-width=\"%d\"/>\n", PR + 15, ly - 4, PR + 40, ly - 4, cl->color, cl->width);
+	fprintf(f, "<text x=\"%d\" y=\"%.1f\">", PR + 46, ly);
+	xml_text(f, cl->label);
+	fputs("</text>\n", f);
 }
 
-static void subtitle(FILE *f, const struct jma_series *ser, unsigned from, unsigned to)
+const char *chart_color(size_t i)
+{
+	return palette[i % TOP_ARENAS];
+}
+
+int chart_svg(FILE *f, const struct chart *c)
+{
+	struct axes ax = { .from = c->from, .to = c->to, .xlabel = c->xlabel, .xstep = c->xstep };
+
+	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+		"viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"12\">\n"
+		"<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
+		"<text x=\"%d\" y=\"24\" font-size=\"16\" font-weight=\"bold\">", W, H, W, H, PL);
+	xml_text(f, c->title);
+	fputs("</text>\n", f);
+	fprintf(f, "<text x=\"%d\" y=\"44\" fill=\"#555\">", PL);
+	xml_text(f, c->subtitle);
+	fputs("</text>\n", f);
+	draw_axes(f, &ax, c->top);
+	for (size_t l = 0; l < c->nlines; l++)
+		draw_line(f, c, &ax, l);
+	fputs("</svg>\n", f);
+	return ferror(f) ? -EIO : 0;
+}
+
+static void subtitle(const struct jma_series *ser, unsigned from, unsigned to, char *buf,
+		     size_t len)
 {
 	char a[32] = "", b[32] = "";
 	time_t t0 = (time_t)ser->v[from].time, t1 = (time_t)ser->v[to].time;
@@ -171,29 +192,45 @@ static void subtitle(FILE *f, const struct jma_series *ser, unsigned from, unsig
 		strftime(a, sizeof(a), "%Y-%m-%d %H:%M:%S", localtime_r(&t0, &tm));
 		strftime(b, sizeof(b), "%H:%M:%S", localtime_r(&t1, &tm));
 	}
-	fprintf(f, "<text x=\"%d\" y=\"44\" fill=\"#555\">%u samples, iterations %u-%u%s%s%s%s</text>\n",
-		PL, to - from + 1, from, to, a[0] ? ", " : "", a, a[0] ? " to " : "", b);
+	snprintf(buf, len, "%u samples, iterations %u-%u%s%s%s%s", to - from + 1, from, to,
+		 a[0] ? ", " : "", a, a[0] ? " to " : "", b);
+}
+
+struct arena_chart {
+	const struct jma_series *ser;
+	enum jma_metric m;
+	const struct line *lines;	/* "all" first */
+};
+
+static int arena_value(const void *arg, size_t l, unsigned i, uint64_t *v)
+{
+	const struct arena_chart *a = arg;
+
+	return jma_sample_metric(&a->ser->v[i], a->lines[l].arena, a->m, v);
 }
 
 int jma_report_svg(FILE *f, const struct jma_series *ser, enum jma_metric m, unsigned from,
 		   unsigned to, const char *title)
 {
-	struct axes ax = { 0 };
-	struct pen p = { .ser = ser, .ax = &ax, .m = m };
-	struct line all = { .arena = JMA_ARENA_ALL }, *lines;
+	struct line *lines;
+	struct chart_line cl[TOP_ARENAS + 1];
+	char labels[TOP_ARENAS + 1][64], sub[160];
+	struct arena_chart ac = { .ser = ser, .m = m };
+	struct chart c = { .title = title, .subtitle = sub, .xlabel = "iteration", .lines = cl,
+			   .value = arena_value, .arg = &ac };
 	int *arenas, err = report_range(ser, &from, &to);
-	size_t na, nl = 0;
-	uint64_t top;
+	size_t na, nl = 1;
 	unsigned at;
 
 	if (err || (err = report_arenas(ser, from, to, &arenas, &na)))
 		return err;
-	lines = calloc(na, sizeof(*lines));
+	lines = calloc(na + 1, sizeof(*lines));
 	if (!lines) {
 		free(arenas);
 		return -ENOMEM;
 	}
-	report_peak(ser, JMA_ARENA_ALL, m, from, to, &all.peak, &at);
+	lines[0].arena = JMA_ARENA_ALL;
+	report_peak(ser, JMA_ARENA_ALL, m, from, to, &lines[0].peak, &at);
 	for (size_t a = 1; a < na; a++) {
 		lines[nl].arena = arenas[a];
 		if (report_peak(ser, arenas[a], m, from, to, &lines[nl].peak, &at) == 0 &&
@@ -201,28 +238,26 @@ int jma_report_svg(FILE *f, const struct jma_series *ser, enum jma_metric m, uns
 			nl++;
 	}
 	free(arenas);
-	qsort(lines, nl, sizeof(*lines), cmp_line);
-	if (nl > TOP_ARENAS)
-		nl = TOP_ARENAS;
-	top = all.peak;
-	for (size_t i = 0; i < nl; i++)
-		top = lines[i].peak > top ? lines[i].peak : top;
-	ax.from = from;
-	ax.to = to;
+	qsort(lines + 1, nl - 1, sizeof(*lines), cmp_line);
+	if (nl > TOP_ARENAS + 1)
+		nl = TOP_ARENAS + 1;
+	for (size_t i = 0; i < nl; i++) {
+		char peak[32];
 
-	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
-		"viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" font-size=\"12\">\n"
-		"<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
-		"<text x=\"%d\" y=\"24\" font-size=\"16\" font-weight=\"bold\">", W, H, W, H, PL);
-	xml_text(f, title);
-	fputs("</text>\n", f);
-	subtitle(f, ser, from, to);
-	draw_axes(f, &ax, top);
-	draw_line(f, &p, &all, "#000", 3);
-	for (size_t i = 0; i < nl; i++)
-		draw_line(f, &p, &lines[i], palette[i], 2);
-	fputs("</svg>\n", f);
+		jma_format_size((int64_t)lines[i].peak, peak, sizeof(peak));
+		if (i == 0)
+			snprintf(labels[i], sizeof(labels[i]), "all, peak %s", peak);
+		else
+			snprintf(labels[i], sizeof(labels[i]), "arena %d, peak %s", lines[i].arena, peak);
+		cl[i] = (struct chart_line){ labels[i], i ? palette[i - 1] : "#000", i ? 2 : 3 };
+		c.top = lines[i].peak > c.top ? lines[i].peak : c.top;
+	}
+	subtitle(ser, from, to, sub, sizeof(sub));
+	ac.lines = lines;
+	c.from = from;
+	c.to = to;
+	c.nlines = nl;
+	err = chart_svg(f, &c);
 	free(lines);
-	return ferror(f) ? -EIO : 0;
+	return err;
 }

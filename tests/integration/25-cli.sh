@@ -114,6 +114,7 @@ t_threads_shows_the_real_executable() {
 	mkdir "$TMPD/bin"
 	ln -s "$(readlink -f "$FIXTURES/jemfix")" "$TMPD/bin/othername"
 	start_fixture_cmd pid "$TMPD/bin/othername"
+	wait_syscall "$pid" 0
 	jm "$pid" threads
 	expect_rc 0
 	expect_match "$OUT" "^process $pid \\(othername\\) runs $(readlink -f "$FIXTURES/jemfix")"$'\n'"TID $pid \\(othername\\) asleep in read"

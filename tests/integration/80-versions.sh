@@ -150,6 +150,26 @@ v_prof() {
 	expect_rc 0
 }
 
+# prof track: a site's growth over snapshots, and the saved track read back.
+v_track() {
+	local v=$1 pid jpid rc=0 active=false
+	[[ $v == 5.2.* ]] && active=true	# upstream 1605/2231, as in v_prof
+	start "$v" pid "prof:true,prof_active:$active,prof_accum:true,lg_prof_sample:10"
+	start_bg jpid "$JEMATTACH" "$pid" prof track -i 0.3 -n 4 --format jsonl -o "$TMPD/t.jsonl" \
+		2>"$TMPD/t.err"
+	sleep 0.5
+	fix "$pid" "alloc 3000 2048" >/dev/null
+	wait "$jpid" || rc=$?
+	expect_eq "$rc" 0
+	expect_eq "$(jq -s length "$TMPD/t.jsonl")" 4
+	jq -se '[.[3].sites[] | select(.live_bytes > 1000000)] | length > 0' "$TMPD/t.jsonl" \
+		>/dev/null || fail "no site holds the 6 MB allocated: $(cat "$TMPD/t.err")"
+	jm report sites "$TMPD/t.jsonl"
+	expect_rc 0; expect_match "$OUT" "sites by growth: 4 snapshots"
+	jm "$pid" get prof.active
+	expect_eq "$OUT" "$active"
+}
+
 # An unmodified program with the version's library preloaded.
 v_preload() {
 	local v=$1 pid lib
@@ -166,7 +186,7 @@ v_preload() {
 for v in $JE_VERSIONS; do
 	[[ -x $VERSIONS_DIR/$v/jemfix ]] || { echo "FAILED 80-versions/$v: not built (make versions)"; T_FAIL=$((T_FAIL + 1)); continue; }
 	id=${v//[.-]/_}
-	for aspect in get stats purge_decay_watch prof; do
+	for aspect in get stats purge_decay_watch prof track; do
 		eval "t_${id}_$aspect() { v_$aspect $v; }"
 	done
 	[[ $v == *-je_ ]] || eval "t_${id}_preload() { v_preload $v; }"
