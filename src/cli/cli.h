@@ -35,14 +35,25 @@ struct cli_cmd {
 	const char *options;	/* more for `COMMAND --help`, one option a line; may be NULL */
 };
 
+/* The commands, ended by a NULL name (commands.c). */
 extern const struct cli_cmd cli_commands[];
 
+/* usage.c: the program's name in messages; a command by name (NULL: none);
+ * the same only if it runs on a process; its synopsis, one line per form,
+ * each prefixed with @lead (and "PID " for live commands). */
+extern const char *const cli_prog;
+const struct cli_cmd *cli_find(const char *name);
+const struct cli_cmd *cli_find_live(const char *name);
+void cli_print_synopsis(FILE *f, const struct cli_cmd *k, const char *lead);
 /* Print "jemattach: <msg>" for the session's last error; return its exit code. */
 int cli_fail_session(struct cli *c);
 /* Print "jemattach: <fmt>" and return @code. */
 int cli_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* emulate.c: open c->s on c->pid for command @k, emulated with --emulate. */
+
+/* open.c: open c->s on c->pid for command @k, emulated with --emulate; why
+ * command @k cannot run emulated (@core: on a core file), or NULL. */
 int cli_open(struct cli *c, const struct cli_cmd *k, int argc, char **argv);
+const char *cli_emulate_refuses(const struct cli_cmd *k, int argc, char **argv, int core);
 
 /* Usage error for a command: prints its synopsis, returns EXIT_USAGE. */
 int cli_usage(const struct cli *c, const char *cmd, const char *fmt, ...)

@@ -51,14 +51,6 @@ static int split(char *line, char **w)
 	}
 }
 
-static const struct cli_cmd *live_cmd(const char *name)
-{
-	for (const struct cli_cmd *k = cli_commands; k->name; k++)
-		if (k->live && !strcmp(k->name, name) && k->run != cmd_shell)
-			return k;
-	return NULL;
-}
-
 int cmd_shell(struct cli *c, int argc, char **argv)
 {
 	FILE *in = stdin;
@@ -90,7 +82,9 @@ int cmd_shell(struct cli *c, int argc, char **argv)
 		}
 		if (!strcmp(w[0], "quit") || !strcmp(w[0], "exit"))
 			break;
-		k = live_cmd(w[0]);
+		k = cli_find_live(w[0]);
+		if (k && k->run == cmd_shell)
+			k = NULL;
 		if (!k) {
 			rc = cli_error(EXIT_USAGE, "unknown command \"%s\" (try --help)", w[0]);
 			continue;

@@ -13,132 +13,20 @@
 
 #include "cli.h"
 
-const struct cli_cmd cli_commands[] = {
-	{ "info", 1, 0, cmd_info, "info [--json]",
-	  "jemalloc version, where it was found, profiling state, thread to use", NULL },
-	{ "get", 1, 0, cmd_get, "get [--json] [--type TYPE] NAME...",
-	  "read mallctl values (stats.* refresh the epoch first; --type for names no table knows)", NULL },
-	{ "set", 1, 0, cmd_set, "set [--type TYPE] NAME VALUE",
-	  "write a mallctl value; prints old -> new when readable", NULL },
-	{ "stats", 1, 0, cmd_stats, "stats [--json] [--opts LETTERS] [-o FILE]",
-	  "the full malloc_stats_print report, captured here (not on the target's stderr)", NULL },
-	{ "prof", 1, 0, cmd_prof, "prof status [--json]\nprof on|off\n"
-	  "prof dump [-o FILE|-] [--analyze [--top N]]\nprof reset [LG_SAMPLE]\nprof gdump on|off\n"
-	  "prof window SECONDS [-o DIR] [--top N]\n"
-	  "prof track [-i SEC] [--churn SIZE] [-n COUNT] [-o FILE] [--format text|jsonl] [--top N] "
-	  "[--svg OUT.svg] [--fold REGEX] [--no-default-folds]",
-	  "heap-profiling control (needs MALLOC_CONF=prof:true at the target's start)", NULL },
-	{ "purge", 1, 0, cmd_purge, "purge [ARENA|all]",
-	  "purge unused dirty pages now (arena.<i>.purge); shows resident/retained before -> after", NULL },
-	{ "decay", 1, 0, cmd_decay, "decay [ARENA|all]",
-	  "run decay-based purging now (arena.<i>.decay); shows the effect", NULL },
-	{ "threads", 1, JMA_F_ANY_PROCESS, cmd_threads, "threads [--json] [--frames N]",
-	  "every thread: state, system call, symbolized stack; jemalloc frames marked", NULL },
-	{ "watch", 1, 0, cmd_watch,
-	  "watch [-i SEC] [-n COUNT] [-o FILE] [--format jsonl|csv|prom] [--arenas]",
-	  "record memory stats every SEC seconds (default 10) until Ctrl-C or the process exits "
-	  "(exit 0; 1 if fewer than COUNT samples)", NULL },
-	{ "shell", 1, 0, cmd_shell, "shell [FILE|-]\n-",
-	  "run commands (one a line, as after PID) from stdin or FILE in one session: "
-	  "jemalloc is found once, each command pays only its own stop", NULL },
-	{ "report", 0, 0, cmd_report,
-	  "report abs|del|eff SERIES [-t SIZE] [--from I] [--to J] [-m METRIC] [--svg OUT]\n"
-	  "report sites TRACK.jsonl|DIR [--top N] [--svg OUT]",
-	  "per-arena peaks, changes or active/mapped of a watch series or stats JSON log "
-	  "(threshold: 5% of the process's peak unless -t); growth of allocation sites", NULL },
-	{ "core", 0, 0, cmd_core, "core [--sysroot DIR] CORE [EXECUTABLE] COMMAND [ARGS]",
-	  "run info, get, stats, prof dump or prof status on a core file (kernel core or gcore): "
-	  "jemalloc's code is emulated on the dumped memory", NULL },
-	{ "analyze", 0, 0, cmd_analyze,
-	  "analyze PROFILE [--base PROFILE] [--top N] [--format text|json|collapsed|pprof] "
-	  "[-o FILE] [--lines] [--pid PID] [...]\nanalyze --list-folds",
-	  "which code holds the memory in a heap profile (jeprof's columns, JSON, "
-	  "flame-graph stacks, pprof)",
-	  "  --inuse-space|--inuse-objects|--alloc-space|--alloc-objects   what to count\n"
-	  "  --lines             a site is function + file:line (and the DWARF of separate\n"
-	  "                      debuginfo files is read: their inlined frames)\n"
-	  "  --focus RE, --ignore RE   keep / drop stacks with a frame matching RE\n"
-	  "  --fold RE           fold these wrappers away too, like malloc\n"
-	  "  --no-default-folds  do not fold the well-known wrappers --list-folds shows\n"
-	  "  --debuginfo-path P  where separate debuginfo is (DIR/.build-id/xx/rest.debug)\n"
-	  "  --debuginfod        allow fetching debuginfo from $DEBUGINFOD_URLS (network)\n"
-	  "  -o -                standard output\n" },
-	{ NULL, 0, 0, NULL, NULL, NULL, NULL },
-};
-
-static const char *prog = "jemattach";
-
-int cli_error(int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "%s: ", prog);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return code;
-}
-
-int cli_fail_session(struct cli *c)
-{
-	enum jma_errkind k = jma_errkind(c->s);
-
-	return cli_error(k == JMA_OK ? EXIT_TARGET : (int)k, "%s", jma_errmsg(c->s));
-}
-
-static const struct cli_cmd *find_cmd(const char *name)
-{
-	for (const struct cli_cmd *k = cli_commands; k->name; k++)
-		if (!strcmp(k->name, name))
-			return k;
-	return NULL;
-}
-
-/* A command's synopsis, one line per form, each line prefixed with @lead
- * (and "PID " for live commands). */
-static void print_synopsis(FILE *f, const struct cli_cmd *k, const char *lead)
-{
-	for (const char *p = k->synopsis; *p;) {
-		size_t n = strcspn(p, "\n");
-		fprintf(f, "%s%s%.*s\n", lead, k->live ? "PID " : "", (int)n, p);
-		p += n + (p[n] == '\n');
-	}
-}
-
-int cli_usage(const struct cli *c, const char *cmd, const char *fmt, ...)
-{
-	const struct cli_cmd *k = find_cmd(cmd);
-	va_list ap;
-
-	(void)c;
-	fprintf(stderr, "%s: ", prog);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	if (k) {
-		char lead[64];
-		snprintf(lead, sizeof(lead), "usage: %s ", prog);
-		print_synopsis(stderr, k, lead);
-	}
-	return EXIT_USAGE;
-}
-
 /* `jemattach help COMMAND`, `jemattach [PID] COMMAND --help`: touches no process. */
 static int command_help(const struct cli_cmd *k)
 {
 	char lead[64];
 
-	snprintf(lead, sizeof(lead), "usage: %s ", prog);
-	print_synopsis(stdout, k, lead);
+	snprintf(lead, sizeof(lead), "usage: %s ", cli_prog);
+	cli_print_synopsis(stdout, k, lead);
 	printf("\n%s.\n", k->help);
 	if (k->options)
 		printf("\nOptions:\n%s", k->options);
 	if (k->live)
 		printf("\nSeveral PIDs run the command on each in turn, every output line prefixed\n"
 		       "with \"PID: \"; the exit code is the highest of theirs.\n");
-	printf("\nExit codes and global options: %s --help; details: man jemattach.\n", prog);
+	printf("\nExit codes and global options: %s --help; details: man jemattach.\n", cli_prog);
 	return EXIT_OK;
 }
 
@@ -187,10 +75,10 @@ static void usage(FILE *f)
 		"and leave it exactly as it was.  Only one thread is stopped, for about a\n"
 		"millisecond; no code is injected.\n"
 		"\n"
-		"Commands:\n", prog, prog, prog);
+		"Commands:\n", cli_prog, cli_prog, cli_prog);
 	for (const struct cli_cmd *k = cli_commands; k->name; k++) {
 		/* A synopsis may list several forms, one per line. */
-		print_synopsis(f, k, "  ");
+		cli_print_synopsis(f, k, "  ");
 		fprintf(f, "        %s\n", k->help);
 	}
 	fprintf(f,
@@ -228,7 +116,7 @@ static void log_stderr(void *arg, int level, const char *msg)
 	static const char *const lv[] = { "error", "warning", "info", "debug" };
 
 	(void)arg;
-	fprintf(stderr, "%s: %s: %s\n", prog, lv[level & 3], msg);
+	fprintf(stderr, "%s: %s: %s\n", cli_prog, lv[level & 3], msg);
 }
 
 static int parse_pid(const char *s, pid_t *pid)
@@ -388,7 +276,7 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct cli c = { .prog = prog };
+	struct cli c = { .prog = cli_prog };
 	const struct cli_cmd *k;
 	const char *why;
 	int opt, rc, npids;
@@ -435,7 +323,7 @@ int main(int argc, char **argv)
 			printf("jemattach %s\n", JMA_VERSION);
 			return EXIT_OK;
 		default:
-			fprintf(stderr, "Try '%s --help'.\n", prog);
+			fprintf(stderr, "Try '%s --help'.\n", cli_prog);
 			return EXIT_USAGE;
 		}
 	}
@@ -453,12 +341,12 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return EXIT_OK;
 		}
-		k = find_cmd(argv[optind + 1]);
+		k = cli_find(argv[optind + 1]);
 		if (!k)
 			return cli_error(EXIT_USAGE, "unknown command \"%s\" (try --help)", argv[optind + 1]);
 		return command_help(k);
 	}
-	k = find_cmd(argv[optind]);
+	k = cli_find(argv[optind]);
 	if (k && wants_help(argc - optind - 1, argv + optind + 1))
 		return command_help(k);
 	if (k && !k->live) {
@@ -472,7 +360,7 @@ int main(int argc, char **argv)
 	}
 	if (k)
 		return cli_error(EXIT_USAGE, "%s needs a process: %s PID %s ... (try %s help %s)",
-				 k->name, prog, k->name, prog, k->name);
+				 k->name, cli_prog, k->name, cli_prog, k->name);
 	/* PID [PID...] COMMAND */
 	for (npids = 0; optind + npids < argc && !parse_pid(argv[optind + npids], &c.pid); npids++)
 		;
@@ -481,7 +369,7 @@ int main(int argc, char **argv)
 				 argv[optind]);
 	if (optind + npids >= argc)
 		return cli_error(EXIT_USAGE, "missing COMMAND after PID (try --help)");
-	k = find_cmd(strcmp(argv[optind + npids], "-") ? argv[optind + npids] : "shell");
+	k = cli_find(strcmp(argv[optind + npids], "-") ? argv[optind + npids] : "shell");
 	if (!k || !k->live)
 		return cli_error(EXIT_USAGE, "unknown command \"%s\" (try --help)", argv[optind + npids]);
 	if (wants_help(argc - optind - npids - 1, argv + optind + npids + 1))
