@@ -12,6 +12,7 @@
 
 #include "emulate/backend.h"
 #include "emulate/imports.h"
+#include "emulate/services.h"
 
 struct emu_be {
 	struct jma_backend be;
@@ -51,6 +52,8 @@ static int emu_begin(struct jma_backend *b)
 		e->o->finish(e->o);
 		return jma_fail(s, JMA_ERR_TARGET, err, "starting the emulator: %s", strerror(-err));
 	}
+	e->cpu.service_find = emu_service_find;
+	e->cpu.service_run = emu_service_run;
 	e->cpu.maps_text = e->o->maps_text;
 	e->cpu.maps_arg = e->o;
 	e->open = 1;

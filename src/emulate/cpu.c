@@ -78,7 +78,7 @@ static void on_stub(uc_engine *uc, uint64_t addr, uint32_t size, void *arg)
 		err = c->call && c->call->text ? on_text(c, a)
 					       : emu_cpu_fail(c, -EFAULT, "write_cb called unasked");
 	else if (idx < c->nstubs && c->stub_service[idx] >= 0)
-		err = emu_service_run(c, c->stub_service[idx], a, &ret);
+		err = c->service_run(c, c->stub_service[idx], a, &ret);
 	else {
 		uint64_t sp = 0, from = 0;
 		uc_reg_read(uc, UC_X86_REG_RSP, &sp);
@@ -144,7 +144,7 @@ uint64_t emu_cpu_stub(struct emu_cpu *c, const char *name)
 			return c->base + STUBS + i;
 	if (c->nstubs >= EMU_MAXSTUBS || !(c->stub_name[c->nstubs] = strdup(name)))
 		return 0;
-	c->stub_service[c->nstubs] = emu_service_find(name);
+	c->stub_service[c->nstubs] = c->service_find ? c->service_find(name) : -1;
 	return c->base + STUBS + c->nstubs++;
 }
 

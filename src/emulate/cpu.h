@@ -41,7 +41,11 @@ struct emu_cpu {
 	uint64_t scratch_cur, mmap_cur;
 	uc_hook stub_hook;
 
-	/* Stubs: index -> service (>= 0) or name of a function without one. */
+	/* Stubs: index -> service (>= 0) or name of a function without one.  The
+	 * services are installed by whoever opens the cpu (services.h): they use
+	 * the cpu, so the cpu knows them only through these. */
+	int (*service_find)(const char *name);
+	int (*service_run)(struct emu_cpu *c, int idx, const uint64_t a[6], uint64_t *ret);
 	int stub_service[EMU_MAXSTUBS];
 	char *stub_name[EMU_MAXSTUBS];
 	unsigned nstubs;
@@ -88,9 +92,7 @@ int emu_cpu_run(struct emu_cpu *c, const struct jma_bcall *bc, int timeout_ms, u
 int emu_cpu_fail(struct emu_cpu *c, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* services.c: the native stand-ins for what jemalloc imports. */
-int emu_service_find(const char *name);
-int emu_service_run(struct emu_cpu *c, int idx, const uint64_t a[6], uint64_t *ret);
+/* Where the thread's errno lives (for services that set it). */
 uint64_t emu_errno_addr(const struct emu_cpu *c);
 
 #endif

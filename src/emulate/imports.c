@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "emulate/imports.h"
+#include "emulate/services.h"
 
 /* Visit the defined functions of the module's .symtab that have a service;
  * @fn returns <0 to stop. */

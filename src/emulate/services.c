@@ -19,7 +19,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 
-#include "emulate/cpu.h"
+#include "emulate/services.h"
 
 /* Larger copies than this are not jemalloc's bookkeeping. */
 #define COPY_MAX	(256UL * 1024 * 1024)
