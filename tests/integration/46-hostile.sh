@@ -1,0 +1,60 @@
+#!/bin/bash
+# 46-hostile.sh -- a local user who owns the target, or shares /tmp with it,
+# cannot turn root's jemattach against root (issue 17).
+. "$(dirname "$0")/../lib.sh"
+PROF="MALLOC_CONF=prof:true,prof_active:true,lg_prof_sample:0"
+TUSER=jmatest
+
+# The unprivileged test account (a system user, kept: it is reusable).
+have_user() {
+	id "$TUSER" >/dev/null 2>&1 || useradd -r -M -s /usr/sbin/nologin "$TUSER" 2>/dev/null
+	id "$TUSER" >/dev/null 2>&1
+}
+
+# Row 1: the target's user, in its own user and mount namespace, bind-mounts
+# /etc/shadow over every dump file it sees (a race a shell loop wins only now
+# and then; check_targetfs makes the same mount deterministically).  Before
+# the fix, root's prof dump -o wrote a copy of /etc/shadow (4 of 5 in the field).
+t_bind_mount_over_the_dump_reads_nothing_of_root() {
+	local pid i
+	have_user || { echo "    (no $TUSER user: skipped)"; return 0; }
+	chmod 0711 "$TMPD"
+	start_fixture_cmd pid setpriv --reuid="$TUSER" --regid="$TUSER" --clear-groups unshare -Urm sh -c \
+		'(while :; do for f in /tmp/jemattach.*/dump.heap /tmp/jemattach.*.heap; do
+			[ -e "$f" ] && mount --bind /etc/shadow "$f" 2>/dev/null; done; done) &
+		 exec env '"$PROF"' '"$FIXTURES/jemfix"
+	for i in 1 2 3 4 5 6 7 8; do
+		jm "$pid" prof dump -o "$TMPD/d$i.heap"
+		[[ $RC == 0 || $RC == 5 || $RC == 1 ]] || fail "dump $i: exit $RC: $ERR"
+		! grep -q '^root:' "$TMPD/d$i.heap" 2>/dev/null || fail "dump $i holds /etc/shadow"
+		[[ $RC != 0 ]] || expect_match "$(head -1 "$TMPD/d$i.heap")" "^heap_v2/"
+	done
+	# The target is still fine, and what the attacker mounted is never root's.
+	expect_eq "$(fix "$pid" ping)" "pong"
+}
+
+# Rows 3 and 4: another user plants FIFOs and symlinks in /tmp under every
+# name jemattach might pick; the dump never opens them (a private 0700
+# directory with an unguessable name), and the target never blocks.
+t_planted_fifos_and_symlinks_are_never_opened() {
+	local pid i
+	have_user || { echo "    (no $TUSER user: skipped)"; return 0; }
+	start_fixture pid "$FIXTURES/jemfix" "$PROF"
+	for i in $(seq 0 20); do
+		runuser -u "$TUSER" -- mkfifo "/tmp/jemattach.$pid.$((pid + i)).0.heap" 2>/dev/null || :
+		runuser -u "$TUSER" -- ln -sf "$TMPD/victim" "/tmp/jemattach.$pid.$((pid + 100 + i)).0.heap" 2>/dev/null || :
+	done
+	runuser -u "$TUSER" -- mkfifo /tmp/jemattach.dump.heap 2>/dev/null || :
+	echo precious >"$TMPD/victim"
+	jm -vv -t 10 "$pid" prof dump -o "$TMPD/p.heap"
+	rm -f /tmp/jemattach."$pid".*.heap /tmp/jemattach.dump.heap
+	expect_rc 0
+	expect_match "$ERR" "wrote /tmp/jemattach\.[0-9a-f]{24}/dump\.heap"
+	expect_eq "$(cat "$TMPD/victim")" precious
+	expect_eq "$(fix "$pid" ping)" "pong"
+	# Nothing left behind in the target's /tmp.
+	[[ -z $(find /tmp -maxdepth 1 -name 'jemattach.????????????????????????' -newer "$TMPD/victim") ]] ||
+		fail "a private dump directory was left in /tmp"
+}
+
+run_tests
