@@ -57,4 +57,48 @@ t_planted_fifos_and_symlinks_are_never_opened() {
 		fail "a private dump directory was left in /tmp"
 }
 
+# Row 6: -o onto a device node writes into it and leaves it a device (a
+# private node: 1,3 is /dev/null's), for the atomic prof dump -o too.
+t_output_to_a_device_is_written_into_not_replaced() {
+	local pid
+	start_fixture pid "$FIXTURES/jemfix" "$PROF"
+	mknod "$TMPD/null" c 1 3
+	jm "$pid" prof dump -o "$TMPD/null"
+	expect_rc 0
+	jm "$pid" stats -o "$TMPD/null"
+	expect_rc 0
+	[[ -c $TMPD/null ]] || fail "$TMPD/null is no longer a device: $(ls -l "$TMPD/null")"
+	expect_eq "$(ls "$TMPD")" "$(ls "$TMPD")"
+	[[ -z $(ls "$TMPD" | grep '\.tmp') ]] || fail "temporary file left: $(ls "$TMPD")"
+	# A file that looks like our old temporary name does not matter.
+	touch "$TMPD/p.heap.tmp$$"
+	jm "$pid" prof dump -o "$TMPD/p.heap"
+	expect_rc 0
+}
+
+# Row 4: another user's symlink in a sticky world-writable directory is not
+# followed by any -o, whatever fs.protected_symlinks says.
+t_symlink_of_another_user_in_a_sticky_dir_is_refused() {
+	local pid
+	have_user || { echo "    (no $TUSER user: skipped)"; return 0; }
+	start_fixture pid "$FIXTURES/jemfix" "$PROF"
+	mkdir -m 1777 "$TMPD/shared"
+	echo precious >"$TMPD/victim"
+	runuser -u "$TUSER" -- ln -s "$TMPD/victim" "$TMPD/shared/out"
+	runuser -u "$TUSER" -- ln -s "$TMPD" "$TMPD/shared/dir"
+	jm "$pid" stats -o "$TMPD/shared/out"
+	expect_rc 2
+	expect_match "$ERR" "symlink owned by another user"
+	jm "$pid" prof dump -o "$TMPD/shared/out"
+	expect_rc 2
+	jm "$pid" prof window 0.1 -o "$TMPD/shared/dir"
+	expect_rc 2
+	expect_eq "$(cat "$TMPD/victim")" precious
+	# Our own symlink there is followed.
+	ln -s "$TMPD/mine" "$TMPD/shared/ours"
+	jm "$pid" stats -o "$TMPD/shared/ours"
+	expect_rc 0
+	[[ -s $TMPD/mine ]] || fail "own symlink not followed"
+}
+
 run_tests
