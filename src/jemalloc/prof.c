@@ -96,10 +96,9 @@ int jma_prof_dump(jma_session *s, char **buf, size_t *len)
 	prefix_dir(s, pref, sizeof(pref));
 	err = jma_tfs_private(s->pid, pref[0] ? pref : NULL, &d);
 	if (err) {
-		err = jma_fail(s, JMA_ERR_TARGET, err, "process %d has no directory where it can "
-			       "create a private one for the dump (tried %s%s/tmp, /var/tmp, "
-			       "/dev/shm: read-only, not writable for its user, or writable by "
-			       "another user)", (int)s->pid, pref, pref[0] ? ", " : "");
+		err = jma_fail(s, JMA_ERR_TARGET, err, "process %d has no directory it can write "
+			       "the dump to (tried %s%s/tmp, /var/tmp, /dev/shm: read-only, not "
+			       "writable for its user, or writable by another user)", (int)s->pid, pref, pref[0] ? ", " : "");
 		goto out;
 	}
 	snprintf(file, sizeof(file), "%s/dump.heap", d.path);
