@@ -15,6 +15,7 @@
 #include "attach/call.h"
 #include "attach/mem.h"
 #include "attach/perm.h"
+#include "process/cgmem.h"
 #include "attach/select.h"
 #include "attach/unwind.h"
 #include "process/freeze.h"
@@ -39,6 +40,24 @@ struct ptrace_be {
 };
 
 static struct jma_backend *ptrace_new(jma_session *s);
+
+/* Refuse (unless --force) a target whose cgroup could OOM-kill it for the
+ * memory our first call costs it (cgmem.h). */
+static int cgmem_check(jma_session *s)
+{
+	char which[4400];
+	uint64_t room;
+
+	if (s->opt.flags & JMA_F_FORCE)
+		return 0;
+	if (jma_cgmem_room(s->pid, &room, which, sizeof(which)) || room >= JMA_CGMEM_FIRST_CALL)
+		return 0;
+	return jma_fail(s, JMA_ERR_UNSAFE, -ENOMEM, "process %d has %llu KiB left under its "
+			"memory cgroup's limit (%s); a first call into it can cost up to %lu KiB "
+			"and could get it OOM-killed: refused (--force to call anyway)",
+			(int)s->pid, (unsigned long long)(room / 1024), which,
+			JMA_CGMEM_FIRST_CALL / 1024);
+}
 
 int jma_open(jma_session *s, pid_t pid)
 {
@@ -76,6 +95,9 @@ int jma_open(jma_session *s, pid_t pid)
 	err = att_call_check_sentinels(pid, msg, sizeof(msg));
 	if (err)
 		return jma_fail(s, JMA_ERR_UNSAFE, err, "%s", msg);
+	err = cgmem_check(s);
+	if (err)
+		return err;
 	if (!c->fn_stats_print)
 		jma_logf(s, JMA_LOG_WARN, "%smalloc_stats_print not found: stats will not work",
 			 c->prefix);
