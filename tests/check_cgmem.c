@@ -6,20 +6,14 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "tutil.h"
 #include "process/cgmem.h"
 
 static char top[] = "/tmp/jemattach-cg.XXXXXX";
 
 static void put(const char *rel, const char *text)
 {
-	char p[512];
-	FILE *f;
-
-	snprintf(p, sizeof(p), "%s/%s", top, rel);
-	f = fopen(p, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(text, f);
-	fclose(f);
+	tput(top, rel, text);
 }
 
 static void setup(void)

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tutil.h"
 #include "process/targetfs.h"
 
 /* The target's user, and another local user. */
@@ -24,14 +25,7 @@ static pid_t child = -1;
 
 static void put(const char *rel, const char *text)
 {
-	char p[512];
-	FILE *f;
-
-	snprintf(p, sizeof(p), "%s%s", root, rel);
-	f = fopen(p, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(text, f);
-	fclose(f);
+	tput(root, rel, text);
 }
 
 static void link_in(const char *rel, const char *target)

@@ -1,4 +1,4 @@
-/* tutil.c -- starting and talking to fixture processes from Check tests. */
+/* tutil.c -- starting and talking to fixture processes, and small files, for Check tests. */
 #include <check.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -82,4 +82,16 @@ void tproc_stop(struct tproc *p)
 	if (p->out)
 		fclose(p->out);
 	memset(p, 0, sizeof(*p));
+}
+
+void tput(const char *dir, const char *rel, const char *text)
+{
+	char p[1400];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, rel);
+	f = fopen(p, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
 }

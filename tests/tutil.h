@@ -1,4 +1,4 @@
-/* tutil.h -- helpers for Check tests that need a live target process. */
+/* tutil.h -- helpers for Check tests: a live target process, small files. */
 #ifndef TUTIL_H
 #define TUTIL_H
 
@@ -23,5 +23,8 @@ const char *tproc_cmd(struct tproc *p, const char *cmd);
 uint64_t tproc_fn(const struct tproc *p, const char *name);
 /* Kill and reap. */
 void tproc_stop(struct tproc *p);
+
+/* Write @text into the file @dir/@rel (created or truncated). */
+void tput(const char *dir, const char *rel, const char *text);
 
 #endif
