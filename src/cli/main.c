@@ -187,7 +187,10 @@ static void usage(FILE *f)
 		"  -p, --prefix PFX    jemalloc symbol prefix (default: detect; e.g. je_, _rjem_)\n"
 		"  -m, --module PATH   jemalloc copy to use when the process has several\n"
 		"  -T, --thread TID    borrow this thread (refused if inside jemalloc)\n"
-		"  -f, --force         with --thread: use it even if inside jemalloc (dangerous)\n"
+		"  -f, --force         do what is refused as unsafe (dangerous): with --thread, use\n"
+		"                      it even if inside jemalloc; call a target with less than\n"
+		"                      512 KiB left under its memory cgroup limit; get names\n"
+		"                      that act (arenas.create, arena.N.reset|destroy, thread.*)\n"
 		"      --freeze        stop every thread while attached, for a consistent snapshot\n"
 		"                      (refused if a thread is inside jemalloc)\n"
 		"  -v, --verbose       say what is done (twice: debug)\n"
@@ -383,8 +386,9 @@ int main(int argc, char **argv)
 		case 't':
 			errno = 0;
 			c.opt.timeout = strtod(optarg, &end);
-			if (errno || *end || !(c.opt.timeout > 0) || c.opt.timeout > 86400)
-				return cli_error(EXIT_USAGE, "invalid --timeout \"%s\": seconds, > 0",
+			if (errno || *end || !(c.opt.timeout >= 0.001) || c.opt.timeout > 86400)
+				return cli_error(EXIT_USAGE, "invalid --timeout \"%s\": seconds, from "
+						 "0.001 to 86400",
 						 optarg);
 			break;
 		case 'p':
@@ -419,8 +423,6 @@ int main(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	if ((c.opt.flags & JMA_F_FORCE) && !c.opt.thread)
-		return cli_error(EXIT_USAGE, "--force needs --thread TID");
 	if (optind >= argc) {
 		usage(stderr);
 		return EXIT_USAGE;

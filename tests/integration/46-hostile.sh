@@ -101,4 +101,45 @@ t_symlink_of_another_user_in_a_sticky_dir_is_refused() {
 	[[ -s $TMPD/mine ]] || fail "own symlink not followed"
 }
 
+# Row 10: hostile inputs: absurd timeouts, inputs that never end, names that act.
+t_absurd_timeouts_are_usage_errors() {
+	local t
+	for t in 1e-300 -1 nan inf 0 1e9; do
+		jm --timeout "$t" 1 get version
+		expect_rc 2
+		expect_match "$ERR" "invalid --timeout \"$t\": seconds, from 0.001 to 86400"
+	done
+}
+
+t_fifo_and_device_inputs_are_refused_before_reading() {
+	mkfifo "$TMPD/fifo"
+	RC=0; ERR=$(timeout 20 "$JEMATTACH" analyze "$TMPD/fifo" 2>&1 >/dev/null) || RC=$?
+	expect_rc 2; expect_match "$ERR" "not a regular file"
+	RC=0; ERR=$(timeout 20 "$JEMATTACH" analyze /dev/zero 2>&1 >/dev/null) || RC=$?
+	expect_rc 2; expect_match "$ERR" "not a regular file"
+	RC=0; ERR=$(timeout 20 "$JEMATTACH" report abs "$TMPD/fifo" 2>&1 >/dev/null) || RC=$?
+	expect_rc 2; expect_match "$ERR" "not a regular file"
+}
+
+t_names_that_act_are_refused_unless_forced() {
+	local pid n
+	start_fixture pid "$FIXTURES/jemfix"
+	n=$(fix "$pid" "get u arenas.narenas")
+	jm "$pid" get arenas.create
+	expect_rc 2
+	expect_match "$ERR" "get arenas.create refused: reading it creates .*\(--force to do it anyway\)"
+	jm "$pid" get arena.0.reset
+	expect_rc 2
+	jm "$pid" get thread.allocated
+	expect_rc 2
+	expect_match "$ERR" "the one jemattach borrows"
+	jm "$pid" set thread.prof.name x
+	expect_rc 2
+	expect_match "$ERR" "set thread.prof.name refused: thread.\* names act on"
+	expect_eq "$(fix "$pid" "get u arenas.narenas")" "$n"
+	jm --force "$pid" get arenas.create
+	expect_rc 0
+	expect_eq "$(fix "$pid" "get u arenas.narenas")" "$((n + 1))"
+}
+
 run_tests
