@@ -23,7 +23,12 @@ struct cli {
 	pid_t pid;
 	jma_session *s;		/* opened on pid before a live command runs */
 	int verbose;
+	unsigned long long exec_mark;	/* cli_exec_mark(pid) at the start, 0 unknown */
 };
+
+/* The process's vDSO address (execmark.c): it changes when the process
+ * exec()s a new program.  0 when it cannot be read (gone, no vDSO). */
+unsigned long long cli_exec_mark(pid_t pid);
 
 struct cli_cmd {
 	const char *name;

@@ -16,6 +16,7 @@
 #include "attach/mem.h"
 #include "attach/perm.h"
 #include "process/cgmem.h"
+#include "process/execcheck.h"
 #include "attach/select.h"
 #include "attach/unwind.h"
 #include "process/freeze.h"
@@ -218,6 +219,12 @@ static int try_thread(struct ptrace_be *p, const struct att_candidate *c, char *
 		snprintf(why, len, "%s", t->err);
 		give_back(p);
 		return err == -ENOSPC || err == -EFAULT ? 1 : jma_fail(s, JMA_ERR_TARGET, err, "%s", why);
+	}
+	if (jma_exec_check(s->pid, jma_syms_jemalloc(s->syms)->path,
+			   jma_syms_jemalloc(s->syms)->fn_mallctl) == -ENOEXEC) {
+		give_back(p);
+		return jma_fail(s, JMA_ERR_ATTACH, -ENOEXEC, "process %d executed a new program "
+				"since jemattach read its symbols", (int)s->pid);
 	}
 	if (frames_in_jemalloc(p, c->tid, where, sizeof(where))) {
 		if (!(s->opt.thread && (s->opt.flags & JMA_F_FORCE))) {
