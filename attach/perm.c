@@ -82,7 +82,11 @@ static int is_jemattach(pid_t tracer, const char *name)
 
 int att_wait_tracer(pid_t pid, pid_t tid, int timeout_ms, char *msg, size_t len)
 {
-	for (int waited = 0;; waited += 10) {
+	pid_t last = 0;
+
+	/* The wait restarts when the process passes from one jemattach to the
+	 * next (they are making progress), up to 5 times the wait in all. */
+	for (int waited = 0, total = 0;; waited += 10, total += 10) {
 		struct timespec step = { 0, 10000000 };
 		struct att_status st, tr;
 		int ours;
@@ -90,6 +94,9 @@ int att_wait_tracer(pid_t pid, pid_t tid, int timeout_ms, char *msg, size_t len)
 		/* Gone or unreadable: the caller's next step says so precisely. */
 		if (att_proc_status(pid, tid, &st) || !st.tracer)
 			return 0;
+		if (st.tracer != last && total < 5 * timeout_ms)
+			waited = 0;
+		last = st.tracer;
 		if (att_proc_status(st.tracer, 0, &tr))
 			snprintf(tr.name, sizeof(tr.name), "?");
 		ours = is_jemattach(st.tracer, tr.name);

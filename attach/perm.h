@@ -15,7 +15,8 @@ int att_precheck(pid_t pid, char *msg, size_t len);
 
 /* Thread @tid of @pid (0: the process) traced by someone else: wait up to
  * @timeout_ms while that is another jemattach (it holds a thread for a few
- * milliseconds), else at once -EBUSY with "traced by process M (name)" in @msg.
+ * milliseconds; the wait restarts when the next one takes over, up to five
+ * times @timeout_ms in all), else at once -EBUSY with "traced by process M (name)" in @msg.
  * 0 when it is not traced (or no longer readable). */
 int att_wait_tracer(pid_t pid, pid_t tid, int timeout_ms, char *msg, size_t len);
 

@@ -193,11 +193,13 @@ static int try_thread(struct ptrace_be *p, const struct att_candidate *c, char *
 	} else {
 		jma_thread_setup(s, t, c->tid);
 		err = att_thread_seize(t, seize_ms);
-		/* Another jemattach holds the thread for a moment: wait for it, once. */
-		if (err == -EPERM && !att_wait_tracer(s->pid, c->tid, ATT_TRACER_WAIT_MS, why, len))
+		/* Another jemattach holds the thread for a moment: wait for it (a
+		 * third may take it first: a few times). */
+		for (int i = 0; err == -EPERM && i < 5; i++) {
+			if (att_wait_tracer(s->pid, c->tid, ATT_TRACER_WAIT_MS, why, len))
+				return jma_fail(s, JMA_ERR_ATTACH, -EBUSY, "%s", why);
 			err = att_thread_seize(t, seize_ms);
-		else if (err == -EPERM)
-			return jma_fail(s, JMA_ERR_ATTACH, -EBUSY, "%s", why);
+		}
 	}
 	t->sym = describe_cb;
 	t->sym_arg = s->syms;

@@ -9,11 +9,13 @@ t_parallel_runs_wait_for_each_other() {
 	for round in 1 2 3; do
 		pids=()
 		for i in 1 2 3 4 5 6; do
-			start_bg p "$JEMATTACH" "$pid" stats --opts gmdablxeh
+			start_bg p "$JEMATTACH" "$pid" stats --opts gmdablxeh 2>"$TMPD/err.$round.$i"
 			pids+=("$p")
 		done
+		i=0
 		for p in "${pids[@]}"; do
-			wait "$p" || fails=$((fails + 1))
+			i=$((i + 1))
+			wait "$p" || { fails=$((fails + 1)); echo "    $(cat "$TMPD/err.$round.$i")" >&2; }
 		done
 	done
 	expect_eq "$fails" 0
