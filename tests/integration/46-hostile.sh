@@ -18,7 +18,6 @@ have_user() {
 t_bind_mount_over_the_dump_reads_nothing_of_root() {
 	local pid i
 	have_user || { echo "    (no $TUSER user: skipped)"; return 0; }
-	chmod 0711 "$TMPD"
 	start_fixture_cmd pid setpriv --reuid="$TUSER" --regid="$TUSER" --clear-groups unshare -Urm sh -c \
 		'(while :; do for f in /tmp/jemattach.*/dump.heap /tmp/jemattach.*.heap; do
 			[ -e "$f" ] && mount --bind /etc/shadow "$f" 2>/dev/null; done; done) &
@@ -82,6 +81,7 @@ t_symlink_of_another_user_in_a_sticky_dir_is_refused() {
 	local pid
 	have_user || { echo "    (no $TUSER user: skipped)"; return 0; }
 	start_fixture pid "$FIXTURES/jemfix" "$PROF"
+	chmod 0711 "$TMPD"	# the other user reaches shared/ (nothing else is listable)
 	mkdir -m 1777 "$TMPD/shared"
 	echo precious >"$TMPD/victim"
 	runuser -u "$TUSER" -- ln -s "$TMPD/victim" "$TMPD/shared/out"
