@@ -41,8 +41,9 @@ t_little_headroom_is_refused() {
 		expect_eq "$OUT" "$(fix "$pid" "get z stats.allocated")"
 	)
 	local rc=$?
-	echo "$pid" >"$(dirname "$cg")/cgroup.procs"
-	rmdir "$cg"
+	# (An old jemattach gets the fixture OOM-killed: then there is nothing to move.)
+	echo "$pid" >"$(dirname "$cg")/cgroup.procs" 2>/dev/null || :
+	rmdir "$cg" || fail "could not remove $cg"
 	return $rc
 }
 
