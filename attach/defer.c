@@ -5,7 +5,16 @@
 
 #include "defer.h"
 
-static const int deferred[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
+static const int deferred[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGTSTP, SIGTTIN, SIGTTOU };
+
+/* Held back but not waited for: they neither end nor cut short a call.
+ * SIGPIPE is synchronous to our own writes; a stop request (Ctrl-Z,
+ * background tty I/O) lets the call finish and the thread go back first: it
+ * takes effect when the mask is restored, the target untouched meanwhile. */
+static int held_only(int sig)
+{
+	return sig == SIGPIPE || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+}
 
 static __thread int depth;
 static __thread sigset_t saved_mask;
@@ -52,8 +61,9 @@ int att_defer_wait(int64_t timeout_ns)
 	int sig;
 
 	deferred_set(&s, 1);
-	/* SIGPIPE is synchronous to our own writes; leave it pending. */
-	sigdelset(&s, SIGPIPE);
+	for (unsigned i = 0; i < sizeof(deferred) / sizeof(*deferred); i++)
+		if (held_only(deferred[i]))
+			sigdelset(&s, deferred[i]);
 	if (timeout_ns < 0)
 		timeout_ns = 0;
 	ts.tv_sec = timeout_ns / 1000000000;
@@ -85,7 +95,7 @@ int att_defer_pending(void)
 		return first_caught;
 	if (sigpending(&p) == 0)
 		for (unsigned i = 0; i < sizeof(deferred) / sizeof(*deferred); i++)
-			if (deferred[i] != SIGPIPE && sigismember(&p, deferred[i]))
+			if (!held_only(deferred[i]) && sigismember(&p, deferred[i]))
 				return deferred[i];
 	return 0;
 }

@@ -1,10 +1,15 @@
-/* defer.h -- hold back our own SIGINT/SIGTERM/SIGHUP/SIGPIPE while a target is modified.
+/* defer.h -- hold back our own SIGINT/SIGTERM/SIGHUP/SIGPIPE and stop signals
+ * (SIGTSTP/SIGTTIN/SIGTTOU) while a target is modified.
  *
  * While any thread is seized, these signals (and SIGCHLD, which att_wait
  * collects) are blocked in the calling thread.  If one arrives while we wait
  * for the target, the wait returns -EINTR so the caller abandons the call and
  * restores the target; the signal is raised again once the last thread is
  * released, so its usual action (or the caller's handler) runs afterwards.
+ * A stop signal does not cut the call short: it stays pending until the last
+ * thread is given back, so Ctrl-Z never leaves a borrowed thread frozen.
+ * (SIGSTOP cannot be held back: jemattach stopped mid-call keeps that one
+ * thread stopped until it is continued.)
  */
 #ifndef ATTACH_DEFER_H
 #define ATTACH_DEFER_H

@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "perm.h"
@@ -61,15 +63,51 @@ int att_precheck(pid_t pid, char *msg, size_t len)
 		snprintf(msg, len, "process %d (%s) is a zombie", (int)pid, st.name);
 		return -ESRCH;
 	}
-	if (st.tracer) {
-		struct att_status tr;
+	return att_wait_tracer(pid, 0, ATT_TRACER_WAIT_MS, msg, len);
+}
+
+/* Is @tracer another jemattach: the same executable as ours, or a program
+ * named so (one built on libjemattach)? */
+static int is_jemattach(pid_t tracer, const char *name)
+{
+	struct stat a, b;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)tracer);
+	if (!stat(path, &a) && !stat("/proc/self/exe", &b) && a.st_dev == b.st_dev &&
+	    a.st_ino == b.st_ino)
+		return 1;
+	return !strcmp(name, "jemattach");
+}
+
+int att_wait_tracer(pid_t pid, pid_t tid, int timeout_ms, char *msg, size_t len)
+{
+	pid_t last = 0;
+
+	/* The wait restarts when the process passes from one jemattach to the
+	 * next (they are making progress), up to 5 times the wait in all. */
+	for (int waited = 0, total = 0;; waited += 10, total += 10) {
+		struct timespec step = { 0, 10000000 };
+		struct att_status st, tr;
+		int ours;
+
+		/* Gone or unreadable: the caller's next step says so precisely. */
+		if (att_proc_status(pid, tid, &st) || !st.tracer)
+			return 0;
+		if (st.tracer != last && total < 5 * timeout_ms)
+			waited = 0;
+		last = st.tracer;
 		if (att_proc_status(st.tracer, 0, &tr))
 			snprintf(tr.name, sizeof(tr.name), "?");
-		snprintf(msg, len, "process %d (%s) is already traced by process %d (%s)", (int)pid,
-			 st.name, (int)st.tracer, tr.name);
-		return -EBUSY;
+		ours = is_jemattach(st.tracer, tr.name);
+		if (!ours || waited >= timeout_ms) {
+			snprintf(msg, len, "process %d (%s) is already traced by process %d (%s)%s",
+				 (int)pid, st.name, (int)st.tracer, tr.name, ours ?
+				 ": another jemattach, still attached after waiting for it" : "");
+			return -EBUSY;
+		}
+		nanosleep(&step, NULL);
 	}
-	return 0;
 }
 
 static int read_int_file(const char *path, int *v)
@@ -112,6 +150,9 @@ void att_explain_eperm(pid_t pid, char *msg, size_t len)
 		snprintf(msg, len, "permission denied");
 		return;
 	}
+	/* Another tracer took it since the precheck: that is the reason, not permissions. */
+	if (att_wait_tracer(pid, 0, 0, msg, len))
+		return;
 	has_cap = !!(me.cap_eff & (1ULL << CAP_SYS_PTRACE_BIT));
 	if (read_int_file("/proc/sys/kernel/yama/ptrace_scope", &scope) == 0) {
 		if (scope >= 3) {

@@ -6,25 +6,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tutil.h"
 #include "process/targetfs.h"
+
+/* The target's user, and another local user. */
+#define TEST_UID 65534
+#define TEST_EVIL 65533
 
 static char root[] = "/tmp/jemattach-root.XXXXXX";
 static pid_t child = -1;
 
 static void put(const char *rel, const char *text)
 {
-	char p[512];
-	FILE *f;
-
-	snprintf(p, sizeof(p), "%s%s", root, rel);
-	f = fopen(p, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(text, f);
-	fclose(f);
+	tput(root, rel, text);
 }
 
 static void link_in(const char *rel, const char *target)
@@ -52,13 +53,27 @@ static void setup(void)
 	link_in("/tmp/etc", "/etc");
 	link_in("/tmp/up", "../../../../../../etc");
 	snprintf(p, sizeof(p), "%s/tmp/fifo", root);
-	mkfifo(p, 0600);
+	mkfifo(p, 0666);
+	chmod(root, 0755);
+	put("/etc/secret", "root only\n");
+	snprintf(p, sizeof(p), "%s/etc/secret", root);
+	chmod(p, 0600);
+	snprintf(p, sizeof(p), "%s/home", root);
+	mkdir(p, 0755);
+	snprintf(p, sizeof(p), "%s/home/evil", root);
+	mkdir(p, 0777);
+	chmod(p, 0777);
+	ck_assert_int_eq(chown(p, TEST_EVIL, TEST_EVIL), 0);
 	ck_assert_int_eq(pipe(go), 0);
 	child = fork();
 	if (child == 0) {
 		char c;
 		close(go[1]);
-		if (chroot(root) || chdir("/"))
+		/* Its own mount namespace (bind mounts in it are the attack of
+		 * issue 17), then the uid and gid of an unprivileged user. */
+		if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+		    chroot(root) || chdir("/") || setgroups(0, NULL) ||
+		    setresgid(TEST_UID, TEST_UID, TEST_UID) || setresuid(TEST_UID, TEST_UID, TEST_UID))
 			_exit(1);
 		/* Parked until the test ends. */
 		while (read(go[0], &c, 1) < 0)
@@ -121,27 +136,112 @@ START_TEST(test_targetfs_refuses_non_regular_and_large)
 }
 END_TEST
 
-START_TEST(test_targetfs_writable_dir_and_unlink)
+START_TEST(test_targetfs_opens_with_the_targets_rights)
 {
-	char dir[256], p[512];
+	char *buf;
+	size_t len;
+
+	/* Root could read it; the target's user cannot, so neither do we for it. */
+	ck_assert_int_eq(jma_tfs_read(child, "/etc/secret", 4096, &buf, &len), -EACCES);
+	ck_assert_int_eq(jma_tfs_read(child, "/etc/hostname", 4096, &buf, &len), 0);
+	free(buf);
+	/* And our own rights are back afterwards. */
+	ck_assert_int_eq(access("/etc/shadow", R_OK), 0);
+}
+END_TEST
+
+/* The target writes @text as @name into the private directory. */
+static void target_writes(const struct jma_tfs_dir *d, const char *name, const char *text)
+{
+	char rel[700], p[1300];
+
+	snprintf(rel, sizeof(rel), "%s/%s", d->path, name);
+	put(rel, text);
+	snprintf(p, sizeof(p), "%s%s", root, rel);
+	ck_assert_int_eq(chown(p, TEST_UID, TEST_UID), 0);
+}
+
+START_TEST(test_targetfs_private_dir)
+{
+	struct jma_tfs_dir d;
+	char p[1300], *buf;
+	size_t len;
 	struct stat st;
 
-	ck_assert_int_eq(jma_tfs_writable_dir(child, 1000, NULL, dir, sizeof(dir)), 0);
-	ck_assert_str_eq(dir, "/tmp");
-	/* /etc is not writable for uid 1000, and /var/tmp, /dev/shm do not exist. */
-	ck_assert_int_eq(jma_tfs_writable_dir(child, 1000, "/etc", dir, sizeof(dir)), 0);
-	ck_assert_str_eq(dir, "/tmp");
-	ck_assert_int_eq(jma_tfs_writable_dir(child, 0, "/etc", dir, sizeof(dir)), 0);
-	ck_assert_str_eq(dir, "/etc");
-	put("/tmp/x", "x");
-	ck_assert_int_eq(jma_tfs_unlink(child, "/tmp/x"), 0);
-	snprintf(p, sizeof(p), "%s/tmp/x", root);
-	ck_assert_int_ne(stat(p, &st), 0);
-	/* Removing through a symlinked directory stays inside too. */
-	put("/etc/y", "y");
-	ck_assert_int_eq(jma_tfs_unlink(child, "/tmp/etc/y"), 0);
-	snprintf(p, sizeof(p), "%s/etc/y", root);
-	ck_assert_int_ne(stat(p, &st), 0);
+	ck_assert_int_eq(jma_tfs_private(child, NULL, &d), 0);
+	ck_assert_int_eq(strncmp(d.path, "/tmp/jemattach.", 15), 0);
+	ck_assert_uint_ge(strlen(d.path), 15 + 24);
+	snprintf(p, sizeof(p), "%s%s", root, d.path);
+	ck_assert_int_eq(lstat(p, &st), 0);
+	ck_assert(S_ISDIR(st.st_mode));
+	ck_assert_uint_eq(st.st_mode & 07777, 0700);
+	ck_assert_uint_eq(st.st_uid, TEST_UID);
+	target_writes(&d, "dump.heap", "heap_v2/1\n");
+	ck_assert_int_eq(jma_tfs_private_read(&d, "dump.heap", 4096, &buf, &len), 0);
+	ck_assert_str_eq(buf, "heap_v2/1\n");
+	free(buf);
+	ck_assert_int_eq(jma_tfs_private_remove(&d, "dump.heap"), 0);
+	ck_assert_int_ne(lstat(p, &st), 0);
+	ck_assert_int_eq(jma_tfs_private_remove(&d, "dump.heap"), 0);
+}
+END_TEST
+
+START_TEST(test_targetfs_private_refuses_what_was_swapped_in)
+{
+	struct jma_tfs_dir d;
+	char p[1300], q[1300], cmd[3000], *buf;
+	size_t len;
+
+	ck_assert_int_eq(jma_tfs_private(child, NULL, &d), 0);
+	snprintf(p, sizeof(p), "%s%s/dump.heap", root, d.path);
+	/* A file of another owner (root's, as a root-owned copy would be). */
+	put(p + strlen(root), "x");
+	ck_assert_int_eq(jma_tfs_private_read(&d, "dump.heap", 4096, &buf, &len), -EPERM);
+	unlink(p);
+	/* A hard link (to the target's own file; to others' protected_hardlinks says no). */
+	target_writes(&d, "other", "x");
+	snprintf(q, sizeof(q), "%s%s/other", root, d.path);
+	ck_assert_int_eq(link(q, p), 0);
+	ck_assert_int_eq(jma_tfs_private_read(&d, "dump.heap", 4096, &buf, &len), -EPERM);
+	unlink(p);
+	unlink(q);
+	/* A symlink, and a FIFO. */
+	ck_assert_int_eq(symlink("/etc/hostname", p), 0);
+	ck_assert_int_lt(jma_tfs_private_read(&d, "dump.heap", 4096, &buf, &len), 0);
+	unlink(p);
+	ck_assert_int_eq(mkfifo(p, 0666), 0);
+	ck_assert_int_eq(chown(p, TEST_UID, TEST_UID), 0);
+	ck_assert_int_eq(jma_tfs_private_read(&d, "dump.heap", 4096, &buf, &len), -EPERM);
+	unlink(p);
+	/* The attack of issue 17 row 1: a bind mount over the dump in the
+	 * target's mount namespace (its own file, so that only the mount differs). */
+	target_writes(&d, "dump.heap", "heap_v2/1\n");
+	target_writes(&d, "mine", "secret of the target's user\n");
+	snprintf(cmd, sizeof(cmd), "nsenter -t %d -m mount --bind '%s%s/mine' '%s%s/dump.heap'",
+		 (int)child, root, d.path, root, d.path);
+	ck_assert_int_eq(system(cmd), 0);
+	ck_assert_int_eq(jma_tfs_private_read(&d, "dump.heap", 4096, &buf, &len), -EPERM);
+	snprintf(cmd, sizeof(cmd), "nsenter -t %d -m umount '%s%s/dump.heap'", (int)child, root,
+		 d.path);
+	ck_assert_int_eq(system(cmd), 0);
+	ck_assert_int_eq(jma_tfs_private_read(&d, "dump.heap", 4096, &buf, &len), 0);
+	free(buf);
+	/* Files added by the target's user stay (and the directory with them). */
+	ck_assert_int_eq(jma_tfs_private_remove(&d, "dump.heap"), -ENOTEMPTY);
+}
+END_TEST
+
+START_TEST(test_targetfs_private_skips_unsafe_dirs)
+{
+	struct jma_tfs_dir d;
+
+	/* /etc: not writable for the target's user; /home/evil: another user's. */
+	ck_assert_int_eq(jma_tfs_private(child, "/etc", &d), 0);
+	ck_assert_int_eq(strncmp(d.path, "/tmp/", 5), 0);
+	ck_assert_int_eq(jma_tfs_private_remove(&d, NULL), 0);
+	ck_assert_int_eq(jma_tfs_private(child, "/home/evil", &d), 0);
+	ck_assert_int_eq(strncmp(d.path, "/tmp/", 5), 0);
+	ck_assert_int_eq(jma_tfs_private_remove(&d, NULL), 0);
 }
 END_TEST
 
@@ -154,7 +254,10 @@ Suite *suite_targetfs(void)
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, test_targetfs_symlinks_stay_inside);
 	tcase_add_test(tc, test_targetfs_refuses_non_regular_and_large);
-	tcase_add_test(tc, test_targetfs_writable_dir_and_unlink);
+	tcase_add_test(tc, test_targetfs_opens_with_the_targets_rights);
+	tcase_add_test(tc, test_targetfs_private_dir);
+	tcase_add_test(tc, test_targetfs_private_refuses_what_was_swapped_in);
+	tcase_add_test(tc, test_targetfs_private_skips_unsafe_dirs);
 	suite_add_tcase(s, tc);
 	return s;
 }

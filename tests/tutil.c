@@ -1,4 +1,4 @@
-/* tutil.c -- starting and talking to fixture processes from Check tests; corpus files. */
+/* tutil.c -- starting and talking to fixture processes, small files and corpus files, for Check tests. */
 #include <check.h>
 #include <dirent.h>
 #include <stdio.h>
@@ -127,4 +127,16 @@ int tu_replay_corpus(const char *dir, int (*one)(const uint8_t *data, size_t siz
 	}
 	closedir(d);
 	return n;
+}
+
+void tput(const char *dir, const char *rel, const char *text)
+{
+	char p[1400];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, rel);
+	f = fopen(p, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	fclose(f);
 }

@@ -1,4 +1,4 @@
-/* tutil.h -- helpers for Check tests that need a live target process. */
+/* tutil.h -- helpers for Check tests: a live target process, small files. */
 #ifndef TUTIL_H
 #define TUTIL_H
 
@@ -29,5 +29,8 @@ unsigned char *tu_slurp(const char *path, size_t *len);
 /* Feed every file of fuzzing corpus @dir to @one (a libFuzzer entry point);
  * returns how many there were. */
 int tu_replay_corpus(const char *dir, int (*one)(const uint8_t *data, size_t size));
+
+/* Write @text into the file @dir/@rel (created or truncated). */
+void tput(const char *dir, const char *rel, const char *text);
 
 #endif

@@ -2,6 +2,7 @@
 #ifndef JMA_CLI_H
 #define JMA_CLI_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include <jemattach.h>
@@ -23,7 +24,12 @@ struct cli {
 	jma_session *s;		/* opened on pid before a live command runs */
 	int verbose;
 	int emulate;		/* --emulate: run jemalloc's code on a copy (emulate.c) */
+	unsigned long long exec_mark;	/* cli_exec_mark(pid) at the start, 0 unknown */
 };
+
+/* The process's vDSO address (execmark.c): it changes when the process
+ * exec()s a new program.  0 when it cannot be read (gone, no vDSO). */
+unsigned long long cli_exec_mark(pid_t pid);
 
 struct cli_cmd {
 	const char *name;
@@ -65,6 +71,21 @@ void cli_hint_unnamed(jma_heap *h, const struct jma_heap_report_opts *o);
 
 /* "1.5 KiB": binary units with one decimal (units.c). */
 const char *cli_bytes(unsigned long long n, char *buf, size_t len);
+
+/* Our own output files (outfile.c): "-" is stdout; a symlink of another
+ * user in a sticky world-writable directory is refused (-EPERM); a path that
+ * is not a regular file is written into, never replaced; @atomic replaces a
+ * regular file by rename() of an unguessable O_EXCL sibling at close. */
+struct cli_out {
+	FILE *f;
+	char path[4096];
+	char tmp[4200];
+};
+int cli_out_check_link(const char *path);
+int cli_out_open(const char *path, bool atomic, struct cli_out *o);
+/* Close; with @ok the atomic file replaces the old one, else it is removed. */
+int cli_out_close(struct cli_out *o, bool ok);
+const char *cli_out_strerror(int err);
 
 /* JSON output helpers (json.c). */
 void cli_json_string(FILE *f, const char *s);

@@ -193,6 +193,8 @@ int cmd_analyze(struct cli *c, int argc, char **argv)
 	struct analyze a = { 0 };
 	jma_heap *h = NULL;
 	FILE *out = stdout;
+	struct cli_out o;
+	int err2;
 	int rc;
 
 	rc = parse_args(c, argc, argv, &a);
@@ -216,15 +218,17 @@ int cmd_analyze(struct cli *c, int argc, char **argv)
 	if (rc)
 		return rc;
 	if (a.out) {
-		out = fopen(a.out, "w");
-		if (!out) {
+		int err = cli_out_open(a.out, false, &o);
+
+		if (err) {
 			jma_heap_free(h);
-			return cli_error(EXIT_USAGE, "%s: %s", a.out, strerror(errno));
+			return cli_error(EXIT_USAGE, "%s: %s", a.out, cli_out_strerror(err));
 		}
+		out = o.f;
 	}
 	rc = run(&a, h, out);
-	if (out != stdout && fclose(out) && !rc)
-		rc = cli_error(EXIT_TARGET, "%s: %s", a.out, strerror(errno));
+	if (a.out && (err2 = cli_out_close(&o, true)) && !rc)
+		rc = cli_error(EXIT_TARGET, "%s: %s", a.out, strerror(-err2));
 	jma_heap_free(h);
 	return rc;
 }

@@ -57,6 +57,39 @@ static void print_values(char **names, const struct jma_value *v, char **errs, i
 			cli_error(EXIT_TARGET, "%s", errs[i]);
 }
 
+/* Why reading (or, @set, writing) @name is not a plain read or write of the
+ * process's state, or NULL.  These are refused unless --force: a get that
+ * creates an arena each time, or resets one under the application's feet, and
+ * thread.* names that act on whichever thread jemattach borrowed. */
+static const char *action_reason(const char *name, int set)
+{
+	const char *dot = strrchr(name, '.');
+
+	if (!strncmp(name, "thread.", 7))
+		return "thread.* names act on and report the calling thread: here the one "
+		       "jemattach borrows for the call, not the process";
+	if (set)
+		return NULL;
+	if (!strcmp(name, "arenas.create") || !strncmp(name, "tcache.", 7))
+		return "reading it creates (or flushes) something in the target each time";
+	if (!strncmp(name, "arena.", 6) && dot &&
+	    (!strcmp(dot, ".reset") || !strcmp(dot, ".destroy") || !strcmp(dot, ".purge") ||
+	     !strcmp(dot, ".decay")))
+		return "it is an action on the arena's memory, not a value (purge and decay: "
+		       "jemattach purge, jemattach decay)";
+	return NULL;
+}
+
+/* The refusal for @name unless --force; EXIT_OK when it may go on. */
+static int refuse_action(const struct cli *c, const char *cmd, const char *name)
+{
+	const char *why = action_reason(name, !strcmp(cmd, "set"));
+
+	if (!why || (c->opt.flags & JMA_F_FORCE))
+		return EXIT_OK;
+	return cli_error(EXIT_USAGE, "%s %s refused: %s (--force to do it anyway)", cmd, name, why);
+}
+
 int cmd_get(struct cli *c, int argc, char **argv)
 {
 	static const struct option longopts[] = { { "json", no_argument, NULL, 'j' },
@@ -83,6 +116,9 @@ int cmd_get(struct cli *c, int argc, char **argv)
 	n = argc - optind;
 	if (n < 1)
 		return cli_usage(c, "get", "missing NAME");
+	for (int i = optind; i < argc; i++)
+		if ((rc = refuse_action(c, "get", argv[i])))
+			return rc;
 	v = calloc((size_t)n, sizeof(*v));
 	errs = calloc((size_t)n, sizeof(*errs));
 	if (!v || !errs) {
@@ -154,6 +190,8 @@ int cmd_set(struct cli *c, int argc, char **argv)
 		return cli_usage(c, "set", "need NAME and VALUE");
 	name = argv[optind];
 	text = argv[optind + 1];
+	if ((rc = refuse_action(c, "set", name)))
+		return rc;
 	if (jma_attach(c->s))
 		return cli_fail_session(c);
 	if (type == JMA_T_UNKNOWN && jma_ctl_type(c->s, name, &type, &access)) {

@@ -149,28 +149,16 @@ static int prof_reset(struct cli *c, int argc, char **argv)
 	return EXIT_OK;
 }
 
-/* Write @len bytes to @path ("-" = stdout), replacing it atomically. */
+/* Write @len bytes to @path ("-" = stdout), replacing a regular file atomically. */
 static int save(const char *path, const char *buf, size_t len)
 {
-	char tmp[4200];
-	FILE *f;
+	struct cli_out o;
+	int err = cli_out_open(path, true, &o);
 
-	if (!strcmp(path, "-"))
-		return fwrite(buf, 1, len, stdout) == len ? 0 : -EIO;
-	snprintf(tmp, sizeof(tmp), "%s.tmp%d", path, (int)getpid());
-	f = fopen(tmp, "wx");
-	if (!f)
-		return -errno;
-	if (fwrite(buf, 1, len, f) != len || fclose(f)) {
-		unlink(tmp);
-		return -EIO;
-	}
-	if (rename(tmp, path)) {
-		int err = -errno;
-		unlink(tmp);
+	if (err)
 		return err;
-	}
-	return 0;
+	err = fwrite(buf, 1, len, o.f) == len ? 0 : -EIO;
+	return cli_out_close(&o, !err) ?: err;
 }
 
 /* jeprof.<pid>.<n>.heap, the first n not taken in the current directory. */
@@ -194,7 +182,8 @@ static int dump_to(struct cli *c, const char *path)
 	err = save(path, buf, len);
 	free(buf);
 	if (err)
-		return cli_error(EXIT_TARGET, "writing %s: %s", path, strerror(-err));
+		return cli_error(err == -EPERM ? EXIT_USAGE : EXIT_TARGET, "writing %s: %s", path,
+				 cli_out_strerror(err));
 	if (strcmp(path, "-"))
 		printf("%s (%zu bytes)\n", path, len);
 	return EXIT_OK;
@@ -417,6 +406,8 @@ static int prof_window(struct cli *c, int argc, char **argv)
 	 * first: a failed window leaves nothing behind. */
 	if (jma_prof_check(c->s))
 		return cli_fail_session(c);
+	if (cli_out_check_link(dir))
+		return cli_error(EXIT_USAGE, "cannot write in %s: %s", dir, cli_out_strerror(-EPERM));
 	if (mkdir(dir, 0755) == 0)
 		made_dir = true;
 	else if (errno != EEXIST)

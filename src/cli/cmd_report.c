@@ -183,19 +183,19 @@ static int write_svg(struct report *r)
 	enum jma_metric m = r->metric >= 0 ? (enum jma_metric)r->metric : JMA_M_ALLOCATED;
 	const struct jma_sample *s0 = &r->ser.v[0];
 	char title[256];
-	FILE *f = fopen(r->svg, "w");
-	int err;
+	struct cli_out o;
+	int err = cli_out_open(r->svg, false, &o);
+	FILE *f = o.f;
 
-	if (!f)
-		return cli_error(EXIT_USAGE, "cannot create %s: %s", r->svg, strerror(errno));
+	if (err)
+		return cli_error(EXIT_USAGE, "cannot create %s: %s", r->svg, cli_out_strerror(err));
 	if (s0->pid)
 		snprintf(title, sizeof(title), "%s (pid %d): %s", s0->comm, (int)s0->pid,
 			 jma_metric_name(m));
 	else
 		snprintf(title, sizeof(title), "%s: %s", r->path, jma_metric_name(m));
 	err = jma_report_svg(f, &r->ser, m, r->from, r->to, title);
-	if (fclose(f) && !err)
-		err = -EIO;
+	err = cli_out_close(&o, !err) ?: err;
 	if (err)
 		return cli_error(EXIT_TARGET, "writing %s: %s", r->svg, strerror(-err));
 	return EXIT_OK;

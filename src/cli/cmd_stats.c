@@ -26,6 +26,8 @@ int cmd_stats(struct cli *c, int argc, char **argv)
 	const char *letters = "", *out = NULL;
 	char opts[40];
 	FILE *f = stdout;
+	struct cli_out o;
+	int err;
 	int json = 0, opt, rc = EXIT_OK;
 
 	while ((opt = getopt_long(argc, argv, "jO:o:", longopts, NULL)) != -1) {
@@ -42,14 +44,13 @@ int cmd_stats(struct cli *c, int argc, char **argv)
 		return cli_usage(c, "stats", "invalid --opts \"%s\": letters among g m d a b l x e h "
 				 "(J is --json)", letters);
 	snprintf(opts, sizeof(opts), "%s%s", json ? "J" : "", letters);
-	if (out && strcmp(out, "-")) {
-		f = fopen(out, "w");
-		if (!f)
-			return cli_error(EXIT_USAGE, "cannot create %s: %s", out, strerror(errno));
-	}
+	if (out && (err = cli_out_open(out, false, &o)))
+		return cli_error(EXIT_USAGE, "cannot create %s: %s", out, cli_out_strerror(err));
+	if (out)
+		f = o.f;
 	if (jma_stats_print(c->s, opts, write_all, f))
 		rc = cli_fail_session(c);
-	if (f != stdout && fclose(f) && rc == EXIT_OK)
-		rc = cli_error(EXIT_TARGET, "writing %s: %s", out, strerror(errno));
+	if (out && (err = cli_out_close(&o, true)) && rc == EXIT_OK)
+		rc = cli_error(EXIT_TARGET, "writing %s: %s", out, strerror(-err));
 	return rc;
 }

@@ -90,23 +90,13 @@ static int sample(struct cli *c, struct watch *w, unsigned iter, struct jma_samp
  * file and rename it over the old one, so it sees one whole sample. */
 static int replace_prom_file(const char *path, const struct jma_sample *smp)
 {
-	char tmp[PATH_MAX];
-	FILE *f;
-	int err;
+	struct cli_out o;
+	int err = cli_out_open(path, true, &o);
 
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	f = fopen(tmp, "w");
-	if (!f)
-		return -errno;
-	err = jma_series_write(f, JMA_SERIES_PROM, smp);
-	if (fclose(f) && !err)
-		err = -EIO;
-	if (!err && rename(tmp, path))
-		err = -errno;
 	if (err)
-		unlink(tmp);
-	return err;
+		return err;
+	err = jma_series_write(o.f, JMA_SERIES_PROM, smp);
+	return cli_out_close(&o, !err) ?: err;
 }
 
 /* Whether process @pid has exited (gone, or a zombie nobody reaped yet). */
@@ -156,15 +146,18 @@ static int target_ended(struct cli *c, const struct watch *w)
 
 static int watch_loop(struct cli *c, struct watch *w)
 {
+	struct cli_out o = { .f = stdout };
 	FILE *f = stdout;
 	const char *name = w->out && strcmp(w->out, "-") ? w->out : "standard output";
 	double next = now_s();
 	int rc = EXIT_OK, err;
 
 	if (w->fmt != JMA_SERIES_PROM && w->out && strcmp(w->out, "-")) {
-		f = fopen(w->out, "w");
-		if (!f)
-			return cli_error(EXIT_USAGE, "cannot create %s: %s", w->out, strerror(errno));
+		err = cli_out_open(w->out, false, &o);
+		if (err)
+			return cli_error(EXIT_USAGE, "cannot create %s: %s", w->out,
+					 cli_out_strerror(err));
+		f = o.f;
 	}
 	if (w->fmt != JMA_SERIES_PROM && (err = jma_series_write_header(f, w->fmt)))
 		rc = cli_error(EXIT_TARGET, "writing %s: %s", name, strerror(-err));
@@ -187,14 +180,14 @@ static int watch_loop(struct cli *c, struct watch *w)
 		err = w->fmt == JMA_SERIES_PROM ? replace_prom_file(w->out, &smp)
 						: jma_series_write(f, w->fmt, &smp);
 		if (err)
-			rc = cli_error(EXIT_TARGET, "writing %s: %s", name, strerror(-err));
+			rc = cli_error(EXIT_TARGET, "writing %s: %s", name, cli_out_strerror(err));
 		w->samples++;
 		w->hold_sum += smp.hold_ns;
 		w->hold_max = smp.hold_ns > w->hold_max ? smp.hold_ns : w->hold_max;
 		jma_sample_clear(&smp);
 	}
-	if (f != stdout && fclose(f) && rc == EXIT_OK)
-		rc = cli_error(EXIT_TARGET, "writing %s: %s", name, strerror(errno));
+	if (f != stdout && (err = cli_out_close(&o, true)) && rc == EXIT_OK)
+		rc = cli_error(EXIT_TARGET, "writing %s: %s", name, strerror(-err));
 	/* For the person at the terminal: what watching cost the target. */
 	if (w->samples && isatty(STDERR_FILENO))
 		fprintf(stderr, "%s: %lu samples; the target thread was held %.2f ms on average, "

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -89,7 +90,10 @@ static void usage(FILE *f)
 		"  -m, --module PATH   jemalloc copy to use when the process has several\n"
 		"  -T, --thread TID    borrow this thread (refused if inside jemalloc or not on a\n"
 		"                      known stack)\n"
-		"  -f, --force         with --thread: use it even if inside jemalloc (dangerous)\n"
+		"  -f, --force         do what is refused as unsafe (dangerous): with --thread, use\n"
+		"                      it even if inside jemalloc; call a target with less than\n"
+		"                      512 KiB left under its memory cgroup limit; get names\n"
+		"                      that act (arenas.create, arena.N.reset|destroy, thread.*)\n"
 		"      --freeze        stop every thread while attached, for a consistent snapshot\n"
 		"                      (refused if a thread may hold a jemalloc lock)\n"
 		"      --emulate       run jemalloc's code in an emulator on a copy of the process's\n"
@@ -171,6 +175,9 @@ static int run_live(struct cli *c, const struct cli_cmd *k, int argc, char **arg
 	c->s = jma_new(&c->opt);
 	if (!c->s)
 		return cli_error(EXIT_TARGET, "out of memory");
+	/* No [vdso] line only in the middle of an exec: a moment later there is one. */
+	for (int i = 0; i < 20 && !(c->exec_mark = cli_exec_mark(c->pid)) && !kill(c->pid, 0); i++)
+		usleep(1000);
 	rc = cli_open(c, k, argc, argv);
 	if (!rc) {
 		optind = 0;
@@ -288,9 +295,9 @@ int main(int argc, char **argv)
 		case 't':
 			errno = 0;
 			c.opt.timeout = strtod(optarg, &end);
-			if (errno || *end || !(c.opt.timeout > 0) || c.opt.timeout > 86400)
-				return cli_error(EXIT_USAGE, "invalid --timeout \"%s\": seconds, > 0",
-						 optarg);
+			if (errno || *end || !(c.opt.timeout >= 0.001) || c.opt.timeout > 86400)
+				return cli_error(EXIT_USAGE, "invalid --timeout \"%s\": seconds, from "
+						 "0.001 to 86400", optarg);
 			break;
 		case 'p':
 			c.opt.prefix = optarg;
@@ -327,8 +334,6 @@ int main(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
-	if ((c.opt.flags & JMA_F_FORCE) && !c.opt.thread)
-		return cli_error(EXIT_USAGE, "--force needs --thread TID");
 	if (optind >= argc) {
 		usage(stderr);
 		return EXIT_USAGE;

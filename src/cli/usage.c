@@ -1,7 +1,10 @@
 /* usage.c -- what every command shares: errors and usage messages, finding a command. */
+#include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
 
@@ -22,7 +25,25 @@ int cli_error(int code, const char *fmt, ...)
 int cli_fail_session(struct cli *c)
 {
 	enum jma_errkind k = jma_errkind(c->s);
+	struct timespec settle = { 0, 50000000 };
+	unsigned long long now = c->exec_mark ? cli_exec_mark(c->pid) : 0;
 
+	/* Read in the middle of an exec (no [vdso] line yet), the new program
+	 * may not have loaded jemalloc yet, or the maps read may be the old
+	 * program's: look again a moment later before calling it missing or unsafe. */
+	if (c->exec_mark && (!now || now == c->exec_mark) &&
+	    (k == JMA_ERR_MISSING || k == JMA_ERR_UNSAFE)) {
+		nanosleep(&settle, NULL);
+		now = cli_exec_mark(c->pid);
+	}
+	/* Gone meanwhile: that, not the symptom, is the error. */
+	if ((k == JMA_ERR_MISSING || k == JMA_ERR_UNSAFE) && c->exec_mark && !now &&
+	    kill(c->pid, 0) && errno == ESRCH)
+		return cli_error(EXIT_ATTACH, "process %d exited", (int)c->pid);
+	/* The program changed under us: that, not the symptom, is the error. */
+	if (now && now != c->exec_mark)
+		return cli_error(EXIT_ATTACH, "process %d executed a new program during the session",
+				 (int)c->pid);
 	return cli_error(k == JMA_OK ? EXIT_TARGET : (int)k, "%s", jma_errmsg(c->s));
 }
 

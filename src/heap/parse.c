@@ -412,18 +412,29 @@ int jma_heap_parse(const void *buf, size_t len, const char *name, jma_heap **out
 
 int jma_heap_load(const char *path, jma_heap **out, char *msg, size_t msglen)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	/* O_NONBLOCK: opening a FIFO must not wait for a writer. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	size_t len = 0, cap = 0;
+	struct stat st;
 	char *buf = NULL;
 	int err = 0;
 
 	*out = NULL;
-	if (fd < 0) {
+	if (fd < 0 || fstat(fd, &st)) {
 		err = -errno;
 		snprintf(msg, msglen, "%s: %s", path, strerror(-err));
+		if (fd >= 0)
+			close(fd);
 		return err;
 	}
-	/* Read to the end rather than trusting st_size: it may be a pipe or /proc. */
+	/* Refused before reading anything: a FIFO may never end, /dev/zero never does. */
+	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size > JMA_HEAP_MAX_BYTES) {
+		snprintf(msg, msglen, S_ISREG(st.st_mode) ? "%s: larger than %llu bytes" :
+			 "%s: not a regular file (not read)", path, JMA_HEAP_MAX_BYTES);
+		close(fd);
+		return S_ISREG(st.st_mode) ? -EFBIG : -EINVAL;
+	}
+	/* Read to the end rather than trusting st_size: it may grow, or be /proc's 0. */
 	for (;;) {
 		ssize_t n;
 

@@ -92,11 +92,14 @@ static void prefix_dir(jma_session *s, char *out, size_t len)
 	jma_value_clear(&v);
 }
 
+/* The dump goes into a directory of our own that the target creates (0700,
+ * unguessable name, see targetfs.h): nobody else can plant a FIFO or a symlink
+ * at the name the target opens, and we read back only the regular file it wrote. */
 int jma_prof_dump(jma_session *s, char **buf, size_t *len)
 {
-	static unsigned seq;
 	struct jma_value path = { .type = JMA_T_STRING };
-	char dir[512], pref[512], file[640];
+	struct jma_tfs_dir d = { .fd = -1, .pfd = -1 };
+	char pref[512], file[640];
 	int here, err, rm;
 
 	*buf = NULL;
@@ -116,36 +119,39 @@ int jma_prof_dump(jma_session *s, char **buf, size_t *len)
 		goto out;
 	}
 	prefix_dir(s, pref, sizeof(pref));
-	att_proc_status(s->pid, 0, &s->st);
-	err = jma_tfs_writable_dir(s->pid, s->st.uid[1], pref[0] ? pref : NULL, dir, sizeof(dir));
+	err = jma_tfs_private(s->pid, pref[0] ? pref : NULL, &d);
 	if (err) {
-		err = jma_fail(s, JMA_ERR_TARGET, err, "process %d has no directory it can write the "
-			       "dump to (tried %s%s/tmp, /var/tmp, /dev/shm: read-only or not "
-			       "writable for uid %u)", (int)s->pid, pref, pref[0] ? ", " : "",
-			       (unsigned)s->st.uid[1]);
+		err = jma_fail(s, JMA_ERR_TARGET, err, "process %d has no directory it can write "
+			       "the dump to (tried %s%s/tmp, /var/tmp, /dev/shm: read-only, not "
+			       "writable for its user, or writable by another user)", (int)s->pid, pref, pref[0] ? ", " : "");
 		goto out;
 	}
-	snprintf(file, sizeof(file), "%s/jemattach.%d.%d.%u.heap", strcmp(dir, "/") ? dir : "",
-		 (int)s->pid, (int)getpid(), seq++);
+	snprintf(file, sizeof(file), "%s/dump.heap", d.path);
 	path.str = file;
 	err = jma_set(s, "prof.dump", &path, NULL);
 	if (err)
-		goto out;
-	jma_logf(s, JMA_LOG_DEBUG, "prof.dump wrote %s (in process %d's own filesystem view; %s)",
-		 file, (int)s->pid, pref[0] ? "the directory of opt.prof_prefix" :
-		 "the first of /tmp, /var/tmp, /dev/shm it can write");
+		goto remove;
+	jma_logf(s, JMA_LOG_DEBUG, "prof.dump wrote %s (in process %d's own filesystem view; a "
+		 "private directory in %s)", file, (int)s->pid, pref[0] ?
+		 "the directory of opt.prof_prefix" : "the first of /tmp, /var/tmp, /dev/shm");
 	/* The file is complete: prof.dump returned after closing it. */
-	err = jma_tfs_read(s->pid, file, DUMP_MAX, buf, len);
-	rm = jma_tfs_unlink(s->pid, file);
-	if (!err)
-		jma_logf(s, JMA_LOG_DEBUG, "read %zu bytes of it back through /proc/%d/root "
-			 "(symlinks resolved inside that root), then %s", *len, (int)s->pid,
-			 rm ? "could not remove it" : "removed it");
-	if (err)
+	err = jma_tfs_private_read(&d, "dump.heap", DUMP_MAX, buf, len);
+	if (err == -EPERM)
+		err = jma_fail(s, JMA_ERR_UNSAFE, err, "the dump %s in process %d's view was "
+			       "replaced: not a regular file of uid %u with one link on its "
+			       "directory's mount; not read", file, (int)s->pid, (unsigned)d.uid);
+	else if (err)
 		err = jma_fail(s, JMA_ERR_TARGET, err, "reading the dump %s in process %d's root: %s",
 			       file, (int)s->pid, strerror(-err));
-	else if (rm)
-		jma_logf(s, JMA_LOG_WARN, "could not remove %s in process %d's root: %s", file,
+	else
+		jma_logf(s, JMA_LOG_DEBUG, "read %zu bytes of it back through /proc/%d/root with "
+			 "uid %u's rights", *len, (int)s->pid, (unsigned)d.uid);
+remove:
+	rm = jma_tfs_private_remove(&d, "dump.heap");
+	if (!rm)
+		jma_logf(s, JMA_LOG_DEBUG, "removed %s and the dump", d.path);
+	else
+		jma_logf(s, JMA_LOG_WARN, "could not remove %s in process %d's root: %s", d.path,
 			 (int)s->pid, strerror(-rm));
 out:
 	return jma_auto_end(s, here, err);

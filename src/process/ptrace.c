@@ -16,6 +16,8 @@
 #include "attach/mem.h"
 #include "attach/perm.h"
 #include "attach/restorer.h"
+#include "process/cgmem.h"
+#include "process/execcheck.h"
 #include "attach/select.h"
 #include "attach/unwind.h"
 #include "process/freeze.h"
@@ -42,6 +44,24 @@ struct ptrace_be {
 };
 
 static struct jma_backend *ptrace_new(jma_session *s);
+
+/* Refuse (unless --force) a target whose cgroup could OOM-kill it for the
+ * memory our first call costs it (cgmem.h). */
+static int cgmem_check(jma_session *s)
+{
+	char which[4400];
+	uint64_t room;
+
+	if (s->opt.flags & JMA_F_FORCE)
+		return 0;
+	if (jma_cgmem_room(s->pid, &room, which, sizeof(which)) || room >= JMA_CGMEM_FIRST_CALL)
+		return 0;
+	return jma_fail(s, JMA_ERR_UNSAFE, -ENOMEM, "process %d has %llu KiB left under its "
+			"memory cgroup's limit (%s); a first call into it can cost up to %lu KiB "
+			"and could get it OOM-killed: refused (--force to call anyway)",
+			(int)s->pid, (unsigned long long)(room / 1024), which,
+			JMA_CGMEM_FIRST_CALL / 1024);
+}
 
 int jma_open_process(jma_session *s, pid_t pid)
 {
@@ -89,6 +109,9 @@ int jma_open(jma_session *s, pid_t pid)
 	err = att_call_check_sentinels(pid, msg, sizeof(msg));
 	if (err)
 		return jma_fail(s, JMA_ERR_UNSAFE, err, "%s", msg);
+	err = cgmem_check(s);
+	if (err)
+		return err;
 	if (!c->fn_stats_print)
 		jma_logf(s, JMA_LOG_WARN, "%smalloc_stats_print not found: stats will not work",
 			 c->prefix);
@@ -232,6 +255,13 @@ static int try_thread(struct ptrace_be *p, const struct att_candidate *c, char *
 		}
 		jma_thread_setup(s, t, c->tid);
 		err = att_thread_seize(t, seize_ms);
+		/* Another jemattach holds the thread for a moment: wait for it (a
+		 * third may take it first: a few times). */
+		for (int i = 0; err == -EPERM && i < 5; i++) {
+			if (att_wait_tracer(s->pid, c->tid, ATT_TRACER_WAIT_MS, why, len))
+				return jma_fail(s, JMA_ERR_ATTACH, -EBUSY, "%s", why);
+			err = att_thread_seize(t, seize_ms);
+		}
 	}
 	t->maps = jma_syms_maps(s->syms, &t->nmaps);
 	t->sym = describe_cb;
@@ -255,6 +285,12 @@ static int try_thread(struct ptrace_be *p, const struct att_candidate *c, char *
 		snprintf(why, len, "%s", t->err);
 		give_back(p);
 		return err == -ENOSPC || err == -EFAULT ? 1 : jma_fail(s, JMA_ERR_TARGET, err, "%s", why);
+	}
+	if (jma_exec_check(s->pid, jma_syms_jemalloc(s->syms)->path,
+			   jma_syms_jemalloc(s->syms)->fn_mallctl) == -ENOEXEC) {
+		give_back(p);
+		return jma_fail(s, JMA_ERR_ATTACH, -ENOEXEC, "process %d executed a new program "
+				"since jemattach read its symbols", (int)s->pid);
 	}
 	if (frames_in_jemalloc(p, c->tid, where, sizeof(where))) {
 		if (!(s->opt.thread && (s->opt.flags & JMA_F_FORCE))) {

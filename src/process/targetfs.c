@@ -1,46 +1,168 @@
 /* targetfs.c -- files in the target's own filesystem view (see targetfs.h). */
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "attach/procfs.h"
 #include "process/targetfs.h"
 
+#define TFS_NGROUPS 1024
+
+/* File-system credentials of one side: the target's, or ours saved. */
+struct tfs_cred {
+	uid_t uid;
+	gid_t gid;
+	int ngroups;
+	gid_t groups[TFS_NGROUPS];
+};
+
+/* The target's fsuid, fsgid and groups, from /proc/PID/status (host ids). */
+static int tfs_target_cred(pid_t pid, struct tfs_cred *c)
+{
+	char path[64], *buf, *line;
+	size_t len;
+	int have = 0, err;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	err = att_proc_read(path, &buf, &len);
+	if (err)
+		return err;
+	c->ngroups = 0;
+	for (line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
+		unsigned a, b, cc, d;
+
+		if (sscanf(line, "Uid: %u %u %u %u", &a, &b, &cc, &d) == 4) {
+			c->uid = d;
+			have |= 1;
+		} else if (sscanf(line, "Gid: %u %u %u %u", &a, &b, &cc, &d) == 4) {
+			c->gid = d;
+			have |= 2;
+		} else if (!strncmp(line, "Groups:", 7)) {
+			char *p = line + 7, *end;
+
+			for (;;) {
+				unsigned long g = strtoul(p, &end, 10);
+
+				if (end == p)
+					break;
+				if (c->ngroups == TFS_NGROUPS) {
+					free(buf);
+					return -E2BIG;
+				}
+				c->groups[c->ngroups++] = (gid_t)g;
+				p = end;
+			}
+		}
+	}
+	free(buf);
+	return have == 3 ? 0 : -EIO;
+}
+
+/* Take on @to's file-system rights in this thread, keeping ours in @saved.
+ * Raw system calls on purpose: glibc's setgroups changes every thread.  A
+ * fsuid other than 0 also drops CAP_DAC_OVERRIDE and the other file
+ * capabilities; they come back with fsuid 0 (capabilities(7)).  Returns 1
+ * when switched, 0 when already the same (nothing to undo), -EPERM when we
+ * may not become the target. */
+static int tfs_become(const struct tfs_cred *to, struct tfs_cred *saved)
+{
+	long n;
+
+	saved->uid = (uid_t)syscall(SYS_setfsuid, -1);
+	saved->gid = (gid_t)syscall(SYS_setfsgid, -1);
+	if (saved->uid == to->uid && saved->gid == to->gid && geteuid() != 0)
+		return 0;	/* we are that user already: our groups stay */
+	n = syscall(SYS_getgroups, TFS_NGROUPS, saved->groups);
+	if (n < 0)
+		return -errno;
+	saved->ngroups = (int)n;
+	if (syscall(SYS_setgroups, (size_t)to->ngroups, to->groups))
+		return -EPERM;
+	syscall(SYS_setfsgid, to->gid);
+	syscall(SYS_setfsuid, to->uid);
+	if ((uid_t)syscall(SYS_setfsuid, -1) != to->uid ||
+	    (gid_t)syscall(SYS_setfsgid, -1) != to->gid) {
+		syscall(SYS_setfsuid, saved->uid);
+		syscall(SYS_setfsgid, saved->gid);
+		syscall(SYS_setgroups, (size_t)saved->ngroups, saved->groups);
+		return -EPERM;
+	}
+	return 1;
+}
+
+/* Undo tfs_become (@switched: its return value); preserves errno. */
+static void tfs_unbecome(int switched, const struct tfs_cred *saved)
+{
+	int e = errno;
+
+	if (switched > 0) {
+		syscall(SYS_setfsuid, saved->uid);
+		syscall(SYS_setfsgid, saved->gid);
+		syscall(SYS_setgroups, (size_t)saved->ngroups, saved->groups);
+	}
+	errno = e;
+}
+
+static int tfs_root(pid_t pid)
+{
+	char root[64];
+	int fd;
+
+	snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
+	fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+static int tfs_openat2(int dfd, const char *path, int flags, uint64_t resolve)
+{
+	struct open_how how = { .flags = (unsigned)flags | O_CLOEXEC, .resolve = resolve };
+	int fd = (int)syscall(SYS_openat2, dfd, path, &how, sizeof(how));
+
+	return fd < 0 ? -errno : fd;
+}
+
+/* /proc/PID/root is opened with our own rights (reaching it needs ptrace
+ * access to the target); everything under it with the target's. */
 int jma_tfs_open(pid_t pid, const char *path, int flags)
 {
-	struct open_how how = { .flags = (unsigned)flags | O_CLOEXEC,
-				.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
-	char root[64];
-	int rfd, fd, err;
+	struct tfs_cred *to, *saved;
+	int rfd, fd, sw;
 
 	if (path[0] != '/')
 		return -EINVAL;
-	snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
-	rfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (rfd < 0)
-		return -errno;
-	fd = (int)syscall(SYS_openat2, rfd, path, &how, sizeof(how));
-	err = errno;
+	to = malloc(2 * sizeof(*to));
+	if (!to)
+		return -ENOMEM;
+	saved = to + 1;
+	fd = tfs_target_cred(pid, to);
+	rfd = fd ? fd : tfs_root(pid);
+	if (rfd < 0) {
+		free(to);
+		return rfd;
+	}
+	sw = tfs_become(to, saved);
+	fd = sw < 0 ? sw : tfs_openat2(rfd, path, flags, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+	tfs_unbecome(sw, saved);
 	close(rfd);
-	return fd < 0 ? -err : fd;
+	free(to);
+	return fd;
 }
 
-int jma_tfs_read(pid_t pid, const char *path, size_t max, char **bufp, size_t *lenp)
+/* Read the regular file open at @fd whole (at most @max bytes); closes @fd. */
+static int tfs_slurp(int fd, size_t max, char **bufp, size_t *lenp)
 {
 	struct stat st;
 	char *buf;
 	size_t len = 0;
-	int fd = jma_tfs_open(pid, path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW), err = 0;
+	int err = 0;
 
-	if (fd < 0)
-		return fd;
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
 		close(fd);
 		return -EINVAL;
@@ -75,72 +197,233 @@ int jma_tfs_read(pid_t pid, const char *path, size_t max, char **bufp, size_t *l
 	return 0;
 }
 
-int jma_tfs_unlink(pid_t pid, const char *path)
+int jma_tfs_read(pid_t pid, const char *path, size_t max, char **bufp, size_t *lenp)
 {
-	char *copy = strdup(path), *dir, *base;
-	int dfd, err = 0;
+	int fd = jma_tfs_open(pid, path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW);
 
-	if (!copy)
-		return -ENOMEM;
-	base = strrchr(copy, '/');
-	if (!base || !base[1]) {
-		free(copy);
-		return -EINVAL;
+	return fd < 0 ? fd : tfs_slurp(fd, max, bufp, lenp);
+}
+
+static int tfs_mnt_id(int fd, uint64_t *mnt)
+{
+	struct statx sx;
+
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &sx))
+		return -errno;
+	if (!(sx.stx_mask & STATX_MNT_ID))
+		return -ENOTSUP;
+	*mnt = sx.stx_mnt_id;
+	return 0;
+}
+
+/* May no user other than root and @uid replace what is under this directory?
+ * (The kernel's sticky rule: in a sticky directory only an entry's owner or
+ * the directory's owner may rename or remove it.) */
+static int tfs_dir_safe(int fd, uid_t uid)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) || !S_ISDIR(st.st_mode))
+		return 0;
+	if (st.st_uid != 0 && st.st_uid != uid)
+		return 0;
+	return !(st.st_mode & (S_IWGRP | S_IWOTH)) || (st.st_mode & S_ISVTX);
+}
+
+/* Every directory from the target's / down to @dir is safe (above); returns an
+ * O_PATH fd of @dir or -errno (-EPERM when one is not). */
+static int tfs_open_safe_dir(int rfd, const char *dir, uid_t uid)
+{
+	char prefix[512];
+	size_t n = strlen(dir);
+
+	if (n >= sizeof(prefix))
+		return -ENAMETOOLONG;
+	for (size_t i = 1; i <= n; i++) {
+		int fd;
+
+		if (i < n && dir[i] != '/')
+			continue;
+		memcpy(prefix, dir, i);
+		prefix[i] = '\0';
+		fd = tfs_openat2(rfd, i == 1 && dir[0] == '/' && n > 1 ? "/" : prefix,
+				 O_PATH | O_DIRECTORY, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+		if (fd < 0)
+			return fd;
+		if (!tfs_dir_safe(fd, uid)) {
+			close(fd);
+			return -EPERM;
+		}
+		if (i == n)
+			return fd;
+		close(fd);
 	}
-	*base++ = '\0';
-	dir = copy[0] ? copy : "/";
-	dfd = jma_tfs_open(pid, dir, O_PATH | O_DIRECTORY);
-	if (dfd < 0)
-		err = dfd;
-	else if (unlinkat(dfd, base, 0))
+	return -EINVAL;
+}
+
+/* Make the 0700 directory in @parent (an absolute path in the target's view),
+ * as the target.  Fills @d on success. */
+static int tfs_mkprivate(int rfd, const char *parent, const struct tfs_cred *to,
+			 struct jma_tfs_dir *d)
+{
+	unsigned char rnd[12];
+	char name[64];
+	struct stat st;
+	int pfd, fd, err;
+
+	pfd = tfs_open_safe_dir(rfd, parent, to->uid);
+	if (pfd < 0)
+		return pfd;
+	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
+		close(pfd);
+		return -EIO;
+	}
+	strcpy(name, "jemattach.");
+	for (size_t i = 0; i < sizeof(rnd); i++)
+		sprintf(name + strlen(name), "%02x", rnd[i]);
+	if (mkdirat(pfd, name, 0700)) {
 		err = -errno;
-	if (dfd >= 0)
-		close(dfd);
-	free(copy);
+		close(pfd);
+		return err;
+	}
+	fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	err = fd < 0 ? -errno : 0;
+	if (!err && (fstat(fd, &st) || st.st_uid != to->uid || (st.st_mode & 07777) != 0700))
+		err = -EPERM;
+	if (!err)
+		err = tfs_mnt_id(fd, &d->mnt);
+	if (err) {
+		if (fd >= 0)
+			close(fd);
+		unlinkat(pfd, name, AT_REMOVEDIR);
+		close(pfd);
+		return err;
+	}
+	d->pfd = pfd;
+	d->fd = fd;
+	d->uid = to->uid;
+	snprintf(d->path, sizeof(d->path), "%s/%s", strcmp(parent, "/") ? parent : "", name);
+	return 0;
+}
+
+int jma_tfs_private(pid_t pid, const char *preferred, struct jma_tfs_dir *d)
+{
+	const char *cands[] = { preferred, "/tmp", "/var/tmp", "/dev/shm" };
+	struct tfs_cred *to, *saved;
+	int rfd, sw, err = -EROFS;
+
+	d->pid = pid;
+	d->fd = d->pfd = -1;
+	to = malloc(2 * sizeof(*to));
+	if (!to)
+		return -ENOMEM;
+	saved = to + 1;
+	rfd = tfs_target_cred(pid, to);
+	if (!rfd)
+		rfd = tfs_root(pid);
+	if (rfd < 0) {
+		free(to);
+		return rfd;
+	}
+	sw = tfs_become(to, saved);
+	if (sw < 0)
+		err = sw;
+	for (size_t i = 0; sw >= 0 && i < sizeof(cands) / sizeof(*cands); i++) {
+		if (!cands[i] || cands[i][0] != '/' || strlen(cands[i]) > 400)
+			continue;
+		if (!tfs_mkprivate(rfd, cands[i], to, d)) {
+			err = 0;
+			break;
+		}
+	}
+	tfs_unbecome(sw, saved);
+	close(rfd);
+	free(to);
 	return err;
 }
 
-/* Could a process running as @uid create a file in the directory @fd? */
-static int writable_by(int fd, uid_t uid)
+/* Run @fn as the target of @d (its credentials read again: they are the
+ * target's at this moment, not at creation). */
+static int tfs_as_target(struct jma_tfs_dir *d, int (*fn)(struct jma_tfs_dir *, void *), void *arg)
 {
-	struct stat st;
-	struct statvfs vfs;
+	struct tfs_cred *to = malloc(2 * sizeof(*to));
+	int sw, err;
 
-	if (fstat(fd, &st) || !S_ISDIR(st.st_mode) || fstatvfs(fd, &vfs))
-		return 0;
-	if (vfs.f_flag & ST_RDONLY)
-		return 0;
-	if (uid == 0)
-		return 1;
-	if (st.st_uid == uid)
-		return !!(st.st_mode & S_IWUSR);
-	/* Group membership is not known here; world-writable (like /tmp) is enough. */
-	return !!(st.st_mode & S_IWOTH);
+	if (!to)
+		return -ENOMEM;
+	err = tfs_target_cred(d->pid, to);
+	/* A target that is gone: remove with the owner's rights we created with. */
+	if (err == -ENOENT || err == -ESRCH) {
+		to->uid = d->uid;
+		to->gid = (gid_t)syscall(SYS_setfsgid, -1);
+		to->ngroups = 0;
+		err = 0;
+	}
+	sw = err ? err : tfs_become(to, to + 1);
+	err = sw < 0 ? sw : fn(d, arg);
+	tfs_unbecome(sw, to + 1);
+	free(to);
+	return err;
 }
 
-int jma_tfs_writable_dir(pid_t pid, uid_t uid, const char *preferred, char *out, size_t len)
+struct tfs_readarg {
+	const char *name;
+	size_t max;
+	char **buf;
+	size_t *len;
+};
+
+static int tfs_private_read_as(struct jma_tfs_dir *d, void *arg)
 {
-	const char *cands[] = { preferred, "/tmp", "/var/tmp", "/dev/shm" };
+	const struct tfs_readarg *a = arg;
+	struct stat st;
+	uint64_t mnt;
+	int fd;
 
-	for (size_t i = 0; i < sizeof(cands) / sizeof(*cands); i++) {
-		int fd, ok;
-
-		if (!cands[i] || cands[i][0] != '/')
-			continue;
-		fd = jma_tfs_open(pid, cands[i], O_PATH | O_DIRECTORY);
-		if (fd < 0)
-			continue;
-		/* O_PATH fds can be fstat'ed but not fstatvfs'ed on all kernels. */
+	fd = tfs_openat2(d->fd, a->name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW,
+			 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+			 RESOLVE_NO_XDEV);
+	if (fd < 0)
+		return fd == -EXDEV || fd == -ELOOP ? -EPERM : fd;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != d->uid ||
+	    st.st_nlink != 1 || tfs_mnt_id(fd, &mnt) || mnt != d->mnt) {
 		close(fd);
-		fd = jma_tfs_open(pid, cands[i], O_RDONLY | O_DIRECTORY);
-		if (fd < 0)
-			continue;
-		ok = writable_by(fd, uid);
-		close(fd);
-		if (ok) {
-			snprintf(out, len, "%s", cands[i]);
-			return 0;
-		}
+		return -EPERM;
 	}
-	return -EROFS;
+	return tfs_slurp(fd, a->max, a->buf, a->len);
+}
+
+int jma_tfs_private_read(struct jma_tfs_dir *d, const char *name, size_t max,
+			 char **buf, size_t *len)
+{
+	struct tfs_readarg a = { name, max, buf, len };
+
+	if (d->fd < 0 || strchr(name, '/'))
+		return -EINVAL;
+	return tfs_as_target(d, tfs_private_read_as, &a);
+}
+
+static int tfs_private_remove_as(struct jma_tfs_dir *d, void *arg)
+{
+	const char *name = arg;
+	int err = 0;
+
+	if (name && unlinkat(d->fd, name, 0) && errno != ENOENT)
+		err = -errno;
+	if (unlinkat(d->pfd, strrchr(d->path, '/') + 1, AT_REMOVEDIR) && !err)
+		err = -errno;
+	return err;
+}
+
+int jma_tfs_private_remove(struct jma_tfs_dir *d, const char *name)
+{
+	int err;
+
+	if (d->fd < 0)
+		return 0;
+	err = tfs_as_target(d, tfs_private_remove_as, (void *)name);
+	close(d->fd);
+	close(d->pfd);
+	d->fd = d->pfd = -1;
+	return err;
 }

@@ -2,28 +2,52 @@
  *
  * Paths are resolved inside /proc/PID/root with openat2(RESOLVE_IN_ROOT |
  * RESOLVE_NO_MAGICLINKS): a symlink planted in a container can never lead us
- * out to the host's files.
+ * out to the host's files.  Every open, create and remove in that view runs
+ * with the target's file-system rights (its fsuid, fsgid and supplementary
+ * groups, switched for the calling thread only and always switched back): the
+ * target's user controls its mount namespace (unshare -Urm, bind mounts), so
+ * whatever it can make a path name, root must not be the one opening it.
  */
 #ifndef JMA_TARGETFS_H
 #define JMA_TARGETFS_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
-/* Open @path (absolute, in the target's mount namespace) with @flags.
- * Returns an fd or -errno. */
+/* Open @path (absolute, in the target's mount namespace) with @flags, as the
+ * target.  Returns an fd or -errno. */
 int jma_tfs_open(pid_t pid, const char *path, int flags);
 
 /* Read the regular file @path whole (at most @max bytes) into a malloc'ed
- * buffer.  -EFBIG past @max, -EINVAL if it is not a regular file. */
+ * buffer, as the target.  -EFBIG past @max, -EINVAL if it is not a regular file. */
 int jma_tfs_read(pid_t pid, const char *path, size_t max, char **buf, size_t *len);
 
-/* Remove @path (its parent resolved in the target's root). */
-int jma_tfs_unlink(pid_t pid, const char *path);
+/* A directory of our own in the target's view: created 0700 by the target's
+ * fsuid with an unguessable name, so no other user can enter it, plant a file
+ * in it or rename it away.  The target writes into it; we read back only what
+ * is a regular file owned by the target, with one link, on the directory's mount. */
+struct jma_tfs_dir {
+	pid_t pid;
+	int fd;			/* the directory we created, -1 when none */
+	int pfd;		/* its parent (O_PATH), to remove it from */
+	uint64_t mnt;		/* its mount id (statx) */
+	uid_t uid;		/* the target's fsuid: owner of all it writes */
+	char path[512];		/* absolute, in the target's view */
+};
 
-/* Pick a directory the target (running as @uid) can create files in:
- * @preferred first (may be NULL), then /tmp, /var/tmp, /dev/shm.  Writes the
- * path into @out.  -EROFS when none is writable (read-only root). */
-int jma_tfs_writable_dir(pid_t pid, uid_t uid, const char *preferred, char *out, size_t len);
+/* Create the private directory in @preferred (may be NULL), else the first of
+ * /tmp, /var/tmp, /dev/shm where the target can create it and no other user
+ * can replace a directory on the path (each one owned by root or the target,
+ * and sticky when others may write it).  -EROFS when there is none. */
+int jma_tfs_private(pid_t pid, const char *preferred, struct jma_tfs_dir *d);
+
+/* Read @name in @d (see above for what is accepted; -EPERM otherwise). */
+int jma_tfs_private_read(struct jma_tfs_dir *d, const char *name, size_t max,
+			 char **buf, size_t *len);
+
+/* Remove @name (may be NULL) and the directory itself, then close it.
+ * Idempotent.  Returns the first error (e.g. -ENOTEMPTY: someone added files). */
+int jma_tfs_private_remove(struct jma_tfs_dir *d, const char *name);
 
 #endif

@@ -266,7 +266,8 @@ int jma_series_parse(const char *buf, size_t len, struct jma_series *out, char *
 
 int jma_series_load(const char *path, struct jma_series *out, char *err, size_t errlen)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC), rc;
+	/* O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused below). */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK), rc;
 	struct stat st;
 	size_t got = 0;
 	char *buf;

@@ -10,7 +10,6 @@ t_usage_errors_exit_2() {
 	jm "$pid"; expect_rc 2; expect_match "$ERR" "missing COMMAND"
 	jm "$pid" frobnicate; expect_rc 2; expect_match "$ERR" 'unknown command "frobnicate"'
 	jm --timeout -1 "$pid" info; expect_rc 2; expect_match "$ERR" "invalid --timeout"
-	jm --force "$pid" info; expect_rc 2; expect_match "$ERR" "--force needs --thread"
 	jm "$pid" get; expect_rc 2; expect_match "$ERR" "missing NAME"
 	jm "$pid" get 'bad name!'; expect_rc 2; expect_match "$ERR" "invalid mallctl name"
 	jm "$pid" set opt.narenas; expect_rc 2

@@ -261,8 +261,9 @@ t_vv_dump_says_where_and_how() {
 	start_fixture pid "$FIXTURES/jemfix" "$PROF"
 	jm -vv "$pid" prof dump -o "$TMPD/v.heap"
 	expect_rc 0
-	expect_match "$ERR" "prof.dump wrote /(tmp|var/tmp|dev/shm)/jemattach\.$pid\.[0-9]+\.[0-9]+\.heap \(in process $pid's own filesystem view"
-	expect_match "$ERR" "read $(stat -c %s "$TMPD/v.heap") bytes of it back through /proc/$pid/root .*, then removed it"
+	expect_match "$ERR" "prof.dump wrote /(tmp|var/tmp|dev/shm)/jemattach\.[0-9a-f]{24}/dump\.heap \(in process $pid's own filesystem view"
+	expect_match "$ERR" "read $(stat -c %s "$TMPD/v.heap") bytes of it back through /proc/$pid/root with uid 0's rights"
+	expect_match "$ERR" "removed /(tmp|var/tmp|dev/shm)/jemattach\.[0-9a-f]{24} and the dump"
 }
 
 run_tests

@@ -1,0 +1,23 @@
+#!/bin/bash
+# 47-exec.sh -- a process that exec()s while jemattach works on it: never a
+# call to the old program's addresses (issue 17 row 10).
+. "$(dirname "$0")/../lib.sh"
+
+t_exec_between_open_and_call_is_exit_3() {
+	local pid i rc3=0
+	start_fixture_cmd pid "$FIXTURES/execloop" 100000
+	for i in $(seq 30); do
+		jm "$pid" get version
+		case $RC in
+		0) expect_match "$OUT" "^5\." ;;
+		3) expect_match "$ERR" "process $pid (executed a new program|exited)"; rc3=$((rc3 + 1)) ;;
+		*) fail "run $i: exit $RC: $ERR" ;;
+		esac
+	done
+	# The process survived every run: still there, still exec'ing.
+	kill -0 "$pid" || fail "process $pid died"
+	[[ $(awk '{print $3}' "/proc/$pid/stat") != Z ]] || fail "process $pid died"
+	echo "    ($rc3 of 30 runs met an exec)"
+}
+
+run_tests
