@@ -32,7 +32,7 @@ v_get() {
 	within "$OUT" "$(fix "$pid" "get z stats.allocated")" 65536
 	# A name no table knows: its type is probed, whatever the version's mallctl
 	# does with a size mismatch.
-	jm "$pid" get thread.allocatedp
+	jm --force "$pid" get thread.allocatedp
 	expect_rc 0; expect_match "$OUT" '^[1-9][0-9]*$'
 	jm "$pid" get --type uint64_t stats.allocated
 	expect_rc 0; expect_match "$OUT" '^[1-9][0-9]*$'
@@ -170,6 +170,20 @@ v_track() {
 	expect_eq "$OUT" "$active"
 }
 
+# The gdb command library on the version: the same values as the program's own.
+v_gdb() {
+	local v=$1 pid out pre=""
+	start "$v" pid
+	[[ $v == *-je_ ]] && pre="-ex 'jem-prefix je_'"
+	out=$(eval gdb -p "$pid" -batch -nx -iex "'set debuginfod enabled off'" \
+		-x gdb/jemalloc.gdb $pre -ex "'jem-get version'" -ex "'jem-get stats.allocated'" \
+		-ex "'jem-stats -'" 2>"$TMPD/gerr" </dev/null | grep -v '^\[')
+	expect_match "$out" "$(fix "$pid" "get s version")"
+	expect_match "$out" "Begin jemalloc statistics"
+	within "$(grep -xm1 '[0-9]\+' <<<"$out")" "$(fix "$pid" "get z stats.allocated")" 65536
+	expect_eq "$(fix "$pid" ping)" pong
+}
+
 # An unmodified program with the version's library preloaded.
 v_preload() {
 	local v=$1 pid lib
@@ -186,7 +200,7 @@ v_preload() {
 for v in $JE_VERSIONS; do
 	[[ -x $VERSIONS_DIR/$v/jemfix ]] || { echo "FAILED 80-versions/$v: not built (make versions)"; T_FAIL=$((T_FAIL + 1)); continue; }
 	id=${v//[.-]/_}
-	for aspect in get stats purge_decay_watch prof track; do
+	for aspect in get stats purge_decay_watch prof gdb track; do
 		eval "t_${id}_$aspect() { v_$aspect $v; }"
 	done
 	[[ $v == *-je_ ]] || eval "t_${id}_preload() { v_preload $v; }"
