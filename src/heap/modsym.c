@@ -26,6 +26,7 @@
 
 #include "heap/heap.h"
 #include "heap/modsym.h"
+#include "process/fdes.h"
 
 struct modsym_fn {
 	uint64_t lo, hi;	/* absolute addresses */
@@ -60,10 +61,7 @@ struct modsym {
 	struct modsym_inl *inl;
 	size_t ninl, inlcap;
 	Dwarf_Addr dwbias;
-	Dwarf_CFI *cfi;		/* .eh_frame: which addresses an FDE covers */
-	Dwarf_Addr cfibias;
-	uint64_t *fde;		/* the FDEs' start addresses (file addresses), sorted */
-	size_t nfde;
+	struct jma_fdes fdes;	/* where each function starts, by its FDE */
 };
 
 static int cmp_fn(const void *a, const void *b)
@@ -222,58 +220,6 @@ static int load_unit(struct modsym *t, uint64_t addr)
 	return 0;
 }
 
-/* The start of every FDE, from .eh_frame_hdr's binary-search table (found
- * by its program header, so section headers are not needed).  libdw answers
- * which FDE row covers an address (dwarf_frame_info's range is the row's,
- * not the function's), so the function's start is read here.  Only the
- * table encoding every toolchain emits (datarel | sdata4) is read; others
- * leave the module without boundaries. */
-static int load_fde_starts(struct modsym *t)
-{
-	enum { DATAREL_SDATA4 = 0x3b, UDATA4 = 0x03 };
-	Dwarf_Addr bias;
-	Elf *elf = dwfl_module_getelf(t->dm, &bias);
-	size_t nph;
-	GElf_Phdr ph;
-
-	if (!elf || elf_getphdrnum(elf, &nph))
-		return 0;
-	for (size_t i = 0; i < nph; i++) {
-		const unsigned char *p;
-		Elf_Data *d;
-		size_t skip, count;
-		int32_t v;
-
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_GNU_EH_FRAME)
-			continue;
-		d = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_BYTE);
-		if (!d || d->d_size < 12)
-			return 0;
-		p = d->d_buf;
-		/* version, eh_frame_ptr encoding, fde_count encoding, table encoding */
-		if (p[0] != 1 || p[2] != UDATA4 || p[3] != DATAREL_SDATA4)
-			return 0;
-		skip = (p[1] & 0x0f) == 0x03 || (p[1] & 0x0f) == 0x0b ? 4 : 8;
-		if (4 + skip + 4 > d->d_size)
-			return 0;
-		memcpy(&v, p + 4 + skip, 4);
-		count = (uint32_t)v;
-		p += 4 + skip + 4;
-		if (count > (d->d_size - (size_t)(p - (const unsigned char *)d->d_buf)) / 8)
-			return 0;
-		t->fde = malloc((count ? count : 1) * sizeof(*t->fde));
-		if (!t->fde)
-			return -ENOMEM;
-		for (size_t k = 0; k < count; k++) {
-			memcpy(&v, p + 8 * k, 4);
-			t->fde[k] = ph.p_vaddr + (uint64_t)(int64_t)v;
-		}
-		t->nfde = count;
-		return 0;
-	}
-	return 0;
-}
-
 struct modsym *modsym_new(jma_heap *h, Dwfl_Module *dm, int use_dwarf)
 {
 	struct modsym *t = calloc(1, sizeof(*t));
@@ -289,8 +235,7 @@ struct modsym *modsym_new(jma_heap *h, Dwfl_Module *dm, int use_dwarf)
 		errno = -err;
 		return NULL;
 	}
-	t->cfi = dwfl_module_eh_cfi(dm, &t->cfibias);
-	if (t->cfi && load_fde_starts(t)) {
+	if (jma_fdes_load(&t->fdes, dm)) {
 		modsym_free(t);
 		errno = ENOMEM;
 		return NULL;
@@ -305,7 +250,7 @@ void modsym_free(struct modsym *t)
 	free(t->fn);
 	free(t->sub);
 	free(t->inl);
-	free(t->fde);
+	jma_fdes_free(&t->fdes);
 	free(t->cus);
 	free(t);
 }
@@ -354,38 +299,15 @@ static const struct modsym_fn *label_at(const struct modsym *t, uint64_t addr)
 		return NULL;
 	/* An FDE starting between the label and the address is another function. */
 	a = 0;
-	b = t->nfde;
+	b = t->fdes.n;
 	while (a < b) {
 		size_t m = (a + b) / 2;
-		if (t->fde[m] + t->cfibias <= addr)
+		if (t->fdes.start[m] + t->fdes.bias <= addr)
 			a = m + 1;
 		else
 			b = m;
 	}
-	return a && t->fde[a - 1] + t->cfibias > f->lo ? NULL : f;
-}
-
-/* The start of the FDE covering @addr, as a file address. */
-static int fde_start(const struct modsym *t, uint64_t addr, uint64_t *start)
-{
-	uint64_t fa = addr - t->cfibias;
-	size_t a = 0, b = t->nfde;
-	Dwarf_Frame *f;
-
-	if (!t->nfde || dwarf_cfi_addrframe(t->cfi, fa, &f) != 0)
-		return -1;
-	free(f);
-	while (a < b) {
-		size_t m = (a + b) / 2;
-		if (t->fde[m] <= fa)
-			a = m + 1;
-		else
-			b = m;
-	}
-	if (!a)
-		return -1;
-	*start = t->fde[a - 1];
-	return 0;
+	return a && t->fdes.start[a - 1] + t->fdes.bias > f->lo ? NULL : f;
 }
 
 static int add_frame(jma_heap *h, uint32_t func, const char *file, int line)
@@ -534,7 +456,7 @@ int modsym_name(jma_heap *h, struct modsym *t, const struct heap_module *m, stru
 		file = dwfl_lineinfo(dl, NULL, &line, NULL, NULL, NULL);
 	l->frame = (uint32_t)h->nframes;
 	l->nframe = 0;
-	has_fde = !fn && !sub && !fde_start(t, l->addr, &start);
+	has_fde = !fn && !sub && !jma_fdes_start(&t->fdes, l->addr, &start);
 	if (!fn && !sub && !has_fde)
 		fn = label_at(t, l->addr);
 	if (fn) {

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "attach/procfs.h"
+#include "process/fdes.h"
 #include "process/symbols.h"
 #include "process/targetfs.h"
 
@@ -32,8 +33,17 @@ struct named {
 	int line, with_line;
 };
 
+struct fde_table {
+	Dwfl_Module *mod;
+	struct jma_fdes f;
+};
+
 struct jma_syms {
 	struct named *names;	/* NAME_CACHE entries, allocated on first use */
+	struct fde_table *fdes;	/* per module, loaded on first need (fde_name) */
+	size_t nfdes;
+	char **fde_names;	/* names made for stripped functions, owned */
+	size_t nfde_names;
 	pid_t pid;
 	Dwfl *dwfl;
 	struct att_map *maps;
@@ -502,6 +512,12 @@ void jma_syms_close(struct jma_syms *sy)
 	if (sy->dwfl)
 		dwfl_end(sy->dwfl);
 	free(sy->names);
+	for (size_t i = 0; i < sy->nfde_names; i++)
+		free(sy->fde_names[i]);
+	free(sy->fde_names);
+	for (size_t i = 0; i < sy->nfdes; i++)
+		jma_fdes_free(&sy->fdes[i].f);
+	free(sy->fdes);
 	for (size_t i = 0; i < sy->ncopies; i++) {
 		free(sy->copies[i].path);
 		free(sy->copies[i].prefix);
@@ -674,6 +690,39 @@ int jma_syms_in_jemalloc(const struct jma_syms *sy, uint64_t pc)
 	return 0;
 }
 
+/* A function without a symbol, named by where its frame description says
+ * it starts, as analyze names it: "fn_0xSTART", START the address nm would
+ * show.  Each module's table is loaded on first need.  NULL when none. */
+static const char *fde_name(struct jma_syms *sy, Dwfl_Module *mod, uint64_t pc, GElf_Off *off)
+{
+	struct fde_table *t = NULL, *v;
+	uint64_t start;
+	char buf[40], **nv;
+
+	for (size_t i = 0; i < sy->nfdes; i++)
+		if (sy->fdes[i].mod == mod)
+			t = &sy->fdes[i];
+	if (!t) {
+		if (!(v = realloc(sy->fdes, (sy->nfdes + 1) * sizeof(*v))))
+			return NULL;
+		sy->fdes = v;
+		t = &sy->fdes[sy->nfdes];
+		t->mod = mod;
+		if (jma_fdes_load(&t->f, mod))
+			return NULL;
+		sy->nfdes++;
+	}
+	if (jma_fdes_start(&t->f, pc, &start) ||
+	    !(nv = realloc(sy->fde_names, (sy->nfde_names + 1) * sizeof(*nv))))
+		return NULL;
+	sy->fde_names = nv;
+	snprintf(buf, sizeof(buf), "fn_0x%llx", (unsigned long long)start);
+	if (!(nv[sy->nfde_names] = strdup(buf)))
+		return NULL;
+	*off = pc - t->f.bias - start;
+	return nv[sy->nfde_names++];
+}
+
 const char *jma_syms_name(struct jma_syms *sy, uint64_t pc, uint64_t *off, const char **module,
 			  const char **file, int *line)
 {
@@ -708,6 +757,8 @@ const char *jma_syms_name(struct jma_syms *sy, uint64_t pc, uint64_t *off, const
 	if (mod) {
 		*module = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
 		nm = dwfl_module_addrinfo(mod, pc, &o, &s, NULL, NULL, NULL);
+		if (!nm)
+			nm = fde_name(sy, mod, pc, &o);
 		*off = o;
 		if (file && line) {
 			Dwfl_Line *l = dwfl_module_getsrc(mod, pc);

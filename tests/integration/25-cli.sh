@@ -122,6 +122,20 @@ t_threads_shows_the_real_executable() {
 	expect_eq "$(jq '[.[].frames[] | select(.func == null and .off != null)] | length' <<<"$OUT")" 0
 }
 
+# A stripped program's functions are named by where their FDE says they
+# start, as analyze names them: main is fn_0x<main's address>, never ??.
+t_threads_names_stripped_code_by_function() {
+	local pid main
+	strip -o "$TMPD/stripped" "$FIXTURES/jemfix"
+	main=$(nm "$FIXTURES/jemfix" | awk '$3 == "main" { sub(/^0+/, "", $1); print $1 }')
+	start_fixture_cmd pid "$TMPD/stripped"
+	wait_syscall "$pid" 0
+	jm "$pid" threads
+	expect_rc 0
+	expect_match "$OUT" "fn_0x$main\+0x[0-9a-f]+ \(stripped\)"
+	[[ $OUT != *"?? (stripped)"* ]] || fail "an unnamed frame in: $OUT"
+}
+
 t_watch_says_the_process_exited() {
 	local pid wpid rc=0 n
 	for count in "" 1000; do
