@@ -177,7 +177,7 @@ t_dump_analyze_names_the_site() {
 
 t_window_reports_what_grew() {
 	local pid jpid rc=0 grew line
-	start_fixture pid "$FIXTURES/heapsites" MALLOC_CONF=prof:true,prof_active:false,lg_prof_sample:14
+	start_fixture pid "$FIXTURES/heapsites" MALLOC_CONF=prof:true,prof_active:false,lg_prof_sample:12
 	expect_eq "$(fix "$pid" "small 8")" ok
 	start_bg jpid "$JEMATTACH" "$pid" prof window 1.5 -o "$TMPD/w2" --top 5 >"$TMPD/w2.out" 2>"$TMPD/w2.err"
 	for _ in $(seq 300); do grep -q "profiling active" "$TMPD/w2.err" 2>/dev/null && break; sleep 0.02; done
