@@ -206,7 +206,8 @@ demo: deps
 	@$(MAKE) --no-print-directory all
 	@scripts/demo.sh
 
-bench: all
+bench: deps
+	@$(MAKE) --no-print-directory all
 	@bench/run.sh
 
 # The long versions of tests in make check: 10000 stress operations; 750 + 375
