@@ -24,12 +24,14 @@ static const char *unparse(const struct heap_view *v, double x, char *buf, size_
 	return buf;
 }
 
+/* A share of @total; "-" when the total is 0 (a --base difference whose
+ * growth and shrinkage cancel out), where no share means anything. */
 static const char *percent(double x, double total, char *buf, size_t len)
 {
 	if (total != 0)
 		snprintf(buf, len, "%.1f%%", x * 100.0 / total);
 	else
-		snprintf(buf, len, "%s", x == 0 ? "nan" : x > 0 ? "+inf" : "-inf");
+		snprintf(buf, len, "-");
 	return buf;
 }
 

@@ -193,6 +193,21 @@ t_stripped_named_by_function_boundary() {
 
 # MiniDebugInfo as Fedora builds it: the function symbols .dynsym lacks, xz'd
 # into .gnu_debugdata of a stripped binary; libdwfl reads it.
+# A difference whose growth and shrinkage cancel out totals 0: shares of it
+# are "-", not nan or inf.
+t_base_with_zero_total_difference() {
+	local v
+	for v in 1000:2000 3000:4000; do
+		printf 'heap_v2/524288\n  t*: 1: 1048576 [0: 0]\n@ 0x%s 0x%s\n  t*: 1: 1048576 [0: 0]\n\nMAPPED_LIBRARIES:\n' \
+			"${v%:*}" "${v#*:}" >"$TMPD/${v%:*}.heap"
+	done
+	jm analyze "$TMPD/3000.heap" --base "$TMPD/1000.heap"
+	expect_rc 0
+	expect_match "$OUT" "^Total: 0.0 MB"
+	[[ $OUT != *nan* && $OUT != *inf* ]] || fail "nan or inf in: $OUT"
+	expect_match "$OUT" " 1.2 +- +- +1.2 +- 0x3000"
+}
+
 t_minidebuginfo_names() {
 	local pid big b=$TMPD/mini/heapsites
 	mkdir "$TMPD/mini"
