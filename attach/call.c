@@ -337,6 +337,10 @@ static int call_sigframe(struct att_thread *t, const struct att_call *c, uint64_
 					   arch_syscall_arg(&r, 0) == 2) {
 					if ((err = take_write(t, c, &r, &write_len, &cb_err)))
 						return err;
+					/* Output is progress, not a lock wait: jemalloc before 5.3
+					 * writes a stats report a line at a time (thousands of
+					 * writes), so the timeout counts from the last one. */
+					deadline = att_now_ns() + (int64_t)c->timeout_ms * 1000000;
 				} else {
 					att_log(t, ATT_LOG_DEBUG, "tid %d: the call makes system call %ld",
 						(int)t->tid, arch_syscall_nr(&r));

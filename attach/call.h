@@ -46,7 +46,7 @@ struct att_call {
 	unsigned nargs;
 	att_cb_fn cb;		/* NULL: the callback sentinel is a fault like any other */
 	void *cb_arg;
-	int timeout_ms;
+	int timeout_ms;		/* the sigframe engine restarts it at each write it takes */
 	/* When the timeout expires and the thread is not waiting on a futex --
 	 * it is still working, or blocked in I/O, possibly holding locks -- it is
 	 * given this much longer before being abandoned.  0: abandon at once. */

@@ -85,7 +85,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"\n"
 		"Options (before PID):\n"
-		"  -t, --timeout SEC   longest one in-target call may take (default 10)\n"
+		"  -t, --timeout SEC   longest one in-target call may take without progress\n"
+		"                      (stats output restarts it; default 10)\n"
 		"  -p, --prefix PFX    jemalloc symbol prefix (default: detect; e.g. je_, _rjem_)\n"
 		"  -m, --module PATH   jemalloc copy to use when the process has several\n"
 		"  -T, --thread TID    borrow this thread (refused if inside jemalloc or not on a\n"
