@@ -13,8 +13,9 @@ BUILD     ?= build
 CC        ?= cc
 VERSION   := 0.1.0
 
-PKGS      := libdw libelf libunwind-ptrace libprotobuf-c zlib jansson unicorn
-PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKGS      := libdw libelf libunwind-ptrace libprotobuf-c zlib jansson
+# unicorn's headers only: the emulator dlopens it (src/emulate/uc.h).
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) unicorn 2>/dev/null)
 PKG_LIBS  := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
 

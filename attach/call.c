@@ -14,12 +14,11 @@
 #include "procfs.h"
 #include "retcap.h"
 
-int att_call_check_sentinels(pid_t pid, char *msg, size_t len)
+int att_call_check_sentinels(pid_t pid, const struct att_map *maps, size_t n, char *msg,
+			     size_t len)
 {
 	char *buf;
 	unsigned long min;
-	struct att_map *maps;
-	size_t n;
 	int err = att_proc_read("/proc/sys/vm/mmap_min_addr", &buf, NULL);
 
 	if (err) {
@@ -33,17 +32,11 @@ int att_call_check_sentinels(pid_t pid, char *msg, size_t len)
 			 "sentinels are not safe", min);
 		return -EPERM;
 	}
-	err = att_proc_maps(pid, &maps, &n);
-	if (err) {
-		snprintf(msg, len, "reading /proc/%d/maps: %s", (int)pid, strerror(-err));
-		return err;
-	}
 	if (att_maps_find(maps, n, ATT_RET_SENTINEL) || att_maps_find(maps, n, ATT_CB_SENTINEL)) {
 		snprintf(msg, len, "page 0 is mapped in process %d", (int)pid);
-		err = -EPERM;
+		return -EPERM;
 	}
-	att_maps_free(maps, n);
-	return err;
+	return 0;
 }
 
 static void describe(struct att_thread *t, uint64_t addr, char *buf, size_t len)

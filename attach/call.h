@@ -72,8 +72,10 @@ struct att_call {
  * the callback's error if it failed. */
 int att_call(struct att_thread *t, const struct att_call *c, uint64_t *retval);
 
-/* Refuse to run calls when page 0 could be mapped in process @pid: -EPERM
- * with the reason in @msg.  Needs no stopped thread. */
-int att_call_check_sentinels(pid_t pid, char *msg, size_t len);
+/* Refuse to run calls when page 0 could be mapped in process @pid, whose
+ * /proc/PID/maps snapshot is @maps: -EPERM with the reason in @msg.  Needs no
+ * stopped thread. */
+int att_call_check_sentinels(pid_t pid, const struct att_map *maps, size_t n, char *msg,
+			     size_t len);
 
 #endif

@@ -7,10 +7,14 @@
 #ifndef ATTACH_RESTORER_H
 #define ATTACH_RESTORER_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
-/* 0 and the address in *addr, -ENOENT when the process has none. */
-int att_restorer_find(pid_t pid, uint64_t *addr);
+struct att_map;
+
+/* 0 and the address in *addr, -ENOENT when the process has none.  @maps is
+ * a snapshot of the process's /proc/PID/maps (NULL: read it now). */
+int att_restorer_find(pid_t pid, const struct att_map *maps, size_t n, uint64_t *addr);
 
 #endif

@@ -28,7 +28,7 @@ int cli_fail_session(struct cli *c)
 	struct timespec settle = { 0, 50000000 };
 	unsigned long long now = c->exec_mark ? cli_exec_mark(c->pid) : 0;
 
-	/* Read in the middle of an exec (no [vdso] line yet), the new program
+	/* Read in the middle of an exec (no vDSO yet), the new program
 	 * may not have loaded jemalloc yet, or the maps read may be the old
 	 * program's: look again a moment later before calling it missing or unsafe. */
 	if (c->exec_mark && (!now || now == c->exec_mark) &&

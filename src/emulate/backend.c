@@ -13,6 +13,7 @@
 #include "emulate/backend.h"
 #include "emulate/imports.h"
 #include "emulate/services.h"
+#include "emulate/uc.h"
 
 struct emu_be {
 	struct jma_backend be;
@@ -35,6 +36,9 @@ static int emu_begin(struct jma_backend *b)
 
 	if (!jma_syms_jemalloc(s->syms))
 		return jma_fail(s, JMA_ERR_MISSING, -ENOENT, "no jemalloc found in %s", e->o->what);
+	if (emu_uc_load(msg, sizeof(msg)))
+		return jma_fail(s, JMA_ERR_MISSING, -ELIBACC, "emulation needs libunicorn (Debian "
+				"package libunicorn2): %s", msg);
 	e->began_ns = att_now_ns();
 	err = e->o->prepare(e->o, s, &src, &lo, &hi, &n, &fs_base);
 	if (err)

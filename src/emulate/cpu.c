@@ -69,11 +69,11 @@ static void on_stub(uc_engine *uc, uint64_t addr, uint32_t size, void *arg)
 
 	(void)size;
 	if (idx == STUB_DONE) {
-		uc_emu_stop(uc);
+		emu_uc.emu_stop(uc);
 		return;
 	}
 	for (int i = 0; i < 6; i++)
-		uc_reg_read(uc, arg_regs[i], &a[i]);
+		emu_uc.reg_read(uc, arg_regs[i], &a[i]);
 	if (idx == STUB_TEXT)
 		err = c->call && c->call->text ? on_text(c, a)
 					       : emu_cpu_fail(c, -EFAULT, "write_cb called unasked");
@@ -81,7 +81,7 @@ static void on_stub(uc_engine *uc, uint64_t addr, uint32_t size, void *arg)
 		err = c->service_run(c, c->stub_service[idx], a, &ret);
 	else {
 		uint64_t sp = 0, from = 0;
-		uc_reg_read(uc, UC_X86_REG_RSP, &sp);
+		emu_uc.reg_read(uc, UC_X86_REG_RSP, &sp);
 		emu_image_read(&c->im, sp, &from, sizeof(from));
 		err = emu_cpu_fail(c, -ENOSYS, "jemalloc called %s() from 0x%llx, which emulation "
 				   "does not provide", idx < c->nstubs ? c->stub_name[idx] : "?",
@@ -90,10 +90,10 @@ static void on_stub(uc_engine *uc, uint64_t addr, uint32_t size, void *arg)
 	if (err) {
 		if (!c->err)
 			emu_cpu_fail(c, err, "%s", strerror(-err));
-		uc_emu_stop(uc);
+		emu_uc.emu_stop(uc);
 		return;
 	}
-	uc_reg_write(uc, UC_X86_REG_RAX, &ret);
+	emu_uc.reg_write(uc, UC_X86_REG_RAX, &ret);
 }
 
 int emu_cpu_open(struct emu_cpu *c, const struct emu_source *src, uint64_t base, uint64_t fs_base,
@@ -113,9 +113,9 @@ int emu_cpu_open(struct emu_cpu *c, const struct emu_source *src, uint64_t base,
 	if (err)
 		return err;
 	memset(rets, 0xc3, sizeof(rets));
-	if (uc_mem_map(c->im.uc, base + STUBS, EMU_PAGE, UC_PROT_READ | UC_PROT_EXEC) ||
-	    uc_mem_write(c->im.uc, base + STUBS, rets, sizeof(rets)) ||
-	    uc_hook_add(c->im.uc, &c->stub_hook, UC_HOOK_CODE, (void *)on_stub, c, base + STUBS,
+	if (emu_uc.mem_map(c->im.uc, base + STUBS, EMU_PAGE, UC_PROT_READ | UC_PROT_EXEC) ||
+	    emu_uc.mem_write(c->im.uc, base + STUBS, rets, sizeof(rets)) ||
+	    emu_uc.hook_add(c->im.uc, &c->stub_hook, UC_HOOK_CODE, (void *)on_stub, c, base + STUBS,
 			base + STUBS + EMU_PAGE - 1)) {
 		emu_image_close(&c->im);
 		return -ENOMEM;
@@ -156,7 +156,7 @@ static void on_redirect(uc_engine *uc, uint64_t addr, uint32_t size, void *arg)
 
 	(void)addr;
 	(void)size;
-	uc_reg_write(uc, UC_X86_REG_RIP, &r->to);
+	emu_uc.reg_write(uc, UC_X86_REG_RIP, &r->to);
 }
 
 int emu_cpu_redirect(struct emu_cpu *c, uint64_t addr, const char *name)
@@ -165,7 +165,7 @@ int emu_cpu_redirect(struct emu_cpu *c, uint64_t addr, const char *name)
 
 	if (c->nredirects >= EMU_MAXREDIRECTS || !(r->to = emu_cpu_stub(c, name)))
 		return -E2BIG;
-	if (uc_hook_add(c->im.uc, &r->hook, UC_HOOK_CODE, (void *)on_redirect, r, addr, addr))
+	if (emu_uc.hook_add(c->im.uc, &r->hook, UC_HOOK_CODE, (void *)on_redirect, r, addr, addr))
 		return -ENOMEM;
 	c->nredirects++;
 	return 0;
@@ -220,7 +220,7 @@ static void *watch(void *arg)
 		;
 	if (!w->done) {
 		w->fired = 1;
-		uc_emu_stop(w->uc);
+		emu_uc.emu_stop(w->uc);
 	}
 	pthread_mutex_unlock(&w->mu);
 	return NULL;
@@ -243,9 +243,9 @@ static uc_err run_watched(uc_engine *uc, uint64_t from, uint64_t until, int time
 	w.deadline_ns = now.tv_sec * 1000000000LL + now.tv_nsec + (int64_t)timeout_ms * 1000000;
 	if (pthread_create(&t, NULL, watch, &w)) {
 		pthread_cond_destroy(&w.cv);
-		return uc_emu_start(uc, from, until, (uint64_t)timeout_ms * 1000, 0);
+		return emu_uc.emu_start(uc, from, until, (uint64_t)timeout_ms * 1000, 0);
 	}
-	ue = uc_emu_start(uc, from, until, 0, 0);
+	ue = emu_uc.emu_start(uc, from, until, 0, 0);
 	pthread_mutex_lock(&w.mu);
 	w.done = 1;
 	pthread_cond_signal(&w.cv);
@@ -271,36 +271,36 @@ int emu_cpu_run(struct emu_cpu *c, const struct jma_bcall *bc, int timeout_ms, u
 	if (err)
 		return emu_cpu_fail(c, err, "setting up the emulated stack");
 	for (size_t i = 0; i < sizeof(zero_regs) / sizeof(*zero_regs); i++)
-		uc_reg_write(uc, zero_regs[i], &zero);
+		emu_uc.reg_write(uc, zero_regs[i], &zero);
 	for (unsigned i = 0; i < JMA_CALL_MAXARGS; i++) {
 		uint64_t v = i < bc->nargs ? bc->args[i] : 0;
 		if (bc->text && (int)i == bc->text_arg)
 			v = c->base + STUBS + STUB_TEXT;
-		uc_reg_write(uc, arg_regs[i], &v);
+		emu_uc.reg_write(uc, arg_regs[i], &v);
 	}
-	uc_reg_write(uc, UC_X86_REG_RSP, &sp);
-	uc_reg_write(uc, UC_X86_REG_FS_BASE, &c->fs_base);
+	emu_uc.reg_write(uc, UC_X86_REG_RSP, &sp);
+	emu_uc.reg_write(uc, UC_X86_REG_FS_BASE, &c->fs_base);
 	c->call = bc;
 	c->err = 0;
 	c->msg[0] = '\0';
 	c->im.fault_addr = 0;
 	ue = run_watched(uc, bc->fn, done, timeout_ms, &fired);
 	c->call = NULL;
-	uc_reg_read(uc, UC_X86_REG_RIP, &pc);
+	emu_uc.reg_read(uc, UC_X86_REG_RIP, &pc);
 	if (c->err)
 		return c->err;
 	if (ue != UC_ERR_OK) {
 		if (c->im.fault_addr)
 			return emu_cpu_fail(c, -EFAULT, "emulated code at 0x%llx touched 0x%llx, which "
 					    "is not in the image (%s)", (unsigned long long)pc,
-					    (unsigned long long)c->im.fault_addr, uc_strerror(ue));
+					    (unsigned long long)c->im.fault_addr, emu_uc.strerror(ue));
 		return emu_cpu_fail(c, -EFAULT, "emulation stopped at 0x%llx: %s",
-				    (unsigned long long)pc, uc_strerror(ue));
+				    (unsigned long long)pc, emu_uc.strerror(ue));
 	}
 	if (pc != done || fired)
 		return emu_cpu_fail(c, -ETIMEDOUT, "the emulated call did not return within %d ms "
 				    "(stopped at 0x%llx)", timeout_ms, (unsigned long long)pc);
-	uc_reg_read(uc, UC_X86_REG_RAX, ret);
+	emu_uc.reg_read(uc, UC_X86_REG_RAX, ret);
 	return 0;
 }
 

@@ -14,7 +14,7 @@ static int is_mapped(struct emu_image *im, uint64_t addr)
 {
 	uint8_t probe;
 
-	return uc_mem_read(im->uc, addr, &probe, 1) == UC_ERR_OK;
+	return emu_uc.mem_read(im->uc, addr, &probe, 1) == UC_ERR_OK;
 }
 
 /* Copy the whole cluster holding @addr if none of it is in the image yet and
@@ -29,9 +29,9 @@ static int fetch_cluster(struct emu_image *im, uint64_t addr)
 	for (uint64_t a = cl; a < cl + CLUSTER; a += EMU_PAGE)
 		if (is_mapped(im, a) || im->src.read_page(im->src.arg, a, buf + (a - cl)))
 			return -EFAULT;
-	if (uc_mem_map(im->uc, cl, CLUSTER, UC_PROT_ALL) != UC_ERR_OK)
+	if (emu_uc.mem_map(im->uc, cl, CLUSTER, UC_PROT_ALL) != UC_ERR_OK)
 		return -EFAULT;
-	if (uc_mem_write(im->uc, cl, buf, CLUSTER) != UC_ERR_OK)
+	if (emu_uc.mem_write(im->uc, cl, buf, CLUSTER) != UC_ERR_OK)
 		return -ENOMEM;
 	im->copied += CLUSTER / EMU_PAGE;
 	return 0;
@@ -57,8 +57,8 @@ static int fetch_page(struct emu_image *im, uint64_t addr)
 		}
 		im->copied++;
 	}
-	if (uc_mem_map(im->uc, pg, EMU_PAGE, UC_PROT_ALL) != UC_ERR_OK ||
-	    uc_mem_write(im->uc, pg, page, EMU_PAGE) != UC_ERR_OK)
+	if (emu_uc.mem_map(im->uc, pg, EMU_PAGE, UC_PROT_ALL) != UC_ERR_OK ||
+	    emu_uc.mem_write(im->uc, pg, page, EMU_PAGE) != UC_ERR_OK)
 		return -ENOMEM;
 	return 0;
 }
@@ -89,11 +89,11 @@ int emu_image_open(struct emu_image *im, const struct emu_source *src, uint64_t 
 	im->src = *src;
 	im->tool_lo = tool_lo;
 	im->tool_hi = tool_hi;
-	if (uc_open(UC_ARCH_X86, UC_MODE_64, &im->uc) != UC_ERR_OK)
+	if (emu_uc.open(UC_ARCH_X86, UC_MODE_64, &im->uc) != UC_ERR_OK)
 		return -ENOMEM;
-	if (uc_hook_add(im->uc, &im->hook, UC_HOOK_MEM_UNMAPPED, (void *)on_unmapped, im, 1, 0) !=
+	if (emu_uc.hook_add(im->uc, &im->hook, UC_HOOK_MEM_UNMAPPED, (void *)on_unmapped, im, 1, 0) !=
 	    UC_ERR_OK) {
-		uc_close(im->uc);
+		emu_uc.close(im->uc);
 		im->uc = NULL;
 		return -ENOMEM;
 	}
@@ -103,7 +103,7 @@ int emu_image_open(struct emu_image *im, const struct emu_source *src, uint64_t 
 void emu_image_close(struct emu_image *im)
 {
 	if (im->uc)
-		uc_close(im->uc);
+		emu_uc.close(im->uc);
 	im->uc = NULL;
 }
 
@@ -132,7 +132,7 @@ int emu_image_read(struct emu_image *im, uint64_t addr, void *buf, size_t len)
 
 	if (err)
 		return err;
-	return uc_mem_read(im->uc, addr, buf, len) == UC_ERR_OK ? 0 : -EFAULT;
+	return emu_uc.mem_read(im->uc, addr, buf, len) == UC_ERR_OK ? 0 : -EFAULT;
 }
 
 int emu_image_write(struct emu_image *im, uint64_t addr, const void *buf, size_t len)
@@ -141,7 +141,7 @@ int emu_image_write(struct emu_image *im, uint64_t addr, const void *buf, size_t
 
 	if (err)
 		return err;
-	return uc_mem_write(im->uc, addr, buf, len) == UC_ERR_OK ? 0 : -EFAULT;
+	return emu_uc.mem_write(im->uc, addr, buf, len) == UC_ERR_OK ? 0 : -EFAULT;
 }
 
 int emu_image_strnlen(struct emu_image *im, uint64_t addr, size_t max, size_t *len)

@@ -11,7 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <unicorn/unicorn.h>
+#include "emulate/uc.h"
 
 #define EMU_PAGE 4096ULL
 

@@ -304,11 +304,11 @@ static int math1(struct emu_cpu *c, double (*f)(double))
 	uint8_t x[16];
 	double d;
 
-	uc_reg_read(c->im.uc, UC_X86_REG_XMM0, x);
+	emu_uc.reg_read(c->im.uc, UC_X86_REG_XMM0, x);
 	memcpy(&d, x, sizeof(d));
 	d = f(d);
 	memcpy(x, &d, sizeof(d));
-	uc_reg_write(c->im.uc, UC_X86_REG_XMM0, x);
+	emu_uc.reg_write(c->im.uc, UC_X86_REG_XMM0, x);
 	return 0;
 }
 

@@ -96,6 +96,8 @@ int jma_open(jma_session *s, pid_t pid)
 {
 	char msg[sizeof(s->err)];
 	const struct jma_copy *c;
+	const struct att_map *maps;
+	size_t nm;
 	int err = jma_open_process(s, pid);
 
 	if (err)
@@ -106,7 +108,8 @@ int jma_open(jma_session *s, pid_t pid)
 	if (!c)
 		return 0;
 	/* Checked here, before any thread is stopped, to keep the hold short. */
-	err = att_call_check_sentinels(pid, msg, sizeof(msg));
+	maps = jma_syms_maps(s->syms, &nm);
+	err = att_call_check_sentinels(pid, maps, nm, msg, sizeof(msg));
 	if (err)
 		return jma_fail(s, JMA_ERR_UNSAFE, err, "%s", msg);
 	err = cgmem_check(s);
@@ -367,14 +370,18 @@ static int ptrace_begin(struct jma_backend *b)
 	if (!jma_syms_jemalloc(s->syms))
 		return jma_fail(s, JMA_ERR_MISSING, -ENOENT, "no jemalloc found in process %d",
 				(int)s->pid);
-	/* Searched before any thread stops: it reads a megabyte or two of code. */
-	if (!p->restorer && att_restorer_find(s->pid, &p->restorer))
-		p->restorer = 0;
 	/* One maps snapshot per command, taken before anything stops: jma_open's
 	 * for the first, a new one for each later command of a session. */
 	if (p->begun++ && (err = jma_syms_refresh_maps(s->syms)))
 		return jma_fail(s, JMA_ERR_ATTACH, err, "reading /proc/%d/maps: %s", (int)s->pid,
 				strerror(-err));
+	/* Searched before any thread stops: it reads up to a megabyte of code. */
+	if (!p->restorer) {
+		const struct att_map *maps = jma_syms_maps(s->syms, &n);
+
+		if (att_restorer_find(s->pid, maps, n, &p->restorer))
+			p->restorer = 0;
+	}
 	/* The best candidate alone when it is idle; all of them only if it is
 	 * not, or turns out unusable. */
 	if (!s->opt.thread && !(s->opt.flags & JMA_F_FREEZE)) {

@@ -194,6 +194,7 @@ struct scan {
 	struct jma_syms *sy;
 	const char *want_prefix;
 	const char *want_module;
+	int pass;		/* 1: by symbols; 2: by .rodata (see scan_module) */
 	int found_stripped;
 	char stripped_in[256];
 	int err;
@@ -346,12 +347,11 @@ static int ends_with(const char *s, const char *suffix)
 	return n >= k && !strcmp(s + n - k, suffix);
 }
 
-/* Could this module hold jemalloc?  Asked of its main file alone -- a
- * *mallctl symbol in .dynsym or .symtab, or jemalloc's messages in .rodata --
- * so that separate debuginfo is searched only where it may be needed:
- * loading libc's debuginfo for its symbol table would cost more than the
- * rest of the start-up together. */
-static int maybe_jemalloc(Dwfl_Module *mod)
+/* Does the module's main file define a *mallctl symbol (.dynsym or
+ * .symtab)?  Asked before anything else so that separate debuginfo is searched
+ * only where it may be needed: loading libc's debuginfo for its symbol table
+ * would cost more than the rest of the start-up together. */
+static int has_mallctl_symbol(Dwfl_Module *mod)
 {
 	Dwarf_Addr bias;
 	Elf *elf = dwfl_module_getelf(mod, &bias);
@@ -380,7 +380,14 @@ static int maybe_jemalloc(Dwfl_Module *mod)
 				return 1;
 		}
 	}
-	return has_jemalloc_strings(mod);
+	return 0;
+}
+
+/* Could this module hold jemalloc: by its symbols, or by jemalloc's messages
+ * in its .rodata (a stripped copy that debuginfo may name)? */
+static int maybe_jemalloc(Dwfl_Module *mod)
+{
+	return has_mallctl_symbol(mod) || has_jemalloc_strings(mod);
 }
 
 /* The prefix of a symbol named <prefix><suffix>, if plausible. */
@@ -413,7 +420,15 @@ static int scan_module(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr
 	(void)ud;
 	(void)low;
 	/* A core's modules (no maps) are named by soname: use their file. */
-	if (!name || (name[0] != '/' && sy->maps) || !maybe_jemalloc(mod))
+	if (!name || (name[0] != '/' && sy->maps))
+		return DWARF_CB_OK;
+	/* First pass: modules whose own symbols name mallctl.  Second, only when
+	 * the first found no copy: the others whose .rodata holds jemalloc's
+	 * messages (a stripped static copy, named by its debuginfo if any).
+	 * Searching every library's .rodata -- libcrypto's alone is a megabyte
+	 * -- was most of a live command's start-up. */
+	if (sc->pass == 1 ? !has_mallctl_symbol(mod)
+			  : has_mallctl_symbol(mod) || !has_jemalloc_strings(mod))
 		return DWARF_CB_OK;
 	if (name[0] != '/')
 		dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, &name, NULL);
@@ -503,6 +518,12 @@ static int scan_module(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr
 oom:
 	sc->err = -ENOMEM;
 	return DWARF_CB_ABORT;
+}
+
+static void scan_modules(Dwfl *dwfl, struct scan *sc)
+{
+	for (sc->pass = 1; sc->pass <= 2 && !sc->err && !sc->sy->ncopies; sc->pass++)
+		dwfl_getmodules(dwfl, scan_module, sc, 0);
 }
 
 void jma_syms_close(struct jma_syms *sy)
@@ -626,7 +647,7 @@ int jma_syms_open(pid_t pid, const char *prefix, const char *module, int allow_n
 		goto fail;
 	}
 	dwfl_report_end(sy->dwfl, NULL, NULL);
-	dwfl_getmodules(sy->dwfl, scan_module, &sc, 0);
+	scan_modules(sy->dwfl, &sc);
 	if (sc.err) {
 		err = sc.err;
 		snprintf(msg, len, "out of memory");
@@ -816,7 +837,7 @@ int jma_syms_from_dwfl(Dwfl *dwfl, pid_t pid, const char *prefix, const char *mo
 		return -ENOMEM;
 	}
 	sy->dwfl = dwfl;
-	dwfl_getmodules(dwfl, scan_module, &sc, 0);
+	scan_modules(dwfl, &sc);
 	err = sc.err ? sc.err : choose_copy(sy, pid, &sc, msg, len);
 	if (err) {
 		if (sc.err)
