@@ -31,7 +31,7 @@ static int stat_flags(pid_t pid, unsigned long *flags)
 	return 0;
 }
 
-int att_precheck(pid_t pid, char *msg, size_t len)
+int att_precheck(pid_t pid, struct att_status *out, char *msg, size_t len)
 {
 	struct att_status st;
 	unsigned long flags = 0;
@@ -63,7 +63,14 @@ int att_precheck(pid_t pid, char *msg, size_t len)
 		snprintf(msg, len, "process %d (%s) is a zombie", (int)pid, st.name);
 		return -ESRCH;
 	}
-	return att_wait_tracer(pid, 0, ATT_TRACER_WAIT_MS, msg, len);
+	*out = st;
+	if (!st.tracer)
+		return 0;
+	err = att_wait_tracer(pid, 0, ATT_TRACER_WAIT_MS, msg, len);
+	/* As it is now that the other tracer has gone. */
+	if (!err)
+		att_proc_status(pid, 0, out);
+	return err;
 }
 
 /* Is @tracer another jemattach: the same executable as ours, or a program

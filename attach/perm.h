@@ -5,10 +5,13 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+struct att_status;
+
 /* Checks that need no ptrace: the process exists, is not a zombie, not a
- * kernel thread, not ourselves, not already traced.  Returns 0, or -errno with
- * a message in @msg (-ESRCH, -EPERM for the rest). */
-int att_precheck(pid_t pid, char *msg, size_t len);
+ * kernel thread, not ourselves, not already traced.  Returns 0 and the
+ * process's status in *@st, or -errno with a message in @msg (-ESRCH, -EPERM
+ * for the rest). */
+int att_precheck(pid_t pid, struct att_status *st, char *msg, size_t len);
 
 /* How long to wait for another jemattach to finish with the process. */
 #define ATT_TRACER_WAIT_MS 2000

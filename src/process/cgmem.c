@@ -33,12 +33,14 @@ static int read_u64(const char *dir, const char *file, uint64_t *v)
 	return err;
 }
 
-static void room_under(const char *dir, const char *limit, uint64_t used, uint64_t *room,
+/* The limit first: most levels of a hierarchy have none, and then their
+ * usage need not be read. */
+static void room_under(const char *dir, const char *limit, const char *usage, uint64_t *room,
 		       char *which, size_t len)
 {
-	uint64_t max;
+	uint64_t max, used;
 
-	if (read_u64(dir, limit, &max) || max == UINT64_MAX)
+	if (read_u64(dir, limit, &max) || max == UINT64_MAX || read_u64(dir, usage, &used))
 		return;
 	if ((max > used ? max - used : 0) < *room) {
 		*room = max > used ? max - used : 0;
@@ -52,6 +54,7 @@ int jma_cgmem_room_dir(const char *dir, const char *top, int v2, uint64_t *room,
 {
 	char cur[4096];
 	size_t toplen = strlen(top);
+	const char *usage = v2 ? "memory.current" : "memory.usage_in_bytes";
 
 	*room = UINT64_MAX;
 	which[0] = '\0';
@@ -59,15 +62,11 @@ int jma_cgmem_room_dir(const char *dir, const char *top, int v2, uint64_t *room,
 		return -EINVAL;
 	snprintf(cur, sizeof(cur), "%s", dir);
 	for (;;) {
-		uint64_t used;
 		char *slash;
 
-		if (!read_u64(cur, v2 ? "memory.current" : "memory.usage_in_bytes", &used)) {
-			room_under(cur, v2 ? "memory.max" : "memory.limit_in_bytes", used, room,
-				   which, len);
-			if (v2)
-				room_under(cur, "memory.high", used, room, which, len);
-		}
+		room_under(cur, v2 ? "memory.max" : "memory.limit_in_bytes", usage, room, which, len);
+		if (v2)
+			room_under(cur, "memory.high", usage, room, which, len);
 		if (strlen(cur) <= toplen)
 			return 0;
 		slash = strrchr(cur, '/');

@@ -70,11 +70,10 @@ int jma_open_process(jma_session *s, pid_t pid)
 
 	if (s->syms)
 		return jma_fail(s, JMA_ERR_USAGE, -EALREADY, "session already open");
-	err = att_precheck(pid, msg, sizeof(msg));
+	err = att_precheck(pid, &s->st, msg, sizeof(msg));
 	if (err)
 		return jma_fail(s, JMA_ERR_ATTACH, err, "%s", msg);
 	s->pid = pid;
-	att_proc_status(pid, 0, &s->st);
 	err = jma_syms_open(pid, s->opt.prefix, s->opt.module, !!(s->opt.flags & JMA_F_ANY_PROCESS),
 			    &s->syms, msg, sizeof(msg));
 	if (err && kill(pid, 0) && errno == ESRCH)

@@ -581,20 +581,34 @@ static int choose_copy(struct jma_syms *sy, pid_t pid, const struct scan *sc, ch
 	return -ENOENT;
 }
 
-/* Keep, in place, the lines of maps @text that map a file: libdwfl parses
- * each line with sscanf, and a process with a thousand threads has two
- * thousand anonymous ones (stacks, guard pages).  Returns the new length. */
-static size_t files_only(char *text)
+/* Is @path (not NUL-terminated, @len bytes) mapped executable somewhere? */
+static int is_code_file(const struct att_map *maps, size_t n, const char *path, size_t len)
+{
+	for (size_t i = 0; i < n; i++)
+		if (maps[i].perms[2] == 'x' && maps[i].path && !strncmp(maps[i].path, path, len) &&
+		    !maps[i].path[len])
+			return 1;
+	return 0;
+}
+
+/* Keep, in place, the lines of maps @text that map a file holding code:
+ * libdwfl parses each line with sscanf, and a process with a thousand
+ * threads has two thousand anonymous ones (stacks, guard pages); files
+ * without code (locale archives, gconv caches, mapped data) would each cost
+ * an open and an ELF parse for nothing.  Returns the new length. */
+static size_t code_files_only(char *text, const struct att_map *maps, size_t n)
 {
 	char *w = text;
 
 	for (char *l = text, *nl; *l; l = nl) {
 		size_t k;
+		char *path;
 
 		nl = strchr(l, '\n');
 		nl = nl ? nl + 1 : l + strlen(l);
 		k = (size_t)(nl - l);
-		if (memchr(l, '/', k)) {
+		path = memchr(l, '/', k);
+		if (path && is_code_file(maps, n, path, (size_t)(nl - path) - (nl[-1] == '\n'))) {
 			memmove(w, l, k);
 			w += k;
 		}
@@ -635,7 +649,7 @@ int jma_syms_open(pid_t pid, const char *prefix, const char *module, int allow_n
 		goto fail;
 	}
 	cur = sy;
-	tlen = files_only(text);
+	tlen = code_files_only(text, sy->maps, sy->nmaps);
 	f = fmemopen(text, tlen ? tlen : 1, "r");
 	err = f ? dwfl_linux_proc_maps_report(sy->dwfl, f) : errno;
 	if (f)
