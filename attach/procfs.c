@@ -1,6 +1,7 @@
-/* procfs.c -- parsing /proc/PID/{status,task,syscall,maps}. */
+/* procfs.c -- parsing /proc/PID/{status,task,syscall,maps,auxv}. */
 #include <ctype.h>
 #include <dirent.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -202,6 +203,26 @@ long att_proc_syscall_at(pid_t pid, pid_t tid, uint64_t *sp, uint64_t *pc)
 	}
 	free(buf);
 	return nr;
+}
+
+uint64_t att_proc_auxv(pid_t pid, uint64_t type)
+{
+	char path[64];
+	Elf64_auxv_t av[64];	/* a few dozen entries: one read */
+	uint64_t val = 0;
+	ssize_t got;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/auxv", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	got = read(fd, av, sizeof(av));
+	close(fd);
+	for (size_t i = 0; got > 0 && i < (size_t)got / sizeof(*av) && av[i].a_type != AT_NULL; i++)
+		if (av[i].a_type == type)
+			val = av[i].a_un.a_val;
+	return val;
 }
 
 int att_proc_maps(pid_t pid, struct att_map **out, size_t *n)

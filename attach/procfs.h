@@ -52,4 +52,8 @@ const struct att_map *att_maps_find(const struct att_map *maps, size_t n, uint64
 /* Read a whole small /proc file into a malloc'ed NUL-terminated buffer. */
 int att_proc_read(const char *path, char **out, size_t *len);
 
+/* Entry @type (AT_*) of the process's auxiliary vector, /proc/PID/auxv: 0
+ * when gone, unreadable or absent. */
+uint64_t att_proc_auxv(pid_t pid, uint64_t type);
+
 #endif

@@ -1,7 +1,9 @@
 /* check_procfs.c -- parsing /proc/PID/maps and finding an address in it (pure logic),
- * and a live thread's state from /proc/PID/task/TID/stat. */
+ * a live thread's state from /proc/PID/task/TID/stat, and the auxiliary vector. */
 #include <check.h>
 #include <stdlib.h>
+#include <sys/auxv.h>
+#include <sys/wait.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -69,6 +71,42 @@ START_TEST(test_procfs_stat_of_self)
 }
 END_TEST
 
+/* Ours is what the loader says; a child's vDSO moves when it execs (ASLR);
+ * a process that is gone has none. */
+START_TEST(test_procfs_auxv)
+{
+	int fds[2];
+	pid_t child;
+	uint64_t before, after = 0;
+	char c;
+
+	ck_assert_uint_eq(att_proc_auxv(getpid(), AT_SYSINFO_EHDR), getauxval(AT_SYSINFO_EHDR));
+	ck_assert_uint_eq(att_proc_auxv(getpid(), AT_RANDOM), getauxval(AT_RANDOM));
+	ck_assert_int_eq(pipe(fds), 0);
+	child = fork();
+	ck_assert_int_ge(child, 0);
+	if (!child) {
+		close(fds[1]);
+		/* Waits for the parent's mark, then becomes another program. */
+		if (read(fds[0], &c, 1) == 1)
+			execl("/bin/sleep", "sleep", "5", (char *)NULL);
+		_exit(1);
+	}
+	close(fds[0]);
+	before = att_proc_auxv(child, AT_SYSINFO_EHDR);
+	ck_assert_uint_eq(before, getauxval(AT_SYSINFO_EHDR));
+	ck_assert_int_eq(write(fds[1], "x", 1), 1);
+	for (int i = 0; i < 500 && (after = att_proc_auxv(child, AT_SYSINFO_EHDR)) == before; i++)
+		usleep(2000);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	close(fds[1]);
+	ck_assert_uint_ne(after, 0);
+	ck_assert_uint_ne(after, before);
+	ck_assert_uint_eq(att_proc_auxv(child, AT_SYSINFO_EHDR), 0);
+}
+END_TEST
+
 Suite *suite_procfs(void)
 {
 	Suite *s = suite_create("procfs");
@@ -77,6 +115,7 @@ Suite *suite_procfs(void)
 	tcase_add_test(t, test_procfs_maps_parse);
 	tcase_add_test(t, test_procfs_maps_find);
 	tcase_add_test(t, test_procfs_stat_of_self);
+	tcase_add_test(t, test_procfs_auxv);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -82,6 +82,11 @@ int jma_attached(const jma_session *s);
  * the first detach. */
 uint64_t jma_held_ns(const jma_session *s);
 
+/* What program process @pid runs now, as a number that changes when it
+ * exec()s (drawn from the random bytes the kernel gives each exec); 0 when
+ * unknown (gone, unreadable).  Needs no session. */
+uint64_t jma_exec_mark(pid_t pid);
+
 const char *jma_errmsg(const jma_session *s);
 enum jma_errkind jma_errkind(const jma_session *s);
 

@@ -24,12 +24,8 @@ struct cli {
 	jma_session *s;		/* opened on pid before a live command runs */
 	int verbose;
 	int emulate;		/* --emulate: run jemalloc's code on a copy (emulate.c) */
-	unsigned long long exec_mark;	/* cli_exec_mark(pid) at the start, 0 unknown */
+	uint64_t exec_mark;	/* jma_exec_mark(pid) at the start, 0 unknown */
 };
-
-/* The process's vDSO address (execmark.c): it changes when the process
- * exec()s a new program.  0 when it cannot be read (gone, no vDSO). */
-unsigned long long cli_exec_mark(pid_t pid);
 
 struct cli_cmd {
 	const char *name;

@@ -177,7 +177,7 @@ static int run_live(struct cli *c, const struct cli_cmd *k, int argc, char **arg
 	if (!c->s)
 		return cli_error(EXIT_TARGET, "out of memory");
 	/* No vDSO only in the middle of an exec: a moment later there is one. */
-	for (int i = 0; i < 20 && !(c->exec_mark = cli_exec_mark(c->pid)) && !kill(c->pid, 0); i++)
+	for (int i = 0; i < 20 && !(c->exec_mark = jma_exec_mark(c->pid)) && !kill(c->pid, 0); i++)
 		usleep(1000);
 	rc = cli_open(c, k, argc, argv);
 	if (!rc) {

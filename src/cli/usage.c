@@ -26,7 +26,7 @@ int cli_fail_session(struct cli *c)
 {
 	enum jma_errkind k = jma_errkind(c->s);
 	struct timespec settle = { 0, 50000000 };
-	unsigned long long now = c->exec_mark ? cli_exec_mark(c->pid) : 0;
+	uint64_t now = c->exec_mark ? jma_exec_mark(c->pid) : 0;
 
 	/* Read in the middle of an exec (no vDSO yet), the new program
 	 * may not have loaded jemalloc yet, or the maps read may be the old
@@ -34,7 +34,7 @@ int cli_fail_session(struct cli *c)
 	if (c->exec_mark && (!now || now == c->exec_mark) &&
 	    (k == JMA_ERR_MISSING || k == JMA_ERR_UNSAFE)) {
 		nanosleep(&settle, NULL);
-		now = cli_exec_mark(c->pid);
+		now = jma_exec_mark(c->pid);
 	}
 	/* Gone meanwhile: that, not the symptom, is the error. */
 	if ((k == JMA_ERR_MISSING || k == JMA_ERR_UNSAFE) && c->exec_mark && !now &&

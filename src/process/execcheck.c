@@ -1,21 +1,49 @@
 /* execcheck.c -- the process still runs the program we read (see execcheck.h). */
+#include <elf.h>
 #include <errno.h>
 #include <string.h>
 
+#include "attach/mem.h"
 #include "attach/procfs.h"
+#include "jemattach/session.h"
 #include "process/execcheck.h"
 
-int jma_exec_check(pid_t pid, const char *path, uint64_t fn)
+/* The 16 bytes the kernel draws for each exec (AT_RANDOM, for the stack
+ * protector and pointer guard; programs read them, never write them), mixed
+ * with the vDSO's address: it changes at every exec, randomization or not. */
+uint64_t jma_exec_mark(pid_t pid)
+{
+	uint64_t rnd[2] = { 0, 0 }, at = att_proc_auxv(pid, AT_RANDOM);
+
+	if (at)
+		att_mem_read(pid, at, rnd, sizeof(rnd));
+	return rnd[0] ^ rnd[1] ^ att_proc_auxv(pid, AT_SYSINFO_EHDR);
+}
+
+/* Is @fn in an executable mapping of @path? */
+static int code_of(const struct att_map *maps, size_t n, const char *path, uint64_t fn)
+{
+	const struct att_map *m = att_maps_find(maps, n, fn);
+
+	return m && m->perms[2] == 'x' && m->path && !strcmp(m->path, path);
+}
+
+int jma_exec_check(pid_t pid, uint64_t mark, const struct att_map *snap, size_t nsnap,
+		   const char *path, uint64_t fn)
 {
 	struct att_map *maps;
-	const struct att_map *m;
 	size_t n;
-	int err = att_proc_maps(pid, &maps, &n);
+	int err;
 
+	/* Symbols read while the loader was still mapping the program. */
+	if (!code_of(snap, nsnap, path, fn))
+		return -ENOEXEC;
+	if (mark)
+		return jma_exec_mark(pid) == mark ? 0 : -ENOEXEC;
+	err = att_proc_maps(pid, &maps, &n);
 	if (err)
 		return err;
-	m = att_maps_find(maps, n, fn);
-	err = m && m->perms[2] == 'x' && m->path && !strcmp(m->path, path) ? 0 : -ENOEXEC;
+	err = code_of(maps, n, path, fn) ? 0 : -ENOEXEC;
 	att_maps_free(maps, n);
 	return err;
 }

@@ -11,8 +11,16 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* 0 when @fn lies in an executable mapping of @path in @pid, -ENOEXEC when
- * not (another program now), -errno when /proc cannot say. */
-int jma_exec_check(pid_t pid, const char *path, uint64_t fn);
+#include "attach/procfs.h"
+
+/* 0 when @pid still runs the program whose exec mark (jma_exec_mark) was
+ * @mark and whose jemalloc was found at @fn in @path, and @fn lies in an
+ * executable mapping of @path in @snap, the maps snapshot the symbols were
+ * read with (not so when read in the middle of an exec); -ENOEXEC when not,
+ * -errno when /proc cannot say.  After the snapshot, the mark decides when
+ * there is one (auxv and 16 bytes of memory); without, the current maps do
+ * (a read of every line: a millisecond with a thousand threads). */
+int jma_exec_check(pid_t pid, uint64_t mark, const struct att_map *snap, size_t nsnap,
+		   const char *path, uint64_t fn);
 
 #endif

@@ -5,6 +5,7 @@
  * jemalloc), seizes and hijacks it; call runs the function there through the
  * attach engine; end puts the thread back exactly as it was.
  */
+#include <elf.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -41,6 +42,7 @@ struct ptrace_be {
 	uint64_t malloc_message;	/* address of je_malloc_message, once looked up */
 	uint64_t restorer;		/* the target's rt_sigreturn trampoline, 0 if none */
 	int begun;			/* begin ran before: the maps snapshot is old */
+	uint64_t ld_base;		/* where the dynamic loader is mapped (AT_BASE), 0 if none */
 };
 
 static struct jma_backend *ptrace_new(jma_session *s);
@@ -74,6 +76,8 @@ int jma_open_process(jma_session *s, pid_t pid)
 	if (err)
 		return jma_fail(s, JMA_ERR_ATTACH, err, "%s", msg);
 	s->pid = pid;
+	/* Before the maps are read: an exec after this is seen at the stop. */
+	s->exec_mark = jma_exec_mark(pid);
 	err = jma_syms_open(pid, s->opt.prefix, s->opt.module, !!(s->opt.flags & JMA_F_ANY_PROCESS),
 			    &s->syms, msg, sizeof(msg));
 	if (err && kill(pid, 0) && errno == ESRCH)
@@ -198,6 +202,18 @@ static int frames_in_jemalloc(struct ptrace_be *p, pid_t tid, char *where, size_
 	return found;
 }
 
+/* Is @pc in the dynamic loader?  A thread there is loading the program (just
+ * after an exec: libraries unrelocated, TLS not set up -- a call would fault),
+ * loading a library or binding a symbol (holding the loader's lock). */
+static int in_loader(struct ptrace_be *p, uint64_t pc)
+{
+	size_t n;
+	const struct att_map *maps = jma_syms_maps(p->be.s->syms, &n);
+	const struct att_map *m = att_maps_find(maps, n, pc), *ld = att_maps_find(maps, n, p->ld_base);
+
+	return p->ld_base && m && ld && m->path && ld->path && !strcmp(m->path, ld->path);
+}
+
 /* Before stopping @c: when it sits in a system call, walk its last known
  * stack from where it entered it.  A jemalloc frame there rules it out
  * without stopping it (1, reason in @where); otherwise the walk has cached
@@ -288,11 +304,18 @@ static int try_thread(struct ptrace_be *p, const struct att_candidate *c, char *
 		give_back(p);
 		return err == -ENOSPC || err == -EFAULT ? 1 : jma_fail(s, JMA_ERR_TARGET, err, "%s", why);
 	}
-	if (jma_exec_check(s->pid, jma_syms_jemalloc(s->syms)->path,
+	if (jma_exec_check(s->pid, s->exec_mark, t->maps, t->nmaps, jma_syms_jemalloc(s->syms)->path,
 			   jma_syms_jemalloc(s->syms)->fn_mallctl) == -ENOEXEC) {
 		give_back(p);
 		return jma_fail(s, JMA_ERR_ATTACH, -ENOEXEC, "process %d executed a new program "
 				"since jemattach read its symbols", (int)s->pid);
+	}
+	if (in_loader(p, arch_pc(&t->saved_gp))) {
+		jma_syms_describe(s->syms, arch_pc(&t->saved_gp), where, sizeof(where));
+		snprintf(why, len, "tid %d (%s) is inside the dynamic loader (%s): a program or "
+			 "library still loading", (int)c->tid, c->comm, where);
+		give_back(p);
+		return 1;
 	}
 	if (frames_in_jemalloc(p, c->tid, where, sizeof(where))) {
 		if (!(s->opt.thread && (s->opt.flags & JMA_F_FORCE))) {
@@ -374,6 +397,8 @@ static int ptrace_begin(struct jma_backend *b)
 	if (p->begun++ && (err = jma_syms_refresh_maps(s->syms)))
 		return jma_fail(s, JMA_ERR_ATTACH, err, "reading /proc/%d/maps: %s", (int)s->pid,
 				strerror(-err));
+	if (!p->ld_base)
+		p->ld_base = att_proc_auxv(s->pid, AT_BASE);
 	/* Searched before any thread stops: it reads up to a megabyte of code. */
 	if (!p->restorer) {
 		const struct att_map *maps = jma_syms_maps(s->syms, &n);

@@ -20,6 +20,7 @@ struct jma_session {
 	pid_t pid;
 	int offline;			/* a core file: pid names a process that is gone */
 	struct att_status st;
+	uint64_t exec_mark;	/* jma_exec_mark(pid) before its symbols were read */
 	struct jma_syms *syms;		/* NULL until jma_open succeeded */
 	struct jma_backend *be;		/* runs the calls; set by jma_open */
 
