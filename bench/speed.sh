@@ -72,9 +72,10 @@ hf() {
 }
 rss_kb() { /usr/bin/time -f '%M' -o "$dir/t" "$@" >/dev/null 2>&1; cat "$dir/t"; }
 gdb_call="gdb -p $rpid -batch -nx -ex 'call (int)mallctl(\"prof.active\",0,0,0,0)'"
-: >"$dir/get" >"$dir/gdb" >"$dir/held" >"$dir/stats" >"$dir/statsj" >"$dir/dump" \
+: >"$dir/v" >"$dir/get" >"$dir/gdb" >"$dir/held" >"$dir/stats" >"$dir/statsj" >"$dir/dump" \
 	>"$dir/stats_held" >"$dir/statsj_held" >"$dir/get_rss" >"$dir/gdb_rss"
 for i in $(seq "$N"); do
+	hf "$dir/v" 5 "$J -V"
 	hf "$dir/get" 5 "$J $rpid get stats.allocated"
 	hf "$dir/gdb" 1 "$gdb_call"
 	rss_kb "$J" "$rpid" get stats.allocated >>"$dir/get_rss"
@@ -93,6 +94,8 @@ echo
 echo "Redis $(redis-server --version | awk '{print $3}'), 200000 keys (hyperfine: median wall, mean CPU):"
 printf '  %-34s wall %8.2f ms  cpu %7.2f ms  peak RSS %6d KiB  thread held %s ms\n' \
 	"jemattach get stats.allocated" "$gw" "$gc" "$gr" "$(median <"$dir/held")"
+printf '  %-34s wall %8.2f ms  cpu %7.2f ms  (start-up and exit alone)\n' \
+	"jemattach -V" "$(col 1 <"$dir/v" | median)" "$(col 2 <"$dir/v" | median)"
 printf '  %-34s wall %8.2f ms  cpu %7.2f ms  peak RSS %6d KiB  every thread stopped\n' \
 	"gdb -batch call mallctl" "$dw" "$dc" "$dr"
 awk -v a="$dw" -v b="$gw" -v c="$dc" -v d="$gc" -v e="$dr" -v f="$gr" 'BEGIN {
