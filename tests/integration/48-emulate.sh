@@ -203,4 +203,22 @@ t_writes_refused() {
 	expect_state "$pid" "$before"
 }
 
+# libunicorn is loaded only when an emulation starts: a broken copy found
+# first on the library path fails --emulate with a clear exit 4, and leaves
+# the in-target commands, which never load it, working.
+t_unicorn_loaded_only_to_emulate() {
+	local pid
+	start_fixture pid "$FIXTURES/jemfix"
+	mkdir "$TMPD/nouc"
+	: >"$TMPD/nouc/libunicorn.so.2"
+	LD_LIBRARY_PATH=$TMPD/nouc jm "$pid" get stats.allocated
+	expect_rc 0
+	expect_eq "$OUT" "$(fix "$pid" "get z stats.allocated")"
+	LD_LIBRARY_PATH=$TMPD/nouc jm --emulate "$pid" get stats.allocated
+	expect_rc 4
+	expect_match "$ERR" "emulation needs libunicorn \(Debian package libunicorn2\): .*libunicorn.so.2"
+	jm --emulate "$pid" get stats.allocated
+	expect_rc 0
+}
+
 run_tests
