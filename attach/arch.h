@@ -52,6 +52,7 @@ long arch_syscall_nr(const struct arch_gpregs *r);
 enum arch_sc_class {
 	ARCH_SC_IDLE,		/* an event loop or sleep: epoll_wait, poll, read, nanosleep... */
 	ARCH_SC_FUTEX,		/* waiting on a lock or condition */
+	ARCH_SC_MEMORY,		/* mapping or returning memory: mmap, munmap, madvise, brk... */
 	ARCH_SC_OTHER,
 };
 enum arch_sc_class arch_syscall_class(long nr);

@@ -57,6 +57,45 @@ static int vm_io(pid_t pid, uint64_t addr, void *buf, size_t len, int write)
 	return 0;
 }
 
+#define PIECES_MAX 1024	/* IOV_MAX */
+
+int att_mem_read_pieces(pid_t pid, struct att_piece *p, size_t n)
+{
+	struct iovec loc[PIECES_MAX], rem[PIECES_MAX];	/* 32 KiB of stack */
+	size_t i = 0;
+
+	while (i < n) {
+		size_t cnt = n - i < PIECES_MAX ? n - i : PIECES_MAX, j;
+		ssize_t r;
+
+		for (j = 0; j < cnt; j++) {
+			loc[j] = (struct iovec){ p[i + j].buf, p[i + j].len };
+			rem[j] = (struct iovec){ (void *)(uintptr_t)p[i + j].addr, p[i + j].len };
+		}
+		r = process_vm_readv(pid, loc, cnt, rem, cnt, 0);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && (errno == ENOSYS || errno == EPERM)) {
+			for (; i < n; i++)
+				p[i].ok = att_mem_read(pid, p[i].addr, p[i].buf, p[i].len) == 0;
+			return 0;
+		}
+		if (r < 0 && errno != EFAULT)
+			return -errno;
+		/* It stops at the first piece it cannot read (EFAULT when that is
+		 * the first): those before were read whole, that one failed. */
+		if (r < 0)
+			r = 0;
+		for (j = 0; j < cnt && (size_t)r >= p[i].len; j++, i++) {
+			p[i].ok = 1;
+			r -= (ssize_t)p[i].len;
+		}
+		if (j < cnt)
+			p[i++].ok = 0;
+	}
+	return 0;
+}
+
 int att_mem_read(pid_t pid, uint64_t addr, void *buf, size_t len)
 {
 	return len ? vm_io(pid, addr, buf, len, 0) : 0;

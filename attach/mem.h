@@ -13,6 +13,19 @@
 int att_mem_read(pid_t pid, uint64_t addr, void *buf, size_t len);
 int att_mem_write(pid_t pid, uint64_t addr, const void *buf, size_t len);
 
+/* Many small reads in one system call each IOV_MAX of them (with thousands
+ * of threads, one per thread adds up): piece i is @p[i].len bytes at
+ * @p[i].addr into @p[i].buf, and @p[i].ok says whether it was read whole
+ * (an unmapped piece fails alone).  0, or -errno when the process cannot be
+ * read at all. */
+struct att_piece {
+	uint64_t addr;
+	void *buf;
+	size_t len;
+	int ok;
+};
+int att_mem_read_pieces(pid_t pid, struct att_piece *p, size_t n);
+
 /* Read a NUL-terminated string of at most @max bytes (NUL excluded) at @addr.
  * *out is malloc'ed and owned by the caller; *truncated tells whether @max was
  * hit.  Stops cleanly at an unmapped page. */

@@ -94,6 +94,9 @@ int att_proc_status(pid_t pid, pid_t tid, struct att_status *st)
 			st->sigpnd |= strtoull(v, NULL, 16);
 		else if (!strcmp(line, "Threads"))
 			st->nthreads = atoi(v);
+		else if (!strcmp(line, "voluntary_ctxt_switches") ||
+			 !strcmp(line, "nonvoluntary_ctxt_switches"))
+			st->ctxsw += strtoull(v, NULL, 10);
 	}
 	free(buf);
 	/* Kernels before 6.0 have no Kthread line; kernel threads have no
@@ -178,15 +181,27 @@ long att_proc_syscall(pid_t pid, pid_t tid)
 	return att_proc_syscall_at(pid, tid, &sp, &pc);
 }
 
+/* Called for every thread of the process before each command: one open, one
+ * read (the line is under 200 bytes), one close. */
 long att_proc_syscall_at(pid_t pid, pid_t tid, uint64_t *sp, uint64_t *pc)
 {
-	char path[64], *buf, *e;
+	char path[64], buf[256], *e;
+	ssize_t got;
 	long nr;
+	int fd;
 
 	*sp = *pc = 0;
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)pid, (int)tid);
-	if (att_proc_read(path, &buf, NULL))
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return -2;
+	do
+		got = read(fd, buf, sizeof(buf) - 1);
+	while (got < 0 && errno == EINTR);
+	close(fd);
+	if (got <= 0)
+		return -2;
+	buf[got] = '\0';
 	if (!strncmp(buf, "running", 7)) {
 		nr = -1;
 	} else if (isdigit((unsigned char)buf[0])) {
@@ -201,7 +216,6 @@ long att_proc_syscall_at(pid_t pid, pid_t tid, uint64_t *sp, uint64_t *pc)
 	} else {
 		nr = -2;
 	}
-	free(buf);
 	return nr;
 }
 

@@ -15,6 +15,7 @@ struct att_status {
 	int kthread;		/* a kernel thread: no user memory */
 	int nthreads;
 	uint64_t sigpnd;	/* SigPnd | ShdPnd: pending for the thread or its process */
+	uint64_t ctxsw;		/* voluntary + nonvoluntary context switches so far */
 };
 
 /* /proc/PID/task/TID/status (tid 0 = the process).  -ESRCH if gone. */

@@ -28,6 +28,8 @@ struct jma_thread {
 	int in_jemalloc;	/* some frame is jemalloc's own code */
 	int err;		/* 0, or why there is no stack: -errno */
 	const char *errmsg;
+	int may_hold_lock;	/* inside jemalloc, and not waiting on a condition
+				 * variable there (which released its mutex) */
 };
 
 /* Called once per thread; the pointers are valid during the call only.

@@ -75,8 +75,8 @@ static int print_text(void *arg, const struct jma_thread *t)
 	char act[128];
 
 	(void)arg;
-	printf("TID %d (%s) %s%s\n", (int)t->tid, t->comm, activity(t, act, sizeof(act)),
-	       t->in_jemalloc ? ", INSIDE JEMALLOC" : "");
+	printf("TID %d (%s) %s%s%s\n", (int)t->tid, t->comm, activity(t, act, sizeof(act)),
+	       t->in_jemalloc ? ", INSIDE JEMALLOC" : "", t->may_hold_lock ? ", MAY HOLD A LOCK" : "");
 	if (t->err)
 		printf("    (no stack: %s)\n", t->errmsg);
 	for (int i = 0; i < t->nframes; i++) {
@@ -112,7 +112,8 @@ static int print_json(void *arg, const struct jma_thread *t)
 		printf("%ld", t->syscall);
 	else
 		printf("null");
-	printf(", \"in_jemalloc\": %s", t->in_jemalloc ? "true" : "false");
+	printf(", \"in_jemalloc\": %s, \"may_hold_lock\": %s", t->in_jemalloc ? "true" : "false",
+	       t->may_hold_lock ? "true" : "false");
 	if (t->err) {
 		printf(", \"error\": ");
 		cli_json_string(stdout, t->errmsg);

@@ -9,25 +9,6 @@
 #include "process/stacks.h"
 
 #define STOP_MS 1000
-#define MAX_FRAMES 32
-
-/* Frames @f[0..n) of a stopped thread: the index of a jemalloc frame that
- * may hold a lock, or -1.  A thread waiting on a condition variable that
- * jemalloc waits on (its background threads sleep in
- * pthread_cond_timedwait) released that mutex to wait, and holds no other:
- * below its innermost jemalloc frame sits pthread_cond_*wait. */
-static int lock_holder_frame(const struct jma_frame *f, int n)
-{
-	for (int k = 0; k < n; k++) {
-		if (!f[k].in_jemalloc)
-			continue;
-		for (int j = 0; j < k; j++)
-			if (f[j].func && strstr(f[j].func, "pthread_cond_") && strstr(f[j].func, "wait"))
-				return -1;
-		return k;
-	}
-	return -1;
-}
 
 int jma_freeze_all(jma_session *s, struct jma_freeze *fz, const struct att_candidate *c, size_t n)
 {
@@ -41,10 +22,9 @@ int jma_freeze_all(jma_session *s, struct jma_freeze *fz, const struct att_candi
 		return jma_fail(s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
 	for (size_t i = 0; i < n; i++) {
 		struct att_thread *t = &fz->t[fz->n];
-		uint64_t pcs[MAX_FRAMES];
-		struct jma_frame f[MAX_FRAMES];
-		char stack[2048] = "";
-		size_t used = 0;
+		uint64_t pcs[JMA_HOLDER_FRAMES];
+		struct jma_holder h = { .syscall = -1 };
+		char msg[sizeof(s->err)];
 		int err, complete, nf;
 
 		jma_thread_setup(s, t, c[i].tid);
@@ -58,16 +38,13 @@ int jma_freeze_all(jma_session *s, struct jma_freeze *fz, const struct att_candi
 			return err;
 		}
 		fz->n++;
-		nf = att_unwind(s->pid, t->tid, NULL, maps, nm, pcs, MAX_FRAMES, &complete);
-		if (nf <= 0)
+		nf = att_unwind(s->pid, t->tid, NULL, maps, nm, pcs, JMA_HOLDER_FRAMES, &complete);
+		if (!jma_holder_of(s, t->tid, pcs, nf, &h))
 			continue;
-		jma_frames_fill(s, pcs, nf, f);
-		if (lock_holder_frame(f, nf) < 0)
-			continue;
-		jma_frames_format(f, nf, stack, sizeof(stack), &used);
-		jma_fail(s, JMA_ERR_UNSAFE, -EAGAIN, "--freeze refused: tid %d (%s) is inside "
-			 "jemalloc and may hold a lock; try again, or omit --freeze:%s",
-			 (int)c[i].tid, c[i].comm, stack);
+		snprintf(h.comm, sizeof(h.comm), "%s", c[i].comm);
+		jma_holder_format(s, &h, "--freeze refused", "try again, or omit --freeze", 1, msg,
+				  sizeof(msg));
+		jma_fail(s, JMA_ERR_UNSAFE, -EAGAIN, "%s", msg);
 		jma_thaw_all(fz);
 		return -EAGAIN;
 	}

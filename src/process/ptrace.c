@@ -23,6 +23,7 @@
 #include "attach/unwind.h"
 #include "process/freeze.h"
 #include "process/session.h"
+#include "process/stuck.h"
 #include "process/threads.h"
 
 #define MAX_FRAMES	64
@@ -63,6 +64,30 @@ static int cgmem_check(jma_session *s)
 			"and could get it OOM-killed: refused (--force to call anyway)",
 			(int)s->pid, (unsigned long long)(room / 1024), which,
 			JMA_CGMEM_FIRST_CALL / 1024);
+}
+
+/* Refuse (unless --force) before any thread stops when one stays asleep
+ * inside jemalloc where it may hold a lock: our call would wait on it until
+ * the timeout, then be left running to finish on its own. */
+static int stuck_check(jma_session *s)
+{
+	struct jma_holder h;
+	char msg[sizeof(s->err)];
+	int err = jma_stuck_find(s, &h);
+
+	if (err <= 0)
+		return 0;	/* a listing that failed fails again, clearly, in begin */
+	if (s->opt.flags & JMA_F_FORCE) {
+		jma_holder_format(s, &h, "calling anyway (--force)", "the call may wait for it "
+				  "until the timeout", 0, msg, sizeof(msg));
+		jma_logf(s, JMA_LOG_WARN, "%s", msg);
+		return 0;
+	}
+	jma_holder_format(s, &h, s->opt.flags & JMA_F_FREEZE ? "--freeze refused" : "refused",
+			  "a call would wait for that lock: --force calls anyway; --emulate reads "
+			  "the numbers from a copy of the process without taking a lock", 1, msg,
+			  sizeof(msg));
+	return jma_fail(s, JMA_ERR_UNSAFE, -EAGAIN, "%s", msg);
 }
 
 int jma_open_process(jma_session *s, pid_t pid)
@@ -406,6 +431,8 @@ static int ptrace_begin(struct jma_backend *b)
 		if (att_restorer_find(s->pid, maps, n, &p->restorer))
 			p->restorer = 0;
 	}
+	if ((err = stuck_check(s)))
+		return err;
 	/* The best candidate alone when it is idle; all of them only if it is
 	 * not, or turns out unusable. */
 	if (!s->opt.thread && !(s->opt.flags & JMA_F_FREEZE)) {

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "attach/arch.h"
 #include "attach/unwind.h"
 #include "process/stacks.h"
 
@@ -62,4 +63,59 @@ void jma_frames_format(const struct jma_frame *f, int n, char *buf, size_t len, 
 			break;
 		*used = (size_t)k < len - *used ? *used + (size_t)k : len - 1;
 	}
+}
+
+int jma_frames_lock_holder(const struct jma_frame *f, int n)
+{
+	for (int k = 0; k < n; k++) {
+		if (!f[k].in_jemalloc)
+			continue;
+		for (int j = 0; j < k; j++)
+			if (f[j].func && strstr(f[j].func, "pthread_cond_") && strstr(f[j].func, "wait"))
+				return -1;
+		return k;
+	}
+	return -1;
+}
+
+int jma_holder_of(jma_session *s, pid_t tid, const uint64_t *pcs, int n, struct jma_holder *h)
+{
+	struct jma_frame f[JMA_HOLDER_FRAMES];
+
+	if (n > JMA_HOLDER_FRAMES)
+		n = JMA_HOLDER_FRAMES;
+	if (n <= 0)
+		return 0;
+	jma_frames_fill(s, pcs, n, f);
+	if (jma_frames_lock_holder(f, n) < 0)
+		return 0;
+	h->tid = tid;
+	memcpy(h->pcs, pcs, (size_t)n * sizeof(*pcs));
+	h->nf = n;
+	return 1;
+}
+
+void jma_holder_format(jma_session *s, const struct jma_holder *h, const char *lead,
+		       const char *ways, int stack, char *buf, size_t len)
+{
+	struct jma_frame f[JMA_HOLDER_FRAMES];
+	const char *sc = h->syscall >= 0 ? arch_syscall_name(h->syscall) : NULL;
+	char asleep[96] = "";
+	size_t used;
+	int k, n;
+
+	jma_frames_fill(s, h->pcs, h->nf, f);
+	k = jma_frames_lock_holder(f, h->nf);
+	if (h->syscall >= 0 && sc)
+		snprintf(asleep, sizeof(asleep), ", asleep in %s for at least %lld ms", sc,
+			 (long long)h->ms);
+	else if (h->syscall >= 0)
+		snprintf(asleep, sizeof(asleep), ", asleep in system call %ld for at least %lld ms",
+			 h->syscall, (long long)h->ms);
+	n = snprintf(buf, len, "%s: tid %d (%s) is inside jemalloc and may hold a lock, in %s%s; %s%s",
+		     lead, (int)h->tid, h->comm, k >= 0 && f[k].func ? f[k].func : "jemalloc", asleep,
+		     ways, stack ? ":" : "");
+	used = n < 0 ? 0 : (size_t)n < len ? (size_t)n : len - 1;
+	if (stack)
+		jma_frames_format(f, h->nf, buf, len, &used);
 }

@@ -13,4 +13,31 @@ void jma_frames_fill(jma_session *s, const uint64_t *pcs, int n, struct jma_fram
  * holds @*used bytes of @len; *used grows. */
 void jma_frames_format(const struct jma_frame *f, int n, char *buf, size_t len, size_t *used);
 
+/* The frame of @f[0..n) through which the thread may hold a jemalloc lock:
+ * its innermost jemalloc frame -- unless a pthread_cond_*wait frame lies
+ * below it: a condition wait released its mutex to wait, and jemalloc holds
+ * no other there (its background threads sleep so).  -1: none. */
+int jma_frames_lock_holder(const struct jma_frame *f, int n);
+
+#define JMA_HOLDER_FRAMES 32
+
+/* A thread inside jemalloc that may hold a lock. */
+struct jma_holder {
+	pid_t tid;
+	char comm[64];
+	uint64_t pcs[JMA_HOLDER_FRAMES];
+	int nf;			/* frames in pcs */
+	long syscall;		/* asleep in it (-1: not known to be asleep) */
+	int64_t ms;		/* for at least this long, when asleep */
+};
+
+/* Fill @h (but comm, syscall, ms) for thread @tid from its frames @pcs[0..n):
+ * 1 when it may hold a jemalloc lock (jma_frames_lock_holder), else 0. */
+int jma_holder_of(jma_session *s, pid_t tid, const uint64_t *pcs, int n, struct jma_holder *h);
+/* The one way every refusal names a holder: "LEAD: tid N (comm) is inside
+ * jemalloc and may hold a lock, in FUNC[, asleep in SYSCALL for at least N
+ * ms]; WAYS" and, with @stack, ":" and its backtrace. */
+void jma_holder_format(jma_session *s, const struct jma_holder *h, const char *lead,
+		       const char *ways, int stack, char *buf, size_t len);
+
 #endif

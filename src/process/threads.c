@@ -61,6 +61,7 @@ int jma_threads(jma_session *s, int max_frames, jma_thread_fn fn, void *arg)
 			t.frames = frames;
 			for (int f = 0; f < nf; f++)
 				t.in_jemalloc |= frames[f].in_jemalloc;
+			t.may_hold_lock = jma_frames_lock_holder(frames, nf) >= 0;
 		}
 		if ((err = fn(arg, &t)))
 			break;
@@ -84,7 +85,7 @@ static int note_holder(void *arg, const struct jma_thread *t)
 	size_t left = h->len - h->used;
 	int n;
 
-	if (!t->in_jemalloc || left < 2)
+	if (!t->may_hold_lock || left < 2)
 		return 0;
 	h->found++;
 	n = snprintf(h->buf + h->used, left, "\n  thread %d (%s) is inside jemalloc%s%s:",

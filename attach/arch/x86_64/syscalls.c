@@ -1,5 +1,5 @@
 /* syscalls.c -- x86_64 system calls by what a thread asleep in them means for thread selection
- * (their names: syscall_names.c). */
+ * and for the look for stuck lock holders (their names: syscall_names.c). */
 #include <stddef.h>
 #include <sys/syscall.h>
 
@@ -40,9 +40,12 @@ static const struct { long nr; enum arch_sc_class cls; } table[] = {
 	{ SYS_flock, ARCH_SC_OTHER },
 	{ SYS_fcntl, ARCH_SC_OTHER },
 	{ SYS_openat, ARCH_SC_OTHER },
-	{ SYS_mmap, ARCH_SC_OTHER },
-	{ SYS_munmap, ARCH_SC_OTHER },
-	{ SYS_madvise, ARCH_SC_OTHER },
+	{ SYS_mmap, ARCH_SC_MEMORY },
+	{ SYS_munmap, ARCH_SC_MEMORY },
+	{ SYS_madvise, ARCH_SC_MEMORY },
+	{ SYS_mremap, ARCH_SC_MEMORY },
+	{ SYS_mprotect, ARCH_SC_MEMORY },
+	{ SYS_brk, ARCH_SC_MEMORY },
 };
 
 enum arch_sc_class arch_syscall_class(long nr)
