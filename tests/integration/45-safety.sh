@@ -91,7 +91,7 @@ t_target_killed_during_a_call() {
 	# in progress (waiting for it) when the target is killed.
 	expect_eq "$(fix "$pid" "dump $TMPD/fifo.kill")" ok
 	sleep 0.2
-	start_bg jpid "$JEMATTACH" --timeout 30 "$pid" prof reset 2>"$TMPD/kerr"
+	start_bg jpid "$JEMATTACH" --force --timeout 30 "$pid" prof reset 2>"$TMPD/kerr"
 	for _ in $(seq 5000); do
 		[[ $(awk '/TracerPid/ {print $2}' "/proc/$pid/status" 2>/dev/null) == "$jpid" ]] && break
 	done
@@ -111,7 +111,8 @@ t_our_sigterm_restores_the_target_first() {
 		expect_eq "$(fix "$pid" "dump $TMPD/fifo.$sig")" ok
 		sleep 0.2
 		# Background jobs start with SIGINT ignored; give it its default action.
-		start_bg jpid env --default-signal=INT "$JEMATTACH" --timeout 2 "$pid" prof reset
+		# --force: past the refusal of a lock holder seen before the call.
+		start_bg jpid env --default-signal=INT "$JEMATTACH" --force --timeout 2 "$pid" prof reset
 		sleep 0.5
 		kill -"$sig" "$jpid"
 		# The waiting call is never taken back from inside jemalloc (it
@@ -137,8 +138,10 @@ t_timeout_names_the_lock_holder() {
 	mkfifo "$TMPD/fifo.timeout"
 	expect_eq "$(fix "$pid" "dump $TMPD/fifo.timeout")" ok
 	sleep 0.2
-	jm --timeout 0.5 "$pid" prof reset
+	# --force calls despite the holder seen beforehand: the call-time path.
+	jm --force --timeout 0.5 "$pid" prof reset
 	expect_rc 5
+	expect_match "$ERR" "warning: calling anyway \(--force\): tid [0-9]+ \(jemfix\) is inside jemalloc and may hold a lock"
 	expect_match "$ERR" "did not return within 500 ms; it was blocked in syscall futex"
 	expect_match "$ERR" "thread [0-9]+ \(jemfix\) is inside jemalloc"
 	expect_match "$ERR" "dumper"
@@ -147,6 +150,83 @@ t_timeout_names_the_lock_holder() {
 	jm "$pid" prof reset
 	expect_rc 0
 	expect_eq "$(fix "$pid" check)" ok
+}
+
+# switches PID: every thread's context switches so far.  A thread stopped by
+# ptrace, even for a moment, switches; one left asleep does not.
+switches() {
+	local t
+	for t in /proc/"$1"/task/*; do
+		echo "${t##*/} $(awk '/ctxt_switches/ {s += $2} END {print s}' "$t/status")"
+	done
+}
+
+# wait_creat PID: until a thread of PID sits in creat (85), as jemalloc's dump
+# does on a FIFO nobody reads.
+wait_creat() {
+	for _ in $(seq 200); do
+		grep -qs '^85 ' /proc/"$1"/task/*/syscall && return 0
+		sleep 0.02
+	done
+	fail "no thread of $1 blocked in creat"
+}
+
+t_stuck_lock_holder_refused_before_anything_stops() {
+	local pid before cmd heap
+	start_fixture pid "$FIXTURES/jemfix" "$PROF"
+	mkfifo "$TMPD/fifo.stuck"
+	expect_eq "$(fix "$pid" "dump $TMPD/fifo.stuck")" ok
+	wait_creat "$pid"
+	wait_syscall "$pid" 0
+	before=$(switches "$pid")
+	for cmd in "get stats.allocated" "prof reset"; do
+		jm "$pid" $cmd
+		expect_rc 5
+		expect_match "$ERR" "^jemattach: refused: tid [0-9]+ \(jemfix\) is inside jemalloc and may hold a lock, in [^ ,]+, asleep in creat for at least [0-9]+ ms; "
+		expect_match "$ERR" "--force calls anyway; --emulate reads the numbers from a copy"
+		expect_match "$ERR" "dumper\+0x[0-9a-f]+ \(jemfix\)"
+		# One message: a line, then the holder's backtrace.
+		expect_eq "$(grep -vc '^    #' <<<"$ERR")" 1
+	done
+	# No thread was stopped, not even for a moment.
+	expect_eq "$(switches "$pid")" "$before"
+	expect_eq "$(awk '/TracerPid/ {print $2}' "/proc/$pid/status")" 0
+	expect_eq "$(fix "$pid" ping)" pong
+	# The holder finishes its own work normally once the FIFO is read...
+	heap=$(cat "$TMPD/fifo.stuck")
+	expect_match "$heap" "^heap_v2/"
+	expect_match "$heap" "MAPPED_LIBRARIES:"
+	# ...and then the same commands go through.
+	sleep 0.2
+	jm "$pid" get stats.allocated
+	expect_rc 0
+	expect_eq "$OUT" "$(fix "$pid" "get z stats.allocated")"
+	jm "$pid" prof reset
+	expect_rc 0
+	expect_eq "$(fix "$pid" check)" ok
+}
+
+t_no_refusal_on_background_or_busy_threads() {
+	local pid i
+	# jemalloc's background thread sleeps inside jemalloc in a condition wait.
+	start_fixture pid "$FIXTURES/jemfix" MALLOC_CONF=background_thread:true
+	fix "$pid" "alloc 100 100000" >/dev/null
+	for _ in $(seq 100); do grep -q jemalloc_bg_thd /proc/"$pid"/task/*/comm 2>/dev/null && break; sleep 0.05; done
+	grep -q jemalloc_bg_thd /proc/"$pid"/task/*/comm || fail "no background thread"
+	for i in $(seq 20); do
+		jm "$pid" get stats.allocated
+		expect_rc 0
+		[[ $ERR != *"may hold a lock"* ]] || fail "run $i: $ERR"
+	done
+	# Threads allocating and freeing without pause (and purging: madvise,
+	# munmap), with background threads too.
+	start_fixture_cmd pid env MALLOC_CONF=background_thread:true,dirty_decay_ms:0 "$FIXTURES/stressfix" 4
+	for i in $(seq 20); do
+		jm "$pid" get stats.allocated
+		expect_rc 0
+		[[ $ERR != *"may hold a lock"* ]] || fail "run $i: $ERR"
+	done
+	expect_match "$(fix "$pid" status)" " errors=0$"
 }
 
 t_freeze_snapshot_and_refusal() {

@@ -16,8 +16,9 @@ t_sigtstp_mid_call_waits_for_the_thread_to_be_given_back() {
 	sleep 0.2
 	# In a process group of its own whose parent is in this session: not an
 	# orphaned group, so the kernel does stop it on SIGTSTP (as at a terminal).
+	# --force: a lock holder seen before the call would be refused otherwise.
 	start_bg jpid perl -e 'setpgrp(0, 0); exec @ARGV or die' \
-		"$JEMATTACH" --timeout 30 "$pid" prof reset
+		"$JEMATTACH" --force --timeout 30 "$pid" prof reset
 	for _ in $(seq 5000); do [[ $(tracer_of "$pid") == "$jpid" ]] && break; done
 	sleep 0.3
 	[[ $(tracer_of "$pid") == "$jpid" ]] || fail "jemattach did not start its call"
