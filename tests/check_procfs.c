@@ -1,10 +1,14 @@
 /* check_procfs.c -- parsing /proc/PID/maps and finding an address in it (pure logic),
- * a live thread's state from /proc/PID/task/TID/stat, and the auxiliary vector. */
+ * a live thread's state from /proc/PID/task/TID/stat, a sleeper's system call and context
+ * switches, and the auxiliary vector. */
 #include <check.h>
+#include <signal.h>
 #include <stdlib.h>
-#include <sys/auxv.h>
-#include <sys/wait.h>
 #include <string.h>
+#include <sys/auxv.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "attach/procfs.h"
@@ -107,6 +111,42 @@ START_TEST(test_procfs_auxv)
 }
 END_TEST
 
+/* A child asleep in pause(): its system call, where it entered it, and its
+ * context switches, which do not move while it sleeps. */
+START_TEST(test_procfs_sleeper_syscall_and_switches)
+{
+	struct att_status a, b;
+	struct timespec ms20 = { 0, 20000000 };
+	uint64_t sp = 0, pc = 0, sp2, pc2;
+	pid_t c = fork();
+	long nr = -2;
+
+	if (c == 0) {
+		for (;;)
+			pause();
+	}
+	ck_assert_int_gt(c, 0);
+	for (int i = 0; i < 200 && nr != SYS_pause; i++) {
+		nanosleep(&ms20, NULL);
+		nr = att_proc_syscall_at(c, c, &sp, &pc);
+	}
+	ck_assert_int_eq(nr, SYS_pause);
+	ck_assert_uint_ne(sp, 0);
+	ck_assert_uint_ne(pc, 0);
+	ck_assert_int_eq(att_proc_status(c, c, &a), 0);
+	nanosleep(&ms20, NULL);
+	ck_assert_int_eq(att_proc_syscall_at(c, c, &sp2, &pc2), SYS_pause);
+	ck_assert_int_eq(att_proc_status(c, c, &b), 0);
+	ck_assert_uint_eq(sp2, sp);
+	ck_assert_uint_eq(pc2, pc);
+	ck_assert_uint_eq(b.ctxsw, a.ctxsw);
+	ck_assert_uint_gt(a.ctxsw, 0);
+	kill(c, SIGKILL);
+	waitpid(c, NULL, 0);
+	ck_assert_int_eq(att_proc_syscall_at(c, c, &sp, &pc), -2);
+}
+END_TEST
+
 Suite *suite_procfs(void)
 {
 	Suite *s = suite_create("procfs");
@@ -116,6 +156,7 @@ Suite *suite_procfs(void)
 	tcase_add_test(t, test_procfs_maps_find);
 	tcase_add_test(t, test_procfs_stat_of_self);
 	tcase_add_test(t, test_procfs_auxv);
+	tcase_add_test(t, test_procfs_sleeper_syscall_and_switches);
 	suite_add_tcase(s, t);
 	return s;
 }
