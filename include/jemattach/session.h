@@ -34,7 +34,8 @@ enum jma_loglevel { JMA_LOG_ERR, JMA_LOG_WARN, JMA_LOG_INFO, JMA_LOG_DEBUG };
 typedef void (*jma_log_fn)(void *arg, int level, const char *msg);
 
 #define JMA_F_FORCE	0x1	/* use a forced thread even if its stack is inside jemalloc;
-				 * call even with less memory headroom than a first call needs */
+				 * call even with less memory headroom than a first call needs,
+				 * or while a thread stays asleep inside jemalloc holding a lock */
 #define JMA_F_FREEZE	0x2	/* stop every thread while attached (refused if one is inside jemalloc) */
 #define JMA_F_ANY_PROCESS 0x4	/* jma_open succeeds without jemalloc (for jma_threads) */
 

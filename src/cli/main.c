@@ -93,8 +93,10 @@ static void usage(FILE *f)
 		"                      known stack)\n"
 		"  -f, --force         do what is refused as unsafe (dangerous): with --thread, use\n"
 		"                      it even if inside jemalloc; call a target with less than\n"
-		"                      512 KiB left under its memory cgroup limit; get names\n"
-		"                      that act (arenas.create, arena.N.reset|destroy, thread.*)\n"
+		"                      512 KiB left under its memory cgroup limit; call while a\n"
+		"                      thread stays asleep inside jemalloc holding a lock (the\n"
+		"                      call waits for it); get names that act (arenas.create,\n"
+		"                      arena.N.reset|destroy, thread.*)\n"
 		"      --freeze        stop every thread while attached, for a consistent snapshot\n"
 		"                      (refused if a thread may hold a jemalloc lock)\n"
 		"      --emulate       run jemalloc's code in an emulator on a copy of the process's\n"
@@ -112,7 +114,9 @@ static void usage(FILE *f)
 		"     kernel thread, jemattach itself)\n"
 		"  4  the target lacks what is needed (no jemalloc, stripped static jemalloc,\n"
 		"     feature compiled out or disabled)\n"
-		"  5  timed out or refused as unsafe (the target was restored, or a call waiting\n"
+		"  5  timed out or refused as unsafe (a thread stays asleep inside jemalloc\n"
+		"     where it may hold a lock: refused before anything stops; the target was\n"
+		"     restored, or a call waiting\n"
 		"     inside jemalloc was left to finish and restore the thread by itself)\n");
 }
 
