@@ -116,8 +116,8 @@ static void usage(FILE *f)
 		"     feature compiled out or disabled)\n"
 		"  5  timed out or refused as unsafe (a thread stays asleep inside jemalloc\n"
 		"     where it may hold a lock: refused before anything stops; the target was\n"
-		"     restored, or a call waiting\n"
-		"     inside jemalloc was left to finish and restore the thread by itself)\n");
+		"     restored, or a call waiting inside jemalloc was left to finish and\n"
+		"     restore the thread by itself)\n");
 }
 
 static void log_stderr(void *arg, int level, const char *msg)
