@@ -123,8 +123,8 @@ int jma_stuck_find(jma_session *s, struct jma_holder *h)
 	}
 	k = holders(s, v, n, hs, buf);
 	since = att_now_ns();
-	jma_logf(s, JMA_LOG_DEBUG, "stuck lock holders: %zu threads, %zu asleep in system calls, "
-		 "%zu may hold a lock, in %.3f ms", nt, n, k, (double)(since - t0) / 1e6);
+	jma_logf(s, JMA_LOG_DEBUG, "looked for a stuck lock holder: %zu threads, %zu asleep in "
+		 "system calls, %zu may hold a lock, in %.3f ms", nt, n, k, (double)(since - t0) / 1e6);
 	for (int look = 0; k && look < LOOKS; look++) {
 		size_t kept = 0;
 
