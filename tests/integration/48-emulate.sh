@@ -58,12 +58,17 @@ start_locked() {
 	printf -v "$__var" '%s' "$__p"
 }
 
-t_locked_target_in_target_times_out() {
+# In the target: refused before anything stops, pointing at --emulate; with
+# --force, called, timed out and left to finish, pointing at it too.
+t_locked_target_in_target_refused_or_times_out() {
 	local pid
 	start_locked pid
 	jm -t 1 "$pid" get stats.allocated
 	expect_rc 5
-	expect_match "$ERR" "--emulate"
+	expect_match "$ERR" "^jemattach: refused: .*may hold a lock.*--emulate"
+	jm -t 1 --force "$pid" get stats.allocated
+	expect_rc 5
+	expect_match "$ERR" "did not return within 1000 ms.*--emulate"
 }
 
 t_locked_target_emulated_and_untouched() {
