@@ -3,32 +3,34 @@
 
 #include "process/stacks.h"
 
-#define F(name, je) { .pc = 1, .func = name, .in_jemalloc = je }
+/* A frame: in jemalloc, in pthread_cond_*wait, or neither. */
+#define JE { 1, 0 }
+#define CW { 0, 1 }
+#define OT { 0, 0 }
 
 START_TEST(test_stacks_lock_holder)
 {
 	/* jemalloc's background thread: a condition wait below its frames. */
-	const struct jma_frame bg[] = { F("__futex_abstimed_wait_common", 0),
-					F("pthread_cond_timedwait", 0), F(NULL, 1),
-					F("start_thread", 0) };
+	const struct jma_frame_kind bg[] = { OT /* __futex_abstimed_wait_common */,
+					     CW /* pthread_cond_timedwait */, JE, OT /* start_thread */ };
 	/* prof.dump blocked opening its file. */
-	const struct jma_frame dump[] = { F("creat", 0), F(NULL, 1), F(NULL, 1), F("dumper", 0) };
+	const struct jma_frame_kind dump[] = { OT /* creat */, JE, JE, OT /* dumper */ };
 	/* Waiting for a jemalloc mutex (it may hold another). */
-	const struct jma_frame wait[] = { F("__lll_lock_wait", 0), F("pthread_mutex_lock", 0),
-					  F("malloc_mutex_lock_slow", 1), F("main", 0) };
+	const struct jma_frame_kind wait[] = { OT /* __lll_lock_wait */, OT /* pthread_mutex_lock */,
+					       JE /* malloc_mutex_lock_slow */, OT /* main */ };
 	/* Nothing of jemalloc's. */
-	const struct jma_frame idle[] = { F("read", 0), F("main", 0) };
+	const struct jma_frame_kind idle[] = { OT /* read */, OT /* main */ };
 	/* A condition wait of the application's, in a write_cb called by
 	 * jemalloc: jemalloc's frames are below it, it may hold a lock. */
-	const struct jma_frame cb[] = { F("write", 0), F("app_write_cb", 0), F(NULL, 1),
-					F("pthread_cond_wait", 0) };
+	const struct jma_frame_kind cb[] = { OT /* write */, OT /* app_write_cb */, JE,
+					     CW /* pthread_cond_wait */ };
 
-	ck_assert_int_eq(jma_frames_lock_holder(bg, 4), -1);
-	ck_assert_int_eq(jma_frames_lock_holder(dump, 4), 1);
-	ck_assert_int_eq(jma_frames_lock_holder(wait, 4), 2);
-	ck_assert_int_eq(jma_frames_lock_holder(idle, 2), -1);
-	ck_assert_int_eq(jma_frames_lock_holder(cb, 4), 2);
-	ck_assert_int_eq(jma_frames_lock_holder(dump, 0), -1);
+	ck_assert_int_eq(jma_lock_holder_index(bg, 4), -1);
+	ck_assert_int_eq(jma_lock_holder_index(dump, 4), 1);
+	ck_assert_int_eq(jma_lock_holder_index(wait, 4), 2);
+	ck_assert_int_eq(jma_lock_holder_index(idle, 2), -1);
+	ck_assert_int_eq(jma_lock_holder_index(cb, 4), 2);
+	ck_assert_int_eq(jma_lock_holder_index(dump, 0), -1);
 }
 END_TEST
 

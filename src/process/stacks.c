@@ -65,29 +65,45 @@ void jma_frames_format(const struct jma_frame *f, int n, char *buf, size_t len, 
 	}
 }
 
-int jma_frames_lock_holder(const struct jma_frame *f, int n)
+int jma_lock_holder_index(const struct jma_frame_kind *k, int n)
 {
-	for (int k = 0; k < n; k++) {
-		if (!f[k].in_jemalloc)
+	for (int i = 0; i < n; i++) {
+		if (!k[i].in_jemalloc)
 			continue;
-		for (int j = 0; j < k; j++)
-			if (f[j].func && strstr(f[j].func, "pthread_cond_") && strstr(f[j].func, "wait"))
+		for (int j = 0; j < i; j++)
+			if (k[j].cond_wait)
 				return -1;
-		return k;
+		return i;
+	}
+	return -1;
+}
+
+int jma_lock_holder_frame(jma_session *s, const uint64_t *pcs, int n)
+{
+	struct jma_frame_kind k[JMA_HOLDER_FRAMES];
+
+	if (n > JMA_HOLDER_FRAMES)
+		n = JMA_HOLDER_FRAMES;
+	for (int i = 0; i < n; i++) {
+		/* Callers' pcs are return addresses: look at the call instruction. */
+		uint64_t look = pcs[i] - (i > 0);
+
+		k[i].in_jemalloc = jma_syms_in_jemalloc(s->syms, look);
+		/* Only frames below a jemalloc frame can matter. */
+		k[i].cond_wait = !k[i].in_jemalloc && jma_syms_in_cond_wait(s->syms, look);
+		if (k[i].in_jemalloc)
+			return jma_lock_holder_index(k, i + 1);
 	}
 	return -1;
 }
 
 int jma_holder_of(jma_session *s, pid_t tid, const uint64_t *pcs, int n, struct jma_holder *h)
 {
-	struct jma_frame f[JMA_HOLDER_FRAMES];
-
 	if (n > JMA_HOLDER_FRAMES)
 		n = JMA_HOLDER_FRAMES;
 	if (n <= 0)
 		return 0;
-	jma_frames_fill(s, pcs, n, f);
-	if (jma_frames_lock_holder(f, n) < 0)
+	if (jma_lock_holder_frame(s, pcs, n) < 0)
 		return 0;
 	h->tid = tid;
 	memcpy(h->pcs, pcs, (size_t)n * sizeof(*pcs));
@@ -105,7 +121,7 @@ void jma_holder_format(jma_session *s, const struct jma_holder *h, const char *l
 	int k, n;
 
 	jma_frames_fill(s, h->pcs, h->nf, f);
-	k = jma_frames_lock_holder(f, h->nf);
+	k = jma_lock_holder_frame(s, h->pcs, h->nf);
 	if (h->syscall >= 0 && sc)
 		snprintf(asleep, sizeof(asleep), ", asleep in %s for at least %lld ms", sc,
 			 (long long)h->ms);

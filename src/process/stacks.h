@@ -7,17 +7,27 @@
 /* Stop @tid just long enough to unwind it.  Returns the number of frames or
  * -errno with a message in @err. */
 int jma_stack_of(jma_session *s, pid_t tid, uint64_t *pcs, int max, char *err, size_t errlen);
-/* Symbolize @n program counters into @f. */
+/* Symbolize @n program counters into @f, with source lines: it loads (and
+ * may decompress) each module's DWARF, tens of milliseconds that the live
+ * path pays only to print them. */
 void jma_frames_fill(jma_session *s, const uint64_t *pcs, int n, struct jma_frame *f);
 /* Append "\n    #i func+0xoff (module) [jemalloc]" lines for @f to @buf, which
  * holds @*used bytes of @len; *used grows. */
 void jma_frames_format(const struct jma_frame *f, int n, char *buf, size_t len, size_t *used);
 
-/* The frame of @f[0..n) through which the thread may hold a jemalloc lock:
+/* What the lock rule needs to know of a frame. */
+struct jma_frame_kind {
+	int in_jemalloc;
+	int cond_wait;		/* inside pthread_cond_*wait */
+};
+
+/* The frame of @k[0..n) through which the thread may hold a jemalloc lock:
  * its innermost jemalloc frame -- unless a pthread_cond_*wait frame lies
  * below it: a condition wait released its mutex to wait, and jemalloc holds
  * no other there (its background threads sleep so).  -1: none. */
-int jma_frames_lock_holder(const struct jma_frame *f, int n);
+int jma_lock_holder_index(const struct jma_frame_kind *k, int n);
+/* The same for the unwound @pcs[0..n), told by address: nothing is named. */
+int jma_lock_holder_frame(jma_session *s, const uint64_t *pcs, int n);
 
 #define JMA_HOLDER_FRAMES 32
 

@@ -725,6 +725,42 @@ int jma_syms_in_jemalloc(const struct jma_syms *sy, uint64_t pc)
 	return 0;
 }
 
+int jma_syms_in_cond_wait(struct jma_syms *sy, uint64_t pc)
+{
+	Dwfl_Module *mod;
+	Dwarf_Addr bias;
+	Elf *elf;
+	Elf_Scn *scn = NULL;
+
+	cur = sy;
+	mod = dwfl_addrmodule(sy->dwfl, pc);
+	elf = mod ? dwfl_module_getelf(mod, &bias) : NULL;
+	cur = NULL;
+	if (!elf)
+		return 0;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize ||
+		    !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym s;
+			const char *nm;
+
+			if (!gelf_getsym(d, (int)i, &s) || s.st_shndx == SHN_UNDEF ||
+			    pc - bias < s.st_value || pc - bias >= s.st_value + s.st_size)
+				continue;
+			nm = elf_strptr(elf, sh.sh_link, s.st_name);
+			if (nm && (!strncmp(nm, "pthread_cond_", 13) || !strncmp(nm, "__pthread_cond_", 15)) &&
+			    strstr(nm, "wait"))
+				return 1;
+		}
+	}
+	return 0;
+}
+
 /* A function without a symbol, named by where its frame description says
  * it starts, as analyze names it: "fn_0xSTART", START the address nm would
  * show.  Each module's table is loaded on first need.  NULL when none. */

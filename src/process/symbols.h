@@ -49,6 +49,11 @@ const struct jma_copy *jma_syms_jemalloc(const struct jma_syms *sy);
 /* Is @pc in jemalloc's own code? */
 int jma_syms_in_jemalloc(const struct jma_syms *sy, uint64_t pc);
 
+/* Is @pc inside a pthread_cond_*wait function?  By the exported symbols of
+ * its module's own file (.dynsym), which span what those functions inline:
+ * no symbol table or debuginfo is loaded. */
+int jma_syms_in_cond_wait(struct jma_syms *sy, uint64_t pc);
+
 /* "symbol+0xoff (module)" or "0xaddr (module)" or "0xaddr". */
 void jma_syms_describe(struct jma_syms *sy, uint64_t pc, char *buf, size_t len);
 

@@ -61,7 +61,7 @@ int jma_threads(jma_session *s, int max_frames, jma_thread_fn fn, void *arg)
 			t.frames = frames;
 			for (int f = 0; f < nf; f++)
 				t.in_jemalloc |= frames[f].in_jemalloc;
-			t.may_hold_lock = jma_frames_lock_holder(frames, nf) >= 0;
+			t.may_hold_lock = jma_lock_holder_frame(s, pcs, nf) >= 0;
 		}
 		if ((err = fn(arg, &t)))
 			break;
