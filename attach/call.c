@@ -278,6 +278,7 @@ static int start_sigframe(struct att_thread *t, const struct att_call *c, uint64
 	if (npush && (push_addr != *base || push_val != t->restorer))
 		return att_fail(t, -EINVAL, "tid %d: the frame is not where the call returns",
 				(int)t->tid);
+	att_retcap_drain(t);
 	if ((err = arch_gpregs_set(t->tid, &r)))
 		return att_fail(t, err, "tid %d: setting registers: %s", (int)t->tid, strerror(-err));
 	t->in_call = 1;

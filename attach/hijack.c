@@ -84,7 +84,7 @@ static void choose_engine(struct att_thread *t)
 			 (int)t->tid);
 		return;
 	}
-	if (att_retcap_open(t, t->restorer)) {
+	if (t->rc_fd < 0 && att_retcap_open(t, t->restorer)) {
 		snprintf(t->engine_why, sizeof(t->engine_why), "%s", t->err);
 		return;
 	}
@@ -121,8 +121,16 @@ int att_thread_hijack(struct att_thread *t)
 		return err;
 	choose_engine(t);
 	t->resume_gp = t->saved_gp;
-	arch_restart_adjust(&t->resume_gp, t->engine == ATT_ENGINE_SIGFRAME,
-			    !att_thread_signal_waiting(t, t->saved_sigmask));
+	/* Whether a signal waits matters only for an EINTR, which
+	 * att_thread_seize has usually turned into a restart already: /proc
+	 * is read only when it still matters. */
+	if (!arch_restart_adjust(&t->resume_gp, t->engine == ATT_ENGINE_SIGFRAME, 0)) {
+		struct arch_gpregs r = t->resume_gp;
+
+		if (arch_restart_adjust(&r, t->engine == ATT_ENGINE_SIGFRAME, 1) &&
+		    !att_thread_signal_waiting(t, t->saved_sigmask))
+			t->resume_gp = r;
+	}
 	if (t->engine == ATT_ENGINE_SENTINEL) {
 		att_log(t, ATT_LOG_INFO, "tid %d: fallback call engine: %s", (int)t->tid, t->engine_why);
 		/* Pending signals stay pending and are delivered after the restore. */

@@ -100,9 +100,13 @@ int att_proc_status(pid_t pid, pid_t tid, struct att_status *st)
 	return 0;
 }
 
-int att_proc_stat(pid_t pid, pid_t tid, char *state, char *comm, size_t len)
+/* Thread @tid's /proc/PID/task/TID/stat line into @buf; *@comm_open and
+ * *@comm_close point at the parentheses around its comm (which may itself
+ * hold ')' or spaces). */
+static int read_stat(pid_t pid, pid_t tid, char *buf, size_t len, char **comm_open,
+		     char **comm_close)
 {
-	char path[64], buf[512], *open_, *close_;
+	char path[64];
 	int fd;
 	ssize_t n;
 
@@ -110,18 +114,56 @@ int att_proc_stat(pid_t pid, pid_t tid, char *state, char *comm, size_t len)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT ? -ESRCH : -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
+	n = read(fd, buf, len - 1);
 	close(fd);
 	if (n <= 0)
 		return n < 0 && errno != ESRCH ? -errno : -ESRCH;
 	buf[n] = '\0';
-	/* "tid (comm) S ...": comm may itself hold ')' or spaces. */
-	open_ = strchr(buf, '(');
-	close_ = strrchr(buf, ')');
-	if (!open_ || !close_ || close_ < open_ || close_[1] != ' ' || !close_[2])
+	*comm_open = strchr(buf, '(');
+	*comm_close = strrchr(buf, ')');
+	if (!*comm_open || !*comm_close || *comm_close < *comm_open || (*comm_close)[1] != ' ' ||
+	    !(*comm_close)[2])
 		return -EIO;
+	return 0;
+}
+
+int att_proc_stat(pid_t pid, pid_t tid, char *state, char *comm, size_t len)
+{
+	char buf[512], *open_, *close_;
+	int err = read_stat(pid, tid, buf, sizeof(buf), &open_, &close_);
+
+	if (err)
+		return err;
 	snprintf(comm, len, "%.*s", (int)(close_ - open_ - 1), open_ + 1);
 	*state = close_[2];
+	return 0;
+}
+
+int att_proc_mm_id(pid_t pid, struct att_mm_id *id)
+{
+	/* stat's field numbers (proc(5)): startcode endcode startstack, then
+	 * start_data end_data start_brk arg_start arg_end env_start env_end. */
+	static const int fields[ATT_MM_ID_N] = { 26, 27, 28, 45, 46, 47, 48, 49, 50, 51 };
+	char buf[1024], *open_, *p;
+	int err = read_stat(pid, pid, buf, sizeof(buf), &open_, &p);
+
+	if (err)
+		return err;
+	/* p + 2 is field 3 (state). */
+	p += 2;
+	for (int f = 3, i = 0; i < ATT_MM_ID_N; f++) {
+		char *end;
+		unsigned long long v = strtoull(p, &end, 10);
+
+		if (f > 3 && end == p)
+			return -EIO;
+		if (f == fields[i])
+			id->v[i++] = v;
+		p = strchr(p, ' ');
+		if (!p && i < ATT_MM_ID_N)
+			return -EIO;
+		p++;
+	}
 	return 0;
 }
 

@@ -25,6 +25,15 @@ int att_proc_status(pid_t pid, pid_t tid, struct att_status *st);
  * lock for its memory figures).  -ESRCH if gone. */
 int att_proc_stat(pid_t pid, pid_t tid, char *state, char *comm, size_t len);
 
+/* What only an execve changes: the address-space layout fields of
+ * /proc/PID/stat (code, stack, data, brk, argument and environment bounds). */
+#define ATT_MM_ID_N 10
+struct att_mm_id {
+	uint64_t v[ATT_MM_ID_N];
+};
+/* Read them.  -ESRCH if gone, -EIO if the line is not understood. */
+int att_proc_mm_id(pid_t pid, struct att_mm_id *id);
+
 /* The thread ids of @pid, sorted, main thread first.  *tids is malloc'ed. */
 int att_proc_tasks(pid_t pid, pid_t **tids, size_t *n);
 

@@ -1,8 +1,12 @@
 /* check_procfs.c -- parsing /proc/PID/maps and finding an address in it (pure logic),
- * and a live thread's state from /proc/PID/task/TID/stat. */
+ * and a live thread's state and its process's layout identity from
+ * /proc/PID/task/TID/stat. */
 #include <check.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "attach/procfs.h"
@@ -69,6 +73,57 @@ START_TEST(test_procfs_stat_of_self)
 }
 END_TEST
 
+/* The layout identity is read (code bounds set), and an execve changes it: a
+ * child forked from us has ours until it runs another program. */
+START_TEST(test_procfs_mm_id_changes_on_exec)
+{
+	struct att_mm_id self, child;
+	char self_exe[256] = "", child_exe[256], path[64];
+	int go[2], i;
+	pid_t pid;
+
+	ck_assert_int_eq(att_proc_mm_id(getpid(), &self), 0);
+	ck_assert_uint_gt(self.v[0], 0);
+	ck_assert_uint_gt(self.v[1], self.v[0]);
+	ck_assert_int_eq(att_proc_mm_id(getpid(), &child), 0);
+	ck_assert_mem_eq(&self, &child, sizeof(self));
+	ck_assert_int_eq(pipe(go), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		char c;
+
+		close(go[1]);
+		if (read(go[0], &c, 1) == 1)
+			execl("/bin/sleep", "sleep", "10", (char *)NULL);
+		_exit(127);
+	}
+	close(go[0]);
+	ck_assert_int_eq(att_proc_mm_id(pid, &child), 0);
+	ck_assert_mem_eq(&self, &child, sizeof(self));
+	ck_assert_int_eq(write(go[1], "x", 1), 1);
+	close(go[1]);
+	/* Until the exec has happened: /proc/PID/exe names another program. */
+	ck_assert_int_gt(readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1), 0);
+	/* The array was zeroed: the name is terminated. */
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	for (i = 0; i < 5000; i++) {
+		ssize_t n = readlink(path, child_exe, sizeof(child_exe) - 1);
+
+		if (n > 0 && (size_t)n == strlen(self_exe) && !memcmp(child_exe, self_exe, (size_t)n))
+			usleep(1000);
+		else
+			break;
+	}
+	ck_assert_int_lt(i, 5000);
+	ck_assert_int_eq(att_proc_mm_id(pid, &child), 0);
+	ck_assert_int_ne(memcmp(&self, &child, sizeof(self)), 0);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	ck_assert_int_lt(att_proc_mm_id(pid, &child), 0);
+}
+END_TEST
+
 Suite *suite_procfs(void)
 {
 	Suite *s = suite_create("procfs");
@@ -77,6 +132,7 @@ Suite *suite_procfs(void)
 	tcase_add_test(t, test_procfs_maps_parse);
 	tcase_add_test(t, test_procfs_maps_find);
 	tcase_add_test(t, test_procfs_stat_of_self);
+	tcase_add_test(t, test_procfs_mm_id_changes_on_exec);
 	suite_add_tcase(s, t);
 	return s;
 }

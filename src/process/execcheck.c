@@ -2,20 +2,21 @@
 #include <errno.h>
 #include <string.h>
 
-#include "attach/procfs.h"
 #include "process/execcheck.h"
 
-int jma_exec_check(pid_t pid, const char *path, uint64_t fn)
+int jma_exec_check(const struct att_map *maps, size_t n, const char *path, uint64_t fn)
 {
-	struct att_map *maps;
-	const struct att_map *m;
-	size_t n;
-	int err = att_proc_maps(pid, &maps, &n);
+	const struct att_map *m = att_maps_find(maps, n, fn);
+
+	return m && m->perms[2] == 'x' && m->path && !strcmp(m->path, path) ? 0 : -ENOEXEC;
+}
+
+int jma_exec_same(pid_t pid, const struct att_mm_id *id)
+{
+	struct att_mm_id now;
+	int err = att_proc_mm_id(pid, &now);
 
 	if (err)
 		return err;
-	m = att_maps_find(maps, n, fn);
-	err = m && m->perms[2] == 'x' && m->path && !strcmp(m->path, path) ? 0 : -ENOEXEC;
-	att_maps_free(maps, n);
-	return err;
+	return memcmp(&now, id, sizeof(now)) ? -ENOEXEC : 0;
 }
