@@ -347,10 +347,26 @@ START_TEST(test_sigframe_timeout_leaves_the_call_to_finish)
 END_TEST
 
 /* Our death at any instant of a call: a child of ours is the tracer. */
+/* Kill @child, our tracer stand-in, and after @settle_us expect the thread
+ * to have its signal mask @mask back, to answer, and to be borrowable again. */
+static void kill_tracer_expect_restored(pid_t child, useconds_t settle_us, uint64_t mask)
+{
+	int st;
+
+	kill(child, SIGKILL);
+	ck_assert_int_eq(waitpid(child, &st, 0), child);
+	ck_assert(WIFSIGNALED(st));
+	usleep(settle_us);
+	ck_assert_uint_eq(sigblk(p.pid), mask);
+	ck_assert_str_eq(tproc_cmd(&p, "ping"), "pong");
+	att_thread_init(&t, p.pid, p.pid);
+	ck_assert_int_eq(att_thread_seize(&t, 5000), 0);
+	ck_assert_int_eq(att_thread_hijack(&t), 0);
+}
+
 START_TEST(test_sigframe_tracer_killed_mid_call)
 {
 	uint64_t mask = sigblk(p.pid);
-	int st;
 	pid_t child;
 
 	att_thread_release(&t);
@@ -367,16 +383,7 @@ START_TEST(test_sigframe_tracer_killed_mid_call)
 		_exit(2);
 	}
 	usleep(150000);
-	kill(child, SIGKILL);
-	ck_assert_int_eq(waitpid(child, &st, 0), child);
-	ck_assert(WIFSIGNALED(st));
-	usleep(400000);
-	ck_assert_uint_eq(sigblk(p.pid), mask);
-	ck_assert_str_eq(tproc_cmd(&p, "ping"), "pong");
-	/* And it can be borrowed again. */
-	att_thread_init(&t, p.pid, p.pid);
-	ck_assert_int_eq(att_thread_seize(&t, 5000), 0);
-	ck_assert_int_eq(att_thread_hijack(&t), 0);
+	kill_tracer_expect_restored(child, 400000, mask);
 }
 END_TEST
 
@@ -386,7 +393,7 @@ END_TEST
 START_TEST(test_sigframe_tracer_killed_after_a_call)
 {
 	uint64_t mask = sigblk(p.pid);
-	int st, done[2];
+	int done[2];
 	char c1;
 	pid_t child;
 
@@ -408,14 +415,7 @@ START_TEST(test_sigframe_tracer_killed_after_a_call)
 	close(done[1]);
 	ck_assert_int_eq(read(done[0], &c1, 1), 1);
 	close(done[0]);
-	kill(child, SIGKILL);
-	ck_assert_int_eq(waitpid(child, &st, 0), child);
-	ck_assert(WIFSIGNALED(st));
-	ck_assert_uint_eq(sigblk(p.pid), mask);
-	ck_assert_str_eq(tproc_cmd(&p, "ping"), "pong");
-	att_thread_init(&t, p.pid, p.pid);
-	ck_assert_int_eq(att_thread_seize(&t, 5000), 0);
-	ck_assert_int_eq(att_thread_hijack(&t), 0);
+	kill_tracer_expect_restored(child, 0, mask);
 }
 END_TEST
 
