@@ -278,6 +278,7 @@ static int start_sigframe(struct att_thread *t, const struct att_call *c, uint64
 	if (npush && (push_addr != *base || push_val != t->restorer))
 		return att_fail(t, -EINVAL, "tid %d: the frame is not where the call returns",
 				(int)t->tid);
+	att_retcap_drain(t);
 	if ((err = arch_gpregs_set(t->tid, &r)))
 		return att_fail(t, err, "tid %d: setting registers: %s", (int)t->tid, strerror(-err));
 	t->in_call = 1;
@@ -290,13 +291,51 @@ static int start_sigframe(struct att_thread *t, const struct att_call *c, uint64
 	return 0;
 }
 
-/* The sigframe engine's loop: syscall stops until the rt_sigreturn of our
- * frame has run. */
+int att_call_settle(struct att_thread *t)
+{
+	int64_t deadline = att_now_ns() + 30000 * (int64_t)1000000;
+
+	if (!t->sigret_pending)
+		return 0;
+	t->sigret_pending = 0;
+	for (;;) {
+		struct __ptrace_syscall_info si;
+		struct arch_gpregs r;
+		int status, err;
+
+		if ((err = resume(t, PTRACE_SYSCALL)))
+			return err;
+		err = att_wait(t, deadline, &status, 0);
+		if (err == -ETIMEDOUT)
+			return att_fail(t, err, "tid %d: rt_sigreturn did not complete", (int)t->tid);
+		err = call_stop(t, err, status, &r);
+		if (err > 0)
+			continue;
+		if (err)
+			return err;
+		if (WSTOPSIG(status) != (SIGTRAP | 0x80))
+			return unexpected_stop(t, status, &r);
+		if (ptrace(PTRACE_GET_SYSCALL_INFO, t->tid, sizeof(si), &si) <= 0)
+			return att_fail(t, -errno, "PTRACE_GET_SYSCALL_INFO tid %d: %s", (int)t->tid,
+					strerror(errno));
+		if (si.op != PTRACE_SYSCALL_INFO_EXIT)
+			continue;
+		if (!arch_same_state(&r, &t->resume_gp))
+			return att_fail(t, -EFAULT, "tid %d: rt_sigreturn did not restore the thread "
+					"(pc 0x%llx)", (int)t->tid, (unsigned long long)arch_pc(&r));
+		t->in_call = 0;
+		return 0;
+	}
+}
+
+/* The sigframe engine's loop: syscall stops until the entry of our frame's
+ * rt_sigreturn, where the thread is left (t->sigret_pending): going on
+ * restores it, which the next call or the release lets it do. */
 static int call_sigframe(struct att_thread *t, const struct att_call *c, uint64_t *retval)
 {
 	uint64_t base = 0;
 	long write_len = -1;
-	int err, cb_err = 0, interrupted = 0, returned = 0, have_ret = 0;
+	int err, cb_err = 0, interrupted = 0;
 	int64_t deadline;
 
 	if ((err = start_sigframe(t, c, &base)))
@@ -323,9 +362,16 @@ static int call_sigframe(struct att_thread *t, const struct att_call *c, uint64_
 						(int)t->tid, strerror(errno));
 			if (si.op == PTRACE_SYSCALL_INFO_ENTRY) {
 				if (arch_at_sigreturn(&r, t->restorer, base)) {
-					have_ret = att_retcap_take(t, base + 8, retval) == 0;
-					returned = 1;
+					int have_ret = att_retcap_take(t, base + 8, retval) == 0;
+
+					t->sigret_pending = 1;
 					att_crashpoint("sigreturn");
+					if (have_ret)
+						return cb_err;
+					if ((err = att_call_settle(t)))
+						return err;
+					return att_fail(t, -EIO, "tid %d: the call returned but its "
+							"return value was not sampled", (int)t->tid);
 				} else if (c->on_write && arch_syscall_nr(&r) == arch_syscall_write_nr() &&
 					   arch_syscall_arg(&r, 0) == 2) {
 					if ((err = take_write(t, c, &r, &write_len, &cb_err)))
@@ -340,17 +386,6 @@ static int call_sigframe(struct att_thread *t, const struct att_call *c, uint64_
 					att_crashpoint("syscall");
 				}
 				continue;
-			}
-			if (returned) {
-				if (!arch_same_state(&r, &t->resume_gp))
-					return att_fail(t, -EFAULT, "tid %d: rt_sigreturn did not restore "
-							"the thread (pc 0x%llx)", (int)t->tid,
-							(unsigned long long)arch_pc(&r));
-				t->in_call = 0;
-				if (!have_ret)
-					return att_fail(t, -EIO, "tid %d: the call returned but its "
-							"return value was not sampled", (int)t->tid);
-				return cb_err;
 			}
 			if (write_len >= 0) {
 				arch_set_retval(&r, (uint64_t)write_len);
@@ -383,6 +418,8 @@ int att_call(struct att_thread *t, const struct att_call *c, uint64_t *retval)
 		return att_fail(t, -EINVAL, "tid %d is not ready for a call", (int)t->tid);
 	if (att_defer_pending())
 		return att_fail(t, -EINTR, "not starting a call: jemattach received a signal");
+	if ((err = att_call_settle(t)))
+		return err;
 	if (t->engine == ATT_ENGINE_SIGFRAME)
 		return call_sigframe(t, c, retval);
 	arch_call_prepare(&r, c->fn, c->args, c->nargs, t->scratch_cur, ATT_RET_SENTINEL,

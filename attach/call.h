@@ -11,8 +11,8 @@
  *   signal mask, so that our death between any two leaves either the
  *   original state or a call that ends by restoring it.  We follow it with
  *   PTRACE_SYSCALL: the return value comes from a perf breakpoint on the
- *   trampoline (retcap.h), and its rt_sigreturn is checked to land where the
- *   thread was.  Text the function writes to fd 2 (jemalloc's default
+ *   trampoline (retcap.h), and its rt_sigreturn, when we see it complete
+ *   (att_call_settle), is checked to land where the thread was.  Text the function writes to fd 2 (jemalloc's default
  *   writer) is taken at the write's syscall entry and the write is made to
  *   fail harmlessly (fd -1) while it returns its length: without us the text
  *   lands on the target's stderr.
@@ -71,6 +71,15 @@ struct att_call {
  * signal, where, and in which symbol); -ESRCH if the thread or process exited;
  * the callback's error if it failed. */
 int att_call(struct att_thread *t, const struct att_call *c, uint64_t *retval);
+
+/* After a sigframe call the thread is left at the entry of its rt_sigreturn
+ * (t->sigret_pending), where going on restores it -- as our death would:
+ * the last call of a command needs no further stop, release just detaches
+ * (one round trip less with the thread stopped).  Anything else that would
+ * touch the thread or the stack below it first lets the rt_sigreturn run
+ * with this, and checks that it landed where the thread was.  0 when
+ * nothing was pending. */
+int att_call_settle(struct att_thread *t);
 
 /* Refuse to run calls when page 0 could be mapped in process @pid, whose
  * /proc/PID/maps snapshot is @maps: -EPERM with the reason in @msg.  Needs no

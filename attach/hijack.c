@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/ptrace.h>
 
+#include "call.h"
 #include "crashpoint.h"
 #include "mem.h"
 #include "procfs.h"
@@ -84,7 +85,7 @@ static void choose_engine(struct att_thread *t)
 			 (int)t->tid);
 		return;
 	}
-	if (att_retcap_open(t, t->restorer)) {
+	if (t->rc_fd < 0 && att_retcap_open(t, t->restorer)) {
 		snprintf(t->engine_why, sizeof(t->engine_why), "%s", t->err);
 		return;
 	}
@@ -121,8 +122,16 @@ int att_thread_hijack(struct att_thread *t)
 		return err;
 	choose_engine(t);
 	t->resume_gp = t->saved_gp;
-	arch_restart_adjust(&t->resume_gp, t->engine == ATT_ENGINE_SIGFRAME,
-			    !att_thread_signal_waiting(t, t->saved_sigmask));
+	/* Whether a signal waits matters only for an EINTR, which
+	 * att_thread_seize has usually turned into a restart already: /proc
+	 * is read only when it still matters. */
+	if (!arch_restart_adjust(&t->resume_gp, t->engine == ATT_ENGINE_SIGFRAME, 0)) {
+		struct arch_gpregs r = t->resume_gp;
+
+		if (arch_restart_adjust(&r, t->engine == ATT_ENGINE_SIGFRAME, 1) &&
+		    !att_thread_signal_waiting(t, t->saved_sigmask))
+			t->resume_gp = r;
+	}
 	if (t->engine == ATT_ENGINE_SENTINEL) {
 		att_log(t, ATT_LOG_INFO, "tid %d: fallback call engine: %s", (int)t->tid, t->engine_why);
 		/* Pending signals stay pending and are delivered after the restore. */
@@ -168,6 +177,9 @@ int att_thread_restore(struct att_thread *t)
 
 	if (!t->hijacked)
 		return 0;
+	/* Kept stopped (--freeze): the thread is to be as it was now. */
+	if (!t->gone && !t->left_running)
+		err = att_call_settle(t);
 	if (!t->gone && !t->left_running) {
 		if (t->engine == ATT_ENGINE_SENTINEL || t->in_call)
 			err = restore_direct(t);
@@ -191,6 +203,9 @@ uint64_t att_scratch_alloc(struct att_thread *t, size_t len, size_t align)
 		att_fail(t, -EINVAL, "scratch memory requested before hijack");
 		return 0;
 	}
+	/* The last call's frame may lie where this goes: its rt_sigreturn first. */
+	if (att_call_settle(t))
+		return 0;
 	if (align < 1)
 		align = 1;
 	if (len > t->scratch_cur - t->scratch_floor) {
@@ -238,12 +253,20 @@ int att_thread_release(struct att_thread *t)
 			err = att_fail(t, e, "tid %d could not be stopped to restore it: %s",
 				       (int)t->tid, strerror(-e));
 	}
-	if (t->hijacked) {
+	if (t->hijacked && t->sigret_pending && !t->gone) {
+		/* At our frame's rt_sigreturn entry: detached, the thread goes on
+		 * and restores itself (what our death would let it do). */
+		att_retcap_close(t);
+		t->hijacked = 0;
+		att_crashpoint("restored");
+	} else if (t->hijacked) {
 		e = att_thread_restore(t);
 		if (e && !err)
 			err = e;
 	}
 	e = att_thread_detach(t);
+	t->sigret_pending = 0;
+	t->in_call = 0;
 	if (e && !err)
 		err = e;
 	free(t->saved_ext);

@@ -85,6 +85,15 @@ int att_retcap_take(struct att_thread *t, uint64_t sp, uint64_t *val)
 	return found ? 0 : -ENOENT;
 }
 
+void att_retcap_drain(struct att_thread *t)
+{
+	struct perf_event_mmap_page *mp = t->rc_map;
+
+	if (mp)
+		__atomic_store_n(&mp->data_tail, __atomic_load_n(&mp->data_head, __ATOMIC_ACQUIRE),
+				 __ATOMIC_RELEASE);
+}
+
 void att_retcap_close(struct att_thread *t)
 {
 	if (t->rc_map)

@@ -11,6 +11,7 @@
 #include "crashpoint.h"
 #include "defer.h"
 #include "procfs.h"
+#include "retcap.h"
 #include "thread.h"
 
 int64_t att_now_ns(void)
@@ -183,6 +184,11 @@ int att_thread_seize(struct att_thread *t, int timeout_ms)
 {
 	int err;
 
+	/* Armed before the stop, so that none of its cost is the thread's (the
+	 * engine is chosen once it is stopped; a failure here is met again
+	 * there). */
+	if (t->restorer && !t->no_sigframe && t->rc_fd < 0)
+		att_retcap_open(t, t->restorer);
 	att_defer_enter();
 	t->deferring = 1;
 	/* TRACESYSGOOD: the self-restoring call tells syscall stops from
@@ -191,6 +197,7 @@ int att_thread_seize(struct att_thread *t, int timeout_ms)
 		err = -errno;
 		t->deferring = 0;
 		att_defer_leave();
+		att_retcap_close(t);
 		return att_fail(t, err, "PTRACE_SEIZE tid %d: %s", (int)t->tid, strerror(-err));
 	}
 	t->seized = 1;
@@ -270,6 +277,7 @@ int att_thread_detach(struct att_thread *t)
 				       strerror(errno));
 		t->run_ns = att_now_ns();
 	}
+	att_retcap_close(t);
 	t->seized = 0;
 	t->stopped = 0;
 	if (t->deferring) {

@@ -64,6 +64,7 @@ struct att_thread {
 	char engine_why[200];	/* why the fallback engine was used */
 	int in_call;		/* our registers are in the thread */
 	int left_running;	/* a self-restoring call left to finish on its own */
+	int sigret_pending;	/* stopped at our frame's rt_sigreturn entry (att_call_settle) */
 	struct arch_gpregs saved_gp;	/* as stopped */
 	struct arch_gpregs resume_gp;	/* saved_gp with the restart adjustment */
 	struct arch_extregs *saved_ext;

@@ -309,7 +309,10 @@ START_TEST(test_sigframe_restores_fp_state_and_mask)
 	ck_assert_int_eq(before->buf[600], 0x5a);
 	ck_assert_uint_eq(run("clobber_vec", NULL, 0, 5000, &err), 7);
 	ck_assert_int_eq(err, 0);
-	/* rt_sigreturn put it back, before any restore of ours. */
+	/* rt_sigreturn put it back once let run, before any restore of ours. */
+	ck_assert(t.sigret_pending);
+	ck_assert_int_eq(att_call_settle(&t), 0);
+	ck_assert(!t.sigret_pending);
 	ck_assert_int_eq(arch_extregs_get(t.tid, after), 0);
 	ck_assert_uint_eq(after->len, before->len);
 	/* x87/SSE area (control words, st0-7, xmm0-15) and the AVX upper halves. */
@@ -344,10 +347,26 @@ START_TEST(test_sigframe_timeout_leaves_the_call_to_finish)
 END_TEST
 
 /* Our death at any instant of a call: a child of ours is the tracer. */
+/* Kill @child, our tracer stand-in, and after @settle_us expect the thread
+ * to have its signal mask @mask back, to answer, and to be borrowable again. */
+static void kill_tracer_expect_restored(pid_t child, useconds_t settle_us, uint64_t mask)
+{
+	int st;
+
+	kill(child, SIGKILL);
+	ck_assert_int_eq(waitpid(child, &st, 0), child);
+	ck_assert(WIFSIGNALED(st));
+	usleep(settle_us);
+	ck_assert_uint_eq(sigblk(p.pid), mask);
+	ck_assert_str_eq(tproc_cmd(&p, "ping"), "pong");
+	att_thread_init(&t, p.pid, p.pid);
+	ck_assert_int_eq(att_thread_seize(&t, 5000), 0);
+	ck_assert_int_eq(att_thread_hijack(&t), 0);
+}
+
 START_TEST(test_sigframe_tracer_killed_mid_call)
 {
 	uint64_t mask = sigblk(p.pid);
-	int st;
 	pid_t child;
 
 	att_thread_release(&t);
@@ -364,16 +383,39 @@ START_TEST(test_sigframe_tracer_killed_mid_call)
 		_exit(2);
 	}
 	usleep(150000);
-	kill(child, SIGKILL);
-	ck_assert_int_eq(waitpid(child, &st, 0), child);
-	ck_assert(WIFSIGNALED(st));
-	usleep(400000);
-	ck_assert_uint_eq(sigblk(p.pid), mask);
-	ck_assert_str_eq(tproc_cmd(&p, "ping"), "pong");
-	/* And it can be borrowed again. */
-	att_thread_init(&t, p.pid, p.pid);
-	ck_assert_int_eq(att_thread_seize(&t, 5000), 0);
-	ck_assert_int_eq(att_thread_hijack(&t), 0);
+	kill_tracer_expect_restored(child, 400000, mask);
+}
+END_TEST
+
+/* Our death while the thread waits at its frame's rt_sigreturn after a
+ * finished call (where the last call of a command leaves it for the
+ * release): it goes on and restores itself. */
+START_TEST(test_sigframe_tracer_killed_after_a_call)
+{
+	uint64_t mask = sigblk(p.pid);
+	int done[2];
+	char c1;
+	pid_t child;
+
+	att_thread_release(&t);
+	ck_assert_int_eq(pipe(done), 0);
+	child = fork();
+	if (child == 0) {
+		uint64_t ret = 0;
+		struct att_call c = { .fn = tproc_fn(&p, "add6"), .nargs = 6, .timeout_ms = 5000,
+				      .args = { 1, 2, 3, 4, 5, 6 } };
+
+		att_thread_init(&t, p.pid, p.pid);
+		if (att_thread_seize(&t, 5000) || att_thread_hijack(&t) || att_call(&t, &c, &ret) ||
+		    ret != 91 || !t.sigret_pending || write(done[1], "k", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(2);
+	}
+	close(done[1]);
+	ck_assert_int_eq(read(done[0], &c1, 1), 1);
+	close(done[0]);
+	kill_tracer_expect_restored(child, 0, mask);
 }
 END_TEST
 
@@ -394,6 +436,7 @@ Suite *suite_call(void)
 	tcase_add_test(tc, test_sigframe_writes_are_taken_not_written);
 	tcase_add_test(tc, test_sigframe_restores_fp_state_and_mask);
 	tcase_add_test(tc, test_sigframe_timeout_leaves_the_call_to_finish);
+	tcase_add_test(tc, test_sigframe_tracer_killed_after_a_call);
 	tcase_add_test(tc, test_sigframe_tracer_killed_mid_call);
 	suite_add_tcase(s, tc);
 	tcase_add_checked_fixture(fb, setup_fallback, teardown);

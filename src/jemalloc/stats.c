@@ -43,6 +43,7 @@ int jma_stats_print(jma_session *s, const char *opts, jma_write_fn write, void *
 	if (jma_stats_opts_valid(opts))
 		return jma_fail(s, JMA_ERR_USAGE, -EINVAL, "invalid stats options \"%.40s\": use the "
 				"letters J g m d a b l x e h", opts);
+	jma_expect_text(s);
 	err = jma_auto_begin(s, &here);
 	if (err)
 		return err;

@@ -43,6 +43,10 @@ struct jma_backend_ops {
 	 * end returns the first failure to restore the target. */
 	int (*begin)(struct jma_backend *b);
 	int (*end)(struct jma_backend *b);
+	/* Optional, called before begin by an operation whose call will carry
+	 * a text callback: what the engine must look up to serve it is looked
+	 * up while nothing is stopped. */
+	void (*expect_text)(struct jma_backend *b);
 	/* Run @c; the function's return value in *ret.  Scratch memory handed
 	 * out before the call is released by it. */
 	int (*call)(struct jma_backend *b, const struct jma_bcall *c, uint64_t *ret);

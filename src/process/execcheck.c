@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "attach/mem.h"
-#include "attach/procfs.h"
 #include "jemattach/session.h"
 #include "process/execcheck.h"
 
@@ -20,30 +19,25 @@ uint64_t jma_exec_mark(pid_t pid)
 	return rnd[0] ^ rnd[1] ^ att_proc_auxv(pid, AT_SYSINFO_EHDR);
 }
 
-/* Is @fn in an executable mapping of @path? */
-static int code_of(const struct att_map *maps, size_t n, const char *path, uint64_t fn)
+int jma_exec_check(const struct att_map *maps, size_t n, const char *path, uint64_t fn)
 {
 	const struct att_map *m = att_maps_find(maps, n, fn);
 
-	return m && m->perms[2] == 'x' && m->path && !strcmp(m->path, path);
+	return m && m->perms[2] == 'x' && m->path && !strcmp(m->path, path) ? 0 : -ENOEXEC;
 }
 
-int jma_exec_check(pid_t pid, uint64_t mark, const struct att_map *snap, size_t nsnap,
-		   const char *path, uint64_t fn)
+int jma_exec_same(pid_t pid, uint64_t mark, const char *path, uint64_t fn)
 {
 	struct att_map *maps;
 	size_t n;
 	int err;
 
-	/* Symbols read while the loader was still mapping the program. */
-	if (!code_of(snap, nsnap, path, fn))
-		return -ENOEXEC;
 	if (mark)
 		return jma_exec_mark(pid) == mark ? 0 : -ENOEXEC;
 	err = att_proc_maps(pid, &maps, &n);
 	if (err)
 		return err;
-	err = code_of(maps, n, path, fn) ? 0 : -ENOEXEC;
+	err = jma_exec_check(maps, n, path, fn);
 	att_maps_free(maps, n);
 	return err;
 }

@@ -2,8 +2,13 @@
  *
  * Symbols are read at jma_open; the thread is borrowed later.  A process that
  * exec()s in between keeps its PID but not its addresses: a call to the old
- * mallctl address would fault in the new program.  Checked with the thread
- * stopped, so that it cannot exec any more before the call.
+ * mallctl address would fault in the new program.  Checked in two halves so
+ * that the borrowed thread is stopped for no read of /proc/PID/maps: before
+ * anything stops, jma_exec_check looks for jemalloc in the command's maps
+ * snapshot (not there when the symbols were read in the middle of an exec);
+ * once the thread is stopped, jma_exec_same compares the exec mark taken
+ * before the symbols were read (jma_exec_mark: auxv and 16 bytes of memory),
+ * which covers an exec at any moment since.
  */
 #ifndef JMA_EXECCHECK_H
 #define JMA_EXECCHECK_H
@@ -13,14 +18,13 @@
 
 #include "attach/procfs.h"
 
-/* 0 when @pid still runs the program whose exec mark (jma_exec_mark) was
- * @mark and whose jemalloc was found at @fn in @path, and @fn lies in an
- * executable mapping of @path in @snap, the maps snapshot the symbols were
- * read with (not so when read in the middle of an exec); -ENOEXEC when not,
- * -errno when /proc cannot say.  After the snapshot, the mark decides when
- * there is one (auxv and 16 bytes of memory); without, the current maps do
- * (a read of every line: a millisecond with a thousand threads). */
-int jma_exec_check(pid_t pid, uint64_t mark, const struct att_map *snap, size_t nsnap,
-		   const char *path, uint64_t fn);
+/* 0 when @fn lies in an executable mapping of @path in @maps, -ENOEXEC when
+ * not (another program, or one still being loaded). */
+int jma_exec_check(const struct att_map *maps, size_t n, const char *path, uint64_t fn);
+/* 0 when @pid still has exec mark @mark, -ENOEXEC when it executed a program
+ * since, -errno when /proc cannot say.  Without a mark (0: unknown), the
+ * current maps must hold @fn in @path instead (a read of every line: a
+ * millisecond with a thousand threads). */
+int jma_exec_same(pid_t pid, uint64_t mark, const char *path, uint64_t fn);
 
 #endif

@@ -44,6 +44,9 @@ struct ptrace_be {
 	uint64_t restorer;		/* the target's rt_sigreturn trampoline, 0 if none */
 	int begun;			/* begin ran before: the maps snapshot is old */
 	uint64_t ld_base;		/* where the dynamic loader is mapped (AT_BASE), 0 if none */
+	int message_looked;		/* malloc_message looked up (0 if absent) */
+	int text_checked;		/* its value read for this command (expect_text) */
+	int has_logger;			/* ... and the application had set it */
 };
 
 static struct jma_backend *ptrace_new(jma_session *s);
@@ -297,6 +300,8 @@ static int try_thread(struct ptrace_be *p, const struct att_candidate *c, char *
 			return 1;
 		}
 		jma_thread_setup(s, t, c->tid);
+		/* Before the seize: it arms the return-value breakpoint ahead of the stop. */
+		t->restorer = p->restorer;
 		err = att_thread_seize(t, seize_ms);
 		/* Another jemattach holds the thread for a moment: wait for it (a
 		 * third may take it first: a few times). */
@@ -329,8 +334,8 @@ static int try_thread(struct ptrace_be *p, const struct att_candidate *c, char *
 		give_back(p);
 		return err == -ENOSPC || err == -EFAULT ? 1 : jma_fail(s, JMA_ERR_TARGET, err, "%s", why);
 	}
-	if (jma_exec_check(s->pid, s->exec_mark, t->maps, t->nmaps, jma_syms_jemalloc(s->syms)->path,
-			   jma_syms_jemalloc(s->syms)->fn_mallctl) == -ENOEXEC) {
+	if (jma_exec_same(s->pid, s->exec_mark, jma_syms_jemalloc(s->syms)->path,
+			  jma_syms_jemalloc(s->syms)->fn_mallctl) == -ENOEXEC) {
 		give_back(p);
 		return jma_fail(s, JMA_ERR_ATTACH, -ENOEXEC, "process %d executed a new program "
 				"since jemattach read its symbols", (int)s->pid);
@@ -417,11 +422,21 @@ static int ptrace_begin(struct jma_backend *b)
 	if (!jma_syms_jemalloc(s->syms))
 		return jma_fail(s, JMA_ERR_MISSING, -ENOENT, "no jemalloc found in process %d",
 				(int)s->pid);
-	/* One maps snapshot per command, taken before anything stops: jma_open's
-	 * for the first, a new one for each later command of a session. */
+	/* Before anything stops: one maps snapshot for the command (jma_open's
+	 * for the first, a new one for each later command of a session),
+	 * jemalloc looked for in it; a stopped candidate only compares the exec
+	 * mark (execcheck.h). */
 	if (p->begun++ && (err = jma_syms_refresh_maps(s->syms)))
 		return jma_fail(s, JMA_ERR_ATTACH, err, "reading /proc/%d/maps: %s", (int)s->pid,
 				strerror(-err));
+	{
+		const struct jma_copy *je = jma_syms_jemalloc(s->syms);
+		const struct att_map *maps = jma_syms_maps(s->syms, &n);
+
+		if (jma_exec_check(maps, n, je->path, je->fn_mallctl))
+			return jma_fail(s, JMA_ERR_ATTACH, -ENOEXEC, "process %d executed a new "
+					"program since jemattach read its symbols", (int)s->pid);
+	}
 	if (!p->ld_base)
 		p->ld_base = att_proc_auxv(s->pid, AT_BASE);
 	/* Searched before any thread stops: it reads up to a megabyte of code. */
@@ -477,6 +492,7 @@ static int ptrace_end(struct jma_backend *b)
 	int err = att_thread_release(&p->th), frozen = p->fz.t != NULL;
 
 	jma_thaw_all(&p->fz);
+	p->text_checked = 0;
 	/* See jma_held_ns: from the stop to the moment it runs again. */
 	s->held_ns = p->th.run_ns > p->th.stop_ns ? (uint64_t)(p->th.run_ns - p->th.stop_ns) : 0;
 	jma_logf(s, JMA_LOG_DEBUG, "tid %d stopped at %lld ns, running at %lld ns (CLOCK_MONOTONIC)",
@@ -506,7 +522,9 @@ static int on_write(struct att_thread *t, const char *buf, size_t len, void *arg
 
 /* With write_cb NULL, jemalloc writes through je_malloc_message when the
  * application set it (its own logger): then our capture of fd 2 would see
- * nothing.  1 when it is set (or cannot be read). */
+ * nothing.  Looked at before the stop when the operation says it will print
+ * (the symbol search takes milliseconds), else at the call.  1 when it is
+ * set (or cannot be read). */
 static int app_has_logger(struct ptrace_be *p)
 {
 	jma_session *s = p->be.s;
@@ -514,12 +532,25 @@ static int app_has_logger(struct ptrace_be *p)
 	char name[96];
 	uint64_t v = 0;
 
-	if (!p->malloc_message) {
+	if (p->text_checked)
+		return p->has_logger;
+	if (!p->message_looked) {
 		snprintf(name, sizeof(name), "%smalloc_message", c->prefix);
 		p->malloc_message = jma_syms_object(s->syms, name);
+		p->message_looked = 1;
 	}
-	return p->malloc_message &&
-	       (att_mem_read(s->pid, p->malloc_message, &v, sizeof(v)) || v != 0);
+	p->text_checked = 1;
+	p->has_logger = p->malloc_message &&
+			(att_mem_read(s->pid, p->malloc_message, &v, sizeof(v)) || v != 0);
+	return p->has_logger;
+}
+
+static void ptrace_expect_text(struct jma_backend *b)
+{
+	struct ptrace_be *p = (struct ptrace_be *)b;
+
+	if (jma_syms_jemalloc(b->s->syms))
+		app_has_logger(p);
 }
 
 /* The callback sentinel: write_cb(void *opaque, const char *s) was called;
@@ -628,6 +659,7 @@ static const struct jma_backend_ops ptrace_ops = {
 	.name = "ptrace",
 	.begin = ptrace_begin,
 	.end = ptrace_end,
+	.expect_text = ptrace_expect_text,
 	.call = ptrace_call,
 	.scratch = ptrace_scratch,
 	.read = ptrace_read,

@@ -179,6 +179,12 @@ int jma_auto_end(jma_session *s, int attached_here, int err)
 	return err;
 }
 
+void jma_expect_text(jma_session *s)
+{
+	if (s->be && s->be->ops->expect_text)
+		s->be->ops->expect_text(s->be);
+}
+
 int jma_call(jma_session *s, const struct jma_bcall *c, uint64_t *ret)
 {
 	if (!s->attached)

@@ -63,6 +63,7 @@ int jma_auto_begin(jma_session *s, int *attached_here);
 int jma_auto_end(jma_session *s, int attached_here, int err);
 
 /* The backend's operations, for the jemalloc layer (see backend.h). */
+void jma_expect_text(jma_session *s);
 int jma_call(jma_session *s, const struct jma_bcall *c, uint64_t *ret);
 uint64_t jma_scratch(jma_session *s, const void *data, size_t len, size_t align);
 int jma_read(jma_session *s, uint64_t addr, void *buf, size_t len);
