@@ -278,7 +278,7 @@ static int start_sigframe(struct att_thread *t, const struct att_call *c, uint64
 	if (npush && (push_addr != *base || push_val != t->restorer))
 		return att_fail(t, -EINVAL, "tid %d: the frame is not where the call returns",
 				(int)t->tid);
-	att_retcap_drain(t);
+	att_retcap_drain(&t->rc);
 	if ((err = arch_gpregs_set(t->tid, &r)))
 		return att_fail(t, err, "tid %d: setting registers: %s", (int)t->tid, strerror(-err));
 	t->in_call = 1;
@@ -362,7 +362,7 @@ static int call_sigframe(struct att_thread *t, const struct att_call *c, uint64_
 						(int)t->tid, strerror(errno));
 			if (si.op == PTRACE_SYSCALL_INFO_ENTRY) {
 				if (arch_at_sigreturn(&r, t->restorer, base)) {
-					int have_ret = att_retcap_take(t, base + 8, retval) == 0;
+					int have_ret = att_retcap_take(&t->rc, base + 8, retval) == 0;
 
 					t->sigret_pending = 1;
 					att_crashpoint("sigreturn");

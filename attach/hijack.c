@@ -85,10 +85,9 @@ static void choose_engine(struct att_thread *t)
 			 (int)t->tid);
 		return;
 	}
-	if (t->rc_fd < 0 && att_retcap_open(t, t->restorer)) {
-		snprintf(t->engine_why, sizeof(t->engine_why), "%s", t->err);
+	if (t->rc.fd < 0 && att_retcap_open(&t->rc, t->tid, t->restorer, t->engine_why,
+					     sizeof(t->engine_why)))
 		return;
-	}
 	t->engine = ATT_ENGINE_SIGFRAME;
 	t->engine_why[0] = '\0';
 }
@@ -189,7 +188,7 @@ int att_thread_restore(struct att_thread *t)
 			att_fail(t, err, "restoring registers of tid %d: %s", (int)t->tid,
 				 strerror(-err));
 	}
-	att_retcap_close(t);
+	att_retcap_close(&t->rc);
 	t->in_call = 0;
 	t->hijacked = 0;
 	att_crashpoint("restored");
@@ -256,7 +255,7 @@ int att_thread_release(struct att_thread *t)
 	if (t->hijacked && t->sigret_pending && !t->gone) {
 		/* At our frame's rt_sigreturn entry: detached, the thread goes on
 		 * and restores itself (what our death would let it do). */
-		att_retcap_close(t);
+		att_retcap_close(&t->rc);
 		t->hijacked = 0;
 		att_crashpoint("restored");
 	} else if (t->hijacked) {

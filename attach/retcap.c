@@ -2,16 +2,25 @@
 #include <errno.h>
 #include <linux/hw_breakpoint.h>
 #include <linux/perf_event.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "arch.h"
 #include "retcap.h"
 
 #define RING_PAGES 1	/* data pages: 4 KiB hold 100 samples; one per call */
 
-int att_retcap_open(struct att_thread *t, uint64_t addr)
+void att_retcap_init(struct att_retcap *rc)
+{
+	rc->fd = -1;
+	rc->map = NULL;
+	rc->len = 0;
+}
+
+int att_retcap_open(struct att_retcap *rc, pid_t tid, uint64_t addr, char *msg, size_t len)
 {
 	struct perf_event_attr a;
 	long page = sysconf(_SC_PAGESIZE);
@@ -29,27 +38,28 @@ int att_retcap_open(struct att_thread *t, uint64_t addr)
 	a.sample_regs_user = arch_perf_regs;
 	a.exclude_kernel = 1;
 	a.exclude_hv = 1;
-	fd = (int)syscall(SYS_perf_event_open, &a, t->tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0) {
 		err = -errno;
-		return att_fail(t, err, "perf_event_open (breakpoint) tid %d: %s", (int)t->tid,
-				strerror(-err));
+		snprintf(msg, len, "perf_event_open (breakpoint) tid %d: %s", (int)tid, strerror(-err));
+		return err;
 	}
 	m = mmap(NULL, (size_t)page * (1 + RING_PAGES), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (m == MAP_FAILED) {
 		err = -errno;
 		close(fd);
-		return att_fail(t, err, "mapping the perf buffer: %s", strerror(-err));
+		snprintf(msg, len, "mapping the perf buffer: %s", strerror(-err));
+		return err;
 	}
-	t->rc_fd = fd;
-	t->rc_map = m;
-	t->rc_len = (size_t)page * (1 + RING_PAGES);
+	rc->fd = fd;
+	rc->map = m;
+	rc->len = (size_t)page * (1 + RING_PAGES);
 	return 0;
 }
 
-int att_retcap_take(struct att_thread *t, uint64_t sp, uint64_t *val)
+int att_retcap_take(struct att_retcap *rc, uint64_t sp, uint64_t *val)
 {
-	struct perf_event_mmap_page *mp = t->rc_map;
+	struct perf_event_mmap_page *mp = rc->map;
 	const unsigned char *data;
 	uint64_t head, tail, size;
 	int found = 0;
@@ -85,21 +95,20 @@ int att_retcap_take(struct att_thread *t, uint64_t sp, uint64_t *val)
 	return found ? 0 : -ENOENT;
 }
 
-void att_retcap_drain(struct att_thread *t)
+void att_retcap_drain(struct att_retcap *rc)
 {
-	struct perf_event_mmap_page *mp = t->rc_map;
+	struct perf_event_mmap_page *mp = rc->map;
 
 	if (mp)
 		__atomic_store_n(&mp->data_tail, __atomic_load_n(&mp->data_head, __ATOMIC_ACQUIRE),
 				 __ATOMIC_RELEASE);
 }
 
-void att_retcap_close(struct att_thread *t)
+void att_retcap_close(struct att_retcap *rc)
 {
-	if (t->rc_map)
-		munmap(t->rc_map, t->rc_len);
-	if (t->rc_fd >= 0)
-		close(t->rc_fd);
-	t->rc_map = NULL;
-	t->rc_fd = -1;
+	if (rc->map)
+		munmap(rc->map, rc->len);
+	if (rc->fd >= 0)
+		close(rc->fd);
+	att_retcap_init(rc);
 }

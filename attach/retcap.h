@@ -11,21 +11,29 @@
 #ifndef ATTACH_RETCAP_H
 #define ATTACH_RETCAP_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
-#include "thread.h"
+/* One thread's breakpoint: closed, fd is -1 (att_retcap_init). */
+struct att_retcap {
+	int fd;
+	void *map;
+	size_t len;
+};
 
-/* Arm the breakpoint at @addr for thread @t, stopped or not (att_thread_seize
- * arms it before the stop: perf_event_open can take milliseconds).  -errno with t->err set (perf
- * unavailable, no free debug register...). */
-int att_retcap_open(struct att_thread *t, uint64_t addr);
+void att_retcap_init(struct att_retcap *rc);
+/* Arm the breakpoint at @addr for thread @tid, stopped or not (att_thread_seize
+ * arms it before the stop: perf_event_open can take milliseconds).  -errno
+ * with a message in @msg (perf unavailable, no free debug register...). */
+int att_retcap_open(struct att_retcap *rc, pid_t tid, uint64_t addr, char *msg, size_t len);
 /* The return value sampled with stack pointer @sp since the last take:
  * 0, or -ENOENT when none was. */
-int att_retcap_take(struct att_thread *t, uint64_t sp, uint64_t *val);
+int att_retcap_take(struct att_retcap *rc, uint64_t sp, uint64_t *val);
 /* Forget what was sampled so far (the thread's own signal handlers returning
  * through the trampoline before our call): a full buffer would drop the
  * call's sample. */
-void att_retcap_drain(struct att_thread *t);
-void att_retcap_close(struct att_thread *t);
+void att_retcap_drain(struct att_retcap *rc);
+void att_retcap_close(struct att_retcap *rc);
 
 #endif

@@ -11,7 +11,6 @@
 #include "crashpoint.h"
 #include "defer.h"
 #include "procfs.h"
-#include "retcap.h"
 #include "thread.h"
 
 int64_t att_now_ns(void)
@@ -62,7 +61,7 @@ void att_thread_init(struct att_thread *t, pid_t pid, pid_t tid)
 	memset(t, 0, sizeof(*t));
 	t->pid = pid;
 	t->tid = tid;
-	t->rc_fd = -1;
+	att_retcap_init(&t->rc);
 }
 
 static void note_exit(struct att_thread *t, int status)
@@ -187,8 +186,11 @@ int att_thread_seize(struct att_thread *t, int timeout_ms)
 	/* Armed before the stop, so that none of its cost is the thread's (the
 	 * engine is chosen once it is stopped; a failure here is met again
 	 * there). */
-	if (t->restorer && !t->no_sigframe && t->rc_fd < 0)
-		att_retcap_open(t, t->restorer);
+	if (t->restorer && !t->no_sigframe && t->rc.fd < 0) {
+		char ignored[200];
+
+		att_retcap_open(&t->rc, t->tid, t->restorer, ignored, sizeof(ignored));
+	}
 	att_defer_enter();
 	t->deferring = 1;
 	/* TRACESYSGOOD: the self-restoring call tells syscall stops from
@@ -197,7 +199,7 @@ int att_thread_seize(struct att_thread *t, int timeout_ms)
 		err = -errno;
 		t->deferring = 0;
 		att_defer_leave();
-		att_retcap_close(t);
+		att_retcap_close(&t->rc);
 		return att_fail(t, err, "PTRACE_SEIZE tid %d: %s", (int)t->tid, strerror(-err));
 	}
 	t->seized = 1;
@@ -277,7 +279,7 @@ int att_thread_detach(struct att_thread *t)
 				       strerror(errno));
 		t->run_ns = att_now_ns();
 	}
-	att_retcap_close(t);
+	att_retcap_close(&t->rc);
 	t->seized = 0;
 	t->stopped = 0;
 	if (t->deferring) {

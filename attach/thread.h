@@ -22,6 +22,7 @@
 #include <sys/types.h>
 
 #include "arch.h"
+#include "retcap.h"
 
 enum { ATT_LOG_ERR, ATT_LOG_WARN, ATT_LOG_INFO, ATT_LOG_DEBUG };
 
@@ -70,9 +71,7 @@ struct att_thread {
 	struct arch_extregs *saved_ext;
 	uint64_t saved_sigmask;
 	uint64_t restorer;	/* rt_sigreturn trampoline (restorer.h); 0: hijack finds it */
-	int rc_fd;		/* retcap.h: the return-value breakpoint */
-	void *rc_map;
-	size_t rc_len;
+	struct att_retcap rc;	/* the return-value breakpoint */
 	uint64_t scratch_top, scratch_cur, scratch_floor;
 
 	char err[768];		/* the last error message */
