@@ -219,24 +219,24 @@ long att_proc_syscall_at(pid_t pid, pid_t tid, uint64_t *sp, uint64_t *pc)
 	return nr;
 }
 
-uint64_t att_proc_auxv(pid_t pid, uint64_t type)
+void att_proc_auxv(pid_t pid, const uint64_t *types, uint64_t *vals, size_t n)
 {
 	char path[64];
 	Elf64_auxv_t av[64];	/* a few dozen entries: one read */
-	uint64_t val = 0;
-	ssize_t got;
+	ssize_t got = -1;
 	int fd;
 
+	memset(vals, 0, n * sizeof(*vals));
 	snprintf(path, sizeof(path), "/proc/%d/auxv", (int)pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	got = read(fd, av, sizeof(av));
-	close(fd);
+	if (fd >= 0) {
+		got = read(fd, av, sizeof(av));
+		close(fd);
+	}
 	for (size_t i = 0; got > 0 && i < (size_t)got / sizeof(*av) && av[i].a_type != AT_NULL; i++)
-		if (av[i].a_type == type)
-			val = av[i].a_un.a_val;
-	return val;
+		for (size_t k = 0; k < n; k++)
+			if (av[i].a_type == types[k])
+				vals[k] = av[i].a_un.a_val;
 }
 
 int att_proc_maps(pid_t pid, struct att_map **out, size_t *n)

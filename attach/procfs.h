@@ -53,8 +53,9 @@ const struct att_map *att_maps_find(const struct att_map *maps, size_t n, uint64
 /* Read a whole small /proc file into a malloc'ed NUL-terminated buffer. */
 int att_proc_read(const char *path, char **out, size_t *len);
 
-/* Entry @type (AT_*) of the process's auxiliary vector, /proc/PID/auxv: 0
- * when gone, unreadable or absent. */
-uint64_t att_proc_auxv(pid_t pid, uint64_t type);
+/* Entries @types[0..n) (AT_*) of the process's auxiliary vector, from one
+ * read of /proc/PID/auxv, into @vals[0..n): 0 for an absent one, all 0 when
+ * the process is gone or unreadable. */
+void att_proc_auxv(pid_t pid, const uint64_t *types, uint64_t *vals, size_t n);
 
 #endif

@@ -79,13 +79,15 @@ END_TEST
  * a process that is gone has none. */
 START_TEST(test_procfs_auxv)
 {
+	static const uint64_t types[2] = { AT_SYSINFO_EHDR, AT_RANDOM };
 	int fds[2];
 	pid_t child;
-	uint64_t before, after = 0;
+	uint64_t v[2], before, after;
 	char c;
 
-	ck_assert_uint_eq(att_proc_auxv(getpid(), AT_SYSINFO_EHDR), getauxval(AT_SYSINFO_EHDR));
-	ck_assert_uint_eq(att_proc_auxv(getpid(), AT_RANDOM), getauxval(AT_RANDOM));
+	att_proc_auxv(getpid(), types, v, 2);
+	ck_assert_uint_eq(v[0], getauxval(AT_SYSINFO_EHDR));
+	ck_assert_uint_eq(v[1], getauxval(AT_RANDOM));
 	ck_assert_int_eq(pipe(fds), 0);
 	child = fork();
 	ck_assert_int_ge(child, 0);
@@ -97,17 +99,22 @@ START_TEST(test_procfs_auxv)
 		_exit(1);
 	}
 	close(fds[0]);
-	before = att_proc_auxv(child, AT_SYSINFO_EHDR);
+	att_proc_auxv(child, types, &before, 1);
 	ck_assert_uint_eq(before, getauxval(AT_SYSINFO_EHDR));
 	ck_assert_int_eq(write(fds[1], "x", 1), 1);
-	for (int i = 0; i < 500 && (after = att_proc_auxv(child, AT_SYSINFO_EHDR)) == before; i++)
+	after = before;
+	for (int i = 0; i < 500 && after == before; i++) {
 		usleep(2000);
+		att_proc_auxv(child, types, &after, 1);
+	}
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
 	close(fds[1]);
 	ck_assert_uint_ne(after, 0);
 	ck_assert_uint_ne(after, before);
-	ck_assert_uint_eq(att_proc_auxv(child, AT_SYSINFO_EHDR), 0);
+	att_proc_auxv(child, types, v, 2);
+	ck_assert_uint_eq(v[0], 0);
+	ck_assert_uint_eq(v[1], 0);
 }
 END_TEST
 

@@ -12,11 +12,13 @@
  * with the vDSO's address: it changes at every exec, randomization or not. */
 uint64_t jma_exec_mark(pid_t pid)
 {
-	uint64_t rnd[2] = { 0, 0 }, at = att_proc_auxv(pid, AT_RANDOM);
+	static const uint64_t types[2] = { AT_RANDOM, AT_SYSINFO_EHDR };
+	uint64_t rnd[2] = { 0, 0 }, at[2];
 
-	if (at)
-		att_mem_read(pid, at, rnd, sizeof(rnd));
-	return rnd[0] ^ rnd[1] ^ att_proc_auxv(pid, AT_SYSINFO_EHDR);
+	att_proc_auxv(pid, types, at, 2);
+	if (at[0])
+		att_mem_read(pid, at[0], rnd, sizeof(rnd));
+	return rnd[0] ^ rnd[1] ^ at[1];
 }
 
 int jma_exec_check(const struct att_map *maps, size_t n, const char *path, uint64_t fn)

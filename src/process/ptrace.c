@@ -437,8 +437,11 @@ static int ptrace_begin(struct jma_backend *b)
 			return jma_fail(s, JMA_ERR_ATTACH, -ENOEXEC, "process %d executed a new "
 					"program since jemattach read its symbols", (int)s->pid);
 	}
-	if (!p->ld_base)
-		p->ld_base = att_proc_auxv(s->pid, AT_BASE);
+	if (!p->ld_base) {
+		static const uint64_t base = AT_BASE;
+
+		att_proc_auxv(s->pid, &base, &p->ld_base, 1);
+	}
 	/* Searched before any thread stops: it reads up to a megabyte of code. */
 	if (!p->restorer) {
 		const struct att_map *maps = jma_syms_maps(s->syms, &n);

@@ -61,7 +61,6 @@ static size_t holders(jma_session *s, struct seen *v, size_t n, struct jma_holde
 		for (size_t j = 0; j < cnt; j++) {
 			struct seen x = v[b + j];
 			struct att_status st;
-			char state;
 			int nf;
 
 			if (!jma_syms_in_jemalloc(s->syms, x.pc) &&
@@ -69,10 +68,11 @@ static size_t holders(jma_session *s, struct seen *v, size_t n, struct jma_holde
 				continue;
 			nf = att_unwind_at(s->pid, x.tid, x.sp, x.pc, maps, nm, h[k].pcs,
 					   JMA_HOLDER_FRAMES);
+			/* Its status gives both the context switches and its name. */
 			if (!jma_holder_of(s, x.tid, h[k].pcs, nf, &h[k]) ||
-			    att_proc_status(s->pid, x.tid, &st) ||
-			    att_proc_stat(s->pid, x.tid, &state, h[k].comm, sizeof(h[k].comm)))
+			    att_proc_status(s->pid, x.tid, &st))
 				continue;
+			snprintf(h[k].comm, sizeof(h[k].comm), "%s", st.name);
 			x.ctxsw = st.ctxsw;
 			h[k].syscall = x.nr;
 			v[k++] = x;
