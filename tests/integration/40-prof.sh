@@ -240,7 +240,7 @@ t_failed_window_checks_first_and_leaves_nothing() {
 
 t_window_shows_growth_and_shrinkage_apart() {
 	local pid jpid rc=0 out
-	start_fixture pid "$FIXTURES/heapsites" MALLOC_CONF=prof:true,lg_prof_sample:14
+	start_fixture pid "$FIXTURES/heapsites" MALLOC_CONF=prof:true,lg_prof_sample:12
 	expect_eq "$(fix "$pid" "big 8")" ok
 	expect_eq "$(fix "$pid" "small 8")" ok
 	start_bg jpid "$JEMATTACH" "$pid" prof window 1.5 -o "$TMPD/w3" >"$TMPD/w3.out" 2>"$TMPD/w3.err"
