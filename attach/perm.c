@@ -104,9 +104,14 @@ int att_wait_tracer(pid_t pid, pid_t tid, int timeout_ms, char *msg, size_t len)
 		if (st.tracer != last && total < 5 * timeout_ms)
 			waited = 0;
 		last = st.tracer;
-		if (att_proc_status(st.tracer, 0, &tr))
+		/* A tracer already gone: the kernel is releasing its tracees (the
+		 * TracerPid line can outlive it by a moment). */
+		if (att_proc_status(st.tracer, 0, &tr)) {
 			snprintf(tr.name, sizeof(tr.name), "?");
-		ours = is_jemattach(st.tracer, tr.name);
+			ours = 1;
+		} else {
+			ours = is_jemattach(st.tracer, tr.name);
+		}
 		if (!ours || waited >= timeout_ms) {
 			snprintf(msg, len, "process %d (%s) is already traced by process %d (%s)%s",
 				 (int)pid, st.name, (int)st.tracer, tr.name, ours ?
