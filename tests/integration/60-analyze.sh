@@ -4,7 +4,7 @@
 # bad input, a deleted binary through --pid, separate debuginfo by build-id.
 source tests/lib.sh
 
-CONF=MALLOC_CONF=prof:true,lg_prof_sample:14
+CONF=MALLOC_CONF=prof:true,lg_prof_sample:12
 SRC=tests/fixtures/heapsites.c
 
 # dump PID FILE: the fixture writes its own profile (no jemattach involved).
