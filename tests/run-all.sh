@@ -3,7 +3,7 @@
 # the ASan+UBSan build of the tool, the Check unit tests and the integration tests.
 set -u
 cd "$(dirname "$0")/.."
-total_pass=0 total_fail=0
+total_pass=0 total_fail=0 failed=""
 export FIXTURES=${FIXTURES:-build/fixtures}
 # ASan's leak check would also see the fixtures' and helpers' children; the
 # tool's own leaks are checked in the check_runner pass.
@@ -29,9 +29,12 @@ for build in build build/asan; do
 	log=$(mktemp)
 	JEMATTACH=$build/jemattach "$build/check_runner" 2>&1 | tee "$log"
 	count "$log"
+	failed+=$(grep -E ':[EF]:' "$log" | sed "s|^|  [$label] |")$'\n'
 	echo "== integration tests ($label)"
 	JEMATTACH=$build/jemattach tests/run-integration.sh 2>&1 | tee "$log"
 	line=$(grep -E '^integration: ' "$log" | tail -1)
+	failed+=$(grep -E '^(FAILED |    [0-9]{2}-[a-z-]+/[A-Za-z0-9_]+: )' "$log" | cut -c1-300 |
+		sed "s|^|  [$label] |")$'\n'
 	if [[ -z $line ]]; then
 		total_fail=$((total_fail + 1))
 	else
@@ -42,4 +45,7 @@ for build in build build/asan; do
 done
 echo
 echo "check: $total_pass passed, $total_fail failed"
+# Repeated last, so that the tail of a long CI log names what failed.
+failed=$(grep -v '^$' <<<"$failed")
+[[ -n $failed ]] && printf 'failed:\n%s\n' "$failed"
 [[ $total_fail == 0 ]]
