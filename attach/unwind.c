@@ -108,7 +108,9 @@ static int eh_table(struct uw *u, uint64_t ip, unw_dyn_info_t *di)
 	Elf64_Ehdr eh;
 	int have_bias = 0;
 
-	if (!m || !m->path || m->path[0] != '/')
+	/* Files, and the vDSO (an ELF image in memory like the others): a
+	 * thread is often stopped inside clock_gettime there. */
+	if (!m || !m->path || (m->path[0] != '/' && strcmp(m->path, "[vdso]")))
 		return -1;
 	/* The module: the run of mappings of this file around @ip. */
 	for (b = m; b > u->maps && b[-1].path && !strcmp(b[-1].path, m->path); b--)
@@ -280,6 +282,15 @@ static int walk(pid_t pid, pid_t tid, const uint64_t *at, const struct att_stack
 	cur = NULL;
 	_UPT_destroy(u->upt);
 	u->upt = NULL;
+	/* Without unwind rules for a frame libunwind falls back on the frame
+	 * pointer chain, which can end "cleanly" on garbage: a walk is only
+	 * complete when every frame it found is code. */
+	for (int i = 0; i < n && *complete; i++) {
+		const struct att_map *m = att_maps_find(maps, nmaps, pcs[i] - (i > 0));
+
+		if (!m || m->perms[2] != 'x')
+			*complete = 0;
+	}
 	return n > 0 ? n : -EIO;
 }
 

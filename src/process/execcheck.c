@@ -2,6 +2,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "attach/mem.h"
 #include "jemattach/session.h"
@@ -42,4 +43,32 @@ int jma_exec_same(pid_t pid, uint64_t mark, const char *path, uint64_t fn)
 	err = jma_exec_check(maps, n, path, fn);
 	att_maps_free(maps, n);
 	return err;
+}
+
+/* The code files @pid maps and where, hashed (FNV-1a), 0 when unreadable. */
+static uint64_t code_files(pid_t pid)
+{
+	struct att_map *maps;
+	uint64_t h = 14695981039346656037ULL;
+	size_t n;
+
+	if (att_proc_maps(pid, &maps, &n))
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		if (maps[i].perms[2] != 'x' || !maps[i].path)
+			continue;
+		h = (h ^ maps[i].start) * 1099511628211ULL;
+		for (const char *c = maps[i].path; *c; c++)
+			h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+	}
+	att_maps_free(maps, n);
+	return h;
+}
+
+int jma_exec_loading(pid_t pid, uint64_t mark, int wait_ms)
+{
+	uint64_t before = code_files(pid);
+
+	usleep((useconds_t)wait_ms * 1000);
+	return jma_exec_mark(pid) != mark || code_files(pid) != before;
 }

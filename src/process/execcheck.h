@@ -26,5 +26,10 @@ int jma_exec_check(const struct att_map *maps, size_t n, const char *path, uint6
  * current maps must hold @fn in @path instead (a read of every line: a
  * millisecond with a thousand threads). */
 int jma_exec_same(pid_t pid, uint64_t mark, const char *path, uint64_t fn);
+/* 1 when @pid is seen loading code over @wait_ms: it executed a program
+ * since mark @mark, or the code files it maps change (the dynamic loader at
+ * work after an exec, or a dlopen).  Symbols read at such a moment may miss
+ * a jemalloc about to be mapped. */
+int jma_exec_loading(pid_t pid, uint64_t mark, int wait_ms);
 
 #endif

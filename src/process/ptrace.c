@@ -28,9 +28,12 @@
 
 #define MAX_FRAMES	64
 /* How far above the stack pointer the conservative scan for jemalloc return
- * addresses looks (see frames_in_jemalloc). */
+ * addresses looks (see unsafe_frames). */
 #define STACK_SCAN	(256 * 1024)
 #define MAIN_RETRIES	5
+/* No jemalloc found while the process loads code: read again, this often. */
+#define LOADING_TRIES	5
+#define LOADING_WAIT_MS	20
 #define MAIN_RETRY_US	2000
 /* jemalloc 5.3 hands write_cb 64 KiB at a time; older and debug builds a
  * line (<= 4 KiB).  Anything much larger is not jemalloc's doing. */
@@ -104,10 +107,16 @@ int jma_open_process(jma_session *s, pid_t pid)
 	if (err)
 		return jma_fail(s, JMA_ERR_ATTACH, err, "%s", msg);
 	s->pid = pid;
-	/* Before the maps are read: an exec after this is seen at the stop. */
-	s->exec_mark = jma_exec_mark(pid);
-	err = jma_syms_open(pid, s->opt.prefix, s->opt.module, !!(s->opt.flags & JMA_F_ANY_PROCESS),
-			    &s->syms, msg, sizeof(msg));
+	for (int tries = 0;; tries++) {
+		/* Before the maps are read: an exec after this is seen at the stop. */
+		s->exec_mark = jma_exec_mark(pid);
+		err = jma_syms_open(pid, s->opt.prefix, s->opt.module,
+				    !!(s->opt.flags & JMA_F_ANY_PROCESS), &s->syms, msg, sizeof(msg));
+		/* Read in the middle of an exec, before the loader mapped it? */
+		if (err != -ENOENT || tries == LOADING_TRIES ||
+		    !jma_exec_loading(pid, s->exec_mark, LOADING_WAIT_MS))
+			break;
+	}
 	if (err && kill(pid, 0) && errno == ESRCH)
 		return jma_fail(s, JMA_ERR_ATTACH, -ESRCH, "process %d exited", (int)pid);
 	if (err == -EEXIST)
@@ -190,49 +199,7 @@ static void read_stack(jma_session *s, pid_t tid, uint64_t sp, struct att_stack 
 	stk->len = (size_t)(end - sp);
 }
 
-/* Is the stopped thread anywhere inside jemalloc?  Unwinding finds the frames
- * libunwind can follow.  When it could not walk to the outermost frame, a
- * scan of the live stack above the stack pointer for words pointing into
- * jemalloc's code stands in for the frames it missed: stale words make that
- * scan err on the side of refusing, which only costs us this thread, while a
- * miss could deadlock the target.  Both work on one copy of the stack. */
-static int frames_in_jemalloc(struct ptrace_be *p, pid_t tid, char *where, size_t len)
-{
-	uint64_t pcs[MAX_FRAMES];
-	jma_session *s = p->be.s;
-	struct att_stack stk;
-	const struct att_map *maps;
-	const uint64_t *w;
-	size_t nm;
-	int complete, n, found = 0;
-
-	read_stack(s, tid, arch_sp(&p->th.saved_gp), &stk);
-	maps = jma_syms_maps(s->syms, &nm);
-	n = att_unwind(s->pid, tid, &stk, maps, nm, pcs, MAX_FRAMES, &complete);
-	for (int i = 0; i < n && !found; i++)
-		if (jma_syms_in_jemalloc(s->syms, pcs[i] - (i > 0))) {
-			jma_syms_describe(s->syms, pcs[i] - (i > 0), where, len);
-			found = 1;
-		}
-	if (!found && jma_syms_in_jemalloc(s->syms, arch_pc(&p->th.saved_gp))) {
-		jma_syms_describe(s->syms, arch_pc(&p->th.saved_gp), where, len);
-		found = 1;
-	}
-	w = stk.buf;
-	for (size_t i = 0; !found && !complete && i < stk.len / 8; i++)
-		if (w[i] > 4096 && jma_syms_in_jemalloc(s->syms, w[i] - 1)) {
-			char d[200];
-			jma_syms_describe(s->syms, w[i] - 1, d, sizeof(d));
-			snprintf(where, len, "%s (return address found on its stack)", d);
-			found = 1;
-		}
-	free((void *)stk.buf);
-	return found;
-}
-
-/* Is @pc in the dynamic loader?  A thread there is loading the program (just
- * after an exec: libraries unrelocated, TLS not set up -- a call would fault),
- * loading a library or binding a symbol (holding the loader's lock). */
+/* Is @pc in the dynamic loader? */
 static int in_loader(struct ptrace_be *p, uint64_t pc)
 {
 	size_t n;
@@ -240,6 +207,60 @@ static int in_loader(struct ptrace_be *p, uint64_t pc)
 	const struct att_map *m = att_maps_find(maps, n, pc), *ld = att_maps_find(maps, n, p->ld_base);
 
 	return p->ld_base && m && ld && m->path && ld->path && !strcmp(m->path, ld->path);
+}
+
+enum { FRAMES_OK, FRAMES_JEMALLOC, FRAMES_LOADER };
+
+/* Is the stopped thread anywhere inside jemalloc (FRAMES_JEMALLOC), or in
+ * code the dynamic loader called (FRAMES_LOADER)?  The loader on the stack
+ * means a program still loading (just after an exec: relocations unfinished,
+ * ifunc resolvers and constructors running, jemalloc's own initialisation
+ * among them -- a call faults or waits forever), a library being loaded or a
+ * symbol bound (the loader's lock held).  Unwinding finds the frames
+ * libunwind can follow.  When it could not walk to the outermost frame, a
+ * scan of the live stack above the stack pointer for words pointing into
+ * jemalloc's code stands in for the frames it missed: stale words make that
+ * scan err on the side of refusing, which only costs us this thread, while a
+ * miss could deadlock the target.  Both work on one copy of the stack. */
+static int unsafe_frames(struct ptrace_be *p, pid_t tid, char *where, size_t len)
+{
+	uint64_t pcs[MAX_FRAMES], pc = arch_pc(&p->th.saved_gp);
+	jma_session *s = p->be.s;
+	struct att_stack stk;
+	const struct att_map *maps;
+	const uint64_t *w;
+	size_t nm;
+	int complete, n, found = in_loader(p, pc) ? FRAMES_LOADER : FRAMES_OK;
+
+	if (found) {
+		jma_syms_describe(s->syms, pc, where, len);
+		return found;
+	}
+	read_stack(s, tid, arch_sp(&p->th.saved_gp), &stk);
+	maps = jma_syms_maps(s->syms, &nm);
+	n = att_unwind(s->pid, tid, &stk, maps, nm, pcs, MAX_FRAMES, &complete);
+	for (int i = 0; i < n && !found; i++) {
+		uint64_t at = pcs[i] - (i > 0);
+
+		found = jma_syms_in_jemalloc(s->syms, at) ? FRAMES_JEMALLOC
+			: in_loader(p, at) ? FRAMES_LOADER : FRAMES_OK;
+		if (found)
+			jma_syms_describe(s->syms, at, where, len);
+	}
+	if (!found && jma_syms_in_jemalloc(s->syms, pc)) {
+		jma_syms_describe(s->syms, pc, where, len);
+		found = FRAMES_JEMALLOC;
+	}
+	w = stk.buf;
+	for (size_t i = 0; !found && !complete && i < stk.len / 8; i++)
+		if (w[i] > 4096 && jma_syms_in_jemalloc(s->syms, w[i] - 1)) {
+			char d[200];
+			jma_syms_describe(s->syms, w[i] - 1, d, sizeof(d));
+			snprintf(where, len, "%s (return address found on its stack)", d);
+			found = FRAMES_JEMALLOC;
+		}
+	free((void *)stk.buf);
+	return found;
 }
 
 /* Before stopping @c: when it sits in a system call, walk its last known
@@ -283,7 +304,7 @@ static int try_thread(struct ptrace_be *p, const struct att_candidate *c, char *
 	jma_session *s = p->be.s;
 	struct att_thread *t = &p->th;
 	char where[256];
-	int err, seize_ms = jma_timeout_ms(s) < 2000 ? jma_timeout_ms(s) : 2000;
+	int unsafe, err, seize_ms = jma_timeout_ms(s) < 2000 ? jma_timeout_ms(s) : 2000;
 
 	if (p->fz.t) {
 		/* --freeze: already stopped (and checked) by jma_freeze_all. */
@@ -340,14 +361,14 @@ static int try_thread(struct ptrace_be *p, const struct att_candidate *c, char *
 		return jma_fail(s, JMA_ERR_ATTACH, -ENOEXEC, "process %d executed a new program "
 				"since jemattach read its symbols", (int)s->pid);
 	}
-	if (in_loader(p, arch_pc(&t->saved_gp))) {
-		jma_syms_describe(s->syms, arch_pc(&t->saved_gp), where, sizeof(where));
+	unsafe = unsafe_frames(p, c->tid, where, sizeof(where));
+	if (unsafe == FRAMES_LOADER) {
 		snprintf(why, len, "tid %d (%s) is inside the dynamic loader (%s): a program or "
 			 "library still loading", (int)c->tid, c->comm, where);
 		give_back(p);
 		return 1;
 	}
-	if (frames_in_jemalloc(p, c->tid, where, sizeof(where))) {
+	if (unsafe == FRAMES_JEMALLOC) {
 		if (!(s->opt.thread && (s->opt.flags & JMA_F_FORCE))) {
 			snprintf(why, len, "tid %d (%s) is inside jemalloc: %s", (int)c->tid, c->comm, where);
 			give_back(p);

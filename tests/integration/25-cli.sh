@@ -136,6 +136,22 @@ t_threads_names_stripped_code_by_function() {
 	[[ $OUT != *"?? (stripped)"* ]] || fail "an unnamed frame in: $OUT"
 }
 
+# A thread stopped inside the vDSO (clock_gettime) is walked with the vDSO's
+# own unwind rules: its caller is found, not a frame-pointer guess (which
+# named a data symbol and, in the lock check, could end "complete" on garbage
+# and miss a jemalloc frame).
+t_threads_walks_out_of_the_vdso() {
+	local pid i
+	start_fixture_cmd pid "$FIXTURES/clockspin"
+	for i in 1 2 3 4 5; do
+		jm "$pid" threads
+		expect_rc 0
+		# The caller, then its caller: the walk went on from there.
+		grep -A1 ' spin_on_the_clock+0x[0-9a-f]* (clockspin)' <<<"$OUT" | grep -q ' main+' ||
+			fail "no spin_on_the_clock then main in: $OUT"
+	done
+}
+
 t_watch_says_the_process_exited() {
 	local pid wpid rc=0 n
 	for count in "" 1000; do

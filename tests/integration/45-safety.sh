@@ -206,6 +206,23 @@ t_stuck_lock_holder_refused_before_anything_stops() {
 	expect_eq "$(fix "$pid" check)" ok
 }
 
+# A program still starting: its main thread sits in a constructor the
+# dynamic loader runs (here a preloaded one, waiting; in make check's exec
+# test an ifunc resolver or jemalloc's own initialisation holding its lock).
+# The loader on its stack rules the thread out: calling there could meet
+# unrelocated code or a lock the thread itself holds.
+t_program_still_starting_is_not_called() {
+	local pid before
+	start_fixture_cmd pid env LD_PRELOAD="$FIXTURES/libctorwait.so" "$FIXTURES/jemfix"
+	wait_syscall "$pid" 34	# pause
+	before=$(proc_state "$pid")
+	jm "$pid" get version
+	expect_rc 5
+	expect_match "$ERR" "^jemattach: no thread of process $pid is safe to use; last: tid $pid \(jemfix\) is inside the dynamic loader \(call_init\+0x[0-9a-f]+ \(ld-linux-x86-64\.so\.2\)\)"
+	expect_eq "$(cut -d' ' -f1 "/proc/$pid/syscall")" 34
+	expect_state "$pid" "$before"
+}
+
 t_no_refusal_on_background_or_busy_threads() {
 	local pid i
 	# jemalloc's background thread sleeps inside jemalloc in a condition wait.
