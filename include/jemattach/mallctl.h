@@ -37,6 +37,10 @@ int jma_ctl_type(jma_session *s, const char *name, enum jma_type *type, unsigned
  * once per session; 0 when it cannot be read. */
 uint32_t jma_jemalloc_version(jma_session *s);
 
+/* arenas.page in *@page, read once per session: it is fixed when jemalloc
+ * is built, and a watch sample saves a call. */
+int jma_page_size(jma_session *s, uint64_t *page) JMA_MUST_CHECK;
+
 /* Write the "epoch" so that stats.* are current. */
 int jma_refresh(jma_session *s) JMA_MUST_CHECK;
 

@@ -236,6 +236,19 @@ uint32_t jma_jemalloc_version(jma_session *s)
 	return s->jever;
 }
 
+int jma_page_size(jma_session *s, uint64_t *page)
+{
+	size_t v, len = sizeof(v);
+	int err = s->page ? 0 : jma_mallctl(s, "arenas.page", &v, &len, NULL, 0);
+
+	if (!err && !s->page)
+		s->page = len == sizeof(v) ? v : 0;
+	if (!err && !s->page)
+		err = jma_fail(s, JMA_ERR_TARGET, -EPROTO, "arenas.page had an unexpected size");
+	*page = s->page;
+	return err;
+}
+
 /* The table's answer for @name in the target's version; the version is read
  * from the target only for the few names whose type changed. */
 static int lookup(jma_session *s, const char *name, enum jma_type *type, unsigned *access)

@@ -27,6 +27,7 @@ struct jma_session {
 	int attached;
 	int epoch_fresh;		/* "epoch" already written in this attachment */
 	uint32_t jever;			/* jemalloc's version (JMA_JEVERSION), 0 until read */
+	uint64_t page;			/* arenas.page, 0 until read */
 	/* The thread calls run in (for info, threads and -v). */
 	pid_t tid;
 	char tid_why[160];

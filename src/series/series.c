@@ -170,7 +170,7 @@ int jma_sample(jma_session *s, unsigned flags, unsigned iter, struct jma_sample 
 	t0 = now_ns(CLOCK_MONOTONIC);
 	if (here && (err = jma_attach(s)))
 		return err;
-	err = rd_size(s, "arenas.page", &out->page);
+	err = jma_page_size(s, &out->page);
 	if (!err)
 		err = read_all(s, flags, out);
 	if (here) {
