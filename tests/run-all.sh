@@ -33,7 +33,7 @@ for build in build build/asan; do
 	echo "== integration tests ($label)"
 	JEMATTACH=$build/jemattach tests/run-integration.sh 2>&1 | tee "$log"
 	line=$(grep -E '^integration: ' "$log" | tail -1)
-	failed+=$(grep -E '^(FAILED |    [0-9]{2}-[a-z-]+/[A-Za-z0-9_]+: )' "$log" | cut -c1-300 |
+	failed+=$(grep -E '^(FAILED |    [A-Za-z0-9_-]+/[A-Za-z0-9_]+: )' "$log" | cut -c1-300 |
 		sed "s|^|  [$label] |")$'\n'
 	if [[ -z $line ]]; then
 		total_fail=$((total_fail + 1))
