@@ -89,8 +89,8 @@ static void usage(FILE *f)
 		"                      (stats output restarts it; default 10)\n"
 		"  -p, --prefix PFX    jemalloc symbol prefix (default: detect; e.g. je_, _rjem_)\n"
 		"  -m, --module PATH   jemalloc copy to use when the process has several\n"
-		"  -T, --thread TID    borrow this thread (refused if inside jemalloc or not on a\n"
-		"                      known stack)\n"
+		"  -T, --thread TID    borrow this thread (refused if inside jemalloc or the\n"
+		"                      dynamic loader, or not on a known stack)\n"
 		"  -f, --force         do what is refused as unsafe (dangerous): with --thread, use\n"
 		"                      it even if inside jemalloc; call a target with less than\n"
 		"                      512 KiB left under its memory cgroup limit; call while a\n"
@@ -115,7 +115,8 @@ static void usage(FILE *f)
 		"  4  the target lacks what is needed (no jemalloc, stripped static jemalloc,\n"
 		"     feature compiled out or disabled)\n"
 		"  5  timed out or refused as unsafe (a thread stays asleep inside jemalloc\n"
-		"     where it may hold a lock: refused before anything stops; the target was\n"
+		"     where it may hold a lock: refused before anything stops; no thread safe\n"
+		"     to use, as in a program still running its constructors; the target was\n"
 		"     restored, or a call waiting inside jemalloc was left to finish and\n"
 		"     restore the thread by itself)\n");
 }
