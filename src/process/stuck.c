@@ -61,15 +61,15 @@ static size_t holders(jma_session *s, struct seen *v, size_t n, struct jma_holde
 		for (size_t j = 0; j < cnt; j++) {
 			struct seen x = v[b + j];
 			struct att_status st;
+			uint64_t pcs[JMA_HOLDER_FRAMES];
 			int nf;
 
 			if (!jma_syms_in_jemalloc(s->syms, x.pc) &&
 			    !(p[j].ok && has_jemalloc_word(s, p[j].buf, p[j].len / 8)))
 				continue;
-			nf = att_unwind_at(s->pid, x.tid, x.sp, x.pc, maps, nm, h[k].pcs,
-					   JMA_HOLDER_FRAMES);
+			nf = att_unwind_at(s->pid, x.tid, x.sp, x.pc, maps, nm, pcs, JMA_HOLDER_FRAMES);
 			/* Its status gives both the context switches and its name. */
-			if (!jma_holder_of(s, x.tid, h[k].pcs, nf, &h[k]) ||
+			if (!jma_holder_of(s, x.tid, pcs, nf, &h[k]) ||
 			    att_proc_status(s->pid, x.tid, &st))
 				continue;
 			snprintf(h[k].comm, sizeof(h[k].comm), "%s", st.name);
