@@ -211,6 +211,13 @@ static int in_loader(struct ptrace_be *p, uint64_t pc)
 
 enum { FRAMES_OK, FRAMES_JEMALLOC, FRAMES_LOADER };
 
+static int frame_kind(struct ptrace_be *p, uint64_t at)
+{
+	if (jma_syms_in_jemalloc(p->be.s->syms, at))
+		return FRAMES_JEMALLOC;
+	return in_loader(p, at) ? FRAMES_LOADER : FRAMES_OK;
+}
+
 /* Is the stopped thread anywhere inside jemalloc (FRAMES_JEMALLOC), or in
  * code the dynamic loader called (FRAMES_LOADER)?  The loader on the stack
  * means a program still loading (just after an exec: relocations unfinished,
@@ -230,8 +237,9 @@ static int unsafe_frames(struct ptrace_be *p, pid_t tid, char *where, size_t len
 	const struct att_map *maps;
 	const uint64_t *w;
 	size_t nm;
-	int complete, n, found = in_loader(p, pc) ? FRAMES_LOADER : FRAMES_OK;
+	int complete, n, found = frame_kind(p, pc);
 
+	/* The pc alone settles it: no stack to read. */
 	if (found) {
 		jma_syms_describe(s->syms, pc, where, len);
 		return found;
@@ -239,17 +247,12 @@ static int unsafe_frames(struct ptrace_be *p, pid_t tid, char *where, size_t len
 	read_stack(s, tid, arch_sp(&p->th.saved_gp), &stk);
 	maps = jma_syms_maps(s->syms, &nm);
 	n = att_unwind(s->pid, tid, &stk, maps, nm, pcs, MAX_FRAMES, &complete);
-	for (int i = 0; i < n && !found; i++) {
-		uint64_t at = pcs[i] - (i > 0);
-
-		found = jma_syms_in_jemalloc(s->syms, at) ? FRAMES_JEMALLOC
-			: in_loader(p, at) ? FRAMES_LOADER : FRAMES_OK;
+	/* Frame 0 is the pc; the callers' are return addresses: the call
+	 * instruction is just before. */
+	for (int i = 1; i < n && !found; i++) {
+		found = frame_kind(p, pcs[i] - 1);
 		if (found)
-			jma_syms_describe(s->syms, at, where, len);
-	}
-	if (!found && jma_syms_in_jemalloc(s->syms, pc)) {
-		jma_syms_describe(s->syms, pc, where, len);
-		found = FRAMES_JEMALLOC;
+			jma_syms_describe(s->syms, pcs[i] - 1, where, len);
 	}
 	w = stk.buf;
 	for (size_t i = 0; !found && !complete && i < stk.len / 8; i++)
