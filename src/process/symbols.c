@@ -347,6 +347,48 @@ static int ends_with(const char *s, const char *suffix)
 	return n >= k && !strcmp(s + n - k, suffix);
 }
 
+/* Visit the defined symbols of @elf's tables of type @type (SHT_DYNSYM;
+ * 0: .symtab and .dynsym) whose string table holds the @nlen bytes of
+ * @needle: one memmem over a string table rules out most modules (libc's
+ * thousands of names) without a look at each symbol.  The first nonzero
+ * @fn returns is returned; @fn names a symbol with elf_strptr(@elf, @strtab,
+ * st_name) only when it needs to. */
+static int each_symbol(Elf *elf, Elf64_Word type, const char *needle, size_t nlen,
+		       int (*fn)(Elf *elf, size_t strtab, const GElf_Sym *sym, void *arg), void *arg)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d, *str;
+
+		if (!gelf_getshdr(scn, &sh) || !sh.sh_entsize || !(d = elf_getdata(scn, NULL)) ||
+		    (type ? sh.sh_type != type
+			  : sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
+			continue;
+		str = elf_getdata(elf_getscn(elf, sh.sh_link), NULL);
+		if (str && str->d_buf && !memmem(str->d_buf, str->d_size, needle, nlen))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			int r;
+
+			if (gelf_getsym(d, (int)i, &sym) && sym.st_shndx != SHN_UNDEF &&
+			    (r = fn(elf, sh.sh_link, &sym, arg)))
+				return r;
+		}
+	}
+	return 0;
+}
+
+static int is_mallctl(Elf *elf, size_t strtab, const GElf_Sym *sym, void *arg)
+{
+	const char *nm = elf_strptr(elf, strtab, sym->st_name);
+
+	(void)arg;
+	return nm && ends_with(nm, "mallctl");
+}
+
 /* Does the module's main file define a *mallctl symbol (.dynsym or
  * .symtab)?  Asked before anything else so that separate debuginfo is searched
  * only where it may be needed: loading libc's debuginfo for its symbol table
@@ -355,32 +397,9 @@ static int has_mallctl_symbol(Dwfl_Module *mod)
 {
 	Dwarf_Addr bias;
 	Elf *elf = dwfl_module_getelf(mod, &bias);
-	Elf_Scn *scn = NULL;
 
-	if (!elf)
-		return 1;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d, *str;
-
-		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
-		    !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
-			continue;
-		/* One memmem over the string table rules out most modules (libc's
-		 * thousands of names) without a strlen per symbol. */
-		str = elf_getdata(elf_getscn(elf, sh.sh_link), NULL);
-		if (str && str->d_buf && !memmem(str->d_buf, str->d_size, "mallctl", 8))
-			continue;
-		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Sym sym;
-			const char *nm;
-
-			if (gelf_getsym(d, (int)i, &sym) && sym.st_shndx != SHN_UNDEF &&
-			    (nm = elf_strptr(elf, sh.sh_link, sym.st_name)) && ends_with(nm, "mallctl"))
-				return 1;
-		}
-	}
-	return 0;
+	/* "mallctl" and its NUL: a name ending so. */
+	return !elf || each_symbol(elf, 0, "mallctl", 8, is_mallctl, NULL);
 }
 
 /* Could this module hold jemalloc: by its symbols, or by jemalloc's messages
@@ -725,12 +744,25 @@ int jma_syms_in_jemalloc(const struct jma_syms *sy, uint64_t pc)
 	return 0;
 }
 
+/* Does @sym, a pthread_cond_*wait function, span the file address *@arg? */
+static int covers_cond_wait(Elf *elf, size_t strtab, const GElf_Sym *sym, void *arg)
+{
+	uint64_t at = *(const uint64_t *)arg;
+	const char *nm;
+
+	if (at < sym->st_value || at >= sym->st_value + sym->st_size)
+		return 0;
+	nm = elf_strptr(elf, strtab, sym->st_name);
+	return nm && (!strncmp(nm, "pthread_cond_", 13) || !strncmp(nm, "__pthread_cond_", 15)) &&
+	       strstr(nm, "wait");
+}
+
 int jma_syms_in_cond_wait(struct jma_syms *sy, uint64_t pc)
 {
 	Dwfl_Module *mod;
 	Dwarf_Addr bias;
 	Elf *elf;
-	Elf_Scn *scn = NULL;
+	uint64_t at;
 
 	cur = sy;
 	mod = dwfl_addrmodule(sy->dwfl, pc);
@@ -738,27 +770,8 @@ int jma_syms_in_cond_wait(struct jma_syms *sy, uint64_t pc)
 	cur = NULL;
 	if (!elf)
 		return 0;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize ||
-		    !(d = elf_getdata(scn, NULL)))
-			continue;
-		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Sym s;
-			const char *nm;
-
-			if (!gelf_getsym(d, (int)i, &s) || s.st_shndx == SHN_UNDEF ||
-			    pc - bias < s.st_value || pc - bias >= s.st_value + s.st_size)
-				continue;
-			nm = elf_strptr(elf, sh.sh_link, s.st_name);
-			if (nm && (!strncmp(nm, "pthread_cond_", 13) || !strncmp(nm, "__pthread_cond_", 15)) &&
-			    strstr(nm, "wait"))
-				return 1;
-		}
-	}
-	return 0;
+	at = pc - bias;
+	return each_symbol(elf, SHT_DYNSYM, "pthread_cond_", 13, covers_cond_wait, &at);
 }
 
 /* A function without a symbol, named by where its frame description says
