@@ -1,5 +1,6 @@
 /* thread.c -- seizing, waiting for and releasing one thread with ptrace. */
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,6 +114,17 @@ static int is_stop_signal(int sig)
 	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
 }
 
+/* A signal-delivery stop for a fault the thread's own instruction raised. */
+static int is_fault(const struct att_thread *t, int sig)
+{
+	siginfo_t si;
+
+	if (sig != SIGSEGV && sig != SIGBUS && sig != SIGILL && sig != SIGFPE && sig != SIGTRAP)
+		return 0;
+	/* Unreadable: rather lose a signal than deliver a fault. */
+	return ptrace(PTRACE_GETSIGINFO, t->tid, 0, &si) < 0 || si.si_code > 0;
+}
+
 /* What a wait reported: 1 for a PTRACE_EVENT_STOP (our interrupt, or a group
  * stop, which is remembered), 0 for a signal-delivery stop, -ESRCH when the
  * thread is gone. */
@@ -128,7 +140,12 @@ static int event_stop(struct att_thread *t, int status)
 }
 
 /* Wait until the thread reports a PTRACE_EVENT_STOP (our interrupt or a group
- * stop).  Signal-delivery stops on the way are passed on unchanged. */
+ * stop).  Signal-delivery stops on the way are passed on unchanged, and the
+ * interrupt asked for again: any ptrace-stop clears a pending one, so a
+ * signal dequeued as the interrupt came in took its place (a thread a fast
+ * timer keeps waking then ran on, traced, until our timeout).  Asking twice
+ * is harmless: one stop answers both, or the second is one more event stop,
+ * which the call loops pass over and the detach clears. */
 static int wait_event_stop(struct att_thread *t, int64_t deadline)
 {
 	char sb[32];
@@ -143,7 +160,8 @@ static int wait_event_stop(struct att_thread *t, int64_t deadline)
 		att_log(t, ATT_LOG_DEBUG, "tid %d: passing on %s before our stop", (int)t->tid,
 			att_signame(WSTOPSIG(status), sb, sizeof(sb)));
 		t->stopped = 0;
-		if (ptrace(PTRACE_CONT, t->tid, 0, WSTOPSIG(status)) < 0)
+		if (ptrace(PTRACE_CONT, t->tid, 0, WSTOPSIG(status)) < 0 ||
+		    ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) < 0)
 			return -errno;
 	}
 }
@@ -256,9 +274,11 @@ int att_thread_interrupt(struct att_thread *t, int timeout_ms)
 		if (err)
 			return err < 0 ? err : 0;
 		/* A signal-delivery stop also leaves it stopped; the signal is one
-		 * we must not lose: unblockable stops are kept for detach, faults
-		 * would re-trigger on resume anyway. */
-		if (is_stop_signal(WSTOPSIG(status)))
+		 * we must not lose, so the detach delivers it (a timer's with its
+		 * overrun count: same signal, same siginfo).  Not a fault, which
+		 * re-triggers on resume if it was the program's and must not be
+		 * delivered if it was our call's. */
+		if (WSTOPSIG(status) != (SIGTRAP | 0x80) && !is_fault(t, WSTOPSIG(status)))
 			t->pending_sig = WSTOPSIG(status);
 		return 0;
 	}
