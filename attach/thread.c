@@ -277,8 +277,11 @@ int att_thread_interrupt(struct att_thread *t, int timeout_ms)
 		 * we must not lose, so the detach delivers it (a timer's with its
 		 * overrun count: same signal, same siginfo).  Not a fault, which
 		 * re-triggers on resume if it was the program's and must not be
-		 * delivered if it was our call's. */
-		if (WSTOPSIG(status) != (SIGTRAP | 0x80) && !is_fault(t, WSTOPSIG(status)))
+		 * delivered if it was our call's.  The detach delivers one signal:
+		 * a stop signal kept earlier goes first, or the process would not
+		 * stop. */
+		if (WSTOPSIG(status) != (SIGTRAP | 0x80) && !is_stop_signal(t->pending_sig) &&
+		    !is_fault(t, WSTOPSIG(status)))
 			t->pending_sig = WSTOPSIG(status);
 		return 0;
 	}
