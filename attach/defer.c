@@ -87,6 +87,11 @@ int att_defer_wait(int64_t timeout_ns)
 	return sig;
 }
 
+int att_defer_active(void)
+{
+	return depth > 0;
+}
+
 int att_defer_pending(void)
 {
 	sigset_t p;

@@ -24,6 +24,9 @@ void att_defer_leave(void);
  * signal taken, 0 on timeout. */
 int att_defer_wait(int64_t timeout_ns);
 
+/* A thread is held (between the outermost att_defer_enter and its leave). */
+int att_defer_active(void);
+
 /* A deferred signal has arrived since the outermost att_defer_enter: no new
  * call should start.  Returns that signal or 0. */
 int att_defer_pending(void);

@@ -11,6 +11,13 @@
 #include <unistd.h>
 
 #include "procfs.h"
+#include "yield.h"
+
+/* A page per read(): the kernel writes a /proc file (maps: thousands of
+ * lines with many threads, made under the target's mmap lock) in one stretch
+ * per call without giving up the CPU, so big reads keep a target thread
+ * woken on our CPU waiting; between pages we may yield (yield.h). */
+#define READ_CHUNK	4096
 
 int att_proc_read(const char *path, char **out, size_t *lenp)
 {
@@ -37,7 +44,8 @@ int att_proc_read(const char *path, char **out, size_t *lenp)
 			buf = t;
 			cap *= 2;
 		}
-		n = read(fd, buf + len, cap - len);
+		att_yield_point();
+		n = read(fd, buf + len, cap - len < READ_CHUNK ? cap - len : READ_CHUNK);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
@@ -135,39 +143,58 @@ static int cmp_pid(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* getdents64 with a small buffer rather than readdir's 32 KiB: the kernel
+ * fills the buffer in one stretch it does not give up the CPU in (measured:
+ * 0.6-2.6 ms for 1000 threads against under 50 us for 2 KiB at a time), and
+ * a target thread woken on our CPU meanwhile waits for the whole of it.
+ * Never called with a thread held: it yields (yield.h). */
+#define TASKS_BUF	2048
+
 int att_proc_tasks(pid_t pid, pid_t **tids, size_t *n)
 {
 	char path[64];
-	DIR *d;
-	struct dirent *e;
+	_Alignas(struct dirent64) char buf[TASKS_BUF];
 	size_t cap = 16, cnt = 0;
 	pid_t *v;
+	ssize_t got = 0;
+	int fd, err = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	d = opendir(path);
-	if (!d)
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
 		return errno == ENOENT ? -ESRCH : -errno;
 	v = malloc(cap * sizeof(*v));
 	if (!v) {
-		closedir(d);
+		close(fd);
 		return -ENOMEM;
 	}
-	while ((e = readdir(d))) {
-		if (!isdigit((unsigned char)e->d_name[0]))
-			continue;
-		if (cnt == cap) {
-			pid_t *t = realloc(v, 2 * cap * sizeof(*v));
-			if (!t) {
-				free(v);
-				closedir(d);
-				return -ENOMEM;
+	while (!err && (att_yield_point(), got = getdents64(fd, buf, sizeof(buf))) > 0) {
+		for (ssize_t off = 0; off < got;) {
+			const struct dirent64 *e = (const struct dirent64 *)(buf + off);
+
+			off += e->d_reclen;
+			if (!isdigit((unsigned char)e->d_name[0]))
+				continue;
+			if (cnt == cap) {
+				pid_t *t = realloc(v, 2 * cap * sizeof(*v));
+
+				if (!t) {
+					err = -ENOMEM;
+					break;
+				}
+				v = t;
+				cap *= 2;
 			}
-			v = t;
-			cap *= 2;
+			v[cnt++] = (pid_t)atoi(e->d_name);
 		}
-		v[cnt++] = (pid_t)atoi(e->d_name);
 	}
-	closedir(d);
+	if (!err && got < 0)
+		err = errno == ENOENT ? -ESRCH : -errno;
+	close(fd);
+	if (err) {
+		free(v);
+		return err;
+	}
 	qsort(v, cnt, sizeof(*v), cmp_pid);
 	*tids = v;
 	*n = cnt;
@@ -300,6 +327,7 @@ int att_maps_parse(const char *text, struct att_map **out, size_t *n)
 		struct att_map x = { 0 };
 		const char *path;
 
+		att_yield_point();
 		if (parse_map_line(line, &x, &path))
 			continue;
 		if (*path) {

@@ -7,6 +7,7 @@
 #include "arch.h"
 #include "procfs.h"
 #include "select.h"
+#include "yield.h"
 
 static int rank_of(struct att_candidate *c)
 {
@@ -102,6 +103,7 @@ int att_select_threads(pid_t pid, pid_t only, int first_idle, struct att_candida
 		return err ? err : -ENOMEM;
 	}
 	for (size_t i = 0; i < nt; i++) {
+		att_yield_point();
 		if (look_at(pid, tids[i], &v[k]))
 			continue;
 		/* With @first_idle the main thread (looked at above) is busy: the

@@ -177,6 +177,41 @@ for t in 10 1000; do
 		"$(median <"$dir/diff")" "$(tr '\n' ' ' <"$dir/diff")"
 done
 
+# The same through one `shell` session: no process is started for a get, nor
+# for the clock or the nap (bash builtins), in either window.  On this
+# kernel (no preemption in kernel code, EEVDF) starting any process makes
+# >1 ms pauses in a neighbour now and then; this isolates jemattach's own.
+mkfifo "$dir/nap"
+exec {nap}<>"$dir/nap"
+for t in 10 1000; do
+	p=p$t
+	mkfifo "$dir/sh$t.in" "$dir/sh$t.out"
+	"$J" "${FPID[$p]}" shell <"$dir/sh$t.in" >"$dir/sh$t.out" 2>/dev/null &
+	pids+=("$!")
+	exec {si}>"$dir/sh$t.in" {so}<"$dir/sh$t.out"
+	echo "get stats.allocated" >&"$si"
+	read -r _ <&"$so"
+	pw=0 iw=0
+	for i in $(seq 10); do
+		ask "$p" report >/dev/null
+		t0=$EPOCHREALTIME
+		echo "get stats.allocated" >&"$si"
+		read -r _ <&"$so"
+		t1=$EPOCHREALTIME
+		read -r nl _ < <(ask "$p" report)
+		pw=$((pw + nl))
+		d=$((${t1/./} - ${t0/./}))
+		printf -v secs '%d.%06d' $((d / 1000000)) $((d % 1000000))
+		read -r -t "$secs" -u "$nap" _
+		read -r nl _ < <(ask "$p" report)
+		iw=$((iw + nl))
+	done
+	exec {si}>&- {so}<&-
+	printf '  %4d threads, 10 gets in one shell session: pauses > 1 ms: %d with a get, %d idle\n' \
+		"$t" "$pw" "$iw"
+done
+exec {nap}<&-
+
 # --- arenas: held against the target's own malloc_stats_print --------------------
 echo
 echo "stats on many arenas (jemfix): thread held vs the same malloc_stats_print run in-process:"

@@ -2,10 +2,14 @@
  * a live thread's state from /proc/PID/task/TID/stat, a sleeper's system call and context
  * switches, and the auxiliary vector. */
 #include <check.h>
+#include <errno.h>
+#include <stdint.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -154,6 +158,96 @@ START_TEST(test_procfs_sleeper_syscall_and_switches)
 }
 END_TEST
 
+/* Threads that record their tid and sleep until told to go. */
+#define MANY		300
+static pthread_mutex_t many_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t many_cv = PTHREAD_COND_INITIALIZER;
+static int many_go;
+static pid_t many_tid[MANY];
+static int many_ready;
+
+static void *many_body(void *arg)
+{
+	pthread_mutex_lock(&many_mu);
+	many_tid[(intptr_t)arg] = (pid_t)syscall(SYS_gettid);
+	many_ready++;
+	pthread_cond_broadcast(&many_cv);
+	while (!many_go)
+		pthread_cond_wait(&many_cv, &many_mu);
+	pthread_mutex_unlock(&many_mu);
+	return NULL;
+}
+
+/* More threads than one 2 KiB getdents64 holds (about 80 entries): every one
+ * is listed, sorted, the main thread first. */
+START_TEST(test_procfs_tasks_many)
+{
+	pthread_t th[MANY];
+	pid_t *tids;
+	size_t n;
+
+	for (intptr_t i = 0; i < MANY; i++)
+		ck_assert_int_eq(pthread_create(&th[i], NULL, many_body, (void *)i), 0);
+	pthread_mutex_lock(&many_mu);
+	while (many_ready < MANY)
+		pthread_cond_wait(&many_cv, &many_mu);
+	pthread_mutex_unlock(&many_mu);
+	ck_assert_int_eq(att_proc_tasks(getpid(), &tids, &n), 0);
+	ck_assert_uint_ge(n, MANY + 1);
+	ck_assert_int_eq(tids[0], getpid());
+	for (size_t i = 1; i < n; i++)
+		ck_assert_int_lt(tids[i - 1], tids[i]);
+	for (int i = 0; i < MANY; i++) {
+		int found = 0;
+
+		for (size_t j = 0; j < n && !found; j++)
+			found = tids[j] == many_tid[i];
+		ck_assert_msg(found, "tid %d of thread %d not listed", (int)many_tid[i], i);
+	}
+	free(tids);
+	pthread_mutex_lock(&many_mu);
+	many_go = 1;
+	pthread_cond_broadcast(&many_cv);
+	pthread_mutex_unlock(&many_mu);
+	for (int i = 0; i < MANY; i++)
+		pthread_join(th[i], NULL);
+	ck_assert_int_eq(att_proc_tasks(999999999, &tids, &n), -ESRCH);
+}
+END_TEST
+
+/* A maps file many pages long, read a page at a time: every mapping made
+ * here is in what att_proc_maps returns. */
+START_TEST(test_procfs_maps_many_pages)
+{
+	enum { NMAP = 400 };
+	long pg = sysconf(_SC_PAGESIZE);
+	char *base = mmap(NULL, (size_t)pg * NMAP * 2, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct att_map *m;
+	char *text;
+	size_t n, len;
+
+	ck_assert_ptr_ne(base, MAP_FAILED);
+	/* Every other page readable: 400 separate mappings, ~20 KiB of text. */
+	for (int i = 0; i < NMAP; i++)
+		ck_assert_int_eq(mprotect(base + (size_t)pg * 2 * i, (size_t)pg, PROT_READ), 0);
+	ck_assert_int_eq(att_proc_read("/proc/self/maps", &text, &len), 0);
+	ck_assert_uint_gt(len, 4 * 4096);
+	ck_assert_uint_eq(strlen(text), len);
+	free(text);
+	ck_assert_int_eq(att_proc_maps(getpid(), &m, &n), 0);
+	for (int i = 0; i < NMAP; i++) {
+		const struct att_map *x = att_maps_find(m, n, (uint64_t)(uintptr_t)(base + (size_t)pg * 2 * i));
+
+		ck_assert_ptr_nonnull(x);
+		ck_assert_uint_eq(x->start, (uint64_t)(uintptr_t)(base + (size_t)pg * 2 * i));
+		ck_assert_uint_eq(x->end - x->start, (uint64_t)pg);
+		ck_assert_str_eq(x->perms, "r--p");
+	}
+	att_maps_free(m, n);
+	munmap(base, (size_t)pg * NMAP * 2);
+}
+END_TEST
+
 Suite *suite_procfs(void)
 {
 	Suite *s = suite_create("procfs");
@@ -164,6 +258,8 @@ Suite *suite_procfs(void)
 	tcase_add_test(t, test_procfs_stat_of_self);
 	tcase_add_test(t, test_procfs_auxv);
 	tcase_add_test(t, test_procfs_sleeper_syscall_and_switches);
+	tcase_add_test(t, test_procfs_tasks_many);
+	tcase_add_test(t, test_procfs_maps_many_pages);
 	suite_add_tcase(s, t);
 	return s;
 }

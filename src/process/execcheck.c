@@ -11,15 +11,31 @@
 /* The 16 bytes the kernel draws for each exec (AT_RANDOM, for the stack
  * protector and pointer guard; programs read them, never write them), mixed
  * with the vDSO's address: it changes at every exec, randomization or not. */
-uint64_t jma_exec_mark(pid_t pid)
+static uint64_t mark_of(pid_t pid, uint64_t rnd_at, uint64_t vdso)
+{
+	uint64_t rnd[2] = { 0, 0 };
+
+	if (rnd_at)
+		att_mem_read(pid, rnd_at, rnd, sizeof(rnd));
+	return rnd[0] ^ rnd[1] ^ vdso;
+}
+
+uint64_t jma_exec_mark_at(pid_t pid, struct jma_exec_where *w)
 {
 	static const uint64_t types[2] = { AT_RANDOM, AT_SYSINFO_EHDR };
-	uint64_t rnd[2] = { 0, 0 }, at[2];
+	uint64_t at[2];
 
 	att_proc_auxv(pid, types, at, 2);
-	if (at[0])
-		att_mem_read(pid, at[0], rnd, sizeof(rnd));
-	return rnd[0] ^ rnd[1] ^ at[1];
+	if (w) {
+		w->rnd_at = at[0];
+		w->vdso = at[1];
+	}
+	return mark_of(pid, at[0], at[1]);
+}
+
+uint64_t jma_exec_mark(pid_t pid)
+{
+	return jma_exec_mark_at(pid, NULL);
 }
 
 int jma_exec_check(const struct att_map *maps, size_t n, const char *path, uint64_t fn)
@@ -29,12 +45,17 @@ int jma_exec_check(const struct att_map *maps, size_t n, const char *path, uint6
 	return m && m->perms[2] == 'x' && m->path && !strcmp(m->path, path) ? 0 : -ENOEXEC;
 }
 
-int jma_exec_same(pid_t pid, uint64_t mark, const char *path, uint64_t fn)
+int jma_exec_same(pid_t pid, uint64_t mark, const struct jma_exec_where *w, const char *path,
+		  uint64_t fn)
 {
 	struct att_map *maps;
 	size_t n;
 	int err;
 
+	/* The 16 bytes where they were: a new program has new ones (drawn at
+	 * each exec), there or elsewhere, so auxv need not be read again. */
+	if (mark && w && w->rnd_at)
+		return mark_of(pid, w->rnd_at, w->vdso) == mark ? 0 : -ENOEXEC;
 	if (mark)
 		return jma_exec_mark(pid) == mark ? 0 : -ENOEXEC;
 	err = att_proc_maps(pid, &maps, &n);

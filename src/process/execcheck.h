@@ -7,8 +7,9 @@
  * anything stops, jma_exec_check looks for jemalloc in the command's maps
  * snapshot (not there when the symbols were read in the middle of an exec);
  * once the thread is stopped, jma_exec_same compares the exec mark taken
- * before the symbols were read (jma_exec_mark: auxv and 16 bytes of memory),
- * which covers an exec at any moment since.
+ * before the symbols were read (jma_exec_mark: auxv and 16 bytes of memory;
+ * on the stopped thread only the 16 bytes, at the address auxv gave), which
+ * covers an exec at any moment since.
  */
 #ifndef JMA_EXECCHECK_H
 #define JMA_EXECCHECK_H
@@ -18,14 +19,24 @@
 
 #include "attach/procfs.h"
 
+/* Where jma_exec_mark found its inputs: read once, before anything stops. */
+struct jma_exec_where {
+	uint64_t rnd_at;	/* AT_RANDOM: its 16 bytes' address, 0 unknown */
+	uint64_t vdso;		/* AT_SYSINFO_EHDR */
+};
+
+/* jma_exec_mark, and where its inputs were (@w may be NULL). */
+uint64_t jma_exec_mark_at(pid_t pid, struct jma_exec_where *w);
 /* 0 when @fn lies in an executable mapping of @path in @maps, -ENOEXEC when
  * not (another program, or one still being loaded). */
 int jma_exec_check(const struct att_map *maps, size_t n, const char *path, uint64_t fn);
 /* 0 when @pid still has exec mark @mark, -ENOEXEC when it executed a program
- * since, -errno when /proc cannot say.  Without a mark (0: unknown), the
- * current maps must hold @fn in @path instead (a read of every line: a
- * millisecond with a thousand threads). */
-int jma_exec_same(pid_t pid, uint64_t mark, const char *path, uint64_t fn);
+ * since, -errno when /proc cannot say.  With @w (from jma_exec_mark_at), one
+ * read of 16 bytes of its memory; without, auxv is read too.  Without a
+ * mark (0: unknown), the current maps must hold @fn in @path instead (a read
+ * of every line: a millisecond with a thousand threads). */
+int jma_exec_same(pid_t pid, uint64_t mark, const struct jma_exec_where *w, const char *path,
+		  uint64_t fn);
 /* 1 when @pid is seen loading code over @wait_ms: it executed a program
  * since mark @mark, or the code files it maps change (the dynamic loader at
  * work after an exec, or a dlopen).  Symbols read at such a moment may miss

@@ -109,7 +109,7 @@ int jma_open_process(jma_session *s, pid_t pid)
 	s->pid = pid;
 	for (int tries = 0;; tries++) {
 		/* Before the maps are read: an exec after this is seen at the stop. */
-		s->exec_mark = jma_exec_mark(pid);
+		s->exec_mark = jma_exec_mark_at(pid, &s->exec_where);
 		err = jma_syms_open(pid, s->opt.prefix, s->opt.module,
 				    !!(s->opt.flags & JMA_F_ANY_PROCESS), &s->syms, msg, sizeof(msg));
 		/* Read in the middle of an exec, before the loader mapped it? */
@@ -358,7 +358,7 @@ static int try_thread(struct ptrace_be *p, const struct att_candidate *c, char *
 		give_back(p);
 		return err == -ENOSPC || err == -EFAULT ? 1 : jma_fail(s, JMA_ERR_TARGET, err, "%s", why);
 	}
-	if (jma_exec_same(s->pid, s->exec_mark, jma_syms_jemalloc(s->syms)->path,
+	if (jma_exec_same(s->pid, s->exec_mark, &s->exec_where, jma_syms_jemalloc(s->syms)->path,
 			  jma_syms_jemalloc(s->syms)->fn_mallctl) == -ENOEXEC) {
 		give_back(p);
 		return jma_fail(s, JMA_ERR_ATTACH, -ENOEXEC, "process %d executed a new program "

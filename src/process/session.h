@@ -12,6 +12,7 @@
 #include "attach/procfs.h"
 #include "attach/thread.h"
 #include "process/backend.h"
+#include "process/execcheck.h"
 #include "process/symbols.h"
 
 struct jma_session {
@@ -21,6 +22,7 @@ struct jma_session {
 	int offline;			/* a core file: pid names a process that is gone */
 	struct att_status st;
 	uint64_t exec_mark;	/* jma_exec_mark(pid) before its symbols were read */
+	struct jma_exec_where exec_where;	/* where that mark's inputs are */
 	struct jma_syms *syms;		/* NULL until jma_open succeeded */
 	struct jma_backend *be;		/* runs the calls; set by jma_open */
 
