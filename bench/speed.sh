@@ -153,7 +153,7 @@ echo
 echo "the stop the target measures (pausefix: main thread loops on nanosleep(200us)):"
 for t in 10 1000; do
 	p=p$t
-	: >"$dir/pw" >"$dir/iw" >"$dir/diff"
+	: >"$dir/pw" >"$dir/iw" >"$dir/vw" >"$dir/diff"
 	for i in $(seq 10); do
 		ask "$p" report >/dev/null
 		t0=$(date +%s%N)
@@ -170,9 +170,17 @@ for t in 10 1000; do
 		sleep "$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.6f", (b - a) / 1e9}')"
 		read -r nl _ < <(ask "$p" report)
 		echo "$nl" >>"$dir/iw"
+		# The same pipeline and clock reads, starting jemattach -V: a
+		# process start of the same binary that attaches nothing.
+		t0=$(date +%s%N)
+		read -r _ < <("$J" -V 2>&1 >/dev/null | sed -n 's/x/y/p')
+		t1=$(date +%s%N)
+		read -r nl _ < <(ask "$p" report)
+		echo "$nl" >>"$dir/vw"
 	done
-	printf '  %4d threads, 10 gets: pauses > 1 ms: %d in the windows with a get, %d in as long idle ones\n' \
-		"$t" "$(awk '{s += $1} END {print s}' "$dir/pw")" "$(awk '{s += $1} END {print s}' "$dir/iw")"
+	printf '  %4d threads, 10 gets: pauses > 1 ms: %d in the windows with a get, %d in as long idle ones, %d in ones starting jemattach -V\n' \
+		"$t" "$(awk '{s += $1} END {print s}' "$dir/pw")" "$(awk '{s += $1} END {print s}' "$dir/iw")" \
+		"$(awk '{s += $1} END {print s}' "$dir/vw")"
 	printf '        pause the fixture measured around the stop - held, ms: median %s (each: %s)\n' \
 		"$(median <"$dir/diff")" "$(tr '\n' ' ' <"$dir/diff")"
 done
