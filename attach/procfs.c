@@ -147,7 +147,7 @@ static int cmp_pid(const void *a, const void *b)
  * fills the buffer in one stretch it does not give up the CPU in (measured:
  * 0.6-2.6 ms for 1000 threads against under 50 us for 2 KiB at a time), and
  * a target thread woken on our CPU meanwhile waits for the whole of it.
- * Never called with a thread held: it yields (yield.h). */
+ * Between reads we may yield (yield.h). */
 #define TASKS_BUF	2048
 
 int att_proc_tasks(pid_t pid, pid_t **tids, size_t *n)

@@ -10,9 +10,9 @@
 #ifndef ATTACH_YIELD_H
 #define ATTACH_YIELD_H
 
-/* sched_yield() if the last one was over 100 us ago: a few cheap calls per
- * millisecond when nothing waits, a wait of at most that long when
- * something does. */
+/* sched_yield() if the last one was over 100 us ago: when nothing waits, a
+ * few cheap calls per millisecond; when a thread does, it runs within about
+ * that long.  A no-op while a thread is held (att_defer_active). */
 void att_yield_point(void);
 
 #endif
