@@ -7,20 +7,11 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/wait.h>
-#include <time.h>
 
 #include "crashpoint.h"
 #include "defer.h"
 #include "procfs.h"
 #include "thread.h"
-
-int64_t att_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 const char *att_signame(int sig, char *buf, size_t len)
 {

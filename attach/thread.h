@@ -22,6 +22,7 @@
 #include <sys/types.h>
 
 #include "arch.h"
+#include "clock.h"
 #include "retcap.h"
 
 enum { ATT_LOG_ERR, ATT_LOG_WARN, ATT_LOG_INFO, ATT_LOG_DEBUG };
@@ -127,7 +128,6 @@ int att_wait(struct att_thread *t, int64_t deadline_ns, int *status, int interru
 /* Stop a running seized thread again (after a timeout). */
 int att_thread_interrupt(struct att_thread *t, int timeout_ms);
 
-int64_t att_now_ns(void);
 int att_fail(struct att_thread *t, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void att_log(const struct att_thread *t, int level, const char *fmt, ...)
