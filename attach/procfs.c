@@ -168,7 +168,10 @@ int att_proc_tasks(pid_t pid, pid_t **tids, size_t *n)
 		close(fd);
 		return -ENOMEM;
 	}
-	while (!err && (att_yield_point(), got = getdents64(fd, buf, sizeof(buf))) > 0) {
+	while (!err) {
+		att_yield_point();
+		if ((got = getdents64(fd, buf, sizeof(buf))) <= 0)
+			break;
 		for (ssize_t off = 0; off < got;) {
 			const struct dirent64 *e = (const struct dirent64 *)(buf + off);
 
