@@ -87,8 +87,16 @@ $(BUILD)/libjemattach.a: $(LIB_OBJS)
 $(BUILD)/libjemattach.so: $(LIB_OBJS)
 	$(CC) -shared -Wl,-soname,libjemattach.so.0 -o $@ $^ $(ALL_LDFLAGS) $(PKG_LIBS) -lm
 
+# The tool takes the libraries every run loads in statically: a `get` is
+# mostly its own process start, and 12 shared objects to map, relocate and
+# tear down cost about 0.8 ms of it (bench/speed.sh).  libunwind stays shared
+# (Debian's libunwind-ptrace.a is not position-independent), and so does the
+# liblzma it loads.
+CLI_LIBS  := -Wl,-Bstatic -ldw -lelf -lprotobuf-c -ljansson -lbz2 -lz -Wl,-Bdynamic \
+	-llzma -lunwind-ptrace -lunwind-generic -lunwind -pthread -ldl -lm
+
 $(BUILD)/jemattach: $(CLI_OBJS) $(BUILD)/libjemattach.a
-	$(CC) -o $@ $(CLI_OBJS) $(BUILD)/libjemattach.a $(ALL_LDFLAGS) $(PKG_LIBS) -lm
+	$(CC) -o $@ $(CLI_OBJS) $(BUILD)/libjemattach.a $(ALL_LDFLAGS) $(CLI_LIBS)
 
 $(BUILD)/gen/suites.h: Makefile $(TEST_SRCS)
 	@mkdir -p $(dir $@)

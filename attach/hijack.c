@@ -254,8 +254,9 @@ int att_thread_release(struct att_thread *t)
 	}
 	if (t->hijacked && t->sigret_pending && !t->gone) {
 		/* At our frame's rt_sigreturn entry: detached, the thread goes on
-		 * and restores itself (what our death would let it do). */
-		att_retcap_close(&t->rc);
+		 * and restores itself (what our death would let it do).  The
+		 * breakpoint is closed after the detach (att_thread_detach): it
+		 * only samples, and closing it costs the stopped thread time. */
 		t->hijacked = 0;
 		att_crashpoint("restored");
 	} else if (t->hijacked) {
