@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #include "crashpoint.h"
@@ -69,13 +70,23 @@ static void note_exit(struct att_thread *t, int status)
  * 10-200 us.  Asleep, our CPU idles, and in a VM waking an idle vCPU for the
  * thread's stop costs about as much again: with 1000 threads in the target,
  * where the scheduler ran the thread on the other CPU, a `get` held it
- * 0.74 ms sleeping and 0.49 ms polling.  sched_yield between polls: when the
- * thread runs on our CPU, it runs at once. */
+ * 0.74 ms sleeping and 0.49 ms polling.  Polling pays only while our CPU has
+ * nothing else to run: a sched_yield between polls, and the first one that
+ * gives the CPU away (the thread itself, queued on our CPU, or a busy
+ * machine's other work, which polling would only take CPU from) ends it. */
 #define POLL_NS		300000
+
+static long switches(void)
+{
+	struct rusage ru;
+
+	return getrusage(RUSAGE_THREAD, &ru) ? -1 : ru.ru_nivcsw;
+}
 
 int att_wait(struct att_thread *t, int64_t deadline_ns, int *status, int interruptible)
 {
 	int64_t poll_end = att_now_ns() + POLL_NS;
+	long yielded = switches();
 
 	for (;;) {
 		pid_t r = waitpid(t->tid, status, WNOHANG | __WALL);
@@ -104,8 +115,10 @@ int att_wait(struct att_thread *t, int64_t deadline_ns, int *status, int interru
 		left = deadline_ns - now;
 		if (left <= 0)
 			return -ETIMEDOUT;
-		if (now < poll_end) {
+		if (now < poll_end && yielded >= 0) {
 			sched_yield();
+			if (switches() != yielded)
+				poll_end = 0;
 			continue;
 		}
 		/* A deferred signal taken here is recorded by att_defer_wait;
