@@ -70,10 +70,11 @@ static void note_exit(struct att_thread *t, int status)
  * 10-200 us.  Asleep, our CPU idles, and in a VM waking an idle vCPU for the
  * thread's stop costs about as much again: with 1000 threads in the target,
  * where the scheduler ran the thread on the other CPU, a `get` held it
- * 0.74 ms sleeping and 0.49 ms polling.  Polling pays only while our CPU has
- * nothing else to run: a sched_yield between polls, and the first one that
- * gives the CPU away (the thread itself, queued on our CPU, or a busy
- * machine's other work, which polling would only take CPU from) ends it. */
+ * 0.71 ms sleeping and 0.57 ms polling (medians of 40).  Polling pays only
+ * while our CPU has nothing else to run: a sched_yield between polls, and the
+ * first one that gives the CPU away (the thread itself, queued on our CPU, or
+ * a busy machine's other work, which polling would only take CPU from) ends
+ * it. */
 #define POLL_NS		300000
 
 static long switches(void)
