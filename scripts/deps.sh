@@ -3,7 +3,7 @@
 # As root, missing packages are installed; otherwise the exact command is printed.
 set -e
 PKGS="gcc make pkg-config binutils libelf-dev libdw-dev libunwind-dev check libjemalloc-dev
-libjemalloc2 redis-server redis-tools jq gdb elfutils util-linux procps protobuf-c-compiler
+libjemalloc2 redis-server redis-tools jq gdb strace elfutils util-linux procps protobuf-c-compiler
 libprotobuf-c-dev protobuf-compiler zlib1g-dev libbz2-dev libjansson-dev libxml2-utils libunicorn-dev
 autoconf xz-utils hyperfine"
 missing=""

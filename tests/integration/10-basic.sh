@@ -39,6 +39,29 @@ t_get_matches_target_own_values() {
 	expect_eq "$(fix "$pid" check)" ok
 }
 
+# The live path loads only what it uses (README, Speed): never the debuginfod
+# client, which libdw loads on a failed debuginfo search (a stripped static
+# copy makes one), nor unicorn, which only --emulate needs.  The loader lists
+# every object it maps, dlopen'ed ones too; --emulate shows the list would
+# name one.
+loaded() { grep -o 'file=[^ ]*' <<<"$1" | sort -u | tr '\n' ' '; }
+t_live_commands_load_neither_debuginfod_nor_unicorn() {
+	local pid stripped
+	start_fixture pid "$FIXTURES/jemfix"
+	start_fixture stripped "$FIXTURES/jemfix-static-stripped"
+	export LD_DEBUG=files
+	jm "$pid" get stats.allocated
+	expect_rc 0
+	[[ $ERR != *libdebuginfod* && $ERR != *libunicorn* ]] || fail "get loaded: $(loaded "$ERR")"
+	jm "$stripped" get stats.allocated
+	expect_rc 4
+	[[ $ERR != *libdebuginfod* && $ERR != *libunicorn* ]] || fail "a miss loaded: $(loaded "$ERR")"
+	jm --emulate "$pid" get stats.allocated
+	unset LD_DEBUG
+	expect_rc 0
+	expect_match "$ERR" "file=libunicorn"
+}
+
 t_get_json_is_one_object() {
 	local pid
 	start_fixture pid "$FIXTURES/jemfix"
