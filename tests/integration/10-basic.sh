@@ -44,20 +44,22 @@ t_get_matches_target_own_values() {
 # copy makes one), nor unicorn, which only --emulate needs.  The loader lists
 # every object it maps, dlopen'ed ones too; --emulate shows the list would
 # name one.
-loaded() { grep -o 'file=[^ ]*' <<<"$1" | sort -u | tr '\n' ' '; }
+expect_loaded_neither() {
+	[[ $ERR != *libdebuginfod* && $ERR != *libunicorn* ]] ||
+		fail "$1 loaded: $(grep -o 'file=[^ ]*' <<<"$ERR" | sort -u | tr '\n' ' ')"
+}
 t_live_commands_load_neither_debuginfod_nor_unicorn() {
 	local pid stripped
 	start_fixture pid "$FIXTURES/jemfix"
 	start_fixture stripped "$FIXTURES/jemfix-static-stripped"
-	export LD_DEBUG=files
+	local -x LD_DEBUG=files
 	jm "$pid" get stats.allocated
 	expect_rc 0
-	[[ $ERR != *libdebuginfod* && $ERR != *libunicorn* ]] || fail "get loaded: $(loaded "$ERR")"
+	expect_loaded_neither get
 	jm "$stripped" get stats.allocated
 	expect_rc 4
-	[[ $ERR != *libdebuginfod* && $ERR != *libunicorn* ]] || fail "a miss loaded: $(loaded "$ERR")"
+	expect_loaded_neither "a miss"
 	jm --emulate "$pid" get stats.allocated
-	unset LD_DEBUG
 	expect_rc 0
 	expect_match "$ERR" "file=libunicorn"
 }
