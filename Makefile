@@ -52,7 +52,8 @@ FIX_DYN   := $(patsubst tests/fixtures/%.c,$(FIX_DIR)/%,$(filter-out tests/fixtu
 FIX_STATIC := $(FIX_DIR)/jemfix-static $(FIX_DIR)/jemfix-static-je $(FIX_DIR)/jemfix-static-rjem \
 	$(FIX_DIR)/jemfix-static-stripped $(FIX_DIR)/jemfix-static-debuglink $(FIX_DIR)/jemfix-in-so \
 	$(FIX_DIR)/jemfix-full-static
-FIXTURES  := $(FIX_DYN) $(FIX_DIR)/callee $(FIX_STATIC) $(FIX_DIR)/libctorwait.so
+FIXTURES  := $(FIX_DYN) $(FIX_DIR)/callee $(FIX_STATIC) $(FIX_DIR)/libctorwait.so \
+	$(FIX_DIR)/jemfix-nobuildid
 JEM_PIC   := /usr/lib/x86_64-linux-gnu/libjemalloc_pic.a
 
 .PHONY: all deps check demo install uninstall clean bench soak fuzz versions check-versions
@@ -159,6 +160,10 @@ $(FIX_DIR)/jemfix-static-debuglink: $(FIX_DIR)/jemfix-static
 $(FIX_DIR)/libjemfix-rjem.so: tests/fixtures/jemfix.c tests/fixtures/fixture.h $(FIX_DIR)/libjemalloc-_rjem_.a
 	$(CC) $(FIX_CFLAGS) -fPIC -shared -DJE_PREFIX=_rjem_ -Dmain=jemfix_main -o $@ $< \
 		$(FIX_DIR)/libjemalloc-_rjem_.a -lm -ldl
+
+# Without a GNU build-id: what is found in it is not cached (17-symcache).
+$(FIX_DIR)/jemfix-nobuildid: tests/fixtures/jemfix.c tests/fixtures/fixture.h
+	$(CC) $(FIX_CFLAGS) -Wl,--build-id=none -o $@ $< -ljemalloc
 
 # Preloaded: holds a program's start in its constructor (45-safety).
 $(FIX_DIR)/libctorwait.so: tests/fixtures/so/ctorwait.c

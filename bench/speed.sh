@@ -14,6 +14,9 @@ J=${JEMATTACH:-build/jemattach}
 F=${FIXTURES:-build/fixtures}
 LOAD_S=${LOAD_S:-3}
 dir=$(mktemp -d /tmp/jemattach-bench.XXXXXX)
+# The symbol cache: the bench's own (filled by the first run, as a user's is),
+# removed with the rest.
+export XDG_CACHE_HOME=$dir/cache
 pids=()
 cleanup() {
 	touch "$dir/stop"
@@ -72,11 +75,12 @@ hf() {
 }
 rss_kb() { /usr/bin/time -f '%M' -o "$dir/t" "$@" >/dev/null 2>&1; cat "$dir/t"; }
 gdb_call="gdb -p $rpid -batch -nx -ex 'call (int)mallctl(\"prof.active\",0,0,0,0)'"
-: >"$dir/v" >"$dir/get" >"$dir/gdb" >"$dir/held" >"$dir/stats" >"$dir/statsj" >"$dir/dump" \
+: >"$dir/v" >"$dir/get" >"$dir/getnc" >"$dir/gdb" >"$dir/held" >"$dir/stats" >"$dir/statsj" >"$dir/dump" \
 	>"$dir/stats_held" >"$dir/statsj_held" >"$dir/get_rss" >"$dir/gdb_rss"
 for i in $(seq "$N"); do
 	hf "$dir/v" 5 "$J -V"
 	hf "$dir/get" 5 "$J $rpid get stats.allocated"
+	hf "$dir/getnc" 5 "$J --no-cache $rpid get stats.allocated"
 	hf "$dir/gdb" 1 "$gdb_call"
 	rss_kb "$J" "$rpid" get stats.allocated >>"$dir/get_rss"
 	rss_kb gdb -p "$rpid" -batch -nx -ex 'call (int)mallctl("prof.active",0,0,0,0)' >>"$dir/gdb_rss"
@@ -94,6 +98,8 @@ echo
 echo "Redis $(redis-server --version | awk '{print $3}'), 200000 keys (hyperfine: median wall, mean CPU):"
 printf '  %-34s wall %8.2f ms  cpu %7.2f ms  peak RSS %6d KiB  thread held %s ms\n' \
 	"jemattach get stats.allocated" "$gw" "$gc" "$gr" "$(median <"$dir/held")"
+printf '  %-34s wall %8.2f ms  cpu %7.2f ms  (jemalloc searched for every time)\n' \
+	"jemattach --no-cache get" "$(col 1 <"$dir/getnc" | median)" "$(col 2 <"$dir/getnc" | median)"
 printf '  %-34s wall %8.2f ms  cpu %7.2f ms  (start-up and exit alone)\n' \
 	"jemattach -V" "$(col 1 <"$dir/v" | median)" "$(col 2 <"$dir/v" | median)"
 printf '  %-34s wall %8.2f ms  cpu %7.2f ms  peak RSS %6d KiB  every thread stopped\n' \

@@ -8,6 +8,9 @@ set -u
 JEMATTACH=$(readlink -f "${JEMATTACH:-build/jemattach}")
 FIXTURES=$(readlink -f "${FIXTURES:-build/fixtures}")
 TMPD=$(mktemp -d /tmp/jemattach-test.XXXXXX)
+# jemattach keeps what it found about a program under $XDG_CACHE_HOME: a
+# script's own, so each starts without one and leaves nothing behind.
+export XDG_CACHE_HOME=$TMPD/cache
 STARTED=()
 declare -A FIX_IN FIX_OUT
 T_PASS=0 T_FAIL=0 T_CUR=""

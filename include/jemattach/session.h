@@ -48,6 +48,11 @@ struct jma_options {
 	jma_log_fn log;		/* NULL: silent */
 	void *log_arg;
 	int log_level;		/* highest enum jma_loglevel passed to log */
+	/* Directory keeping where jemalloc was found in a program, by the
+	 * build-ids of its code files, so that the next open need not search
+	 * them; NULL: none.  Made (mode 0700) when missing; used only when it
+	 * and its entries are ours and writable by nobody else. */
+	const char *cache_dir;
 };
 
 /* NULL with errno = ENOMEM.  @opts may be NULL (defaults). */

@@ -101,6 +101,9 @@ static void usage(FILE *f)
 		"                      (refused if a thread may hold a jemalloc lock)\n"
 		"      --emulate       run jemalloc's code in an emulator on a copy of the process's\n"
 		"                      memory: works while jemalloc is deadlocked; read-only\n"
+		"      --no-cache      search the program's files for jemalloc every time, and keep\n"
+		"                      nothing in $XDG_CACHE_HOME/jemattach (by default what was\n"
+		"                      found is kept there, by the build-ids of the process's code)\n"
 		"  -v, --verbose       say what is done, how long the thread was held (twice: debug)\n"
 		"      --gdb-script    print the path of the gdb command library and exit\n"
 		"  -h, --help          this help\n"
@@ -273,6 +276,22 @@ static int run_prefixed(struct cli *c, const struct cli_cmd *k, int argc, char *
 	return WIFEXITED(status) ? WEXITSTATUS(status) : EXIT_TARGET;
 }
 
+/* $XDG_CACHE_HOME/jemattach, else ~/.cache/jemattach (the XDG base
+ * directories: a relative value is ignored); NULL when neither is known. */
+static const char *cache_dir(char *buf, size_t len)
+{
+	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	int n;
+
+	if (xdg && xdg[0] == '/')
+		n = snprintf(buf, len, "%s/jemattach", xdg);
+	else if (home && home[0] == '/')
+		n = snprintf(buf, len, "%s/.cache/jemattach", home);
+	else
+		return NULL;
+	return n > 0 && (size_t)n < len ? buf : NULL;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -285,6 +304,7 @@ int main(int argc, char **argv)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "gdb-script", no_argument, NULL, 'G' },
 		{ "emulate", no_argument, NULL, 'E' },
+		{ "no-cache", no_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -292,7 +312,8 @@ int main(int argc, char **argv)
 	struct cli c = { .prog = cli_prog };
 	const struct cli_cmd *k;
 	const char *why;
-	int opt, rc, npids;
+	char cache[4096];
+	int opt, rc, npids, no_cache = 0;
 
 	while ((opt = getopt_long(argc, argv, "+t:p:m:T:fvhV", longopts, NULL)) != -1) {
 		char *end;
@@ -324,6 +345,9 @@ int main(int argc, char **argv)
 		case 'E':
 			c.emulate = 1;
 			break;
+		case 'C':
+			no_cache = 1;
+			break;
 		case 'v':
 			c.verbose++;
 			break;
@@ -344,6 +368,8 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
+	if (!no_cache)
+		c.opt.cache_dir = cache_dir(cache, sizeof(cache));
 	c.opt.log = log_stderr;
 	c.opt.log_level = c.verbose >= 2 ? JMA_LOG_DEBUG : c.verbose ? JMA_LOG_INFO : JMA_LOG_WARN;
 

@@ -13,6 +13,7 @@
 
 #include "emulate/core.h"
 #include "emulate/image.h"
+#include "process/buildid.h"
 
 /* user_regs_struct's fs_base slot in NT_PRSTATUS's pr_reg. */
 #define REG_FS_BASE	21
@@ -212,51 +213,9 @@ static int core_bytes(const struct emu_core *c, uint64_t addr, void *buf, size_t
 	return -EFAULT;
 }
 
-/* The GNU build-id in the core's copy of the ELF file mapped at @start. */
-static ssize_t build_id_in_core(const struct emu_core *c, uint64_t start, unsigned char *id,
-				size_t max)
+static int core_read(void *arg, uint64_t addr, void *buf, size_t n)
 {
-	Elf64_Ehdr eh;
-	uint64_t bias = 0;
-	int have_bias = 0;
-
-	if (core_bytes(c, start, &eh, sizeof(eh)) || memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
-	    eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum > 256)
-		return -1;
-	for (int pass = 0; pass < 2; pass++)
-		for (unsigned i = 0; i < eh.e_phnum; i++) {
-			Elf64_Phdr ph;
-			unsigned char notes[1024];
-			size_t n, off = 0;
-
-			if (core_bytes(c, start + eh.e_phoff + i * sizeof(ph), &ph, sizeof(ph)))
-				return -1;
-			if (pass == 0 && ph.p_type == PT_LOAD && !have_bias) {
-				bias = start - (ph.p_vaddr & ~(EMU_PAGE - 1));
-				have_bias = 1;
-			}
-			if (pass == 0 || ph.p_type != PT_NOTE)
-				continue;
-			n = ph.p_filesz < sizeof(notes) ? ph.p_filesz : sizeof(notes);
-			if (core_bytes(c, bias + ph.p_vaddr, notes, n))
-				continue;
-			while (off + 12 <= n) {
-				uint32_t nsz, dsz, type;
-				memcpy(&nsz, notes + off, 4);
-				memcpy(&dsz, notes + off + 4, 4);
-				memcpy(&type, notes + off + 8, 4);
-				off += 12;
-				if (nsz > n || dsz > n)
-					break;
-				if (type == NT_GNU_BUILD_ID && nsz == 4 && off + 4 + dsz <= n &&
-				    !memcmp(notes + off, "GNU", 4) && dsz <= max) {
-					memcpy(id, notes + off + 4, dsz);
-					return dsz;
-				}
-				off += ((nsz + 3) & ~3u) + ((dsz + 3) & ~3u);
-			}
-		}
-	return -1;
+	return core_bytes(arg, addr, buf, n);
 }
 
 /* Open the file of mapping @f, checking its build-id against the core's. */
@@ -282,7 +241,7 @@ static int open_mapped(struct emu_core *c, struct emu_fmap *f)
 	for (size_t i = 0; i < c->nfiles; i++)
 		if (!strcmp(c->files[i].path, f->path) && c->files[i].offset == 0)
 			start = c->files[i].start;
-	mem_n = build_id_in_core(c, start, mem_id, sizeof(mem_id));
+	mem_n = jma_build_id_at(core_read, c, start, mem_id, sizeof(mem_id));
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (elf)
 		file_n = dwelf_elf_gnu_build_id(elf, &file_id);

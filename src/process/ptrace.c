@@ -111,7 +111,8 @@ int jma_open_process(jma_session *s, pid_t pid)
 		/* Before the maps are read: an exec after this is seen at the stop. */
 		s->exec_mark = jma_exec_mark_at(pid, &s->exec_where);
 		err = jma_syms_open(pid, s->opt.prefix, s->opt.module,
-				    !!(s->opt.flags & JMA_F_ANY_PROCESS), &s->syms, msg, sizeof(msg));
+				    !!(s->opt.flags & JMA_F_ANY_PROCESS), s->opt.cache_dir, &s->syms, msg,
+				    sizeof(msg));
 		/* Read in the middle of an exec, before the loader mapped it? */
 		if (err != -ENOENT || tries == LOADING_TRIES ||
 		    !jma_exec_loading(pid, s->exec_mark, LOADING_WAIT_MS))
@@ -158,7 +159,8 @@ int jma_open(jma_session *s, pid_t pid)
 	if (!c->fn_stats_print)
 		jma_logf(s, JMA_LOG_WARN, "%smalloc_stats_print not found: stats will not work",
 			 c->prefix);
-	jma_logf(s, JMA_LOG_INFO, "jemalloc in %s (prefix \"%s\")", c->path, c->prefix);
+	jma_logf(s, JMA_LOG_INFO, "jemalloc in %s (prefix \"%s\")%s", c->path, c->prefix,
+		 jma_syms_cached(s->syms) ? ", known from the cache" : "");
 	return 0;
 }
 

@@ -83,14 +83,17 @@ jma_session *jma_new(const struct jma_options *opts)
 	if (opts)
 		s->opt = *opts;
 	if ((opts && opts->prefix && !(s->opt_prefix = strdup(opts->prefix))) ||
-	    (opts && opts->module && !(s->opt_module = strdup(opts->module)))) {
+	    (opts && opts->module && !(s->opt_module = strdup(opts->module))) ||
+	    (opts && opts->cache_dir && !(s->opt_cache_dir = strdup(opts->cache_dir)))) {
 		free(s->opt_prefix);
+		free(s->opt_module);
 		free(s);
 		errno = ENOMEM;
 		return NULL;
 	}
 	s->opt.prefix = s->opt_prefix;
 	s->opt.module = s->opt_module;
+	s->opt.cache_dir = s->opt_cache_dir;
 	return s;
 }
 
@@ -105,6 +108,7 @@ void jma_free(jma_session *s)
 		s->be->ops->destroy(s->be);
 	free(s->opt_prefix);
 	free(s->opt_module);
+	free(s->opt_cache_dir);
 	free(s);
 }
 

@@ -17,7 +17,7 @@
 
 struct jma_session {
 	struct jma_options opt;
-	char *opt_prefix, *opt_module;	/* owned copies of the option strings */
+	char *opt_prefix, *opt_module, *opt_cache_dir;	/* owned copies of the option strings */
 	pid_t pid;
 	int offline;			/* a core file: pid names a process that is gone */
 	struct att_status st;

@@ -19,6 +19,7 @@
 
 #include "attach/procfs.h"
 #include "process/fdes.h"
+#include "process/symcache.h"
 #include "process/symbols.h"
 #include "process/targetfs.h"
 
@@ -45,7 +46,9 @@ struct jma_syms {
 	char **fde_names;	/* names made for stripped functions, owned */
 	size_t nfde_names;
 	pid_t pid;
-	Dwfl *dwfl;
+	Dwfl *dwfl;		/* made on first need (syms_dwfl) */
+	char *code_maps;	/* the maps lines libdwfl reports modules from */
+	int cached;		/* jemalloc found by the cache, libdwfl not loaded for it */
 	struct att_map *maps;
 	size_t nmaps;
 	struct jma_copy *copies;
@@ -565,6 +568,7 @@ void jma_syms_close(struct jma_syms *sy)
 	}
 	free(sy->copies);
 	att_maps_free(sy->maps, sy->nmaps);
+	free(sy->code_maps);
 	free(sy);
 }
 
@@ -636,14 +640,61 @@ static size_t code_files_only(char *text, const struct att_map *maps, size_t n)
 	return (size_t)(w - text);
 }
 
+/* Report the modules of the maps lines kept at open to a new libdwfl.
+ * -errno (-EIO: libdwfl's own error). */
+static int report_modules(struct jma_syms *sy)
+{
+	size_t n = strlen(sy->code_maps);
+	FILE *f;
+	int err;
+
+	if (!(sy->dwfl = dwfl_begin(&callbacks)))
+		return -ENOMEM;
+	f = fmemopen(sy->code_maps, n ? n : 1, "r");
+	err = f ? dwfl_linux_proc_maps_report(sy->dwfl, f) : errno;
+	if (f)
+		fclose(f);
+	if (err) {
+		dwfl_end(sy->dwfl);
+		sy->dwfl = NULL;
+		return err > 0 ? -err : -EIO;
+	}
+	dwfl_report_end(sy->dwfl, NULL, NULL);
+	return 0;
+}
+
+/* libdwfl's view of the process, made on first need: a command whose
+ * jemalloc came from the cache may never need it.  NULL when it cannot be
+ * made (not tried again). */
+static Dwfl *syms_dwfl(struct jma_syms *sy)
+{
+	if (!sy->dwfl && sy->code_maps && report_modules(sy)) {
+		free(sy->code_maps);
+		sy->code_maps = NULL;
+	}
+	return sy->dwfl;
+}
+
+/* From the cache when it has this process's code files (one copy, found
+ * before). */
+static int from_cache(struct jma_syms *sy, const char *dir, const char *key)
+{
+	if (!(sy->copies = calloc(1, sizeof(*sy->copies))))
+		return -ENOMEM;
+	if (jma_symcache_load(dir, key, sy->maps, sy->nmaps, &sy->copies[0]))
+		return -ENOENT;
+	sy->ncopies = 1;
+	sy->cached = 1;
+	return 0;
+}
+
 int jma_syms_open(pid_t pid, const char *prefix, const char *module, int allow_none,
-		  struct jma_syms **out, char *msg, size_t len)
+		  const char *cache_dir, struct jma_syms **out, char *msg, size_t len)
 {
 	struct jma_syms *sy = calloc(1, sizeof(*sy));
 	struct scan sc = { .sy = sy, .want_prefix = prefix, .want_module = module };
-	char path[64], *text = NULL;
+	char path[64], *key = NULL;
 	size_t tlen = 0;
-	FILE *f;
 	int err;
 
 	*out = NULL;
@@ -654,32 +705,28 @@ int jma_syms_open(pid_t pid, const char *prefix, const char *module, int allow_n
 	sy->pid = pid;
 	/* One read of the maps, for us and for libdwfl. */
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	err = att_proc_read(path, &text, &tlen);
+	err = att_proc_read(path, &sy->code_maps, &tlen);
 	if (!err)
-		err = att_maps_parse(text, &sy->maps, &sy->nmaps);
+		err = att_maps_parse(sy->code_maps, &sy->maps, &sy->nmaps);
 	if (err) {
 		snprintf(msg, len, "reading /proc/%d/maps: %s", (int)pid, strerror(-err));
 		goto fail;
 	}
-	sy->dwfl = dwfl_begin(&callbacks);
-	if (!sy->dwfl) {
-		err = -ENOMEM;
-		snprintf(msg, len, "libdwfl: %s", dwfl_errmsg(-1));
+	code_files_only(sy->code_maps, sy->maps, sy->nmaps);
+	key = cache_dir ? jma_symcache_key(pid, sy->maps, sy->nmaps, prefix, module) : NULL;
+	if (key && !(err = from_cache(sy, cache_dir, key)))
+		goto done;
+	if (err == -ENOMEM) {
+		snprintf(msg, len, "out of memory");
 		goto fail;
 	}
 	cur = sy;
-	tlen = code_files_only(text, sy->maps, sy->nmaps);
-	f = fmemopen(text, tlen ? tlen : 1, "r");
-	err = f ? dwfl_linux_proc_maps_report(sy->dwfl, f) : errno;
-	if (f)
-		fclose(f);
+	err = report_modules(sy);
 	if (err) {
-		err = err > 0 ? -err : -EIO;
 		snprintf(msg, len, "reading the modules of process %d: %s", (int)pid,
 			 err == -EIO ? dwfl_errmsg(-1) : strerror(-err));
 		goto fail;
 	}
-	dwfl_report_end(sy->dwfl, NULL, NULL);
 	scan_modules(sy->dwfl, &sc);
 	if (sc.err) {
 		err = sc.err;
@@ -691,15 +738,24 @@ int jma_syms_open(pid_t pid, const char *prefix, const char *module, int allow_n
 		err = 0;
 	if (err)
 		goto fail;
+	/* A cache that cannot be written is only a slower next start. */
+	if (key && sy->ncopies == 1)
+		jma_symcache_save(cache_dir, key, sy->maps, sy->nmaps, &sy->copies[0]);
+done:
 	cur = NULL;
-	free(text);
+	free(key);
 	*out = sy;
 	return 0;
 fail:
 	cur = NULL;
-	free(text);
+	free(key);
 	jma_syms_close(sy);
 	return err;
+}
+
+int jma_syms_cached(const struct jma_syms *sy)
+{
+	return sy->cached;
 }
 
 int jma_syms_refresh_maps(struct jma_syms *sy)
@@ -765,7 +821,7 @@ int jma_syms_in_cond_wait(struct jma_syms *sy, uint64_t pc)
 	uint64_t at;
 
 	cur = sy;
-	mod = dwfl_addrmodule(sy->dwfl, pc);
+	mod = syms_dwfl(sy) ? dwfl_addrmodule(sy->dwfl, pc) : NULL;
 	elf = mod ? dwfl_module_getelf(mod, &bias) : NULL;
 	cur = NULL;
 	if (!elf)
@@ -837,7 +893,7 @@ const char *jma_syms_name(struct jma_syms *sy, uint64_t pc, uint64_t *off, const
 		*file = NULL;
 	if (line)
 		*line = 0;
-	mod = dwfl_addrmodule(sy->dwfl, pc);
+	mod = syms_dwfl(sy) ? dwfl_addrmodule(sy->dwfl, pc) : NULL;
 	if (mod) {
 		*module = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
 		nm = dwfl_module_addrinfo(mod, pc, &o, &s, NULL, NULL, NULL);
@@ -875,7 +931,7 @@ void jma_syms_describe(struct jma_syms *sy, uint64_t pc, char *buf, size_t len)
 Elf *jma_syms_jemalloc_elf(struct jma_syms *sy, uint64_t *bias)
 {
 	const struct jma_copy *c = jma_syms_jemalloc(sy);
-	Dwfl_Module *mod = c ? dwfl_addrmodule(sy->dwfl, c->fn_mallctl) : NULL;
+	Dwfl_Module *mod = c && syms_dwfl(sy) ? dwfl_addrmodule(sy->dwfl, c->fn_mallctl) : NULL;
 	Dwarf_Addr b = 0;
 	Elf *e;
 
@@ -949,6 +1005,9 @@ uint64_t jma_syms_object(struct jma_syms *sy, const char *name)
 {
 	struct obj_find of = { name, 0, 0 };
 
-	dwfl_getmodules(sy->dwfl, find_object, &of, 0);
+	cur = sy;
+	if (syms_dwfl(sy))
+		dwfl_getmodules(sy->dwfl, find_object, &of, 0);
+	cur = NULL;
 	return of.addr;
 }

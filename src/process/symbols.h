@@ -29,13 +29,19 @@ struct jma_syms;
 /* Report the modules of @pid (files opened through /proc/PID/map_files or,
  * failing that, /proc/PID/root) and find every jemalloc copy.  @prefix (NULL:
  * any) restricts the public prefix; @module (NULL: any) selects a copy by path.
+ * With @cache_dir (NULL: none), a process whose code files were seen before
+ * takes its one copy from there, without opening them (symcache.h), and a
+ * new one is kept there.
  * On failure returns -errno with a message in @msg: -ENOENT no jemalloc,
  * -ENOEXEC jemalloc present but stripped, -EEXIST several copies (listed),
  * -ENOTSUP a copy without malloc_stats_print.  With @allow_none, a process
  * without jemalloc is fine too (symbolization only). */
 int jma_syms_open(pid_t pid, const char *prefix, const char *module, int allow_none,
-		  struct jma_syms **out, char *msg, size_t len);
+		  const char *cache_dir, struct jma_syms **out, char *msg, size_t len);
 void jma_syms_close(struct jma_syms *sy);
+
+/* Was jemalloc found in the cache? */
+int jma_syms_cached(const struct jma_syms *sy);
 
 /* The snapshot of /proc/PID/maps taken by jma_syms_open (one read per
  * session: a mapping made since is not in it). */

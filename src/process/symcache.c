@@ -1,0 +1,365 @@
+/* symcache.c -- what finding jemalloc found, kept between runs by build-id (see symcache.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "attach/mem.h"
+#include "process/buildid.h"
+#include "process/symcache.h"
+
+/* Bump when what an entry means changes: older entries are then misses. */
+#define FORMAT		"jemattach symcache 1 " JMA_VERSION
+#define MAX_FILES	512		/* code files in a key; more: not cached */
+#define MAX_ENTRY	(1 << 20)
+#define MAX_RANGES	65536
+#define HEAD		4096		/* a file's first page: headers and build-id note */
+
+/* The distinct code files of @maps, as indexes of their first executable
+ * mapping, in map order: at most MAX_FILES (-1 when more). */
+static int code_files(const struct att_map *maps, size_t n, size_t *code)
+{
+	int nc = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		int j;
+
+		if (!maps[i].path || maps[i].path[0] != '/' || maps[i].perms[2] != 'x')
+			continue;
+		for (j = 0; j < nc && strcmp(maps[code[j]].path, maps[i].path); j++)
+			;
+		if (j < nc)
+			continue;
+		if (nc == MAX_FILES)
+			return -1;
+		code[nc++] = i;
+	}
+	return nc;
+}
+
+/* Where @path's ELF header is mapped (its mapping of file offset 0), and
+ * where its last mapping ends; 0 when the header is not mapped. */
+static uint64_t file_base(const struct att_map *maps, size_t n, const char *path, uint64_t *end)
+{
+	uint64_t b = 0;
+
+	*end = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!maps[i].path || strcmp(maps[i].path, path))
+			continue;
+		if (maps[i].offset == 0 && (!b || maps[i].start < b))
+			b = maps[i].start;
+		if (maps[i].end > *end)
+			*end = maps[i].end;
+	}
+	return b;
+}
+
+struct head_reader {
+	pid_t pid;
+	const struct att_piece *p;
+};
+
+/* From the first page already read, else from the process. */
+static int read_head(void *arg, uint64_t addr, void *buf, size_t n)
+{
+	const struct head_reader *h = arg;
+
+	if (h->p->ok && addr >= h->p->addr && n <= HEAD && addr - h->p->addr <= HEAD - n) {
+		memcpy(buf, (const char *)h->p->buf + (addr - h->p->addr), n);
+		return 0;
+	}
+	return att_mem_read(h->pid, addr, buf, n);
+}
+
+char *jma_symcache_key(pid_t pid, const struct att_map *maps, size_t n, const char *prefix,
+		       const char *module)
+{
+	size_t code[MAX_FILES], klen = 0;
+	int nc = code_files(maps, n, code), ok = 0;
+	struct att_piece *p = NULL;
+	char *heads = NULL, *key = NULL;
+	FILE *f = NULL;
+
+	if (nc <= 0 || !(p = calloc((size_t)nc, sizeof(*p))) ||
+	    !(heads = malloc((size_t)nc * HEAD)))
+		goto out;
+	for (int j = 0; j < nc; j++) {
+		uint64_t end, b = file_base(maps, n, maps[code[j]].path, &end);
+
+		if (!b)
+			goto out;
+		p[j] = (struct att_piece){ b, heads + (size_t)j * HEAD, HEAD, 0 };
+	}
+	/* One system call for every file's first page. */
+	if (att_mem_read_pieces(pid, p, (size_t)nc) || !(f = open_memstream(&key, &klen)))
+		goto out;
+	fprintf(f, "%s\nprefix %s%s\nmodule %s%s\n", FORMAT, prefix ? "=" : "any", prefix ? prefix : "",
+		module ? "=" : "any", module ? module : "");
+	for (int j = 0; j < nc; j++) {
+		struct head_reader h = { pid, &p[j] };
+		unsigned char id[64];
+		ssize_t len = jma_build_id_at(read_head, &h, p[j].addr, id, sizeof(id));
+
+		if (len <= 0)
+			goto out;
+		for (ssize_t k = 0; k < len; k++)
+			fprintf(f, "%02x", id[k]);
+		fprintf(f, " %s\n", maps[code[j]].path);
+	}
+	ok = 1;
+out:
+	if (f && fclose(f))
+		ok = 0;
+	free(heads);
+	free(p);
+	if (!ok) {
+		free(key);
+		return NULL;
+	}
+	return key;
+}
+
+/* The entry's file name: the key's 64-bit FNV-1a hash (the key itself is
+ * stored in the entry and compared whole). */
+static void entry_name(const char *key, char *out, size_t len)
+{
+	unsigned long long h = 0xcbf29ce484222325ULL;
+
+	for (const unsigned char *k = (const unsigned char *)key; *k; k++)
+		h = (h ^ *k) * 0x100000001b3ULL;
+	snprintf(out, len, "%016llx", h);
+}
+
+/* Is @fd ours alone: owned by our user, writable by nobody else? */
+static int ours(int fd, mode_t type)
+{
+	struct stat st;
+
+	return !fstat(fd, &st) && (st.st_mode & S_IFMT) == type && st.st_uid == geteuid() &&
+	       !(st.st_mode & (S_IWGRP | S_IWOTH));
+}
+
+/* @dir, opened when it is ours alone (made, with its parent, when @make). */
+static int open_dir(const char *dir, int make)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0 && errno == ENOENT && make) {
+		char *parent = strdup(dir), *slash = parent ? strrchr(parent, '/') : NULL;
+
+		if (slash && slash != parent) {
+			*slash = '\0';
+			if (mkdir(parent, 0700) && errno != EEXIST) {
+				free(parent);
+				return -errno;
+			}
+		}
+		free(parent);
+		if (mkdir(dir, 0700) && errno != EEXIST)
+			return -errno;
+		fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	}
+	if (fd < 0)
+		return -errno;
+	if (!ours(fd, S_IFDIR)) {
+		close(fd);
+		return -EPERM;
+	}
+	return fd;
+}
+
+/* Read entry @name of @dir whole, when ours alone.  -errno or its length. */
+static ssize_t read_entry(const char *dir, const char *name, char **out)
+{
+	int dfd = open_dir(dir, 0), fd;
+	ssize_t len = 0, got;
+	char *buf = NULL;
+
+	if (dfd < 0)
+		return dfd;
+	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	close(dfd);
+	if (fd < 0)
+		return -errno;
+	if (!ours(fd, S_IFREG) || !(buf = malloc(MAX_ENTRY + 1))) {
+		close(fd);
+		return -EPERM;
+	}
+	while (len < MAX_ENTRY && (got = read(fd, buf + len, (size_t)(MAX_ENTRY - len))) > 0)
+		len += got;
+	close(fd);
+	buf[len] = '\0';
+	*out = buf;
+	return len;
+}
+
+/* "name=value" at *@at: the value (NUL-terminated in place), *@at moved
+ * past the line; NULL when the line is another. */
+static char *field(char **at, const char *name)
+{
+	size_t k = strlen(name);
+	char *v, *nl;
+
+	if (strncmp(*at, name, k) || (*at)[k] != '=')
+		return NULL;
+	v = *at + k + 1;
+	nl = strchr(v, '\n');
+	if (!nl)
+		return NULL;
+	*nl = '\0';
+	*at = nl + 1;
+	return v;
+}
+
+static int hex(const char *s, uint64_t *v)
+{
+	char *e;
+
+	if (!*s)
+		return -1;
+	errno = 0;
+	*v = strtoull(s, &e, 16);
+	return errno || *e ? -1 : 0;
+}
+
+/* A prefix or environment name as jemalloc makes them: [A-Za-z0-9_]. */
+static int word(const char *s, size_t max)
+{
+	size_t n = strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_");
+
+	return !s[n] && n < max;
+}
+
+/* Parse the entry's body at @at into @c, relocated by @base; its code
+ * within [@base, @end) (malloc_message may be in the .bss after).  -1 when
+ * anything is off. */
+static int parse_copy(char *at, uint64_t base, uint64_t end, struct jma_copy *c)
+{
+	char *prefix = field(&at, "prefix"), *conf = prefix ? field(&at, "conf") : NULL;
+	char *st = conf ? field(&at, "static") : NULL, *v;
+	uint64_t ctl, print, msg = 0, lo, hi;
+	size_t cap = 0;
+
+	if (!st || !word(prefix, 40) || !word(conf, sizeof(c->conf_env)) ||
+	    (strcmp(st, "0") && strcmp(st, "1")) || !(v = field(&at, "mallctl")) || hex(v, &ctl) ||
+	    !(v = field(&at, "print")) || hex(v, &print) || !(v = field(&at, "message")) ||
+	    (strcmp(v, "none") && hex(v, &msg)) || ctl >= end - base || print >= end - base ||
+	    !(c->prefix = strdup(prefix)))
+		return -1;
+	snprintf(c->conf_env, sizeof(c->conf_env), "%s", conf);
+	c->is_static = st[0] == '1';
+	c->fn_mallctl = base + ctl;
+	c->fn_stats_print = print ? base + print : 0;
+	c->var_malloc_message = msg ? base + msg : 0;
+	while ((v = field(&at, "range"))) {
+		char *dash = strchr(v, '-');
+		struct jma_range *t;
+
+		if (!dash || c->ncode == MAX_RANGES)
+			return -1;
+		*dash = '\0';
+		/* Sorted and disjoint, as jma_syms_in_jemalloc's search needs. */
+		if (hex(v, &lo) || hex(dash + 1, &hi) || lo >= hi || hi > end - base ||
+		    (c->ncode && base + lo < c->code[c->ncode - 1].hi))
+			return -1;
+		if (c->ncode == cap) {
+			cap = cap ? cap * 2 : 16;
+			if (!(t = realloc(c->code, cap * sizeof(*t))))
+				return -1;
+			c->code = t;
+		}
+		c->code[c->ncode++] = (struct jma_range){ base + lo, base + hi };
+	}
+	return c->ncode && !strcmp(at, "end\n") ? 0 : -1;
+}
+
+int jma_symcache_load(const char *dir, const char *key, const struct att_map *maps, size_t n,
+		      struct jma_copy *c)
+{
+	size_t code[MAX_FILES], klen = strlen(key);
+	int nc = code_files(maps, n, code);
+	char name[32], *buf = NULL, *at, *v;
+	uint64_t idx, base, end;
+	ssize_t len;
+
+	memset(c, 0, sizeof(*c));
+	entry_name(key, name, sizeof(name));
+	len = read_entry(dir, name, &buf);
+	if (len < 0)
+		return -ENOENT;
+	at = buf + klen;
+	if ((size_t)len <= klen || memcmp(buf, key, klen) || strncmp(at, "--\n", 3))
+		goto miss;
+	at += 3;
+	if (!(v = field(&at, "file")) || hex(v, &idx) || idx >= (uint64_t)(nc > 0 ? nc : 0) ||
+	    !(base = file_base(maps, n, maps[code[idx]].path, &end)) ||
+	    !(c->path = strdup(maps[code[idx]].path)) || parse_copy(at, base, end, c))
+		goto miss;
+	free(buf);
+	return 0;
+miss:
+	free(buf);
+	free(c->path);
+	free(c->prefix);
+	free(c->code);
+	memset(c, 0, sizeof(*c));
+	return -ENOENT;
+}
+
+int jma_symcache_save(const char *dir, const char *key, const struct att_map *maps, size_t n,
+		      const struct jma_copy *c)
+{
+	size_t code[MAX_FILES], blen = 0;
+	int nc = code_files(maps, n, code), idx, dfd, fd, err = 0;
+	uint64_t end, base;
+	char name[32], tmp[64], *body = NULL;
+	FILE *f;
+
+	for (idx = 0; idx < nc && strcmp(maps[code[idx]].path, c->path); idx++)
+		;
+	if (idx == nc || !(base = file_base(maps, n, c->path, &end)) || !c->ncode)
+		return -EINVAL;
+	if (!(f = open_memstream(&body, &blen)))
+		return -ENOMEM;
+	fprintf(f, "%s--\nfile=%x\nprefix=%s\nconf=%s\nstatic=%d\nmallctl=%llx\nprint=%llx\n", key,
+		(unsigned)idx, c->prefix, c->conf_env, !!c->is_static,
+		(unsigned long long)(c->fn_mallctl - base),
+		(unsigned long long)(c->fn_stats_print ? c->fn_stats_print - base : 0));
+	if (c->var_malloc_message)
+		fprintf(f, "message=%llx\n", (unsigned long long)(c->var_malloc_message - base));
+	else
+		fprintf(f, "message=none\n");
+	for (size_t i = 0; i < c->ncode; i++)
+		fprintf(f, "range=%llx-%llx\n", (unsigned long long)(c->code[i].lo - base),
+			(unsigned long long)(c->code[i].hi - base));
+	fprintf(f, "end\n");
+	if (fclose(f) || blen > MAX_ENTRY) {
+		free(body);
+		return -ENOMEM;
+	}
+	if ((dfd = open_dir(dir, 1)) < 0) {
+		free(body);
+		return dfd;
+	}
+	/* Written aside, then renamed over: a reader sees a whole entry or none. */
+	entry_name(key, name, sizeof(name));
+	snprintf(tmp, sizeof(tmp), "%s.%d", name, (int)getpid());
+	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		err = -errno;
+	else if (write(fd, body, blen) != (ssize_t)blen)
+		err = -EIO;
+	if (fd >= 0 && close(fd) && !err)
+		err = -errno;
+	if (fd >= 0 && (err || renameat(dfd, tmp, dfd, name))) {
+		err = err ? err : -errno;
+		unlinkat(dfd, tmp, 0);
+	}
+	close(dfd);
+	free(body);
+	return err;
+}

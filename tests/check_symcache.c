@@ -1,0 +1,249 @@
+/* check_symcache.c -- build-ids read where an image is mapped (our own, and
+ * crafted ones), and the cache of where jemalloc was found: kept, read back
+ * relocated, refused under another key or when others could have written it. */
+#include <check.h>
+#include <elf.h>
+#include <elfutils/libdwelf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "attach/procfs.h"
+#include "process/buildid.h"
+#include "process/symcache.h"
+
+static int self_read(void *arg, uint64_t addr, void *buf, size_t n)
+{
+	(void)arg;
+	memcpy(buf, (const void *)(uintptr_t)addr, n);
+	return 0;
+}
+
+static int never_read(void *arg, uint64_t addr, void *buf, size_t n)
+{
+	(void)arg;
+	(void)addr;
+	(void)buf;
+	(void)n;
+	return -1;
+}
+
+/* Our executable's path and where its ELF header is mapped. */
+static uint64_t self_exe(char *path, size_t len)
+{
+	struct att_map *m;
+	size_t n;
+	uint64_t base = 0;
+	ssize_t k = readlink("/proc/self/exe", path, len - 1);
+
+	ck_assert_int_gt(k, 0);
+	path[k] = '\0';
+	ck_assert_int_eq(att_proc_maps(getpid(), &m, &n), 0);
+	for (size_t i = 0; i < n; i++)
+		if (m[i].path && !strcmp(m[i].path, path) && m[i].offset == 0 && !base)
+			base = m[i].start;
+	att_maps_free(m, n);
+	ck_assert(base != 0);
+	return base;
+}
+
+START_TEST(test_build_id_of_self_matches_the_file)
+{
+	char path[4096];
+	uint64_t base = self_exe(path, sizeof(path));
+	unsigned char id[64];
+	const void *want;
+	ssize_t got = jma_build_id_at(self_read, NULL, base, id, sizeof(id)), n;
+	int fd = open(path, O_RDONLY);
+	Elf *elf;
+
+	ck_assert_int_ge(fd, 0);
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	n = dwelf_elf_gnu_build_id(elf, &want);
+	ck_assert_int_gt(n, 0);
+	ck_assert_int_eq(got, n);
+	ck_assert(!memcmp(id, want, (size_t)n));
+	elf_end(elf);
+	close(fd);
+	ck_assert_int_eq(jma_build_id_at(never_read, NULL, base, id, sizeof(id)), -1);
+	/* Too small a buffer: not a truncated id. */
+	ck_assert_int_eq(jma_build_id_at(self_read, NULL, base, id, (size_t)n - 1), -1);
+}
+END_TEST
+
+/* An image of one page: header, a PT_LOAD at vaddr 0 and a PT_NOTE at 0x100
+ * holding a note of @type whose name is "GNU" and whose descriptor is @desc
+ * (@dsz bytes; @claimed_dsz in the header). */
+struct image {
+	unsigned char b[4096];
+};
+
+static void make_image(struct image *im, uint32_t type, const void *desc, uint32_t dsz,
+		       uint32_t claimed_dsz)
+{
+	Elf64_Ehdr *eh = (Elf64_Ehdr *)im->b;
+	Elf64_Phdr ph[2] = {
+		{ .p_type = PT_LOAD, .p_vaddr = 0, .p_filesz = 4096, .p_memsz = 4096 },
+		{ .p_type = PT_NOTE, .p_offset = 0x100, .p_vaddr = 0x100, .p_filesz = 16 + dsz },
+	};
+	uint32_t hdr[3] = { 4, claimed_dsz, type };
+
+	memset(im, 0, sizeof(*im));
+	memcpy(eh->e_ident, ELFMAG, SELFMAG);
+	eh->e_ident[EI_CLASS] = ELFCLASS64;
+	eh->e_phoff = sizeof(*eh);
+	eh->e_phentsize = sizeof(Elf64_Phdr);
+	eh->e_phnum = 2;
+	memcpy(im->b + eh->e_phoff, ph, sizeof(ph));
+	memcpy(im->b + 0x100, hdr, sizeof(hdr));
+	memcpy(im->b + 0x10c, "GNU", 4);
+	memcpy(im->b + 0x110, desc, dsz);
+}
+
+START_TEST(test_build_id_of_crafted_images)
+{
+	static const unsigned char want[20] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
+						11, 12, 13, 14, 15, 16, 17, 18, 19, 20 };
+	struct image im;
+	unsigned char id[64];
+	uint64_t at = (uint64_t)(uintptr_t)im.b;
+
+	make_image(&im, NT_GNU_BUILD_ID, want, 20, 20);
+	ck_assert_int_eq(jma_build_id_at(self_read, NULL, at, id, sizeof(id)), 20);
+	ck_assert(!memcmp(id, want, 20));
+	/* Another note type, a length past the segment, a bad magic: none. */
+	make_image(&im, NT_GNU_ABI_TAG, want, 20, 20);
+	ck_assert_int_eq(jma_build_id_at(self_read, NULL, at, id, sizeof(id)), -1);
+	make_image(&im, NT_GNU_BUILD_ID, want, 20, 0x7fffffff);
+	ck_assert_int_eq(jma_build_id_at(self_read, NULL, at, id, sizeof(id)), -1);
+	make_image(&im, NT_GNU_BUILD_ID, want, 20, 20);
+	im.b[1] = 'X';
+	ck_assert_int_eq(jma_build_id_at(self_read, NULL, at, id, sizeof(id)), -1);
+}
+END_TEST
+
+/* A copy placed in our executable, as the scan would report it. */
+static void fake_copy(struct jma_copy *c, char *path, uint64_t base)
+{
+	static struct jma_range code[2];
+
+	memset(c, 0, sizeof(*c));
+	c->path = path;
+	c->prefix = (char *)"je_";
+	snprintf(c->conf_env, sizeof(c->conf_env), "JE_MALLOC_CONF");
+	c->is_static = 1;
+	c->fn_mallctl = base + 0x1234;
+	c->fn_stats_print = base + 0x1400;
+	code[0] = (struct jma_range){ base + 0x1000, base + 0x1300 };
+	code[1] = (struct jma_range){ base + 0x1380, base + 0x1500 };
+	c->code = code;
+	c->ncode = 2;
+}
+
+static void free_copy(struct jma_copy *c)
+{
+	free(c->path);
+	free(c->prefix);
+	free(c->code);
+}
+
+START_TEST(test_symcache_keeps_and_refuses)
+{
+	char path[4096], dir[] = "/tmp/check_symcache.XXXXXX", sub[4200], entry[4300];
+	uint64_t base = self_exe(path, sizeof(path));
+	struct att_map *m;
+	size_t n;
+	struct jma_copy c, got;
+	char *key, *other;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(sub, sizeof(sub), "%s/a/jemattach", dir);
+	ck_assert_int_eq(att_proc_maps(getpid(), &m, &n), 0);
+	key = jma_symcache_key(getpid(), m, n, NULL, NULL);
+	other = jma_symcache_key(getpid(), m, n, "", NULL);
+	ck_assert_ptr_nonnull(key);
+	ck_assert_ptr_nonnull(other);
+	ck_assert_str_ne(key, other);
+	fake_copy(&c, path, base);
+
+	ck_assert_int_eq(jma_symcache_load(sub, key, m, n, &got), -ENOENT);
+	ck_assert_int_eq(jma_symcache_save(sub, key, m, n, &c), 0);
+	ck_assert_int_eq(jma_symcache_load(sub, key, m, n, &got), 0);
+	ck_assert_str_eq(got.path, path);
+	ck_assert_str_eq(got.prefix, "je_");
+	ck_assert_str_eq(got.conf_env, "JE_MALLOC_CONF");
+	ck_assert_int_eq(got.is_static, 1);
+	ck_assert_uint_eq(got.fn_mallctl, base + 0x1234);
+	ck_assert_uint_eq(got.fn_stats_print, base + 0x1400);
+	ck_assert_uint_eq(got.var_malloc_message, 0);
+	ck_assert_uint_eq(got.ncode, 2);
+	ck_assert_uint_eq(got.code[1].lo, base + 0x1380);
+	ck_assert_uint_eq(got.code[1].hi, base + 0x1500);
+	free_copy(&got);
+	/* Another key (another prefix restriction): not this entry. */
+	ck_assert_int_eq(jma_symcache_load(sub, other, m, n, &got), -ENOENT);
+
+	/* Only ours alone: the entry, then the directory, writable by others. */
+	ck_assert_int_eq(jma_symcache_save(sub, key, m, n, &c), 0);
+	{
+		char name[64];
+		FILE *p;
+
+		snprintf(entry, sizeof(entry), "ls %s", sub);
+		p = popen(entry, "r");
+		ck_assert(fgets(name, sizeof(name), p) != NULL);
+		pclose(p);
+		name[strcspn(name, "\n")] = '\0';
+		snprintf(entry, sizeof(entry), "%s/%s", sub, name);
+	}
+	ck_assert_int_eq(chmod(entry, 0620), 0);
+	ck_assert_int_eq(jma_symcache_load(sub, key, m, n, &got), -ENOENT);
+	ck_assert_int_eq(chmod(entry, 0600), 0);
+	ck_assert_int_eq(jma_symcache_load(sub, key, m, n, &got), 0);
+	free_copy(&got);
+	ck_assert_int_eq(chmod(sub, 0770), 0);
+	ck_assert_int_eq(jma_symcache_load(sub, key, m, n, &got), -ENOENT);
+	ck_assert_int_eq(jma_symcache_save(sub, key, m, n, &c), -EPERM);
+	ck_assert_int_eq(chmod(sub, 0700), 0);
+
+	/* Ranges out of order (a search over them would miss): not used. */
+	{
+		struct jma_range r = c.code[0];
+
+		c.code[0] = c.code[1];
+		c.code[1] = r;
+		ck_assert_int_eq(jma_symcache_save(sub, key, m, n, &c), 0);
+		ck_assert_int_eq(jma_symcache_load(sub, key, m, n, &got), -ENOENT);
+		c.code[1] = c.code[0];
+		c.code[0] = r;
+	}
+
+	/* A copy in a file the key does not name is not kept. */
+	c.path = (char *)"/nonexistent";
+	ck_assert_int_eq(jma_symcache_save(sub, key, m, n, &c), -EINVAL);
+
+	snprintf(entry, sizeof(entry), "rm -rf %s", dir);
+	ck_assert_int_eq(system(entry), 0);
+	free(key);
+	free(other);
+	att_maps_free(m, n);
+}
+END_TEST
+
+Suite *suite_symcache(void)
+{
+	Suite *s = suite_create("symcache");
+	TCase *t = tcase_create("symcache");
+
+	tcase_add_test(t, test_build_id_of_self_matches_the_file);
+	tcase_add_test(t, test_build_id_of_crafted_images);
+	tcase_add_test(t, test_symcache_keeps_and_refuses);
+	suite_add_tcase(s, t);
+	return s;
+}

@@ -1,0 +1,173 @@
+#!/bin/bash
+# 17-symcache.sh -- where jemalloc was found, kept by build-id: used again
+# only for the same code, and only from a directory that is ours alone.
+source tests/lib.sh
+
+CACHE=$XDG_CACHE_HOME/jemattach
+
+entries() { find "$CACHE" -type f 2>/dev/null | wc -l; }
+
+# get_checked PID: a get whose value the fixture confirms; -v output in $ERR.
+get_checked() {
+	jm -v "$1" get stats.allocated
+	expect_rc 0
+	expect_eq "$OUT" "$(fix "$1" "get z stats.allocated")"
+}
+
+expect_cached() { expect_match "$ERR" "known from the cache"; }
+expect_searched() {
+	[[ $ERR != *"known from the cache"* ]] || fail "used the cache: $ERR"
+}
+
+stop() { kill -KILL "$1"; wait "$1" 2>/dev/null || true; }
+
+t_second_run_comes_from_the_cache_and_agrees() {
+	local pid bin info
+	for bin in jemfix jemfix-static-je jemfix-in-so; do
+		rm -rf "$CACHE"
+		start_fixture pid "$FIXTURES/$bin"
+		jm --no-cache "$pid" info
+		expect_rc 0
+		info=$OUT
+		get_checked "$pid"
+		expect_searched
+		expect_eq "$(entries)" 1
+		expect_eq "$(stat -c %a "$CACHE")" 700
+		expect_eq "$(stat -c %a "$CACHE"/*)" 600
+		get_checked "$pid"
+		expect_cached
+		jm -v "$pid" info
+		expect_cached
+		# The same copy, prefix and code ranges as a search finds.
+		expect_eq "$OUT" "$info"
+		stop "$pid"
+	done
+}
+
+# Other code at the same path (rewritten in place: same inode) is another
+# build-id, so another key: searched again, never the old addresses.
+t_a_program_rebuilt_in_place_is_searched_again() {
+	local pid
+	rm -rf "$CACHE"
+	cp "$FIXTURES/jemfix-static" "$TMPD/prog"
+	start_fixture pid "$TMPD/prog"
+	get_checked "$pid"
+	get_checked "$pid"
+	expect_cached
+	stop "$pid"
+	cat "$FIXTURES/jemfix-static-je" >"$TMPD/prog"
+	start_fixture pid "$TMPD/prog"
+	get_checked "$pid"
+	expect_searched
+	expect_match "$ERR" 'prefix "je_"'
+	expect_eq "$(entries)" 2
+	get_checked "$pid"
+	expect_cached
+	expect_match "$ERR" 'prefix "je_"'
+}
+
+t_a_library_loaded_later_changes_the_key() {
+	local pid
+	rm -rf "$CACHE"
+	start_fixture pid "$FIXTURES/jemfix"
+	get_checked "$pid"
+	get_checked "$pid"
+	expect_cached
+	stop "$pid"
+	# One more code file mapped: the whole set is the key.
+	start_fixture pid "$FIXTURES/jemfix" LD_PRELOAD=libz.so.1
+	get_checked "$pid"
+	expect_searched
+}
+
+t_entries_others_could_write_are_not_read() {
+	local pid
+	rm -rf "$CACHE"
+	start_fixture pid "$FIXTURES/jemfix"
+	get_checked "$pid"
+	chmod 0666 "$CACHE"/*
+	get_checked "$pid"
+	expect_searched
+	# Written anew, ours alone again.
+	expect_eq "$(stat -c %a "$CACHE"/*)" 600
+	chown nobody "$CACHE"/*
+	get_checked "$pid"
+	expect_searched
+	get_checked "$pid"
+	expect_cached
+	chmod 0777 "$CACHE"
+	get_checked "$pid"
+	expect_searched
+	chmod 0700 "$CACHE"
+	chown nobody "$CACHE"
+	get_checked "$pid"
+	expect_searched
+	chown root "$CACHE"
+	# A symbolic link in the entry's place is not followed.
+	local e; e=$(ls "$CACHE")
+	mv "$CACHE/$e" "$TMPD/real"
+	ln -s "$TMPD/real" "$CACHE/$e"
+	get_checked "$pid"
+	expect_searched
+}
+
+t_a_damaged_entry_is_a_miss_and_is_rewritten() {
+	local pid e
+	rm -rf "$CACHE"
+	start_fixture pid "$FIXTURES/jemfix"
+	get_checked "$pid"
+	e=$(ls "$CACHE"/*)
+	for cut in 40 $(( $(stat -c %s "$e") - 5 )); do
+		truncate -s "$cut" "$e"
+		get_checked "$pid"
+		expect_searched
+		get_checked "$pid"
+		expect_cached
+	done
+	# An offset outside the module, or no code ranges: not used.
+	sed -i 's/^mallctl=.*/mallctl=ffffffffff/' "$e"
+	get_checked "$pid"
+	expect_searched
+	sed -i '/^range=/d' "$e"
+	get_checked "$pid"
+	expect_searched
+}
+
+t_no_build_id_no_cache() {
+	local pid
+	rm -rf "$CACHE"
+	start_fixture pid "$FIXTURES/jemfix-nobuildid"
+	get_checked "$pid"
+	get_checked "$pid"
+	expect_searched
+	expect_eq "$(entries)" 0
+}
+
+t_no_cache_option_writes_nothing() {
+	local pid
+	rm -rf "$CACHE"
+	start_fixture pid "$FIXTURES/jemfix"
+	jm --no-cache "$pid" get stats.allocated
+	expect_rc 0
+	[[ ! -e $CACHE ]] || fail "--no-cache made $CACHE"
+	# Nowhere to keep it (no $HOME, no $XDG_CACHE_HOME): still works.
+	RC=0
+	OUT=$(env -u HOME -u XDG_CACHE_HOME "$JEMATTACH" "$pid" get stats.allocated 2>"$TMPD/err") || RC=$?
+	expect_rc 0
+	expect_eq "$OUT" "$(fix "$pid" "get z stats.allocated")"
+	[[ ! -e $CACHE ]] || fail "made $CACHE without a cache directory"
+}
+
+t_cache_in_a_directory_that_cannot_be_made() {
+	local pid
+	rm -rf "$CACHE"
+	start_fixture pid "$FIXTURES/jemfix"
+	: >"$TMPD/file"
+	RC=0
+	OUT=$(XDG_CACHE_HOME=$TMPD/file/sub "$JEMATTACH" "$pid" get stats.allocated 2>"$TMPD/err") || RC=$?
+	expect_rc 0
+	expect_eq "$(cat "$TMPD/err")" ""
+	expect_eq "$OUT" "$(fix "$pid" "get z stats.allocated")"
+}
+
+run_tests
