@@ -371,6 +371,19 @@ void att_maps_free(struct att_map *maps, size_t n)
 
 /* The kernel lists mappings in address order: a binary search (a process
  * with a thousand threads has three thousand of them). */
+void att_maps_run(const struct att_map *maps, size_t n, size_t i, size_t *first, size_t *last)
+{
+	const char *path = maps[i].path;
+	size_t lo = i, hi = i;
+
+	while (path && lo > 0 && maps[lo - 1].path && !strcmp(maps[lo - 1].path, path))
+		lo--;
+	while (path && hi + 1 < n && maps[hi + 1].path && !strcmp(maps[hi + 1].path, path))
+		hi++;
+	*first = lo;
+	*last = hi;
+}
+
 const struct att_map *att_maps_find(const struct att_map *maps, size_t n, uint64_t addr)
 {
 	size_t lo = 0, hi = n;

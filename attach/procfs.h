@@ -49,6 +49,11 @@ int att_proc_maps(pid_t pid, struct att_map **maps, size_t *n);
 int att_maps_parse(const char *text, struct att_map **maps, size_t *n);
 void att_maps_free(struct att_map *maps, size_t n);
 const struct att_map *att_maps_find(const struct att_map *maps, size_t n, uint64_t addr);
+/* The run of mappings of @maps[@i]'s file around it -- consecutive entries
+ * with the same path, as the loader maps one module -- as the indexes of its
+ * first and last.  Another mapping of the same file (the program reading it)
+ * lies elsewhere and is not part of it. */
+void att_maps_run(const struct att_map *maps, size_t n, size_t i, size_t *first, size_t *last);
 
 /* Read a whole small /proc file into a malloc'ed NUL-terminated buffer. */
 int att_proc_read(const char *path, char **out, size_t *len);

@@ -104,6 +104,7 @@ static int eh_table(struct uw *u, uint64_t ip, unw_dyn_info_t *di)
 {
 	const struct att_map *m = att_maps_find(u->maps, u->nmaps, ip), *b;
 	uint64_t lo, hi, bias = 0, hdr = 0;
+	size_t first, last;
 	unsigned char h[12];
 	Elf64_Ehdr eh;
 	int have_bias = 0;
@@ -113,11 +114,10 @@ static int eh_table(struct uw *u, uint64_t ip, unw_dyn_info_t *di)
 	if (!m || !m->path || (m->path[0] != '/' && strcmp(m->path, "[vdso]")))
 		return -1;
 	/* The module: the run of mappings of this file around @ip. */
-	for (b = m; b > u->maps && b[-1].path && !strcmp(b[-1].path, m->path); b--)
-		;
+	att_maps_run(u->maps, u->nmaps, (size_t)(m - u->maps), &first, &last);
+	b = &u->maps[first];
 	lo = hi = 0;
-	for (const struct att_map *x = b; x < u->maps + u->nmaps && x->path &&
-	     !strcmp(x->path, m->path); x++)
+	for (const struct att_map *x = b; x <= &u->maps[last]; x++)
 		if (x->perms[2] == 'x') {
 			lo = lo ? lo : x->start;
 			hi = x->end;

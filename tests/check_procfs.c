@@ -248,6 +248,33 @@ START_TEST(test_procfs_maps_many_pages)
 }
 END_TEST
 
+START_TEST(test_procfs_maps_run)
+{
+	static const char text[] =
+		"1000-2000 r--p 00000000 fd:01 7 /lib/a.so\n"
+		"2000-3000 r-xp 00001000 fd:01 7 /lib/a.so\n"
+		"3000-4000 rw-p 00002000 fd:01 7 /lib/a.so\n"
+		"4000-5000 rw-p 00000000 00:00 0 \n"
+		"5000-6000 r--p 00000000 fd:01 7 /lib/a.so\n"
+		"6000-7000 r--p 00000000 fd:01 8 /lib/b.so\n";
+	/* Mapping i's run is [first, last]: the same file mapped again past
+	 * an anonymous mapping (4) is a run of its own. */
+	static const size_t want[][3] = { { 1, 0, 2 }, { 2, 0, 2 }, { 3, 3, 3 }, { 4, 4, 4 },
+					  { 5, 5, 5 } };
+	struct att_map *m;
+	size_t n, first, last;
+
+	ck_assert_int_eq(att_maps_parse(text, &m, &n), 0);
+	ck_assert_uint_eq(n, 6);
+	for (size_t i = 0; i < sizeof(want) / sizeof(*want); i++) {
+		att_maps_run(m, n, want[i][0], &first, &last);
+		ck_assert_uint_eq(first, want[i][1]);
+		ck_assert_uint_eq(last, want[i][2]);
+	}
+	att_maps_free(m, n);
+}
+END_TEST
+
 Suite *suite_procfs(void)
 {
 	Suite *s = suite_create("procfs");
@@ -255,6 +282,7 @@ Suite *suite_procfs(void)
 
 	tcase_add_test(t, test_procfs_maps_parse);
 	tcase_add_test(t, test_procfs_maps_find);
+	tcase_add_test(t, test_procfs_maps_run);
 	tcase_add_test(t, test_procfs_stat_of_self);
 	tcase_add_test(t, test_procfs_auxv);
 	tcase_add_test(t, test_procfs_sleeper_syscall_and_switches);

@@ -604,21 +604,30 @@ static int choose_copy(struct jma_syms *sy, pid_t pid, const struct scan *sc, ch
 	return -ENOENT;
 }
 
-/* Is @path (not NUL-terminated, @len bytes) mapped executable somewhere? */
-static int is_code_file(const struct att_map *maps, size_t n, const char *path, size_t len)
+/* Is the mapping starting at @start part of a loaded module with code (its
+ * run of mappings, att_maps_run, holds an executable one)? */
+static int in_code_module(const struct att_map *maps, size_t n, uint64_t start)
 {
-	for (size_t i = 0; i < n; i++)
-		if (maps[i].perms[2] == 'x' && maps[i].path && !strncmp(maps[i].path, path, len) &&
-		    !maps[i].path[len])
+	const struct att_map *m = att_maps_find(maps, n, start);
+	size_t first, last;
+
+	if (!m || !m->path || m->start != start)
+		return 0;
+	att_maps_run(maps, n, (size_t)(m - maps), &first, &last);
+	for (size_t i = first; i <= last; i++)
+		if (maps[i].perms[2] == 'x')
 			return 1;
 	return 0;
 }
 
-/* Keep, in place, the lines of maps @text that map a file holding code:
- * libdwfl parses each line with sscanf, and a process with a thousand
+/* Keep, in place, the lines of maps @text that belong to a module holding
+ * code: libdwfl parses each line with sscanf, and a process with a thousand
  * threads has two thousand anonymous ones (stacks, guard pages); files
  * without code (locale archives, gconv caches, mapped data) would each cost
- * an open and an ELF parse for nothing.  Returns the new length. */
+ * an open and an ELF parse for nothing.  Another mapping of a code file, made
+ * by the program itself (reading its own libraries), is left out too:
+ * libdwfl would take it for a second module of that name, and a second
+ * jemalloc.  Returns the new length. */
 static size_t code_files_only(char *text, const struct att_map *maps, size_t n)
 {
 	char *w = text;
@@ -631,7 +640,7 @@ static size_t code_files_only(char *text, const struct att_map *maps, size_t n)
 		nl = nl ? nl + 1 : l + strlen(l);
 		k = (size_t)(nl - l);
 		path = memchr(l, '/', k);
-		if (path && is_code_file(maps, n, path, (size_t)(nl - path) - (nl[-1] == '\n'))) {
+		if (path && in_code_module(maps, n, strtoull(l, NULL, 16))) {
 			memmove(w, l, k);
 			w += k;
 		}

@@ -40,22 +40,16 @@ static int code_files(const struct att_map *maps, size_t n, size_t *code)
 	return nc;
 }
 
-/* Where @path's ELF header is mapped (its mapping of file offset 0), and
- * where its last mapping ends; 0 when the header is not mapped. */
-static uint64_t file_base(const struct att_map *maps, size_t n, const char *path, uint64_t *end)
+/* The module holding code mapping @i (att_maps_run: not another mapping of
+ * its file by the program itself): where its ELF header is mapped (the run's
+ * mapping of file offset 0), 0 when it is not, and in *@end where it ends. */
+static uint64_t module_base(const struct att_map *maps, size_t n, size_t i, uint64_t *end)
 {
-	uint64_t b = 0;
+	size_t first, last;
 
-	*end = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (!maps[i].path || strcmp(maps[i].path, path))
-			continue;
-		if (maps[i].offset == 0 && (!b || maps[i].start < b))
-			b = maps[i].start;
-		if (maps[i].end > *end)
-			*end = maps[i].end;
-	}
-	return b;
+	att_maps_run(maps, n, i, &first, &last);
+	*end = maps[last].end;
+	return maps[first].offset == 0 ? maps[first].start : 0;
 }
 
 struct head_reader {
@@ -88,7 +82,7 @@ char *jma_symcache_key(pid_t pid, const struct att_map *maps, size_t n, const ch
 	    !(heads = malloc((size_t)nc * HEAD)))
 		goto out;
 	for (int j = 0; j < nc; j++) {
-		uint64_t end, b = file_base(maps, n, maps[code[j]].path, &end);
+		uint64_t end, b = module_base(maps, n, code[j], &end);
 
 		if (!b)
 			goto out;
@@ -296,7 +290,7 @@ int jma_symcache_load(const char *dir, const char *key, const struct att_map *ma
 		goto miss;
 	at += 3;
 	if (!(v = field(&at, "file")) || hex(v, &idx) || idx >= (uint64_t)(nc > 0 ? nc : 0) ||
-	    !(base = file_base(maps, n, maps[code[idx]].path, &end)) ||
+	    !(base = module_base(maps, n, code[idx], &end)) ||
 	    !(c->path = strdup(maps[code[idx]].path)) || parse_copy(at, base, end, c))
 		goto miss;
 	free(buf);
@@ -321,7 +315,7 @@ int jma_symcache_save(const char *dir, const char *key, const struct att_map *ma
 
 	for (idx = 0; idx < nc && strcmp(maps[code[idx]].path, c->path); idx++)
 		;
-	if (idx == nc || !(base = file_base(maps, n, c->path, &end)) || !c->ncode)
+	if (idx == nc || !(base = module_base(maps, n, code[idx], &end)) || !c->ncode)
 		return -EINVAL;
 	if (!(f = open_memstream(&body, &blen)))
 		return -ENOMEM;

@@ -80,6 +80,26 @@ t_a_library_loaded_later_changes_the_key() {
 	expect_searched
 }
 
+# The program mapping its jemalloc library again, below the loader's
+# mappings (as one reading its own ELF files does): the cached addresses are
+# relative to the mappings that hold the code, not to the lowest of the file.
+t_another_mapping_of_the_library_does_not_move_it() {
+	local pid lib
+	rm -rf "$CACHE"
+	start_fixture pid "$FIXTURES/jemfix"
+	get_checked "$pid"
+	lib=$(awk '$2 ~ /x/ && $6 ~ /libjemalloc/ {print $6; exit}' "/proc/$pid/maps")
+	expect_match "$(fix "$pid" "mapfile $lib")" '^ok 0x'
+	get_checked "$pid"
+	expect_cached
+	# And a search made while it is there finds the same.
+	rm -rf "$CACHE"
+	get_checked "$pid"
+	expect_searched
+	get_checked "$pid"
+	expect_cached
+}
+
 t_entries_others_could_write_are_not_read() {
 	local pid
 	rm -rf "$CACHE"
