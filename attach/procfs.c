@@ -301,10 +301,10 @@ static int parse_map_line(char *l, struct att_map *x, const char **path)
 	x->offset = strtoull(e + 6, &e, 16);
 	if (*e != ' ')
 		return -1;
-	strtoul(e + 1, &e, 16);		/* device major */
+	x->dev = (uint64_t)strtoul(e + 1, &e, 16) << 32;
 	if (*e != ':')
 		return -1;
-	strtoul(e + 1, &e, 16);		/* minor */
+	x->dev |= strtoul(e + 1, &e, 16);
 	if (*e != ' ')
 		return -1;
 	x->inode = strtoull(e + 1, &e, 10);
@@ -369,21 +369,26 @@ void att_maps_free(struct att_map *maps, size_t n)
 	free(maps);
 }
 
-/* The kernel lists mappings in address order: a binary search (a process
- * with a thousand threads has three thousand of them). */
+static int same_file(const struct att_map *a, const struct att_map *b)
+{
+	return a->path && b->path && a->dev == b->dev && a->inode == b->inode &&
+	       !strcmp(a->path, b->path);
+}
+
 void att_maps_run(const struct att_map *maps, size_t n, size_t i, size_t *first, size_t *last)
 {
-	const char *path = maps[i].path;
 	size_t lo = i, hi = i;
 
-	while (path && lo > 0 && maps[lo - 1].path && !strcmp(maps[lo - 1].path, path))
+	while (lo > 0 && maps[lo].offset != 0 && same_file(&maps[lo - 1], &maps[i]))
 		lo--;
-	while (path && hi + 1 < n && maps[hi + 1].path && !strcmp(maps[hi + 1].path, path))
+	while (hi + 1 < n && maps[hi + 1].offset != 0 && same_file(&maps[hi + 1], &maps[i]))
 		hi++;
 	*first = lo;
 	*last = hi;
 }
 
+/* The kernel lists mappings in address order: a binary search (a process
+ * with a thousand threads has three thousand of them). */
 const struct att_map *att_maps_find(const struct att_map *maps, size_t n, uint64_t addr)
 {
 	size_t lo = 0, hi = n;

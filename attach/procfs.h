@@ -39,6 +39,7 @@ long att_proc_syscall_at(pid_t pid, pid_t tid, uint64_t *sp, uint64_t *pc);
 struct att_map {
 	uint64_t start, end, offset;
 	char perms[5];
+	uint64_t dev;		/* major << 32 | minor */
 	uint64_t inode;
 	char *path;		/* NULL for anonymous mappings */
 };
@@ -49,10 +50,11 @@ int att_proc_maps(pid_t pid, struct att_map **maps, size_t *n);
 int att_maps_parse(const char *text, struct att_map **maps, size_t *n);
 void att_maps_free(struct att_map *maps, size_t n);
 const struct att_map *att_maps_find(const struct att_map *maps, size_t n, uint64_t addr);
-/* The run of mappings of @maps[@i]'s file around it -- consecutive entries
- * with the same path, as the loader maps one module -- as the indexes of its
- * first and last.  Another mapping of the same file (the program reading it)
- * lies elsewhere and is not part of it. */
+/* The module mapping @maps[@i] belongs to, as the loader maps one: the run
+ * of consecutive entries of the same file (path, device and inode) that
+ * starts at its mapping of file offset 0 -- a new one starts a new module,
+ * as when the program maps the file again itself, even right next to it.
+ * The indexes of its first and last entries. */
 void att_maps_run(const struct att_map *maps, size_t n, size_t i, size_t *first, size_t *last);
 
 /* Read a whole small /proc file into a malloc'ed NUL-terminated buffer. */

@@ -254,18 +254,21 @@ START_TEST(test_procfs_maps_run)
 		"1000-2000 r--p 00000000 fd:01 7 /lib/a.so\n"
 		"2000-3000 r-xp 00001000 fd:01 7 /lib/a.so\n"
 		"3000-4000 rw-p 00002000 fd:01 7 /lib/a.so\n"
-		"4000-5000 rw-p 00000000 00:00 0 \n"
-		"5000-6000 r--p 00000000 fd:01 7 /lib/a.so\n"
-		"6000-7000 r--p 00000000 fd:01 8 /lib/b.so\n";
-	/* Mapping i's run is [first, last]: the same file mapped again past
-	 * an anonymous mapping (4) is a run of its own. */
+		"4000-5000 r--p 00000000 fd:01 7 /lib/a.so\n"
+		"5000-6000 rw-p 00000000 00:00 0 \n"
+		"6000-7000 r--p 00000000 fd:01 7 /lib/a.so\n"
+		"7000-8000 r-xp 00001000 fd:01 9 /lib/a.so\n";
+	/* Mapping i's run is [first, last]: the file mapped again from offset
+	 * 0, even right after the loader's run (3), and another file at that
+	 * path (6: other inode) are runs of their own. */
 	static const size_t want[][3] = { { 1, 0, 2 }, { 2, 0, 2 }, { 3, 3, 3 }, { 4, 4, 4 },
-					  { 5, 5, 5 } };
+					  { 5, 5, 5 }, { 6, 6, 6 } };
 	struct att_map *m;
 	size_t n, first, last;
 
 	ck_assert_int_eq(att_maps_parse(text, &m, &n), 0);
-	ck_assert_uint_eq(n, 6);
+	ck_assert_uint_eq(n, 7);
+	ck_assert_uint_eq(m[6].dev, 0xfd00000001ULL);
 	for (size_t i = 0; i < sizeof(want) / sizeof(*want); i++) {
 		att_maps_run(m, n, want[i][0], &first, &last);
 		ck_assert_uint_eq(first, want[i][1]);

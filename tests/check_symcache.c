@@ -33,8 +33,9 @@ static int never_read(void *arg, uint64_t addr, void *buf, size_t n)
 	return -1;
 }
 
-/* Our executable's path and where its ELF header is mapped. */
-static uint64_t self_exe(char *path, size_t len)
+/* Our executable's path and where its ELF header is mapped (and, in
+ * *@code when not NULL, where its code is). */
+static uint64_t self_exe(char *path, size_t len, uint64_t *code)
 {
 	struct att_map *m;
 	size_t n;
@@ -44,9 +45,12 @@ static uint64_t self_exe(char *path, size_t len)
 	ck_assert_int_gt(k, 0);
 	path[k] = '\0';
 	ck_assert_int_eq(att_proc_maps(getpid(), &m, &n), 0);
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		if (m[i].path && !strcmp(m[i].path, path) && m[i].offset == 0 && !base)
 			base = m[i].start;
+		if (code && m[i].path && !strcmp(m[i].path, path) && m[i].perms[2] == 'x')
+			*code = m[i].start;
+	}
 	att_maps_free(m, n);
 	ck_assert(base != 0);
 	return base;
@@ -55,7 +59,7 @@ static uint64_t self_exe(char *path, size_t len)
 START_TEST(test_build_id_of_self_matches_the_file)
 {
 	char path[4096];
-	uint64_t base = self_exe(path, sizeof(path));
+	uint64_t base = self_exe(path, sizeof(path), NULL);
 	unsigned char id[64];
 	const void *want;
 	ssize_t got = jma_build_id_at(self_read, NULL, base, id, sizeof(id)), n;
@@ -128,8 +132,8 @@ START_TEST(test_build_id_of_crafted_images)
 }
 END_TEST
 
-/* A copy placed in our executable, as the scan would report it. */
-static void fake_copy(struct jma_copy *c, char *path, uint64_t base)
+/* A copy placed in our executable's code at @at, as the scan would report it. */
+static void fake_copy(struct jma_copy *c, char *path, uint64_t at)
 {
 	static struct jma_range code[2];
 
@@ -138,10 +142,10 @@ static void fake_copy(struct jma_copy *c, char *path, uint64_t base)
 	c->prefix = (char *)"je_";
 	snprintf(c->conf_env, sizeof(c->conf_env), "JE_MALLOC_CONF");
 	c->is_static = 1;
-	c->fn_mallctl = base + 0x1234;
-	c->fn_stats_print = base + 0x1400;
-	code[0] = (struct jma_range){ base + 0x1000, base + 0x1300 };
-	code[1] = (struct jma_range){ base + 0x1380, base + 0x1500 };
+	c->fn_mallctl = at + 0x234;
+	c->fn_stats_print = at + 0x400;
+	code[0] = (struct jma_range){ at, at + 0x300 };
+	code[1] = (struct jma_range){ at + 0x380, at + 0x500 };
 	c->code = code;
 	c->ncode = 2;
 }
@@ -156,7 +160,7 @@ static void free_copy(struct jma_copy *c)
 START_TEST(test_symcache_keeps_and_refuses)
 {
 	char path[4096], dir[] = "/tmp/check_symcache.XXXXXX", sub[4200], entry[4300];
-	uint64_t base = self_exe(path, sizeof(path));
+	uint64_t at, base = self_exe(path, sizeof(path), &at);
 	struct att_map *m;
 	size_t n;
 	struct jma_copy c, got;
@@ -170,7 +174,8 @@ START_TEST(test_symcache_keeps_and_refuses)
 	ck_assert_ptr_nonnull(key);
 	ck_assert_ptr_nonnull(other);
 	ck_assert_str_ne(key, other);
-	fake_copy(&c, path, base);
+	ck_assert_uint_gt(at, base);
+	fake_copy(&c, path, at);
 
 	ck_assert_int_eq(jma_symcache_load(sub, key, m, n, &got), -ENOENT);
 	ck_assert_int_eq(jma_symcache_save(sub, key, m, n, &c), 0);
@@ -179,12 +184,11 @@ START_TEST(test_symcache_keeps_and_refuses)
 	ck_assert_str_eq(got.prefix, "je_");
 	ck_assert_str_eq(got.conf_env, "JE_MALLOC_CONF");
 	ck_assert_int_eq(got.is_static, 1);
-	ck_assert_uint_eq(got.fn_mallctl, base + 0x1234);
-	ck_assert_uint_eq(got.fn_stats_print, base + 0x1400);
-	ck_assert_uint_eq(got.var_malloc_message, 0);
+	ck_assert_uint_eq(got.fn_mallctl, at + 0x234);
+	ck_assert_uint_eq(got.fn_stats_print, at + 0x400);
 	ck_assert_uint_eq(got.ncode, 2);
-	ck_assert_uint_eq(got.code[1].lo, base + 0x1380);
-	ck_assert_uint_eq(got.code[1].hi, base + 0x1500);
+	ck_assert_uint_eq(got.code[1].lo, at + 0x380);
+	ck_assert_uint_eq(got.code[1].hi, at + 0x500);
 	free_copy(&got);
 	/* Another key (another prefix restriction): not this entry. */
 	ck_assert_int_eq(jma_symcache_load(sub, other, m, n, &got), -ENOENT);
@@ -223,6 +227,12 @@ START_TEST(test_symcache_keeps_and_refuses)
 		c.code[1] = c.code[0];
 		c.code[0] = r;
 	}
+
+	/* mallctl outside the module's code (in its headers): not used. */
+	c.fn_mallctl = base + 0x10;
+	ck_assert_int_eq(jma_symcache_save(sub, key, m, n, &c), 0);
+	ck_assert_int_eq(jma_symcache_load(sub, key, m, n, &got), -ENOENT);
+	c.fn_mallctl = at + 0x234;
 
 	/* A copy in a file the key does not name is not kept. */
 	c.path = (char *)"/nonexistent";

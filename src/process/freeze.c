@@ -15,6 +15,9 @@ int jma_freeze_all(jma_session *s, struct jma_freeze *fz, const struct att_candi
 	size_t nm;
 	const struct att_map *maps = jma_syms_maps(s->syms, &nm);
 
+	/* The holder check below may need to name code: not with every thread
+	 * stopped. */
+	jma_syms_prepare(s->syms);
 	fz->t = calloc(n ? n : 1, sizeof(*fz->t));
 	fz->n = 0;
 	fz->since_ns = att_now_ns();

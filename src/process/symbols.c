@@ -436,8 +436,6 @@ static int scan_module(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr
 	struct { char prefix[40]; uint64_t ctl, print; } cand[8];
 	size_t ncand = 0;
 	int any_ctl = 0;	/* a <prefix>mallctl of any prefix: not stripped */
-	struct { char prefix[40]; uint64_t addr; } msgs[8];
-	size_t nmsg = 0;
 
 	(void)ud;
 	(void)low;
@@ -465,11 +463,6 @@ static int scan_module(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr
 		int is_ctl;
 		size_t k;
 
-		if (nm && s.st_shndx != SHN_UNDEF && GELF_ST_TYPE(s.st_info) == STT_OBJECT &&
-		    prefix_of(nm, "malloc_message", p, sizeof(p)) && nmsg < 8) {
-			snprintf(msgs[nmsg].prefix, sizeof(msgs[nmsg].prefix), "%s", p);
-			msgs[nmsg++].addr = addr;
-		}
 		if (!nm || !is_func(&s))
 			continue;
 		is_ctl = prefix_of(nm, "mallctl", p, sizeof(p));
@@ -517,9 +510,6 @@ static int scan_module(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr
 		conf_env(mod, c->prefix, c->conf_env, sizeof(c->conf_env));
 		c->fn_mallctl = cand[k].ctl;
 		c->fn_stats_print = cand[k].print;
-		for (size_t m = 0; m < nmsg; m++)
-			if (!strcmp(msgs[m].prefix, c->prefix))
-				c->var_malloc_message = msgs[m].addr;
 		c->is_static = strncmp(base_name(name), "libjemalloc", 11) != 0;
 		if (c->is_static) {
 			if (static_code_ranges(mod, c))
@@ -767,6 +757,11 @@ int jma_syms_cached(const struct jma_syms *sy)
 	return sy->cached;
 }
 
+void jma_syms_prepare(struct jma_syms *sy)
+{
+	syms_dwfl(sy);
+}
+
 int jma_syms_refresh_maps(struct jma_syms *sy)
 {
 	struct att_map *m;
@@ -940,11 +935,12 @@ void jma_syms_describe(struct jma_syms *sy, uint64_t pc, char *buf, size_t len)
 Elf *jma_syms_jemalloc_elf(struct jma_syms *sy, uint64_t *bias)
 {
 	const struct jma_copy *c = jma_syms_jemalloc(sy);
-	Dwfl_Module *mod = c && syms_dwfl(sy) ? dwfl_addrmodule(sy->dwfl, c->fn_mallctl) : NULL;
+	Dwfl_Module *mod;
 	Dwarf_Addr b = 0;
 	Elf *e;
 
 	cur = sy;
+	mod = c && syms_dwfl(sy) ? dwfl_addrmodule(sy->dwfl, c->fn_mallctl) : NULL;
 	e = mod ? dwfl_module_getelf(mod, &b) : NULL;
 	cur = NULL;
 	*bias = b;

@@ -19,7 +19,6 @@ struct jma_copy {
 	int is_static;		/* inside a larger object (executable or other library) */
 	char conf_env[48];	/* environment variable it reads options from */
 	uint64_t fn_mallctl, fn_stats_print;
-	uint64_t var_malloc_message;	/* <prefix>malloc_message, 0 if not found */
 	struct jma_range *code;	/* jemalloc's own code, sorted */
 	size_t ncode;
 };
@@ -42,6 +41,9 @@ void jma_syms_close(struct jma_syms *sy);
 
 /* Was jemalloc found in the cache? */
 int jma_syms_cached(const struct jma_syms *sy);
+/* Load now what naming code needs (after a cached open it is loaded on first
+ * need), so that it is not loaded while threads are stopped. */
+void jma_syms_prepare(struct jma_syms *sy);
 
 /* The snapshot of /proc/PID/maps taken by jma_syms_open (one read per
  * session: a mapping made since is not in it). */

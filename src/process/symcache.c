@@ -12,27 +12,34 @@
 #include "process/symcache.h"
 
 /* Bump when what an entry means changes: older entries are then misses. */
-#define FORMAT		"jemattach symcache 1 " JMA_VERSION
+#define FORMAT		"jemattach symcache 2 " JMA_VERSION
 #define MAX_FILES	512		/* code files in a key; more: not cached */
 #define MAX_ENTRY	(1 << 20)
 #define MAX_RANGES	65536
 #define HEAD		4096		/* a file's first page: headers and build-id note */
 
-/* The distinct code files of @maps, as indexes of their first executable
- * mapping, in map order: at most MAX_FILES (-1 when more). */
+/* The code files of @maps, as indexes of their first executable mapping,
+ * in map order.  -1 when there are more than MAX_FILES, or when a file's
+ * code is mapped in two modules (loaded twice, as dlmopen does): a search
+ * reports those as two copies, and one key line cannot say so. */
 static int code_files(const struct att_map *maps, size_t n, size_t *code)
 {
 	int nc = 0;
 
 	for (size_t i = 0; i < n; i++) {
+		size_t first, last;
 		int j;
 
 		if (!maps[i].path || maps[i].path[0] != '/' || maps[i].perms[2] != 'x')
 			continue;
 		for (j = 0; j < nc && strcmp(maps[code[j]].path, maps[i].path); j++)
 			;
-		if (j < nc)
+		if (j < nc) {
+			att_maps_run(maps, n, code[j], &first, &last);
+			if (i > last)
+				return -1;
 			continue;
+		}
 		if (nc == MAX_FILES)
 			return -1;
 		code[nc++] = i;
@@ -50,6 +57,16 @@ static uint64_t module_base(const struct att_map *maps, size_t n, size_t i, uint
 	att_maps_run(maps, n, i, &first, &last);
 	*end = maps[last].end;
 	return maps[first].offset == 0 ? maps[first].start : 0;
+}
+
+/* Is @addr in an executable mapping of the module holding mapping @i? */
+static int in_module_code(const struct att_map *maps, size_t n, size_t i, uint64_t addr)
+{
+	const struct att_map *m = att_maps_find(maps, n, addr);
+	size_t first, last;
+
+	att_maps_run(maps, n, i, &first, &last);
+	return m && m >= &maps[first] && m <= &maps[last] && m->perms[2] == 'x';
 }
 
 struct head_reader {
@@ -102,7 +119,10 @@ char *jma_symcache_key(pid_t pid, const struct att_map *maps, size_t n, const ch
 			goto out;
 		for (ssize_t k = 0; k < len; k++)
 			fprintf(f, "%02x", id[k]);
-		fprintf(f, " %s\n", maps[code[j]].path);
+		/* The kernel's name for the file too: a build-id is only what the
+		 * target's memory says, and the target is not trusted. */
+		fprintf(f, " %llx:%llx %s\n", (unsigned long long)maps[code[j]].dev,
+			(unsigned long long)maps[code[j]].inode, maps[code[j]].path);
 	}
 	ok = 1;
 out:
@@ -137,24 +157,45 @@ static int ours(int fd, mode_t type)
 	       !(st.st_mode & (S_IWGRP | S_IWOTH));
 }
 
-/* @dir, opened when it is ours alone (made, with its parent, when @make). */
+/* Make directory @path (mode 0700) in a parent that is ours, making that
+ * parent the same way when it is missing and @depth allows (~/.cache on a
+ * new account).  Run as root with another user's $HOME, nothing is made in
+ * that home. */
+static int make_dir(const char *path, int depth)
+{
+	char *parent = strdup(path), *slash = parent ? strrchr(parent, '/') : NULL;
+	struct stat st;
+	int pfd, err = 0;
+
+	if (!slash || slash == parent) {
+		err = parent ? -EINVAL : -ENOMEM;
+		free(parent);
+		return err;
+	}
+	*slash = '\0';
+	pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (pfd < 0 && errno == ENOENT && depth > 0 && !(err = make_dir(parent, depth - 1)))
+		pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (pfd < 0)
+		err = err ? err : -errno;
+	else if (fstat(pfd, &st) || st.st_uid != geteuid())
+		err = -EPERM;
+	else if (mkdirat(pfd, slash + 1, 0700) && errno != EEXIST)
+		err = -errno;
+	if (pfd >= 0)
+		close(pfd);
+	free(parent);
+	return err;
+}
+
+/* @dir, opened when it is ours alone (made when @make, see make_dir). */
 static int open_dir(const char *dir, int make)
 {
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), err;
 
 	if (fd < 0 && errno == ENOENT && make) {
-		char *parent = strdup(dir), *slash = parent ? strrchr(parent, '/') : NULL;
-
-		if (slash && slash != parent) {
-			*slash = '\0';
-			if (mkdir(parent, 0700) && errno != EEXIST) {
-				free(parent);
-				return -errno;
-			}
-		}
-		free(parent);
-		if (mkdir(dir, 0700) && errno != EEXIST)
-			return -errno;
+		if ((err = make_dir(dir, 1)))
+			return err;
 		fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	}
 	if (fd < 0)
@@ -175,7 +216,7 @@ static ssize_t read_entry(const char *dir, const char *name, char **out)
 
 	if (dfd < 0)
 		return dfd;
-	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	close(dfd);
 	if (fd < 0)
 		return -errno;
@@ -228,27 +269,24 @@ static int word(const char *s, size_t max)
 	return !s[n] && n < max;
 }
 
-/* Parse the entry's body at @at into @c, relocated by @base; its code
- * within [@base, @end) (malloc_message may be in the .bss after).  -1 when
- * anything is off. */
+/* Parse the entry's body at @at into @c, relocated by @base, within
+ * [@base, @end).  -1 when anything is off. */
 static int parse_copy(char *at, uint64_t base, uint64_t end, struct jma_copy *c)
 {
 	char *prefix = field(&at, "prefix"), *conf = prefix ? field(&at, "conf") : NULL;
 	char *st = conf ? field(&at, "static") : NULL, *v;
-	uint64_t ctl, print, msg = 0, lo, hi;
+	uint64_t ctl, print, lo, hi;
 	size_t cap = 0;
 
 	if (!st || !word(prefix, 40) || !word(conf, sizeof(c->conf_env)) ||
 	    (strcmp(st, "0") && strcmp(st, "1")) || !(v = field(&at, "mallctl")) || hex(v, &ctl) ||
-	    !(v = field(&at, "print")) || hex(v, &print) || !(v = field(&at, "message")) ||
-	    (strcmp(v, "none") && hex(v, &msg)) || ctl >= end - base || print >= end - base ||
-	    !(c->prefix = strdup(prefix)))
+	    !(v = field(&at, "print")) || hex(v, &print) || ctl >= end - base ||
+	    print >= end - base || !(c->prefix = strdup(prefix)))
 		return -1;
 	snprintf(c->conf_env, sizeof(c->conf_env), "%s", conf);
 	c->is_static = st[0] == '1';
 	c->fn_mallctl = base + ctl;
 	c->fn_stats_print = print ? base + print : 0;
-	c->var_malloc_message = msg ? base + msg : 0;
 	while ((v = field(&at, "range"))) {
 		char *dash = strchr(v, '-');
 		struct jma_range *t;
@@ -285,13 +323,14 @@ int jma_symcache_load(const char *dir, const char *key, const struct att_map *ma
 	len = read_entry(dir, name, &buf);
 	if (len < 0)
 		return -ENOENT;
-	at = buf + klen;
-	if ((size_t)len <= klen || memcmp(buf, key, klen) || strncmp(at, "--\n", 3))
+	if ((size_t)len <= klen || memcmp(buf, key, klen) || strncmp(buf + klen, "--\n", 3))
 		goto miss;
-	at += 3;
+	at = buf + klen + 3;
 	if (!(v = field(&at, "file")) || hex(v, &idx) || idx >= (uint64_t)(nc > 0 ? nc : 0) ||
 	    !(base = module_base(maps, n, code[idx], &end)) ||
-	    !(c->path = strdup(maps[code[idx]].path)) || parse_copy(at, base, end, c))
+	    !(c->path = strdup(maps[code[idx]].path)) || parse_copy(at, base, end, c) ||
+	    !in_module_code(maps, n, code[idx], c->fn_mallctl) ||
+	    (c->fn_stats_print && !in_module_code(maps, n, code[idx], c->fn_stats_print)))
 		goto miss;
 	free(buf);
 	return 0;
@@ -323,10 +362,6 @@ int jma_symcache_save(const char *dir, const char *key, const struct att_map *ma
 		(unsigned)idx, c->prefix, c->conf_env, !!c->is_static,
 		(unsigned long long)(c->fn_mallctl - base),
 		(unsigned long long)(c->fn_stats_print ? c->fn_stats_print - base : 0));
-	if (c->var_malloc_message)
-		fprintf(f, "message=%llx\n", (unsigned long long)(c->var_malloc_message - base));
-	else
-		fprintf(f, "message=none\n");
 	for (size_t i = 0; i < c->ncode; i++)
 		fprintf(f, "range=%llx-%llx\n", (unsigned long long)(c->code[i].lo - base),
 			(unsigned long long)(c->code[i].hi - base));

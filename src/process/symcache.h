@@ -4,13 +4,15 @@
  * Redis (18 files) about 1.2 ms of a 5.5 ms `get`, and tearing libdwfl
  * down again 0.25 ms more.  The result depends only on those files, so it is
  * kept in a directory the caller names, under a key made of every code file's
- * path and GNU build-id, read from the target's own memory (the bytes it
- * runs, not the disk): a file rebuilt, replaced or loaded anew changes the
- * key.  A code file without a build-id means no caching.
+ * path, device and inode (the kernel's, from the maps) and GNU build-id, read
+ * from the target's own memory (the bytes it runs, not the disk): a file
+ * rebuilt, replaced or loaded anew changes the key, and a build-id a target
+ * forges in its memory cannot stand for another file.  A code file without a
+ * build-id, or loaded twice (dlmopen), means no caching.
  *
  * An entry names addresses we will make the target call: the directory and
  * the entries must belong to our user and be writable by nobody else, or
- * they are not read.
+ * they are not read; one is made only inside a directory of ours.
  */
 #ifndef JMA_PROCESS_SYMCACHE_H
 #define JMA_PROCESS_SYMCACHE_H

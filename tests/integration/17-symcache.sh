@@ -66,6 +66,25 @@ t_a_program_rebuilt_in_place_is_searched_again() {
 	expect_match "$ERR" 'prefix "je_"'
 }
 
+# The same build-id in another file (copied, then moved over it): the key
+# holds the kernel's device and inode too, so a build-id a target claims
+# never stands for another file.
+t_the_same_build_in_another_file_is_searched_again() {
+	local pid
+	rm -rf "$CACHE"
+	cp "$FIXTURES/jemfix-static" "$TMPD/prog"
+	start_fixture pid "$TMPD/prog"
+	get_checked "$pid"
+	stop "$pid"
+	cp "$TMPD/prog" "$TMPD/prog.new"
+	mv "$TMPD/prog.new" "$TMPD/prog"
+	start_fixture pid "$TMPD/prog"
+	get_checked "$pid"
+	expect_searched
+	get_checked "$pid"
+	expect_cached
+}
+
 t_a_library_loaded_later_changes_the_key() {
 	local pid
 	rm -rf "$CACHE"
@@ -176,6 +195,25 @@ t_no_cache_option_writes_nothing() {
 	expect_rc 0
 	expect_eq "$OUT" "$(fix "$pid" "get z stats.allocated")"
 	[[ ! -e $CACHE ]] || fail "made $CACHE without a cache directory"
+}
+
+# As root with another user's $HOME (sudo -E), nothing is made in that home;
+# in a home of our own, ~/.cache is made as needed.
+t_no_cache_made_in_another_users_home() {
+	local pid
+	rm -rf "$CACHE"
+	start_fixture pid "$FIXTURES/jemfix"
+	mkdir "$TMPD/theirs" "$TMPD/ours"
+	chown nobody "$TMPD/theirs"
+	RC=0
+	OUT=$(env -u XDG_CACHE_HOME HOME="$TMPD/theirs" "$JEMATTACH" "$pid" get stats.allocated 2>"$TMPD/err") || RC=$?
+	expect_rc 0
+	expect_eq "$OUT" "$(fix "$pid" "get z stats.allocated")"
+	[[ ! -e $TMPD/theirs/.cache ]] || fail "made $TMPD/theirs/.cache"
+	RC=0
+	OUT=$(env -u XDG_CACHE_HOME HOME="$TMPD/ours" "$JEMATTACH" "$pid" get stats.allocated 2>"$TMPD/err") || RC=$?
+	expect_rc 0
+	expect_eq "$(stat -c %a "$TMPD/ours/.cache") $(stat -c %a "$TMPD/ours/.cache/jemattach")" "700 700"
 }
 
 t_cache_in_a_directory_that_cannot_be_made() {
