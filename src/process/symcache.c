@@ -48,25 +48,28 @@ static int code_files(const struct att_map *maps, size_t n, size_t *code)
 }
 
 /* The module holding code mapping @i (att_maps_run: not another mapping of
- * its file by the program itself): where its ELF header is mapped (the run's
- * mapping of file offset 0), 0 when it is not, and in *@end where it ends. */
-static uint64_t module_base(const struct att_map *maps, size_t n, size_t i, uint64_t *end)
+ * its file by the program itself). */
+struct module {
+	const struct att_map *first, *last;
+	uint64_t base;		/* where its ELF header is mapped (file offset 0); 0: not */
+};
+
+static struct module module_of(const struct att_map *maps, size_t n, size_t i)
 {
 	size_t first, last;
 
 	att_maps_run(maps, n, i, &first, &last);
-	*end = maps[last].end;
-	return maps[first].offset == 0 ? maps[first].start : 0;
+	return (struct module){ &maps[first], &maps[last],
+				maps[first].offset == 0 ? maps[first].start : 0 };
 }
 
-/* Is @addr in an executable mapping of the module holding mapping @i? */
-static int in_module_code(const struct att_map *maps, size_t n, size_t i, uint64_t addr)
+/* Is @addr in an executable mapping of module @m? */
+static int in_module_code(const struct att_map *maps, size_t n, const struct module *m,
+			  uint64_t addr)
 {
-	const struct att_map *m = att_maps_find(maps, n, addr);
-	size_t first, last;
+	const struct att_map *at = att_maps_find(maps, n, addr);
 
-	att_maps_run(maps, n, i, &first, &last);
-	return m && m >= &maps[first] && m <= &maps[last] && m->perms[2] == 'x';
+	return at && at >= m->first && at <= m->last && at->perms[2] == 'x';
 }
 
 struct head_reader {
@@ -99,7 +102,7 @@ char *jma_symcache_key(pid_t pid, const struct att_map *maps, size_t n, const ch
 	    !(heads = malloc((size_t)nc * HEAD)))
 		goto out;
 	for (int j = 0; j < nc; j++) {
-		uint64_t end, b = module_base(maps, n, code[j], &end);
+		uint64_t b = module_of(maps, n, code[j]).base;
 
 		if (!b)
 			goto out;
@@ -315,7 +318,8 @@ int jma_symcache_load(const char *dir, const char *key, const struct att_map *ma
 	size_t code[MAX_FILES], klen = strlen(key);
 	int nc = code_files(maps, n, code);
 	char name[32], *buf = NULL, *at, *v;
-	uint64_t idx, base, end;
+	struct module m;
+	uint64_t idx;
 	ssize_t len;
 
 	memset(c, 0, sizeof(*c));
@@ -326,11 +330,12 @@ int jma_symcache_load(const char *dir, const char *key, const struct att_map *ma
 	if ((size_t)len <= klen || memcmp(buf, key, klen) || strncmp(buf + klen, "--\n", 3))
 		goto miss;
 	at = buf + klen + 3;
-	if (!(v = field(&at, "file")) || hex(v, &idx) || idx >= (uint64_t)(nc > 0 ? nc : 0) ||
-	    !(base = module_base(maps, n, code[idx], &end)) ||
-	    !(c->path = strdup(maps[code[idx]].path)) || parse_copy(at, base, end, c) ||
-	    !in_module_code(maps, n, code[idx], c->fn_mallctl) ||
-	    (c->fn_stats_print && !in_module_code(maps, n, code[idx], c->fn_stats_print)))
+	if (!(v = field(&at, "file")) || hex(v, &idx) || idx >= (uint64_t)(nc > 0 ? nc : 0))
+		goto miss;
+	m = module_of(maps, n, code[idx]);
+	if (!m.base || !(c->path = strdup(maps[code[idx]].path)) ||
+	    parse_copy(at, m.base, m.last->end, c) || !in_module_code(maps, n, &m, c->fn_mallctl) ||
+	    (c->fn_stats_print && !in_module_code(maps, n, &m, c->fn_stats_print)))
 		goto miss;
 	free(buf);
 	return 0;
@@ -348,13 +353,13 @@ int jma_symcache_save(const char *dir, const char *key, const struct att_map *ma
 {
 	size_t code[MAX_FILES], blen = 0;
 	int nc = code_files(maps, n, code), idx, dfd, fd, err = 0;
-	uint64_t end, base;
+	uint64_t base;
 	char name[32], tmp[64], *body = NULL;
 	FILE *f;
 
 	for (idx = 0; idx < nc && strcmp(maps[code[idx]].path, c->path); idx++)
 		;
-	if (idx == nc || !(base = module_base(maps, n, code[idx], &end)) || !c->ncode)
+	if (idx == nc || !(base = module_of(maps, n, code[idx]).base) || !c->ncode)
 		return -EINVAL;
 	if (!(f = open_memstream(&body, &blen)))
 		return -ENOMEM;

@@ -21,6 +21,14 @@ expect_searched() {
 
 stop() { kill -KILL "$1"; wait "$1" 2>/dev/null || true; }
 
+# get_in_env PID ENV-ARG...: a get run under `env ENV-ARG...`; RC, OUT, ERR as jm.
+get_in_env() {
+	local pid=$1; shift
+	RC=0
+	OUT=$(env "$@" "$JEMATTACH" "$pid" get stats.allocated 2>"$TMPD/err") || RC=$?
+	ERR=$(cat "$TMPD/err")
+}
+
 t_second_run_comes_from_the_cache_and_agrees() {
 	local pid bin info
 	for bin in jemfix jemfix-static-je jemfix-in-so; do
@@ -190,8 +198,7 @@ t_no_cache_option_writes_nothing() {
 	expect_rc 0
 	[[ ! -e $CACHE ]] || fail "--no-cache made $CACHE"
 	# Nowhere to keep it (no $HOME, no $XDG_CACHE_HOME): still works.
-	RC=0
-	OUT=$(env -u HOME -u XDG_CACHE_HOME "$JEMATTACH" "$pid" get stats.allocated 2>"$TMPD/err") || RC=$?
+	get_in_env "$pid" -u HOME -u XDG_CACHE_HOME
 	expect_rc 0
 	expect_eq "$OUT" "$(fix "$pid" "get z stats.allocated")"
 	[[ ! -e $CACHE ]] || fail "made $CACHE without a cache directory"
@@ -205,13 +212,11 @@ t_no_cache_made_in_another_users_home() {
 	start_fixture pid "$FIXTURES/jemfix"
 	mkdir "$TMPD/theirs" "$TMPD/ours"
 	chown nobody "$TMPD/theirs"
-	RC=0
-	OUT=$(env -u XDG_CACHE_HOME HOME="$TMPD/theirs" "$JEMATTACH" "$pid" get stats.allocated 2>"$TMPD/err") || RC=$?
+	get_in_env "$pid" -u XDG_CACHE_HOME HOME="$TMPD/theirs"
 	expect_rc 0
 	expect_eq "$OUT" "$(fix "$pid" "get z stats.allocated")"
 	[[ ! -e $TMPD/theirs/.cache ]] || fail "made $TMPD/theirs/.cache"
-	RC=0
-	OUT=$(env -u XDG_CACHE_HOME HOME="$TMPD/ours" "$JEMATTACH" "$pid" get stats.allocated 2>"$TMPD/err") || RC=$?
+	get_in_env "$pid" -u XDG_CACHE_HOME HOME="$TMPD/ours"
 	expect_rc 0
 	expect_eq "$(stat -c %a "$TMPD/ours/.cache") $(stat -c %a "$TMPD/ours/.cache/jemattach")" "700 700"
 }
@@ -221,10 +226,9 @@ t_cache_in_a_directory_that_cannot_be_made() {
 	rm -rf "$CACHE"
 	start_fixture pid "$FIXTURES/jemfix"
 	: >"$TMPD/file"
-	RC=0
-	OUT=$(XDG_CACHE_HOME=$TMPD/file/sub "$JEMATTACH" "$pid" get stats.allocated 2>"$TMPD/err") || RC=$?
+	get_in_env "$pid" XDG_CACHE_HOME="$TMPD/file/sub"
 	expect_rc 0
-	expect_eq "$(cat "$TMPD/err")" ""
+	expect_eq "$ERR" ""
 	expect_eq "$OUT" "$(fix "$pid" "get z stats.allocated")"
 }
 
