@@ -1,6 +1,7 @@
 /* check_symcache.c -- build-ids read where an image is mapped (our own, and
- * crafted ones), and the cache of where jemalloc was found: kept, read back
- * relocated, refused under another key or when others could have written it. */
+ * crafted ones), and the cache of where jemalloc and the condition waits were
+ * found: kept, read back relocated, refused under another key, outside the
+ * module's code, or when others could have written it. */
 #include <check.h>
 #include <elf.h>
 #include <elfutils/libdwelf.h>
@@ -157,6 +158,26 @@ static void free_copy(struct jma_copy *c)
 	free(c->code);
 }
 
+/* Rewrite entry file @path's first "wait=IDX:" line to "wait=IDX:@range". */
+static void rewrite_wait(const char *path, const char *range)
+{
+	char buf[65536], *w, *colon, *nl;
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	ck_assert_ptr_nonnull(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	ck_assert_ptr_nonnull(w = strstr(buf, "\nwait="));
+	ck_assert_ptr_nonnull(colon = strchr(w, ':'));
+	ck_assert_ptr_nonnull(nl = strchr(colon, '\n'));
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "%.*s%s%s", (int)(colon + 1 - buf), buf, range, nl);
+	fclose(f);
+}
+
 START_TEST(test_symcache_keeps_and_refuses)
 {
 	char path[4096], dir[] = "/tmp/check_symcache.XXXXXX", sub[4200], entry[4300];
@@ -164,6 +185,8 @@ START_TEST(test_symcache_keeps_and_refuses)
 	struct att_map *m;
 	size_t n;
 	struct jma_copy c, got;
+	struct jma_range *gw, waits[2];
+	size_t ngw;
 	char *key, *other;
 
 	ck_assert_ptr_nonnull(mkdtemp(dir));
@@ -176,10 +199,18 @@ START_TEST(test_symcache_keeps_and_refuses)
 	ck_assert_str_ne(key, other);
 	ck_assert_uint_gt(at, base);
 	fake_copy(&c, path, at);
+	waits[0] = (struct jma_range){ at + 0x700, at + 0x740 };
+	waits[1] = (struct jma_range){ at + 0x600, at + 0x680 };
 
-	ck_assert_int_eq(jma_symcache_load(sub, key, m, n, &got), -ENOENT);
-	ck_assert_int_eq(jma_symcache_save(sub, key, m, n, &c), 0);
-	ck_assert_int_eq(jma_symcache_load(sub, key, m, n, &got), 0);
+	ck_assert_int_eq(jma_symcache_load(sub, key, m, n, &got, &gw, &ngw), -ENOENT);
+	ck_assert_int_eq(jma_symcache_save(sub, key, m, n, &c, waits, 2), 0);
+	ck_assert_int_eq(jma_symcache_load(sub, key, m, n, &got, &gw, &ngw), 0);
+	/* The condition waits come back sorted, relocated. */
+	ck_assert_uint_eq(ngw, 2);
+	ck_assert_uint_eq(gw[0].lo, at + 0x600);
+	ck_assert_uint_eq(gw[0].hi, at + 0x680);
+	ck_assert_uint_eq(gw[1].lo, at + 0x700);
+	free(gw);
 	ck_assert_str_eq(got.path, path);
 	ck_assert_str_eq(got.prefix, "je_");
 	ck_assert_str_eq(got.conf_env, "JE_MALLOC_CONF");
@@ -191,10 +222,10 @@ START_TEST(test_symcache_keeps_and_refuses)
 	ck_assert_uint_eq(got.code[1].hi, at + 0x500);
 	free_copy(&got);
 	/* Another key (another prefix restriction): not this entry. */
-	ck_assert_int_eq(jma_symcache_load(sub, other, m, n, &got), -ENOENT);
+	ck_assert_int_eq(jma_symcache_load(sub, other, m, n, &got, &gw, &ngw), -ENOENT);
 
 	/* Only ours alone: the entry, then the directory, writable by others. */
-	ck_assert_int_eq(jma_symcache_save(sub, key, m, n, &c), 0);
+	ck_assert_int_eq(jma_symcache_save(sub, key, m, n, &c, waits, 2), 0);
 	{
 		char name[64];
 		FILE *p;
@@ -207,14 +238,26 @@ START_TEST(test_symcache_keeps_and_refuses)
 		snprintf(entry, sizeof(entry), "%s/%s", sub, name);
 	}
 	ck_assert_int_eq(chmod(entry, 0620), 0);
-	ck_assert_int_eq(jma_symcache_load(sub, key, m, n, &got), -ENOENT);
+	ck_assert_int_eq(jma_symcache_load(sub, key, m, n, &got, &gw, &ngw), -ENOENT);
 	ck_assert_int_eq(chmod(entry, 0600), 0);
-	ck_assert_int_eq(jma_symcache_load(sub, key, m, n, &got), 0);
+	ck_assert_int_eq(jma_symcache_load(sub, key, m, n, &got, &gw, &ngw), 0);
 	free_copy(&got);
+	free(gw);
 	ck_assert_int_eq(chmod(sub, 0770), 0);
-	ck_assert_int_eq(jma_symcache_load(sub, key, m, n, &got), -ENOENT);
-	ck_assert_int_eq(jma_symcache_save(sub, key, m, n, &c), -EPERM);
+	ck_assert_int_eq(jma_symcache_load(sub, key, m, n, &got, &gw, &ngw), -ENOENT);
+	ck_assert_int_eq(jma_symcache_save(sub, key, m, n, &c, waits, 2), -EPERM);
 	ck_assert_int_eq(chmod(sub, 0700), 0);
+
+	/* A condition wait outside its module's code (its headers, past its
+	 * end): the entry is not used; one that no module's code holds is not
+	 * kept. */
+	rewrite_wait(entry, "10-20");
+	ck_assert_int_eq(jma_symcache_load(sub, key, m, n, &got, &gw, &ngw), -ENOENT);
+	ck_assert_int_eq(jma_symcache_save(sub, key, m, n, &c, waits, 2), 0);
+	rewrite_wait(entry, "600-ffffffffffff");
+	ck_assert_int_eq(jma_symcache_load(sub, key, m, n, &got, &gw, &ngw), -ENOENT);
+	waits[0] = (struct jma_range){ base + 0x10, base + 0x20 };
+	ck_assert_int_eq(jma_symcache_save(sub, key, m, n, &c, waits, 2), -EINVAL);
 
 	/* Ranges out of order (a search over them would miss): not used. */
 	{
@@ -222,21 +265,21 @@ START_TEST(test_symcache_keeps_and_refuses)
 
 		c.code[0] = c.code[1];
 		c.code[1] = r;
-		ck_assert_int_eq(jma_symcache_save(sub, key, m, n, &c), 0);
-		ck_assert_int_eq(jma_symcache_load(sub, key, m, n, &got), -ENOENT);
+		ck_assert_int_eq(jma_symcache_save(sub, key, m, n, &c, NULL, 0), 0);
+		ck_assert_int_eq(jma_symcache_load(sub, key, m, n, &got, &gw, &ngw), -ENOENT);
 		c.code[1] = c.code[0];
 		c.code[0] = r;
 	}
 
 	/* mallctl outside the module's code (in its headers): not used. */
 	c.fn_mallctl = base + 0x10;
-	ck_assert_int_eq(jma_symcache_save(sub, key, m, n, &c), 0);
-	ck_assert_int_eq(jma_symcache_load(sub, key, m, n, &got), -ENOENT);
+	ck_assert_int_eq(jma_symcache_save(sub, key, m, n, &c, NULL, 0), 0);
+	ck_assert_int_eq(jma_symcache_load(sub, key, m, n, &got, &gw, &ngw), -ENOENT);
 	c.fn_mallctl = at + 0x234;
 
 	/* A copy in a file the key does not name is not kept. */
 	c.path = (char *)"/nonexistent";
-	ck_assert_int_eq(jma_symcache_save(sub, key, m, n, &c), -EINVAL);
+	ck_assert_int_eq(jma_symcache_save(sub, key, m, n, &c, NULL, 0), -EINVAL);
 
 	snprintf(entry, sizeof(entry), "rm -rf %s", dir);
 	ck_assert_int_eq(system(entry), 0);

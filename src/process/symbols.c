@@ -49,6 +49,9 @@ struct jma_syms {
 	Dwfl *dwfl;		/* made on first need (syms_dwfl) */
 	char *code_maps;	/* the maps lines libdwfl reports modules from */
 	int cached;		/* jemalloc found by the cache, libdwfl not loaded for it */
+	struct jma_range *waits;	/* pthread_cond_*wait code, sorted (find_cond_waits) */
+	size_t nwaits;
+	int waits_known;
 	struct att_map *maps;
 	size_t nmaps;
 	struct jma_copy *copies;
@@ -203,44 +206,6 @@ struct scan {
 	int err;
 };
 
-static int add_range(struct jma_copy *c, size_t *cap, uint64_t lo, uint64_t hi)
-{
-	if (c->ncode == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 256;
-		struct jma_range *t = realloc(c->code, ncap * sizeof(*t));
-		if (!t)
-			return -ENOMEM;
-		c->code = t;
-		*cap = ncap;
-	}
-	c->code[c->ncode].lo = lo;
-	c->code[c->ncode].hi = hi > lo ? hi : lo + 1;
-	c->ncode++;
-	return 0;
-}
-
-static int cmp_range(const void *a, const void *b)
-{
-	const struct jma_range *x = a, *y = b;
-	return (x->lo > y->lo) - (x->lo < y->lo);
-}
-
-static void merge_ranges(struct jma_copy *c)
-{
-	size_t w = 0;
-
-	qsort(c->code, c->ncode, sizeof(*c->code), cmp_range);
-	for (size_t i = 0; i < c->ncode; i++) {
-		if (w && c->code[i].lo <= c->code[w - 1].hi + 64) {
-			if (c->code[i].hi > c->code[w - 1].hi)
-				c->code[w - 1].hi = c->code[i].hi;
-		} else {
-			c->code[w++] = c->code[i];
-		}
-	}
-	c->ncode = w;
-}
-
 static int is_func(const GElf_Sym *s)
 {
 	int t = GELF_ST_TYPE(s->st_info);
@@ -277,10 +242,10 @@ static int static_code_ranges(Dwfl_Module *mod, struct jma_copy *c)
 			(!strncmp(nm + plen, "je_", 3) ||
 			 in_list(nm + plen, public_names, sizeof(public_names) / sizeof(*public_names)))) ||
 		       (!plen && in_list(nm, public_names, sizeof(public_names) / sizeof(*public_names)));
-		if (take && add_range(c, &cap, addr, addr + s.st_size))
+		if (take && jma_ranges_add(&c->code, &c->ncode, &cap, addr, addr + s.st_size))
 			return -ENOMEM;
 	}
-	merge_ranges(c);
+	jma_ranges_merge(c->code, &c->ncode, 64);
 	return 0;
 }
 
@@ -518,7 +483,7 @@ static int scan_module(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr
 			Dwarf_Addr lo, hi;
 			size_t cap = 0;
 			dwfl_module_info(mod, NULL, &lo, &hi, NULL, NULL, NULL, NULL);
-			if (add_range(c, &cap, lo, hi))
+			if (jma_ranges_add(&c->code, &c->ncode, &cap, lo, hi))
 				goto oom;
 		}
 	}
@@ -557,6 +522,7 @@ void jma_syms_close(struct jma_syms *sy)
 		free(sy->copies[i].code);
 	}
 	free(sy->copies);
+	free(sy->waits);
 	att_maps_free(sy->maps, sy->nmaps);
 	free(sy->code_maps);
 	free(sy);
@@ -674,16 +640,83 @@ static Dwfl *syms_dwfl(struct jma_syms *sy)
 	return sy->dwfl;
 }
 
+struct waits {
+	struct jma_range *v;
+	size_t n, cap;
+	uint64_t bias;
+	int err;
+};
+
+/* Note @sym when it is a pthread_cond_*wait function. */
+static int add_cond_wait(Elf *elf, size_t strtab, const GElf_Sym *sym, void *arg)
+{
+	struct waits *w = arg;
+	const char *nm;
+
+	if (!sym->st_size || !is_func(sym))
+		return 0;
+	nm = elf_strptr(elf, strtab, sym->st_name);
+	if (!nm || (strncmp(nm, "pthread_cond_", 13) && strncmp(nm, "__pthread_cond_", 15)) ||
+	    !strstr(nm, "wait"))
+		return 0;
+	w->err = jma_ranges_add(&w->v, &w->n, &w->cap, w->bias + sym->st_value,
+			   w->bias + sym->st_value + sym->st_size);
+	return w->err;
+}
+
+static int module_cond_waits(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr low,
+			     void *arg)
+{
+	struct waits *w = arg;
+	Dwarf_Addr bias;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+
+	(void)ud;
+	(void)name;
+	(void)low;
+	w->bias = bias;
+	if (elf && each_symbol(elf, SHT_DYNSYM, "pthread_cond_", 13, add_cond_wait, w))
+		return DWARF_CB_ABORT;
+	return DWARF_CB_OK;
+}
+
+/* Where the process's pthread_cond_*wait functions are, by the exported
+ * symbols of every module's own file (.dynsym), which span what those
+ * functions inline: no symbol table or debuginfo is loaded.  Found once,
+ * from libdwfl or the cache; none when neither can say. */
+static int find_cond_waits(struct jma_syms *sy)
+{
+	struct waits w = { 0 };
+
+	if (sy->waits_known)
+		return 0;
+	sy->waits_known = 1;
+	cur = sy;
+	if (syms_dwfl(sy))
+		dwfl_getmodules(sy->dwfl, module_cond_waits, &w, 0);
+	cur = NULL;
+	if (w.err) {
+		free(w.v);
+		return w.err;
+	}
+	jma_ranges_merge(w.v, &w.n, 0);
+	sy->waits = w.v;
+	sy->nwaits = w.n;
+	return 0;
+}
+
 /* From the cache when it has this process's code files (one copy, found
  * before). */
 static int from_cache(struct jma_syms *sy, const char *dir, const char *key)
 {
 	if (!(sy->copies = calloc(1, sizeof(*sy->copies))))
 		return -ENOMEM;
-	if (jma_symcache_load(dir, key, sy->maps, sy->nmaps, &sy->copies[0]))
+	if (jma_symcache_load(dir, key, sy->maps, sy->nmaps, &sy->copies[0], &sy->waits,
+			      &sy->nwaits))
 		return -ENOENT;
 	sy->ncopies = 1;
 	sy->cached = 1;
+	sy->waits_known = 1;
 	return 0;
 }
 
@@ -738,8 +771,9 @@ int jma_syms_open(pid_t pid, const char *prefix, const char *module, int allow_n
 	if (err)
 		goto fail;
 	/* A cache that cannot be written is only a slower next start. */
-	if (key && sy->ncopies == 1)
-		jma_symcache_save(cache_dir, key, sy->maps, sy->nmaps, &sy->copies[0]);
+	if (key && sy->ncopies == 1 && !find_cond_waits(sy))
+		jma_symcache_save(cache_dir, key, sy->maps, sy->nmaps, &sy->copies[0], sy->waits,
+				  sy->nwaits);
 done:
 	cur = NULL;
 	free(key);
@@ -790,48 +824,14 @@ const struct jma_copy *jma_syms_jemalloc(const struct jma_syms *sy)
 int jma_syms_in_jemalloc(const struct jma_syms *sy, uint64_t pc)
 {
 	const struct jma_copy *c = jma_syms_jemalloc(sy);
-	size_t lo = 0, hi = c ? c->ncode : 0;
 
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (pc < c->code[mid].lo)
-			hi = mid;
-		else if (pc >= c->code[mid].hi)
-			lo = mid + 1;
-		else
-			return 1;
-	}
-	return 0;
-}
-
-/* Does @sym, a pthread_cond_*wait function, span the file address *@arg? */
-static int covers_cond_wait(Elf *elf, size_t strtab, const GElf_Sym *sym, void *arg)
-{
-	uint64_t at = *(const uint64_t *)arg;
-	const char *nm;
-
-	if (at < sym->st_value || at >= sym->st_value + sym->st_size)
-		return 0;
-	nm = elf_strptr(elf, strtab, sym->st_name);
-	return nm && (!strncmp(nm, "pthread_cond_", 13) || !strncmp(nm, "__pthread_cond_", 15)) &&
-	       strstr(nm, "wait");
+	return c && jma_ranges_has(c->code, c->ncode, pc);
 }
 
 int jma_syms_in_cond_wait(struct jma_syms *sy, uint64_t pc)
 {
-	Dwfl_Module *mod;
-	Dwarf_Addr bias;
-	Elf *elf;
-	uint64_t at;
-
-	cur = sy;
-	mod = syms_dwfl(sy) ? dwfl_addrmodule(sy->dwfl, pc) : NULL;
-	elf = mod ? dwfl_module_getelf(mod, &bias) : NULL;
-	cur = NULL;
-	if (!elf)
-		return 0;
-	at = pc - bias;
-	return each_symbol(elf, SHT_DYNSYM, "pthread_cond_", 13, covers_cond_wait, &at);
+	find_cond_waits(sy);
+	return jma_ranges_has(sy->waits, sy->nwaits, pc);
 }
 
 /* A function without a symbol, named by where its frame description says

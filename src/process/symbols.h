@@ -7,10 +7,7 @@
 #include <sys/types.h>
 
 #include "attach/procfs.h"
-
-struct jma_range {
-	uint64_t lo, hi;
-};
+#include "process/ranges.h"
 
 /* One copy of jemalloc found in the process. */
 struct jma_copy {
@@ -58,8 +55,9 @@ const struct jma_copy *jma_syms_jemalloc(const struct jma_syms *sy);
 int jma_syms_in_jemalloc(const struct jma_syms *sy, uint64_t pc);
 
 /* Is @pc inside a pthread_cond_*wait function?  By the exported symbols of
- * its module's own file (.dynsym), which span what those functions inline:
- * no symbol table or debuginfo is loaded. */
+ * the modules' own files (.dynsym), which span what those functions inline:
+ * no symbol table or debuginfo is loaded.  Found once per session, and kept
+ * in the cache with jemalloc: a cached command does not load libdwfl for it. */
 int jma_syms_in_cond_wait(struct jma_syms *sy, uint64_t pc);
 
 /* "symbol+0xoff (module)" or "0xaddr (module)" or "0xaddr". */

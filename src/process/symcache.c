@@ -12,7 +12,7 @@
 #include "process/symcache.h"
 
 /* Bump when what an entry means changes: older entries are then misses. */
-#define FORMAT		"jemattach symcache 2 " JMA_VERSION
+#define FORMAT		"jemattach symcache 3 " JMA_VERSION
 #define MAX_FILES	512		/* code files in a key; more: not cached */
 #define MAX_ENTRY	(1 << 20)
 #define MAX_RANGES	65536
@@ -272,25 +272,25 @@ static int word(const char *s, size_t max)
 	return !s[n] && n < max;
 }
 
-/* Parse the entry's body at @at into @c, relocated by @base, within
- * [@base, @end).  -1 when anything is off. */
-static int parse_copy(char *at, uint64_t base, uint64_t end, struct jma_copy *c)
+/* Parse the copy at *@at into @c, relocated by @base, within [@base, @end),
+ * moving *@at past it.  -1 when anything is off. */
+static int parse_copy(char **at, uint64_t base, uint64_t end, struct jma_copy *c)
 {
-	char *prefix = field(&at, "prefix"), *conf = prefix ? field(&at, "conf") : NULL;
-	char *st = conf ? field(&at, "static") : NULL, *v;
+	char *prefix = field(at, "prefix"), *conf = prefix ? field(at, "conf") : NULL;
+	char *st = conf ? field(at, "static") : NULL, *v;
 	uint64_t ctl, print, lo, hi;
 	size_t cap = 0;
 
 	if (!st || !word(prefix, 40) || !word(conf, sizeof(c->conf_env)) ||
-	    (strcmp(st, "0") && strcmp(st, "1")) || !(v = field(&at, "mallctl")) || hex(v, &ctl) ||
-	    !(v = field(&at, "print")) || hex(v, &print) || ctl >= end - base ||
+	    (strcmp(st, "0") && strcmp(st, "1")) || !(v = field(at, "mallctl")) || hex(v, &ctl) ||
+	    !(v = field(at, "print")) || hex(v, &print) || ctl >= end - base ||
 	    print >= end - base || !(c->prefix = strdup(prefix)))
 		return -1;
 	snprintf(c->conf_env, sizeof(c->conf_env), "%s", conf);
 	c->is_static = st[0] == '1';
 	c->fn_mallctl = base + ctl;
 	c->fn_stats_print = print ? base + print : 0;
-	while ((v = field(&at, "range"))) {
+	while ((v = field(at, "range"))) {
 		char *dash = strchr(v, '-');
 		struct jma_range *t;
 
@@ -309,11 +309,49 @@ static int parse_copy(char *at, uint64_t base, uint64_t end, struct jma_copy *c)
 		}
 		c->code[c->ncode++] = (struct jma_range){ base + lo, base + hi };
 	}
-	return c->ncode && !strcmp(at, "end\n") ? 0 : -1;
+	return c->ncode ? 0 : -1;
+}
+
+/* The condition-wait functions at *@at ("wait=FILE:LO-HI", by file index
+ * and offset from its module), each inside the code of its module.  Sorted
+ * here: the modules need not be mapped in the same order as when kept. */
+static int parse_waits(char **at, const struct att_map *maps, size_t n, const size_t *code,
+		       int nc, struct jma_range **out, size_t *nout)
+{
+	struct jma_range *v = NULL, *t;
+	size_t nv = 0;
+	char *w;
+
+	while ((w = field(at, "wait"))) {
+		char *colon = strchr(w, ':'), *dash = colon ? strchr(colon, '-') : NULL;
+		uint64_t idx, lo, hi;
+		struct module m;
+
+		if (!dash || nv == MAX_RANGES)
+			goto bad;
+		*colon = *dash = '\0';
+		if (hex(w, &idx) || idx >= (uint64_t)nc || hex(colon + 1, &lo) || hex(dash + 1, &hi))
+			goto bad;
+		m = module_of(maps, n, code[idx]);
+		if (!m.base || lo >= hi || hi > m.last->end - m.base ||
+		    !in_module_code(maps, n, &m, m.base + lo) ||
+		    !in_module_code(maps, n, &m, m.base + hi - 1) ||
+		    !(t = realloc(v, (nv + 1) * sizeof(*v))))
+			goto bad;
+		v = t;
+		v[nv++] = (struct jma_range){ m.base + lo, m.base + hi };
+	}
+	jma_ranges_merge(v, &nv, 0);
+	*out = v;
+	*nout = nv;
+	return 0;
+bad:
+	free(v);
+	return -1;
 }
 
 int jma_symcache_load(const char *dir, const char *key, const struct att_map *maps, size_t n,
-		      struct jma_copy *c)
+		      struct jma_copy *c, struct jma_range **waits, size_t *nwaits)
 {
 	size_t code[MAX_FILES], klen = strlen(key);
 	int nc = code_files(maps, n, code);
@@ -323,6 +361,8 @@ int jma_symcache_load(const char *dir, const char *key, const struct att_map *ma
 	ssize_t len;
 
 	memset(c, 0, sizeof(*c));
+	*waits = NULL;
+	*nwaits = 0;
 	entry_name(key, name, sizeof(name));
 	len = read_entry(dir, name, &buf);
 	if (len < 0)
@@ -334,9 +374,16 @@ int jma_symcache_load(const char *dir, const char *key, const struct att_map *ma
 		goto miss;
 	m = module_of(maps, n, code[idx]);
 	if (!m.base || !(c->path = strdup(maps[code[idx]].path)) ||
-	    parse_copy(at, m.base, m.last->end, c) || !in_module_code(maps, n, &m, c->fn_mallctl) ||
-	    (c->fn_stats_print && !in_module_code(maps, n, &m, c->fn_stats_print)))
+	    parse_copy(&at, m.base, m.last->end, c) || !in_module_code(maps, n, &m, c->fn_mallctl) ||
+	    (c->fn_stats_print && !in_module_code(maps, n, &m, c->fn_stats_print)) ||
+	    parse_waits(&at, maps, n, code, nc, waits, nwaits))
 		goto miss;
+	if (strcmp(at, "end\n")) {
+		free(*waits);
+		*waits = NULL;
+		*nwaits = 0;
+		goto miss;
+	}
 	free(buf);
 	return 0;
 miss:
@@ -348,8 +395,24 @@ miss:
 	return -ENOENT;
 }
 
+/* The index among @code[0..nc) of the file whose module has [@lo, @hi) in
+ * its code, its base in *@base; -1 when none has. */
+static int file_holding(const struct att_map *maps, size_t n, const size_t *code, int nc,
+			uint64_t lo, uint64_t hi, uint64_t *base)
+{
+	for (int j = 0; j < nc; j++) {
+		struct module m = module_of(maps, n, code[j]);
+
+		if (m.base && in_module_code(maps, n, &m, lo) && in_module_code(maps, n, &m, hi - 1)) {
+			*base = m.base;
+			return j;
+		}
+	}
+	return -1;
+}
+
 int jma_symcache_save(const char *dir, const char *key, const struct att_map *maps, size_t n,
-		      const struct jma_copy *c)
+		      const struct jma_copy *c, const struct jma_range *waits, size_t nwaits)
 {
 	size_t code[MAX_FILES], blen = 0;
 	int nc = code_files(maps, n, code), idx, dfd, fd, err = 0;
@@ -370,10 +433,21 @@ int jma_symcache_save(const char *dir, const char *key, const struct att_map *ma
 	for (size_t i = 0; i < c->ncode; i++)
 		fprintf(f, "range=%llx-%llx\n", (unsigned long long)(c->code[i].lo - base),
 			(unsigned long long)(c->code[i].hi - base));
+	for (size_t i = 0; i < nwaits && !err; i++) {
+		uint64_t wb;
+		int j = file_holding(maps, n, code, nc, waits[i].lo, waits[i].hi, &wb);
+
+		if (j < 0)
+			err = -EINVAL;	/* kept whole or not at all */
+		else
+			fprintf(f, "wait=%x:%llx-%llx\n", (unsigned)j,
+				(unsigned long long)(waits[i].lo - wb),
+				(unsigned long long)(waits[i].hi - wb));
+	}
 	fprintf(f, "end\n");
-	if (fclose(f) || blen > MAX_ENTRY) {
+	if (fclose(f) || blen > MAX_ENTRY || err) {
 		free(body);
-		return -ENOMEM;
+		return err ? err : -ENOMEM;
 	}
 	if ((dfd = open_dir(dir, 1)) < 0) {
 		free(body);
