@@ -16,11 +16,13 @@
 # no network), Debian's shared libunwind is used, and this says so.
 #
 # Writes DIR/link: what the tool links libunwind with, either way.
+# LIBUNWIND_URL names another place for the same tarball (a mirror; the
+# checksum still decides).
 set -eu
 dir=$1
 ver=1.6.2
 sha=4a6aec666991fb45d0889c44aede8ad6eb108071c3554fcdff671f9c94794976
-url=http://deb.debian.org/debian/pool/main/libu/libunwind/libunwind_$ver.orig.tar.gz
+url=${LIBUNWIND_URL:-http://deb.debian.org/debian/pool/main/libu/libunwind/libunwind_$ver.orig.tar.gz}
 shared="-lunwind-ptrace -lunwind-generic -lunwind"
 
 fallback() {

@@ -22,4 +22,33 @@ t_install_into_destdir() {
 	"$TMPD/use" || fail "the linked program failed"
 }
 
+# The tool links the libunwind scripts/build-libunwind.sh chose: its own
+# static build (no libunwind shared object mapped), or Debian's, said so.
+t_libunwind_as_the_build_chose() {
+	local link
+	link=$(cat build/libunwind/link 2>/dev/null || cat build/libunwind/link.shared) ||
+		fail "no build/libunwind/link"
+	if [[ $link == *libunwind-ptrace.a* ]]; then
+		ldd "$JEMATTACH" | grep -q libunwind && fail "static libunwind, but: $(ldd "$JEMATTACH")"
+	else
+		ldd "$JEMATTACH" | grep -q libunwind-ptrace || fail "no libunwind at all: $(ldd "$JEMATTACH")"
+	fi
+	return 0
+}
+
+t_libunwind_source_unavailable_falls_back_to_debians() {
+	local out
+	echo "not a tarball" >"$TMPD/bogus.tar.gz"
+	out=$(LIBUNWIND_URL=file://$TMPD/bogus.tar.gz scripts/build-libunwind.sh "$TMPD/lu1" 2>&1) ||
+		fail "exit $?: $out"
+	expect_match "$out" "checksum mismatch; linking Debian's shared libunwind"
+	expect_eq "$(cat "$TMPD/lu1/link")" "-lunwind-ptrace -lunwind-generic -lunwind"
+	out=$(LIBUNWIND_URL=file://$TMPD/missing.tar.gz scripts/build-libunwind.sh "$TMPD/lu2" 2>&1) ||
+		fail "exit $?: $out"
+	expect_match "$out" "could not fetch file://$TMPD/missing.tar.gz; linking Debian's shared libunwind"
+	expect_eq "$(cat "$TMPD/lu2/link")" "-lunwind-ptrace -lunwind-generic -lunwind"
+	! compgen -G "$TMPD/lu*.tmp.*" >/dev/null && [[ ! -e $TMPD/lu2/lib ]] ||
+		fail "left behind: $(ls "$TMPD")"
+}
+
 run_tests
