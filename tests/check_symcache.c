@@ -1,7 +1,8 @@
 /* check_symcache.c -- build-ids read where an image is mapped (our own, and
- * crafted ones), and the cache of where jemalloc and the condition waits were
- * found: kept, read back relocated, refused under another key, outside the
- * module's code, or when others could have written it. */
+ * crafted ones), and the cache of where jemalloc, the condition waits and
+ * malloc_message were found: kept, read back relocated, refused under another
+ * key, outside the module's code or data, or when others could have written
+ * it. */
 #include <check.h>
 #include <elf.h>
 #include <elfutils/libdwelf.h>
@@ -151,17 +152,18 @@ static void fake_copy(struct jma_copy *c, char *path, uint64_t at)
 	c->ncode = 2;
 }
 
-static void free_copy(struct jma_copy *c)
+static void free_found(struct jma_found *f)
 {
-	free(c->path);
-	free(c->prefix);
-	free(c->code);
+	free(f->copy.path);
+	free(f->copy.prefix);
+	free(f->copy.code);
+	free(f->waits);
 }
 
-/* Rewrite entry file @path's first "wait=IDX:" line to "wait=IDX:@range". */
-static void rewrite_wait(const char *path, const char *range)
+/* Rewrite entry file @path's first "@name=IDX:" line to "@name=IDX:@rest". */
+static void rewrite_field(const char *path, const char *name, const char *rest)
 {
-	char buf[65536], *w, *colon, *nl;
+	char buf[65536], pat[32], *w, *colon, *nl;
 	FILE *f = fopen(path, "r");
 	size_t n;
 
@@ -169,24 +171,30 @@ static void rewrite_wait(const char *path, const char *range)
 	n = fread(buf, 1, sizeof(buf) - 1, f);
 	fclose(f);
 	buf[n] = '\0';
-	ck_assert_ptr_nonnull(w = strstr(buf, "\nwait="));
+	snprintf(pat, sizeof(pat), "\n%s=", name);
+	ck_assert_ptr_nonnull(w = strstr(buf, pat));
 	ck_assert_ptr_nonnull(colon = strchr(w, ':'));
 	ck_assert_ptr_nonnull(nl = strchr(colon, '\n'));
 	f = fopen(path, "w");
 	ck_assert_ptr_nonnull(f);
-	fprintf(f, "%.*s%s%s", (int)(colon + 1 - buf), buf, range, nl);
+	fprintf(f, "%.*s%s%s", (int)(colon + 1 - buf), buf, rest, nl);
 	fclose(f);
 }
 
+/* Where a malloc_message variable could be: our .data, and the end of a
+ * .bss larger than a page (the anonymous mapping after the file's). */
+static long data_word = 1;
+static char bss_tail[1 << 16];
+
 START_TEST(test_symcache_keeps_and_refuses)
 {
-	char path[4096], dir[] = "/tmp/check_symcache.XXXXXX", sub[4200], entry[4300];
+	char path[4096], dir[] = "/tmp/check_symcache.XXXXXX", sub[4200], entry[4300], off[64];
 	uint64_t at, base = self_exe(path, sizeof(path), &at);
+	uint64_t tail = (uint64_t)(uintptr_t)&bss_tail[sizeof(bss_tail) - 8];
 	struct att_map *m;
 	size_t n;
-	struct jma_copy c, got;
-	struct jma_range *gw, waits[2];
-	size_t ngw;
+	struct jma_found f = { 0 }, got;
+	struct jma_range waits[2];
 	char *key, *other;
 
 	ck_assert_ptr_nonnull(mkdtemp(dir));
@@ -198,34 +206,37 @@ START_TEST(test_symcache_keeps_and_refuses)
 	ck_assert_ptr_nonnull(other);
 	ck_assert_str_ne(key, other);
 	ck_assert_uint_gt(at, base);
-	fake_copy(&c, path, at);
+	fake_copy(&f.copy, path, at);
 	waits[0] = (struct jma_range){ at + 0x700, at + 0x740 };
 	waits[1] = (struct jma_range){ at + 0x600, at + 0x680 };
+	f.waits = waits;
+	f.nwaits = 2;
+	f.message = (uint64_t)(uintptr_t)&data_word;
 
-	ck_assert_int_eq(jma_symcache_load(sub, key, m, n, &got, &gw, &ngw), -ENOENT);
-	ck_assert_int_eq(jma_symcache_save(sub, key, m, n, &c, waits, 2), 0);
-	ck_assert_int_eq(jma_symcache_load(sub, key, m, n, &got, &gw, &ngw), 0);
-	/* The condition waits come back sorted, relocated. */
-	ck_assert_uint_eq(ngw, 2);
-	ck_assert_uint_eq(gw[0].lo, at + 0x600);
-	ck_assert_uint_eq(gw[0].hi, at + 0x680);
-	ck_assert_uint_eq(gw[1].lo, at + 0x700);
-	free(gw);
-	ck_assert_str_eq(got.path, path);
-	ck_assert_str_eq(got.prefix, "je_");
-	ck_assert_str_eq(got.conf_env, "JE_MALLOC_CONF");
-	ck_assert_int_eq(got.is_static, 1);
-	ck_assert_uint_eq(got.fn_mallctl, at + 0x234);
-	ck_assert_uint_eq(got.fn_stats_print, at + 0x400);
-	ck_assert_uint_eq(got.ncode, 2);
-	ck_assert_uint_eq(got.code[1].lo, at + 0x380);
-	ck_assert_uint_eq(got.code[1].hi, at + 0x500);
-	free_copy(&got);
+	ck_assert_int_eq(jma_symcache_load(sub, key, m, n, &got), -ENOENT);
+	ck_assert_int_eq(jma_symcache_save(sub, key, m, n, &f), 0);
+	ck_assert_int_eq(jma_symcache_load(sub, key, m, n, &got), 0);
+	ck_assert_str_eq(got.copy.path, path);
+	ck_assert_str_eq(got.copy.prefix, "je_");
+	ck_assert_str_eq(got.copy.conf_env, "JE_MALLOC_CONF");
+	ck_assert_int_eq(got.copy.is_static, 1);
+	ck_assert_uint_eq(got.copy.fn_mallctl, at + 0x234);
+	ck_assert_uint_eq(got.copy.fn_stats_print, at + 0x400);
+	ck_assert_uint_eq(got.copy.ncode, 2);
+	ck_assert_uint_eq(got.copy.code[1].lo, at + 0x380);
+	ck_assert_uint_eq(got.copy.code[1].hi, at + 0x500);
+	/* The condition waits come back sorted, relocated; the variable too. */
+	ck_assert_uint_eq(got.nwaits, 2);
+	ck_assert_uint_eq(got.waits[0].lo, at + 0x600);
+	ck_assert_uint_eq(got.waits[0].hi, at + 0x680);
+	ck_assert_uint_eq(got.waits[1].lo, at + 0x700);
+	ck_assert_uint_eq(got.message, (uint64_t)(uintptr_t)&data_word);
+	free_found(&got);
 	/* Another key (another prefix restriction): not this entry. */
-	ck_assert_int_eq(jma_symcache_load(sub, other, m, n, &got, &gw, &ngw), -ENOENT);
+	ck_assert_int_eq(jma_symcache_load(sub, other, m, n, &got), -ENOENT);
 
 	/* Only ours alone: the entry, then the directory, writable by others. */
-	ck_assert_int_eq(jma_symcache_save(sub, key, m, n, &c, waits, 2), 0);
+	ck_assert_int_eq(jma_symcache_save(sub, key, m, n, &f), 0);
 	{
 		char name[64];
 		FILE *p;
@@ -238,48 +249,67 @@ START_TEST(test_symcache_keeps_and_refuses)
 		snprintf(entry, sizeof(entry), "%s/%s", sub, name);
 	}
 	ck_assert_int_eq(chmod(entry, 0620), 0);
-	ck_assert_int_eq(jma_symcache_load(sub, key, m, n, &got, &gw, &ngw), -ENOENT);
+	ck_assert_int_eq(jma_symcache_load(sub, key, m, n, &got), -ENOENT);
 	ck_assert_int_eq(chmod(entry, 0600), 0);
-	ck_assert_int_eq(jma_symcache_load(sub, key, m, n, &got, &gw, &ngw), 0);
-	free_copy(&got);
-	free(gw);
+	ck_assert_int_eq(jma_symcache_load(sub, key, m, n, &got), 0);
+	free_found(&got);
 	ck_assert_int_eq(chmod(sub, 0770), 0);
-	ck_assert_int_eq(jma_symcache_load(sub, key, m, n, &got, &gw, &ngw), -ENOENT);
-	ck_assert_int_eq(jma_symcache_save(sub, key, m, n, &c, waits, 2), -EPERM);
+	ck_assert_int_eq(jma_symcache_load(sub, key, m, n, &got), -ENOENT);
+	ck_assert_int_eq(jma_symcache_save(sub, key, m, n, &f), -EPERM);
 	ck_assert_int_eq(chmod(sub, 0700), 0);
 
 	/* A condition wait outside its module's code (its headers, past its
 	 * end): the entry is not used; one that no module's code holds is not
 	 * kept. */
-	rewrite_wait(entry, "10-20");
-	ck_assert_int_eq(jma_symcache_load(sub, key, m, n, &got, &gw, &ngw), -ENOENT);
-	ck_assert_int_eq(jma_symcache_save(sub, key, m, n, &c, waits, 2), 0);
-	rewrite_wait(entry, "600-ffffffffffff");
-	ck_assert_int_eq(jma_symcache_load(sub, key, m, n, &got, &gw, &ngw), -ENOENT);
+	rewrite_field(entry, "wait", "10-20");
+	ck_assert_int_eq(jma_symcache_load(sub, key, m, n, &got), -ENOENT);
+	ck_assert_int_eq(jma_symcache_save(sub, key, m, n, &f), 0);
+	rewrite_field(entry, "wait", "600-ffffffffffff");
+	ck_assert_int_eq(jma_symcache_load(sub, key, m, n, &got), -ENOENT);
 	waits[0] = (struct jma_range){ base + 0x10, base + 0x20 };
-	ck_assert_int_eq(jma_symcache_save(sub, key, m, n, &c, waits, 2), -EINVAL);
+	ck_assert_int_eq(jma_symcache_save(sub, key, m, n, &f), -EINVAL);
+	f.waits = NULL;
+	f.nwaits = 0;
+
+	/* The variable: in the .bss past the file's mapping, or none; one in
+	 * code is not kept, and an entry that says so is not used. */
+	f.message = tail;
+	ck_assert_int_eq(jma_symcache_save(sub, key, m, n, &f), 0);
+	ck_assert_int_eq(jma_symcache_load(sub, key, m, n, &got), 0);
+	ck_assert_uint_eq(got.message, tail);
+	free_found(&got);
+	snprintf(off, sizeof(off), "%llx", (unsigned long long)(at + 0x10 - base));
+	rewrite_field(entry, "message", off);
+	ck_assert_int_eq(jma_symcache_load(sub, key, m, n, &got), -ENOENT);
+	f.message = at + 0x10;
+	ck_assert_int_eq(jma_symcache_save(sub, key, m, n, &f), -EINVAL);
+	f.message = 0;
+	ck_assert_int_eq(jma_symcache_save(sub, key, m, n, &f), 0);
+	ck_assert_int_eq(jma_symcache_load(sub, key, m, n, &got), 0);
+	ck_assert_uint_eq(got.message, 0);
+	free_found(&got);
 
 	/* Ranges out of order (a search over them would miss): not used. */
 	{
-		struct jma_range r = c.code[0];
+		struct jma_range r = f.copy.code[0];
 
-		c.code[0] = c.code[1];
-		c.code[1] = r;
-		ck_assert_int_eq(jma_symcache_save(sub, key, m, n, &c, NULL, 0), 0);
-		ck_assert_int_eq(jma_symcache_load(sub, key, m, n, &got, &gw, &ngw), -ENOENT);
-		c.code[1] = c.code[0];
-		c.code[0] = r;
+		f.copy.code[0] = f.copy.code[1];
+		f.copy.code[1] = r;
+		ck_assert_int_eq(jma_symcache_save(sub, key, m, n, &f), 0);
+		ck_assert_int_eq(jma_symcache_load(sub, key, m, n, &got), -ENOENT);
+		f.copy.code[1] = f.copy.code[0];
+		f.copy.code[0] = r;
 	}
 
 	/* mallctl outside the module's code (in its headers): not used. */
-	c.fn_mallctl = base + 0x10;
-	ck_assert_int_eq(jma_symcache_save(sub, key, m, n, &c, NULL, 0), 0);
-	ck_assert_int_eq(jma_symcache_load(sub, key, m, n, &got, &gw, &ngw), -ENOENT);
-	c.fn_mallctl = at + 0x234;
+	f.copy.fn_mallctl = base + 0x10;
+	ck_assert_int_eq(jma_symcache_save(sub, key, m, n, &f), 0);
+	ck_assert_int_eq(jma_symcache_load(sub, key, m, n, &got), -ENOENT);
+	f.copy.fn_mallctl = at + 0x234;
 
 	/* A copy in a file the key does not name is not kept. */
-	c.path = (char *)"/nonexistent";
-	ck_assert_int_eq(jma_symcache_save(sub, key, m, n, &c, NULL, 0), -EINVAL);
+	f.copy.path = (char *)"/nonexistent";
+	ck_assert_int_eq(jma_symcache_save(sub, key, m, n, &f), -EINVAL);
 
 	snprintf(entry, sizeof(entry), "rm -rf %s", dir);
 	ck_assert_int_eq(system(entry), 0);

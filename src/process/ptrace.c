@@ -43,12 +43,10 @@ struct ptrace_be {
 	struct jma_backend be;
 	struct att_thread th;		/* the borrowed thread */
 	struct jma_freeze fz;		/* --freeze: the other threads, all stopped */
-	uint64_t malloc_message;	/* address of je_malloc_message, once looked up */
 	uint64_t restorer;		/* the target's rt_sigreturn trampoline, 0 if none */
 	int begun;			/* begin ran before: the maps snapshot is old */
 	uint64_t ld_base;		/* where the dynamic loader is mapped (AT_BASE), 0 if none */
-	int message_looked;		/* malloc_message looked up (0 if absent) */
-	int text_checked;		/* its value read for this command (expect_text) */
+	int text_checked;		/* malloc_message read for this command (expect_text) */
 	int has_logger;			/* ... and the application had set it */
 };
 
@@ -552,25 +550,18 @@ static int on_write(struct att_thread *t, const char *buf, size_t len, void *arg
 /* With write_cb NULL, jemalloc writes through je_malloc_message when the
  * application set it (its own logger): then our capture of fd 2 would see
  * nothing.  Looked at before the stop when the operation says it will print
- * (the symbol search takes milliseconds), else at the call.  1 when it is
- * set (or cannot be read). */
+ * (without a cache entry the symbol search takes milliseconds), else at the
+ * call.  1 when it is set (or cannot be read). */
 static int app_has_logger(struct ptrace_be *p)
 {
 	jma_session *s = p->be.s;
-	const struct jma_copy *c = jma_syms_jemalloc(s->syms);
-	char name[96];
-	uint64_t v = 0;
+	uint64_t v = 0, at;
 
 	if (p->text_checked)
 		return p->has_logger;
-	if (!p->message_looked) {
-		snprintf(name, sizeof(name), "%smalloc_message", c->prefix);
-		p->malloc_message = jma_syms_object(s->syms, name);
-		p->message_looked = 1;
-	}
+	at = jma_syms_malloc_message(s->syms);
 	p->text_checked = 1;
-	p->has_logger = p->malloc_message &&
-			(att_mem_read(s->pid, p->malloc_message, &v, sizeof(v)) || v != 0);
+	p->has_logger = at && (att_mem_read(s->pid, at, &v, sizeof(v)) || v != 0);
 	return p->has_logger;
 }
 

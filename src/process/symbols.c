@@ -52,6 +52,8 @@ struct jma_syms {
 	struct jma_range *waits;	/* pthread_cond_*wait code, sorted (find_cond_waits) */
 	size_t nwaits;
 	int waits_known;
+	uint64_t message;	/* <prefix>malloc_message (jma_syms_malloc_message) */
+	int message_known;
 	struct att_map *maps;
 	size_t nmaps;
 	struct jma_copy *copies;
@@ -709,14 +711,20 @@ static int find_cond_waits(struct jma_syms *sy)
  * before). */
 static int from_cache(struct jma_syms *sy, const char *dir, const char *key)
 {
+	struct jma_found f;
+
 	if (!(sy->copies = calloc(1, sizeof(*sy->copies))))
 		return -ENOMEM;
-	if (jma_symcache_load(dir, key, sy->maps, sy->nmaps, &sy->copies[0], &sy->waits,
-			      &sy->nwaits))
+	if (jma_symcache_load(dir, key, sy->maps, sy->nmaps, &f))
 		return -ENOENT;
+	sy->copies[0] = f.copy;
 	sy->ncopies = 1;
 	sy->cached = 1;
+	sy->waits = f.waits;
+	sy->nwaits = f.nwaits;
 	sy->waits_known = 1;
+	sy->message = f.message;
+	sy->message_known = 1;
 	return 0;
 }
 
@@ -771,9 +779,12 @@ int jma_syms_open(pid_t pid, const char *prefix, const char *module, int allow_n
 	if (err)
 		goto fail;
 	/* A cache that cannot be written is only a slower next start. */
-	if (key && sy->ncopies == 1 && !find_cond_waits(sy))
-		jma_symcache_save(cache_dir, key, sy->maps, sy->nmaps, &sy->copies[0], sy->waits,
-				  sy->nwaits);
+	if (key && sy->ncopies == 1 && !find_cond_waits(sy)) {
+		struct jma_found f = { sy->copies[0], sy->waits, sy->nwaits,
+				       jma_syms_malloc_message(sy) };
+
+		jma_symcache_save(cache_dir, key, sy->maps, sy->nmaps, &f);
+	}
 done:
 	cur = NULL;
 	free(key);
@@ -1006,7 +1017,7 @@ static int find_object(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr
 	return DWARF_CB_OK;
 }
 
-uint64_t jma_syms_object(struct jma_syms *sy, const char *name)
+static uint64_t syms_object(struct jma_syms *sy, const char *name)
 {
 	struct obj_find of = { name, 0, 0 };
 
@@ -1015,4 +1026,17 @@ uint64_t jma_syms_object(struct jma_syms *sy, const char *name)
 		dwfl_getmodules(sy->dwfl, find_object, &of, 0);
 	cur = NULL;
 	return of.addr;
+}
+
+uint64_t jma_syms_malloc_message(struct jma_syms *sy)
+{
+	const struct jma_copy *c = jma_syms_jemalloc(sy);
+	char name[96];
+
+	if (!sy->message_known && c) {
+		snprintf(name, sizeof(name), "%smalloc_message", c->prefix);
+		sy->message = syms_object(sy, name);
+		sy->message_known = 1;
+	}
+	return sy->message;
 }

@@ -354,19 +354,51 @@ bad:
 	return -1;
 }
 
+/* Is @addr in writable data of module @m: its own mappings, or the
+ * anonymous one right after them (the rest of its .bss)? */
+static int in_module_data(const struct att_map *maps, size_t n, const struct module *m,
+			  uint64_t addr)
+{
+	const struct att_map *at = att_maps_find(maps, n, addr);
+
+	return at && at->perms[1] == 'w' &&
+	       ((at >= m->first && at <= m->last) ||
+		(at == m->last + 1 && !at->path && at->start == m->last->end));
+}
+
+/* "message=none" or "message=FILE:OFFSET" at *@at, into *@addr. */
+static int parse_message(char **at, const struct att_map *maps, size_t n, const size_t *code,
+			 int nc, uint64_t *addr)
+{
+	char *v = field(at, "message"), *colon = v ? strchr(v, ':') : NULL;
+	uint64_t idx, off;
+	struct module m;
+
+	*addr = 0;
+	if (v && !strcmp(v, "none"))
+		return 0;
+	if (!colon)
+		return -1;
+	*colon = '\0';
+	if (hex(v, &idx) || idx >= (uint64_t)nc || hex(colon + 1, &off))
+		return -1;
+	m = module_of(maps, n, code[idx]);
+	*addr = m.base + off;
+	return m.base && off < UINT64_MAX - m.base && in_module_data(maps, n, &m, *addr) ? 0 : -1;
+}
+
 int jma_symcache_load(const char *dir, const char *key, const struct att_map *maps, size_t n,
-		      struct jma_copy *c, struct jma_range **waits, size_t *nwaits)
+		      struct jma_found *f)
 {
 	size_t code[MAX_FILES], klen = strlen(key);
 	int nc = code_files(maps, n, code);
 	char name[32], *buf = NULL, *at, *v;
+	struct jma_copy *c = &f->copy;
 	struct module m;
 	uint64_t idx;
 	ssize_t len;
 
-	memset(c, 0, sizeof(*c));
-	*waits = NULL;
-	*nwaits = 0;
+	memset(f, 0, sizeof(*f));
 	entry_name(key, name, sizeof(name));
 	len = read_entry(dir, name, &buf);
 	if (len < 0)
@@ -380,14 +412,9 @@ int jma_symcache_load(const char *dir, const char *key, const struct att_map *ma
 	if (!m.base || !(c->path = strdup(maps[code[idx]].path)) ||
 	    parse_copy(&at, m.base, m.last->end, c) || !in_module_code(maps, n, &m, c->fn_mallctl) ||
 	    (c->fn_stats_print && !in_module_code(maps, n, &m, c->fn_stats_print)) ||
-	    parse_waits(&at, maps, n, code, nc, waits, nwaits))
+	    parse_waits(&at, maps, n, code, nc, &f->waits, &f->nwaits) ||
+	    parse_message(&at, maps, n, code, nc, &f->message) || strcmp(at, "end\n"))
 		goto miss;
-	if (strcmp(at, "end\n")) {
-		free(*waits);
-		*waits = NULL;
-		*nwaits = 0;
-		goto miss;
-	}
 	free(buf);
 	return 0;
 miss:
@@ -395,7 +422,8 @@ miss:
 	free(c->path);
 	free(c->prefix);
 	free(c->code);
-	memset(c, 0, sizeof(*c));
+	free(f->waits);
+	memset(f, 0, sizeof(*f));
 	return -ENOENT;
 }
 
@@ -415,9 +443,28 @@ static int file_holding(const struct att_map *maps, size_t n, const size_t *code
 	return -1;
 }
 
-int jma_symcache_save(const char *dir, const char *key, const struct att_map *maps, size_t n,
-		      const struct jma_copy *c, const struct jma_range *waits, size_t nwaits)
+/* The index among @code[0..nc) of the file whose module has @addr in its
+ * writable data (in_module_data), its base in *@base; -1 when none has. */
+static int file_with_data(const struct att_map *maps, size_t n, const size_t *code, int nc,
+			  uint64_t addr, uint64_t *base)
 {
+	for (int j = 0; j < nc; j++) {
+		struct module m = module_of(maps, n, code[j]);
+
+		if (m.base && in_module_data(maps, n, &m, addr)) {
+			*base = m.base;
+			return j;
+		}
+	}
+	return -1;
+}
+
+int jma_symcache_save(const char *dir, const char *key, const struct att_map *maps, size_t n,
+		      const struct jma_found *found)
+{
+	const struct jma_copy *c = &found->copy;
+	const struct jma_range *waits = found->waits;
+	size_t nwaits = found->nwaits;
 	size_t code[MAX_FILES], blen = 0;
 	int nc = code_files(maps, n, code), idx, dfd, fd, err = 0;
 	uint64_t base;
@@ -447,6 +494,18 @@ int jma_symcache_save(const char *dir, const char *key, const struct att_map *ma
 			fprintf(f, "wait=%x:%llx-%llx\n", (unsigned)j,
 				(unsigned long long)(waits[i].lo - wb),
 				(unsigned long long)(waits[i].hi - wb));
+	}
+	if (found->message) {
+		uint64_t mb;
+		int j = file_with_data(maps, n, code, nc, found->message, &mb);
+
+		if (j < 0)
+			err = -EINVAL;
+		else
+			fprintf(f, "message=%x:%llx\n", (unsigned)j,
+				(unsigned long long)(found->message - mb));
+	} else {
+		fprintf(f, "message=none\n");
 	}
 	fprintf(f, "end\n");
 	if (fclose(f) || blen > MAX_ENTRY || err) {

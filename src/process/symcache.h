@@ -4,7 +4,9 @@
  * Redis (18 files) about 1.2 ms of a 5.5 ms `get`, and tearing libdwfl
  * down again 0.25 ms more.  So does finding the pthread_cond_*wait functions
  * (the stuck look asks about jemalloc's background thread, asleep in one:
- * 0.3 ms more on Redis).  Both depend only on those files, so they are
+ * 0.3 ms more on Redis) and jemalloc's malloc_message variable (`stats`
+ * reads it: every module's symbol table, 3-4 ms).  All depend only on those
+ * files, so they are
  * kept in a directory the caller names, under a key made of every code file's
  * path, device and inode (the kernel's, from the maps) and GNU build-id, read
  * from the target's own memory (the bytes it runs, not the disk): a file
@@ -32,17 +34,24 @@
 char *jma_symcache_key(pid_t pid, const struct att_map *maps, size_t n, const char *prefix,
 		       const char *module);
 
-/* The copy kept under @key in @dir, and the process's pthread_cond_*wait
- * functions (*@waits, sorted), their addresses relocated to where @maps has
- * their files: 0, or -ENOENT when there is none to use (missing, another
- * key, malformed, not ours alone).  @c's path, prefix and code, and *@waits,
- * are malloc'ed. */
-int jma_symcache_load(const char *dir, const char *key, const struct att_map *maps, size_t n,
-		      struct jma_copy *c, struct jma_range **waits, size_t *nwaits);
+/* What an entry keeps of a search. */
+struct jma_found {
+	struct jma_copy copy;		/* the one copy of jemalloc */
+	struct jma_range *waits;	/* the pthread_cond_*wait functions, sorted */
+	size_t nwaits;
+	uint64_t message;		/* <prefix>malloc_message, 0 when there is none */
+};
 
-/* Keep @c and @waits[0..nwaits) under @key in @dir (made with mode 0700 when
- * missing, as its parent is).  Written whole or not at all.  0 or -errno. */
+/* What was kept under @key in @dir, its addresses relocated to where @maps
+ * has their files: 0, or -ENOENT when there is none to use (missing, another
+ * key, malformed, not ours alone).  Its path, prefix, code and waits are
+ * malloc'ed. */
+int jma_symcache_load(const char *dir, const char *key, const struct att_map *maps, size_t n,
+		      struct jma_found *f);
+
+/* Keep @f under @key in @dir (made with mode 0700 when missing, as its
+ * parent is).  Written whole or not at all.  0 or -errno. */
 int jma_symcache_save(const char *dir, const char *key, const struct att_map *maps, size_t n,
-		      const struct jma_copy *c, const struct jma_range *waits, size_t nwaits);
+		      const struct jma_found *f);
 
 #endif

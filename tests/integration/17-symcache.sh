@@ -54,6 +54,31 @@ t_second_run_comes_from_the_cache_and_agrees() {
 
 # Other code at the same path (rewritten in place: same inode) is another
 # build-id, so another key: searched again, never the old addresses.
+# The entry keeps where malloc_message is: a program that set its own logger
+# still has the report handed over through the callback, from the cache.
+t_an_own_logger_is_known_from_the_cache() {
+	local pid
+	rm -rf "$CACHE"
+	start_fixture pid "$FIXTURES/victim" VICTIM_LOGGER=1
+	jm -v "$pid" info
+	expect_rc 0
+	expect_searched
+	grep -q '^message=[0-9a-f]*:[0-9a-f]*$' "$CACHE"/* || fail "no message line: $(cat "$CACHE"/*)"
+	jm -v "$pid" stats
+	expect_rc 0
+	expect_cached
+	expect_match "$OUT" "End jemalloc statistics"
+	expect_match "$ERR" "the application set its own malloc_message"
+	# And without a logger, the report comes from fd 2, also from the cache.
+	start_fixture pid "$FIXTURES/jemfix"
+	jm -v "$pid" info
+	jm -v "$pid" stats
+	expect_rc 0
+	expect_cached
+	expect_match "$OUT" "End jemalloc statistics"
+	[[ $ERR != *"own malloc_message"* ]] || fail "$ERR"
+}
+
 t_a_program_rebuilt_in_place_is_searched_again() {
 	local pid
 	rm -rf "$CACHE"
