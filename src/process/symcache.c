@@ -12,7 +12,7 @@
 #include "process/symcache.h"
 
 /* Bump when what an entry means changes: older entries are then misses. */
-#define FORMAT		"jemattach symcache 3 " JMA_VERSION
+#define FORMAT		"jemattach symcache 4 " JMA_VERSION
 #define MAX_FILES	512		/* code files in a key; more: not cached */
 #define MAX_ENTRY	(1 << 20)
 #define MAX_RANGES	65536
