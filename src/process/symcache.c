@@ -428,30 +428,17 @@ miss:
 }
 
 /* The index among @code[0..nc) of the file whose module has [@lo, @hi) in
- * its code, its base in *@base; -1 when none has. */
-static int file_holding(const struct att_map *maps, size_t n, const size_t *code, int nc,
-			uint64_t lo, uint64_t hi, uint64_t *base)
+ * its code or, with @data, @lo in its writable data; its base in *@base; -1
+ * when none has. */
+static int file_with(const struct att_map *maps, size_t n, const size_t *code, int nc,
+		     uint64_t lo, uint64_t hi, int data, uint64_t *base)
 {
 	for (int j = 0; j < nc; j++) {
 		struct module m = module_of(maps, n, code[j]);
 
-		if (m.base && in_module_code(maps, n, &m, lo) && in_module_code(maps, n, &m, hi - 1)) {
-			*base = m.base;
-			return j;
-		}
-	}
-	return -1;
-}
-
-/* The index among @code[0..nc) of the file whose module has @addr in its
- * writable data (in_module_data), its base in *@base; -1 when none has. */
-static int file_with_data(const struct att_map *maps, size_t n, const size_t *code, int nc,
-			  uint64_t addr, uint64_t *base)
-{
-	for (int j = 0; j < nc; j++) {
-		struct module m = module_of(maps, n, code[j]);
-
-		if (m.base && in_module_data(maps, n, &m, addr)) {
+		if (m.base && (data ? in_module_data(maps, n, &m, lo)
+				    : in_module_code(maps, n, &m, lo) &&
+					      in_module_code(maps, n, &m, hi - 1))) {
 			*base = m.base;
 			return j;
 		}
@@ -486,7 +473,7 @@ int jma_symcache_save(const char *dir, const char *key, const struct att_map *ma
 			(unsigned long long)(c->code[i].hi - base));
 	for (size_t i = 0; i < nwaits && !err; i++) {
 		uint64_t wb;
-		int j = file_holding(maps, n, code, nc, waits[i].lo, waits[i].hi, &wb);
+		int j = file_with(maps, n, code, nc, waits[i].lo, waits[i].hi, 0, &wb);
 
 		if (j < 0)
 			err = -EINVAL;	/* kept whole or not at all */
@@ -497,7 +484,7 @@ int jma_symcache_save(const char *dir, const char *key, const struct att_map *ma
 	}
 	if (found->message) {
 		uint64_t mb;
-		int j = file_with_data(maps, n, code, nc, found->message, &mb);
+		int j = file_with(maps, n, code, nc, found->message, 0, 1, &mb);
 
 		if (j < 0)
 			err = -EINVAL;
