@@ -276,6 +276,29 @@ static int word(const char *s, size_t max)
 	return !s[n] && n < max;
 }
 
+/* "LO-HI" (hex, LO < HI) at @v, cut in place. */
+static int hex_range(char *v, uint64_t *lo, uint64_t *hi)
+{
+	char *dash = strchr(v, '-');
+
+	if (!dash)
+		return -1;
+	*dash = '\0';
+	return hex(v, lo) || hex(dash + 1, hi) || *lo >= *hi ? -1 : 0;
+}
+
+/* "FILE:REST" at @v, FILE an index among @nc code files: REST (the colon cut
+ * in place), or NULL. */
+static char *file_ref(char *v, int nc, uint64_t *idx)
+{
+	char *colon = strchr(v, ':');
+
+	if (!colon)
+		return NULL;
+	*colon = '\0';
+	return hex(v, idx) || *idx >= (uint64_t)nc ? NULL : colon + 1;
+}
+
 /* Parse the copy at *@at into @c, relocated by @base, within [@base, @end),
  * moving *@at past it.  -1 when anything is off. */
 static int parse_copy(char **at, uint64_t base, uint64_t end, struct jma_copy *c)
@@ -294,25 +317,12 @@ static int parse_copy(char **at, uint64_t base, uint64_t end, struct jma_copy *c
 	c->is_static = st[0] == '1';
 	c->fn_mallctl = base + ctl;
 	c->fn_stats_print = print ? base + print : 0;
-	while ((v = field(at, "range"))) {
-		char *dash = strchr(v, '-');
-		struct jma_range *t;
-
-		if (!dash || c->ncode == MAX_RANGES)
+	/* Sorted and disjoint, as jma_syms_in_jemalloc's search needs. */
+	while ((v = field(at, "range")))
+		if (c->ncode == MAX_RANGES || hex_range(v, &lo, &hi) || hi > end - base ||
+		    (c->ncode && base + lo < c->code[c->ncode - 1].hi) ||
+		    jma_ranges_add(&c->code, &c->ncode, &cap, base + lo, base + hi))
 			return -1;
-		*dash = '\0';
-		/* Sorted and disjoint, as jma_syms_in_jemalloc's search needs. */
-		if (hex(v, &lo) || hex(dash + 1, &hi) || lo >= hi || hi > end - base ||
-		    (c->ncode && base + lo < c->code[c->ncode - 1].hi))
-			return -1;
-		if (c->ncode == cap) {
-			cap = cap ? cap * 2 : 16;
-			if (!(t = realloc(c->code, cap * sizeof(*t))))
-				return -1;
-			c->code = t;
-		}
-		c->code[c->ncode++] = (struct jma_range){ base + lo, base + hi };
-	}
 	return c->ncode ? 0 : -1;
 }
 
@@ -322,28 +332,22 @@ static int parse_copy(char **at, uint64_t base, uint64_t end, struct jma_copy *c
 static int parse_waits(char **at, const struct att_map *maps, size_t n, const size_t *code,
 		       int nc, struct jma_range **out, size_t *nout)
 {
-	struct jma_range *v = NULL, *t;
-	size_t nv = 0;
-	char *w;
+	struct jma_range *v = NULL;
+	size_t nv = 0, cap = 0;
+	uint64_t idx, lo, hi;
+	char *w, *r;
 
 	while ((w = field(at, "wait"))) {
-		char *colon = strchr(w, ':'), *dash = colon ? strchr(colon, '-') : NULL;
-		uint64_t idx, lo, hi;
 		struct module m;
 
-		if (!dash || nv == MAX_RANGES)
-			goto bad;
-		*colon = *dash = '\0';
-		if (hex(w, &idx) || idx >= (uint64_t)nc || hex(colon + 1, &lo) || hex(dash + 1, &hi))
+		if (nv == MAX_RANGES || !(r = file_ref(w, nc, &idx)) || hex_range(r, &lo, &hi))
 			goto bad;
 		m = module_of(maps, n, code[idx]);
-		if (!m.base || lo >= hi || hi > m.last->end - m.base ||
+		if (!m.base || hi > m.last->end - m.base ||
 		    !in_module_code(maps, n, &m, m.base + lo) ||
 		    !in_module_code(maps, n, &m, m.base + hi - 1) ||
-		    !(t = realloc(v, (nv + 1) * sizeof(*v))))
+		    jma_ranges_add(&v, &nv, &cap, m.base + lo, m.base + hi))
 			goto bad;
-		v = t;
-		v[nv++] = (struct jma_range){ m.base + lo, m.base + hi };
 	}
 	jma_ranges_merge(v, &nv, 0);
 	*out = v;
@@ -370,17 +374,14 @@ static int in_module_data(const struct att_map *maps, size_t n, const struct mod
 static int parse_message(char **at, const struct att_map *maps, size_t n, const size_t *code,
 			 int nc, uint64_t *addr)
 {
-	char *v = field(at, "message"), *colon = v ? strchr(v, ':') : NULL;
+	char *v = field(at, "message"), *r;
 	uint64_t idx, off;
 	struct module m;
 
 	*addr = 0;
 	if (v && !strcmp(v, "none"))
 		return 0;
-	if (!colon)
-		return -1;
-	*colon = '\0';
-	if (hex(v, &idx) || idx >= (uint64_t)nc || hex(colon + 1, &off))
+	if (!v || !(r = file_ref(v, nc, &idx)) || hex(r, &off))
 		return -1;
 	m = module_of(maps, n, code[idx]);
 	*addr = m.base + off;
