@@ -97,3 +97,16 @@ int att_restorer_find(pid_t pid, const struct att_map *maps, size_t n, uint64_t 
 	att_maps_free(own, own ? n : 0);
 	return found ? 0 : -ENOENT;
 }
+
+int att_restorer_check(pid_t pid, uint64_t addr)
+{
+	unsigned char code[64];
+	int err;
+
+	if (arch_restorer_len > sizeof(code))
+		return -EINVAL;
+	err = att_mem_read(pid, addr, code, arch_restorer_len);
+	if (err)
+		return err;
+	return memcmp(code, arch_restorer_code, arch_restorer_len) ? -ENOENT : 0;
+}

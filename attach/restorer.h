@@ -17,4 +17,8 @@ struct att_map;
  * a snapshot of the process's /proc/PID/maps (NULL: read it now). */
 int att_restorer_find(pid_t pid, const struct att_map *maps, size_t n, uint64_t *addr);
 
+/* 0 when the trampoline's bytes are at @addr in @pid (one found before),
+ * else -ENOENT (or -errno reading). */
+int att_restorer_check(pid_t pid, uint64_t addr);
+
 #endif

@@ -5,7 +5,8 @@
  * .eh_frame) and, for every frame in another module than the last, read
  * /proc/PID/maps and map the module's file again -- all while the thread is
  * stopped.  Here memory comes from the caller's stack copy or from whole
- * pages cached for the walk, and the unwind table of a module is found from
+ * pages cached (for one walk, or while a read-only page of a file stays
+ * mapped where it was), and the unwind table of a module is found from
  * its ELF headers in the target's memory (PT_GNU_EH_FRAME) with the caller's
  * maps snapshot; only registers, and modules the snapshot does not know, go
  * through libunwind-ptrace.
@@ -39,10 +40,38 @@ struct uw {
 	const struct att_map *maps;
 	size_t nmaps;
 	/* Apart from the pages: emptying the cache before a walk then touches
-	 * one cache line, not 32 pages (each a fault in a new process). */
+	 * a few cache lines, not 32 pages (each a fault in a new process). */
 	uint64_t base[NPAGES];		/* 0: empty (page 0 is never mapped) */
+	struct page_of {		/* where a page kept between walks comes from */
+		uint64_t dev, inode, pos;
+	} from[NPAGES];
 	unsigned char page[NPAGES][PAGE];
 };
+
+/* The file and position of the page at @base when its mapping in @m cannot
+ * change under us (read-only, from a file: code and unwind tables); 0 when
+ * the page must be read again for every walk (a stack, data). */
+static int page_of(const struct att_map *m, uint64_t base, struct page_of *f)
+{
+	if (!m || !m->path || m->perms[1] != '-' || base < m->start || base >= m->end)
+		return 0;
+	*f = (struct page_of){ m->dev, m->inode, m->offset + (base - m->start) };
+	return 1;
+}
+
+/* Before a walk: keep the pages that are still the same file's same bytes in
+ * this walk's maps.  The walks of one command share the unwind tables of
+ * libc and jemalloc, read a page at a time. */
+static void keep_file_pages(struct uw *u)
+{
+	for (size_t i = 0; i < NPAGES; i++) {
+		struct page_of now;
+
+		if (u->base[i] && !(page_of(att_maps_find(u->maps, u->nmaps, u->base[i]), u->base[i],
+					    &now) && !memcmp(&now, &u->from[i], sizeof(now))))
+			u->base[i] = 0;
+	}
+}
 
 /* The walk in progress.  access_mem cannot rely on its argument: libunwind's
  * table search, called from _UPT_find_proc_info, hands it the
@@ -66,6 +95,8 @@ static int read_word(struct uw *u, uint64_t addr, unw_word_t *val)
 		u->base[i] = 0;
 		if (!base || att_mem_read(u->tid, base, u->page[i], PAGE))
 			return -UNW_EINVAL;
+		if (!page_of(att_maps_find(u->maps, u->nmaps, base), base, &u->from[i]))
+			memset(&u->from[i], 0, sizeof(u->from[i]));
 		u->base[i] = base;
 	}
 	memcpy(val, u->page[i] + (addr - base), sizeof(*val));
@@ -249,17 +280,19 @@ static int walk(pid_t pid, pid_t tid, const uint64_t *at, const struct att_stack
 		unw_set_caching_policy(kept_as, UNW_CACHE_GLOBAL);
 	}
 	if (kept_pid != pid) {
-		/* Cached rules are by address: another process, other code. */
+		/* Cached rules and pages are by address: another process, other
+		 * code (and its relocated read-only data another's). */
 		unw_flush_cache(kept_as, 0, 0);
+		memset(kept->base, 0, sizeof(kept->base));
 		kept_pid = pid;
 	}
 	u = kept;
-	memset(u->base, 0, sizeof(u->base));	/* the stack changes between walks */
 	u->tid = tid;
 	u->at = at;
 	u->stk = stk;
 	u->maps = maps;
 	u->nmaps = nmaps;
+	keep_file_pages(u);
 	u->upt = _UPT_create(tid);
 	if (!u->upt)
 		return -ENOMEM;

@@ -42,8 +42,35 @@ START_TEST(test_procfs_maps_parse)
 	ck_assert_ptr_null(m[2].path);
 	ck_assert_str_eq(m[3].path, "/tmp/lib with space.so (deleted)");
 	ck_assert_uint_eq(m[3].offset, 0x10000);
+	ck_assert_uint_eq(m[3].dev, 0x10300000002ULL);
 	ck_assert_str_eq(m[4].path, "[stack]");
 	ck_assert_uint_eq(m[5].start, 0xffffffffff600000ULL);
+	att_maps_free(m, n);
+}
+END_TEST
+
+/* Cut or garbled lines are skipped, the last line needs no newline. */
+START_TEST(test_procfs_maps_parse_damaged)
+{
+	static const char text[] =
+		"\n"
+		"1000-\n"
+		"1000-2000 r-xp\n"
+		"1000-2000 r-xp 0 fd:01\n"
+		"1000-2000 r-xp zz fd:01 7 /x\n"
+		"-2000 r-xp 0 fd:01 7 /x\n"
+		"1000-2000 r-xp 0 fd:01 7 /lib/a.so\n"
+		"2000-3000 rw-p 1000 fd:01 7";
+	struct att_map *m;
+	size_t n;
+
+	ck_assert_int_eq(att_maps_parse(text, &m, &n), 0);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_str_eq(m[0].path, "/lib/a.so");
+	ck_assert_uint_eq(m[1].start, 0x2000);
+	ck_assert_uint_eq(m[1].offset, 0x1000);
+	ck_assert_uint_eq(m[1].inode, 7);
+	ck_assert_ptr_null(m[1].path);
 	att_maps_free(m, n);
 }
 END_TEST
@@ -284,6 +311,7 @@ Suite *suite_procfs(void)
 	TCase *t = tcase_create("parse");
 
 	tcase_add_test(t, test_procfs_maps_parse);
+	tcase_add_test(t, test_procfs_maps_parse_damaged);
 	tcase_add_test(t, test_procfs_maps_find);
 	tcase_add_test(t, test_procfs_maps_run);
 	tcase_add_test(t, test_procfs_stat_of_self);

@@ -1,8 +1,8 @@
 /* check_symcache.c -- build-ids read where an image is mapped (our own, and
- * crafted ones), and the cache of where jemalloc, the condition waits and
- * malloc_message were found: kept, read back relocated, refused under another
- * key, outside the module's code or data, or when others could have written
- * it. */
+ * crafted ones), and the cache of where jemalloc, the condition waits,
+ * malloc_message and the rt_sigreturn trampoline were found: kept, read back
+ * relocated, refused under another key, outside the module's code or data,
+ * or when others could have written it. */
 #include <check.h>
 #include <elf.h>
 #include <elfutils/libdwelf.h>
@@ -212,6 +212,7 @@ START_TEST(test_symcache_keeps_and_refuses)
 	f.waits = waits;
 	f.nwaits = 2;
 	f.message = (uint64_t)(uintptr_t)&data_word;
+	f.restorer = at + 0x800;
 
 	ck_assert_int_eq(jma_symcache_load(sub, key, m, n, &got), -ENOENT);
 	ck_assert_int_eq(jma_symcache_save(sub, key, m, n, &f), 0);
@@ -231,6 +232,7 @@ START_TEST(test_symcache_keeps_and_refuses)
 	ck_assert_uint_eq(got.waits[0].hi, at + 0x680);
 	ck_assert_uint_eq(got.waits[1].lo, at + 0x700);
 	ck_assert_uint_eq(got.message, (uint64_t)(uintptr_t)&data_word);
+	ck_assert_uint_eq(got.restorer, at + 0x800);
 	free_found(&got);
 	/* Another key (another prefix restriction): not this entry. */
 	ck_assert_int_eq(jma_symcache_load(sub, other, m, n, &got), -ENOENT);
@@ -283,11 +285,23 @@ START_TEST(test_symcache_keeps_and_refuses)
 	ck_assert_int_eq(jma_symcache_load(sub, key, m, n, &got), -ENOENT);
 	f.message = at + 0x10;
 	ck_assert_int_eq(jma_symcache_save(sub, key, m, n, &f), -EINVAL);
+	/* The trampoline is code: one in data is not kept. */
 	f.message = 0;
+	f.restorer = (uint64_t)(uintptr_t)&data_word;
+	ck_assert_int_eq(jma_symcache_save(sub, key, m, n, &f), -EINVAL);
+	/* Neither found: both kept as none. */
+	f.restorer = 0;
 	ck_assert_int_eq(jma_symcache_save(sub, key, m, n, &f), 0);
 	ck_assert_int_eq(jma_symcache_load(sub, key, m, n, &got), 0);
 	ck_assert_uint_eq(got.message, 0);
+	ck_assert_uint_eq(got.restorer, 0);
 	free_found(&got);
+	/* An entry that puts the trampoline in the headers is not used. */
+	f.restorer = at + 0x800;
+	ck_assert_int_eq(jma_symcache_save(sub, key, m, n, &f), 0);
+	rewrite_field(entry, "restorer", "10");
+	ck_assert_int_eq(jma_symcache_load(sub, key, m, n, &got), -ENOENT);
+	ck_assert_int_eq(jma_symcache_save(sub, key, m, n, &f), 0);
 
 	/* Ranges out of order (a search over them would miss): not used. */
 	{

@@ -21,7 +21,7 @@ static int is_mapped(struct emu_image *im, uint64_t addr)
  * the source has all of it; 0 if done. */
 static int fetch_cluster(struct emu_image *im, uint64_t addr)
 {
-	static __thread unsigned char buf[CLUSTER];
+	unsigned char *buf = im->cluster;
 	uint64_t cl = addr & ~(CLUSTER - 1);
 
 	if (cl >= im->tool_lo && cl < im->tool_hi)
@@ -89,12 +89,16 @@ int emu_image_open(struct emu_image *im, const struct emu_source *src, uint64_t 
 	im->src = *src;
 	im->tool_lo = tool_lo;
 	im->tool_hi = tool_hi;
-	if (emu_uc.open(UC_ARCH_X86, UC_MODE_64, &im->uc) != UC_ERR_OK)
+	if (!(im->cluster = malloc(CLUSTER)))
 		return -ENOMEM;
+	if (emu_uc.open(UC_ARCH_X86, UC_MODE_64, &im->uc) != UC_ERR_OK) {
+		im->uc = NULL;
+		emu_image_close(im);
+		return -ENOMEM;
+	}
 	if (emu_uc.hook_add(im->uc, &im->hook, UC_HOOK_MEM_UNMAPPED, (void *)on_unmapped, im, 1, 0) !=
 	    UC_ERR_OK) {
-		emu_uc.close(im->uc);
-		im->uc = NULL;
+		emu_image_close(im);
 		return -ENOMEM;
 	}
 	return 0;
@@ -105,6 +109,8 @@ void emu_image_close(struct emu_image *im)
 	if (im->uc)
 		emu_uc.close(im->uc);
 	im->uc = NULL;
+	free(im->cluster);
+	im->cluster = NULL;
 }
 
 /* Make sure every page of [addr, addr+len) is in the image. */

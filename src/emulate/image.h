@@ -29,6 +29,9 @@ struct emu_image {
 	uint64_t fault_addr;		/* the last address no source had */
 	size_t copied;			/* pages copied from the source */
 	uc_hook hook;
+	/* A cluster on its way in (fetch_cluster).  Not static thread-local:
+	 * every process start, emulating or not, would zero 64 KiB of TLS. */
+	unsigned char *cluster;
 };
 
 /* An x86_64 CPU over @src; the tool's regions go in [@tool_lo, @tool_hi). */

@@ -16,7 +16,6 @@
 #include "attach/call.h"
 #include "attach/mem.h"
 #include "attach/perm.h"
-#include "attach/restorer.h"
 #include "process/cgmem.h"
 #include "process/execcheck.h"
 #include "attach/select.h"
@@ -466,13 +465,9 @@ static int ptrace_begin(struct jma_backend *b)
 
 		att_proc_auxv(s->pid, &base, &p->ld_base, 1);
 	}
-	/* Searched before any thread stops: it reads up to a megabyte of code. */
-	if (!p->restorer) {
-		const struct att_map *maps = jma_syms_maps(s->syms, &n);
-
-		if (att_restorer_find(s->pid, maps, n, &p->restorer))
-			p->restorer = 0;
-	}
+	/* Before any thread stops: a search reads up to a megabyte of code. */
+	if (!p->restorer)
+		p->restorer = jma_syms_restorer(s->syms);
 	if ((err = stuck_check(s)))
 		return err;
 	/* The best candidate alone when it is idle; all of them only if it is

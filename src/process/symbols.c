@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "attach/procfs.h"
+#include "attach/restorer.h"
 #include "process/fdes.h"
 #include "process/symcache.h"
 #include "process/symbols.h"
@@ -54,6 +55,8 @@ struct jma_syms {
 	int waits_known;
 	uint64_t message;	/* <prefix>malloc_message (jma_syms_malloc_message) */
 	int message_known;
+	uint64_t restorer;	/* the rt_sigreturn trampoline (jma_syms_restorer) */
+	int restorer_known;
 	struct att_map *maps;
 	size_t nmaps;
 	struct jma_copy *copies;
@@ -725,6 +728,8 @@ static int from_cache(struct jma_syms *sy, const char *dir, const char *key)
 	sy->waits_known = 1;
 	sy->message = f.message;
 	sy->message_known = 1;
+	sy->restorer = f.restorer;
+	sy->restorer_known = 1;
 	return 0;
 }
 
@@ -781,7 +786,7 @@ int jma_syms_open(pid_t pid, const char *prefix, const char *module, int allow_n
 	/* A cache that cannot be written is only a slower next start. */
 	if (key && sy->ncopies == 1 && !find_cond_waits(sy)) {
 		struct jma_found f = { sy->copies[0], sy->waits, sy->nwaits,
-				       jma_syms_malloc_message(sy) };
+				       jma_syms_malloc_message(sy), jma_syms_restorer(sy) };
 
 		jma_symcache_save(cache_dir, key, sy->maps, sy->nmaps, &f);
 	}
@@ -1039,4 +1044,17 @@ uint64_t jma_syms_malloc_message(struct jma_syms *sy)
 		sy->message_known = 1;
 	}
 	return sy->message;
+}
+
+uint64_t jma_syms_restorer(struct jma_syms *sy)
+{
+	/* The cache's address only while those bytes are still there. */
+	if (sy->restorer_known && sy->restorer && att_restorer_check(sy->pid, sy->restorer))
+		sy->restorer_known = 0;
+	if (!sy->restorer_known) {
+		if (att_restorer_find(sy->pid, sy->maps, sy->nmaps, &sy->restorer))
+			sy->restorer = 0;
+		sy->restorer_known = 1;
+	}
+	return sy->restorer;
 }

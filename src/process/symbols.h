@@ -86,4 +86,10 @@ struct Elf *jma_syms_jemalloc_elf(struct jma_syms *sy, uint64_t *bias);
  * for), and kept in the cache with jemalloc. */
 uint64_t jma_syms_malloc_message(struct jma_syms *sy);
 
+/* Address of the process's rt_sigreturn trampoline, 0 if none
+ * (att_restorer_find): searched once per session before a thread stops (up
+ * to a megabyte of code read), and kept in the cache with jemalloc; a kept
+ * address is used only where its bytes still are. */
+uint64_t jma_syms_restorer(struct jma_syms *sy);
+
 #endif

@@ -4,15 +4,15 @@
  * Redis (18 files) about 1.2 ms of a 5.5 ms `get`, and tearing libdwfl
  * down again 0.25 ms more.  So does finding the pthread_cond_*wait functions
  * (the stuck look asks about jemalloc's background thread, asleep in one:
- * 0.3 ms more on Redis) and jemalloc's malloc_message variable (`stats`
- * reads it: every module's symbol table, 3-4 ms).  All depend only on those
- * files, so they are
- * kept in a directory the caller names, under a key made of every code file's
- * path, device and inode (the kernel's, from the maps) and GNU build-id, read
- * from the target's own memory (the bytes it runs, not the disk): a file
- * rebuilt, replaced or loaded anew changes the key, and a build-id a target
- * forges in its memory cannot stand for another file.  A code file without a
- * build-id, or loaded twice (dlmopen), means no caching.
+ * 0.3 ms more on Redis), jemalloc's malloc_message variable (`stats` reads
+ * it: every module's symbol table, 3-4 ms) and the rt_sigreturn trampoline
+ * (a scan of libc's code, 0.1 ms).  All depend only on those files, so they
+ * are kept in a directory the caller names, under a key made of every code
+ * file's path, device and inode (the kernel's, from the maps) and GNU
+ * build-id, read from the target's own memory (the bytes it runs, not the
+ * disk): a file rebuilt, replaced or loaded anew changes the key, and a
+ * build-id a target forges in its memory cannot stand for another file.  A
+ * code file without a build-id, or loaded twice (dlmopen), means no caching.
  *
  * An entry names addresses we will make the target call: the directory and
  * the entries must belong to our user and be writable by nobody else, or
@@ -40,6 +40,7 @@ struct jma_found {
 	struct jma_range *waits;	/* the pthread_cond_*wait functions, sorted */
 	size_t nwaits;
 	uint64_t message;		/* <prefix>malloc_message, 0 when there is none */
+	uint64_t restorer;		/* the rt_sigreturn trampoline in code, 0: none */
 };
 
 /* What was kept under @key in @dir, its addresses relocated to where @maps

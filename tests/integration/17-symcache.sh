@@ -79,6 +79,25 @@ t_an_own_logger_is_known_from_the_cache() {
 	[[ $ERR != *"own malloc_message"* ]] || fail "$ERR"
 }
 
+# The entry keeps where the target's rt_sigreturn trampoline is, which the
+# call returns through.  A kept address whose bytes are not the trampoline
+# (here 16 bytes past it) is searched again, never returned to: the target
+# lives and answers, and the entry is used for the rest.
+t_a_kept_trampoline_is_checked_before_use() {
+	local pid line off
+	rm -rf "$CACHE"
+	start_fixture pid "$FIXTURES/jemfix"
+	get_checked "$pid"
+	line=$(grep '^restorer=' "$CACHE"/*) || fail "no restorer line: $(cat "$CACHE"/*)"
+	[[ $line =~ ^restorer=([0-9a-f]+):([0-9a-f]+)$ ]] || fail "restorer line: $line"
+	off=$(printf '%x' $((0x${BASH_REMATCH[2]} + 16)))
+	sed -i "s/^restorer=.*/restorer=${BASH_REMATCH[1]}:$off/" "$CACHE"/*
+	get_checked "$pid"
+	expect_cached
+	get_checked "$pid"
+	stop "$pid"
+}
+
 t_a_program_rebuilt_in_place_is_searched_again() {
 	local pid
 	rm -rf "$CACHE"
