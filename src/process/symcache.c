@@ -1,6 +1,8 @@
 /* symcache.c -- what finding jemalloc found, kept between runs by build-id (see symcache.h). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +18,7 @@
 #define MAX_FILES	512		/* code files in a key; more: not cached */
 #define MAX_ENTRY	(1 << 20)
 #define MAX_RANGES	65536
+#define MAX_KEPT	256		/* entries; the oldest written go first */
 /* Read of each file's start: the ELF and program headers and, in every file
  * looked at (Debian's, linked by ld), the build-id note (offsets 0x238-0x370);
  * read_head reads past it when it must.  A page each cost 18 page faults of
@@ -472,6 +475,82 @@ static int put_addr(FILE *f, const char *name, const struct att_map *maps, size_
 	return 0;
 }
 
+/* Is @name an entry's (16 hex digits), or, with @pid, one being written
+ * (".PID" after them, the writer's PID in *@pid)? */
+static int entry_like(const char *name, long *pid)
+{
+	char *end;
+
+	if (strspn(name, "0123456789abcdef") != 16)
+		return 0;
+	if (!pid)
+		return !name[16];
+	if (name[16] != '.' || name[17] < '1' || name[17] > '9')
+		return 0;
+	*pid = strtol(name + 17, &end, 10);
+	return !*end;
+}
+
+struct kept {
+	char name[17];
+	struct timespec mtime;
+};
+
+static int older(const void *a, const void *b)
+{
+	const struct timespec *x = &((const struct kept *)a)->mtime;
+	const struct timespec *y = &((const struct kept *)b)->mtime;
+
+	return x->tv_sec != y->tv_sec ? (x->tv_sec < y->tv_sec ? -1 : 1) :
+	       (x->tv_nsec > y->tv_nsec) - (x->tv_nsec < y->tv_nsec);
+}
+
+/* After a save: remove what a killed writer left (".PID" files of processes
+ * gone) and the oldest written entries past MAX_KEPT.  Only names of ours
+ * are touched. */
+static void tidy(int dfd)
+{
+	int fd = dup(dfd);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	struct kept *k = NULL;
+	size_t nk = 0, cap = 0;
+	struct dirent *e;
+	struct stat st;
+	long pid;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((e = readdir(d))) {
+		if (entry_like(e->d_name, &pid)) {
+			if (kill((pid_t)pid, 0) && errno == ESRCH)
+				unlinkat(dfd, e->d_name, 0);
+			continue;
+		}
+		if (!entry_like(e->d_name, NULL) ||
+		    fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
+			continue;
+		if (nk == cap) {
+			struct kept *t = realloc(k, (cap = cap ? 2 * cap : 64) * sizeof(*k));
+
+			if (!t)
+				break;
+			k = t;
+		}
+		memcpy(k[nk].name, e->d_name, sizeof(k[nk].name));
+		k[nk++].mtime = st.st_mtim;
+	}
+	closedir(d);
+	if (nk > MAX_KEPT) {
+		qsort(k, nk, sizeof(*k), older);
+		for (size_t i = 0; i < nk - MAX_KEPT; i++)
+			unlinkat(dfd, k[i].name, 0);
+	}
+	free(k);
+}
+
 int jma_symcache_save(const char *dir, const char *key, const struct att_map *maps, size_t n,
 		      const struct jma_found *found)
 {
@@ -535,6 +614,8 @@ int jma_symcache_save(const char *dir, const char *key, const struct att_map *ma
 		err = err ? err : -errno;
 		unlinkat(dfd, tmp, 0);
 	}
+	if (!err)
+		tidy(dfd);
 	close(dfd);
 	free(body);
 	return err;

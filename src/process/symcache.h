@@ -51,7 +51,8 @@ int jma_symcache_load(const char *dir, const char *key, const struct att_map *ma
 		      struct jma_found *f);
 
 /* Keep @f under @key in @dir (made with mode 0700 when missing, as its
- * parent is).  Written whole or not at all.  0 or -errno. */
+ * parent is).  Written whole or not at all; then what killed writers left
+ * is removed, and the oldest written entries past 256.  0 or -errno. */
 int jma_symcache_save(const char *dir, const char *key, const struct att_map *maps, size_t n,
 		      const struct jma_found *f);
 

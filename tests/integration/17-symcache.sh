@@ -224,6 +224,35 @@ t_a_damaged_entry_is_a_miss_and_is_rewritten() {
 	expect_searched
 }
 
+# A save removes what killed writers left (NAME.PID of processes gone) and
+# the oldest written entries past 256; a writer still alive, and files
+# whose names are not the cache's, are left alone.
+t_the_cache_stays_small_and_tidy() {
+	local pid i real
+	rm -rf "$CACHE"
+	mkdir -p -m 700 "$CACHE"
+	for i in $(seq 300); do
+		printf 'old\n' > "$CACHE/$(printf '%016x' "$i")"
+	done
+	chmod 600 "$CACHE"/*
+	touch -d '2020-01-01' "$CACHE"/*
+	: > "$CACHE/ffffffffffffffff.999999999"
+	: > "$CACHE/eeeeeeeeeeeeeeee.$$"
+	: > "$CACHE/notes.txt"
+	start_fixture pid "$FIXTURES/jemfix"
+	get_checked "$pid"
+	expect_searched
+	expect_eq "$(ls "$CACHE" | grep -c -E '^[0-9a-f]{16}$')" 256
+	real=$(grep -l '^end$' "$CACHE"/*) || fail "the new entry was removed"
+	[[ ! -e $CACHE/ffffffffffffffff.999999999 ]] || fail "a dead writer's file is left"
+	[[ -e $CACHE/eeeeeeeeeeeeeeee.$$ ]] || fail "a live writer's file was removed"
+	[[ -e $CACHE/notes.txt ]] || fail "a file not of the cache was removed"
+	get_checked "$pid"
+	expect_cached
+	[[ -e $real ]] || fail "the entry in use was removed"
+	stop "$pid"
+}
+
 t_no_build_id_no_cache() {
 	local pid
 	rm -rf "$CACHE"
