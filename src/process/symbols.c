@@ -728,8 +728,10 @@ static int from_cache(struct jma_syms *sy, const char *dir, const char *key)
 	sy->waits_known = 1;
 	sy->message = f.message;
 	sy->message_known = 1;
+	/* A kept trampoline only while its bytes are still there; else it is
+	 * searched for on need. */
 	sy->restorer = f.restorer;
-	sy->restorer_known = 1;
+	sy->restorer_known = !f.restorer || !att_restorer_check(sy->pid, f.restorer);
 	return 0;
 }
 
@@ -1048,9 +1050,6 @@ uint64_t jma_syms_malloc_message(struct jma_syms *sy)
 
 uint64_t jma_syms_restorer(struct jma_syms *sy)
 {
-	/* The cache's address only while those bytes are still there. */
-	if (sy->restorer_known && sy->restorer && att_restorer_check(sy->pid, sy->restorer))
-		sy->restorer_known = 0;
 	if (!sy->restorer_known) {
 		if (att_restorer_find(sy->pid, sy->maps, sy->nmaps, &sy->restorer))
 			sy->restorer = 0;
