@@ -83,26 +83,32 @@ free_port() {
 }
 
 # start_redis VAR [ENV=VALUE...]: Debian's redis-server on 127.0.0.1, random
-# port (in $REDIS_PORT), no persistence.
+# port (in $REDIS_PORT), no persistence.  A port taken between free_port and
+# the bind makes redis exit: another port is tried.  Up to 20 s to answer,
+# for a loaded CI machine; a redis that never answers fails the test by name.
 start_redis() {
 	local __var=$1; shift
-	local __port __dir; __port=$(free_port) || return 1
-	__dir=$(mktemp -d "$TMPD/redis.XXXX")
-	env "$@" redis-server --port "$__port" --bind 127.0.0.1 --save '' --appendonly no \
-		--enable-debug-command local \
-		--dir "$__dir" --logfile "$__dir/log" --daemonize no >/dev/null 2>&1 &
-	local __pid=$!
-	STARTED+=("$__pid")
-	for _ in $(seq 100); do
-		[[ $(redis-cli -p "$__port" ping 2>/dev/null) == PONG ]] && break
-		sleep 0.05
+	local __port __dir __pid
+	for _ in 1 2 3; do
+		__port=$(free_port) || { fail "no free port for redis"; return 1; }
+		__dir=$(mktemp -d "$TMPD/redis.XXXX")
+		env "$@" redis-server --port "$__port" --bind 127.0.0.1 --save '' --appendonly no \
+			--enable-debug-command local \
+			--dir "$__dir" --logfile "$__dir/log" --daemonize no >/dev/null 2>&1 &
+		__pid=$!
+		STARTED+=("$__pid")
+		for _ in $(seq 400); do
+			[[ $(redis-cli -p "$__port" ping 2>/dev/null) == PONG ]] && break 2
+			kill -0 "$__pid" 2>/dev/null || break
+			sleep 0.05
+		done
 	done
-	[[ $(redis-cli -p "$__port" ping 2>/dev/null) == PONG ]] || { echo "redis did not start" >&2; return 1; }
+	[[ $(redis-cli -p "$__port" ping 2>/dev/null) == PONG ]] ||
+		{ fail "redis did not start: $(tail -1 "$__dir/log" 2>/dev/null)"; return 1; }
 	REDIS_PORT=$__port
 	settle "$__pid"
 	printf -v "$__var" '%s' "$__pid"
 }
-
 # start_bg VAR CMD...: any other process, recorded for cleanup.
 start_bg() {
 	local __var=$1; shift
@@ -117,9 +123,9 @@ start_bg() {
 settle() {
 	local a b
 	for _ in $(seq 25); do
-		a=$(cat "/proc/$1/maps"; ls "/proc/$1/task")
+		a=$(cat "/proc/$1/maps"; ls "/proc/$1/task") || { fail "process $1 is gone"; return 1; }
 		sleep 0.2
-		b=$(cat "/proc/$1/maps"; ls "/proc/$1/task")
+		b=$(cat "/proc/$1/maps"; ls "/proc/$1/task") || { fail "process $1 is gone"; return 1; }
 		[[ $a == "$b" ]] && return 0
 	done
 	return 0
@@ -177,6 +183,7 @@ run_tests() {
 	local t
 	for t in $(declare -F | awk '{print $3}' | grep '^t_'); do
 		T_CUR="$(basename "$0" .sh)/${t#t_}"
+		[[ -n ${ONLY:-} && $T_CUR != *$ONLY* ]] && continue
 		# Not "if ( ... )": errexit is ignored inside an if condition, so a
 		# failed expectation in the middle of a test would go unnoticed.
 		( set -e; "$t" )

@@ -1,7 +1,8 @@
 #!/bin/bash
 # run-integration.sh -- run tests/integration/*.sh, each in its own process group.
 # Usage: run-integration.sh [PATTERN]   (env: JEMATTACH, FIXTURES, and
-# SKIP: a pattern of tests not to run)
+# SKIP: a pattern of test files not to run; ONLY: run only the tests whose
+# FILE/NAME contains it)
 set -u
 pass=0 fail=0
 for f in tests/integration/*.sh; do

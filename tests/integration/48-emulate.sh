@@ -159,7 +159,7 @@ t_static_and_prefixed() {
 t_redis_and_freeze() {
 	local pid t
 	start_redis pid
-	redis-cli -p "$REDIS_PORT" debug populate 20000 key 200 >/dev/null
+	expect_eq "$(redis-cli -p "$REDIS_PORT" debug populate 20000 key 200)" OK
 	settle "$pid"
 	jm "$pid" get stats.allocated stats.active
 	expect_rc 0

@@ -45,7 +45,7 @@ t_gcore_same_as_live() {
 t_gcore_redis() {
 	local pid live
 	start_redis pid $PROF
-	redis-cli -p "$REDIS_PORT" debug populate 20000 key 300 >/dev/null
+	expect_eq "$(redis-cli -p "$REDIS_PORT" debug populate 20000 key 300)" OK
 	jm "$pid" get stats.allocated
 	expect_rc 0
 	live=$OUT
