@@ -109,13 +109,24 @@ start_redis() {
 	settle "$__pid"
 	printf -v "$__var" '%s' "$__pid"
 }
-# start_bg VAR CMD...: any other process, recorded for cleanup.
+# start_bg VAR CMD...: any other process, recorded for cleanup.  Until it
+# execs, it is a copy of this shell: see wait_exe.
 start_bg() {
 	local __var=$1; shift
 	"$@" &
 	local __pid=$!
 	STARTED+=("$__pid")
 	printf -v "$__var" '%s' "$__pid"
+}
+
+# wait_exe PID NAME: until PID runs the program NAME (a slow exec, on a loaded
+# machine, would otherwise meet jemattach with the shell still in its place).
+wait_exe() {
+	for _ in $(seq 200); do
+		[[ $(readlink "/proc/$1/exe" 2>/dev/null) == */"$2" ]] && return 0
+		sleep 0.05
+	done
+	fail "process $1 does not run $2"
 }
 
 # settle PID: wait until the process stops changing its mappings and threads

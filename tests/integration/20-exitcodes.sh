@@ -88,6 +88,7 @@ t_other_user_exit_3() {
 t_no_jemalloc_exit_4() {
 	local pid
 	start_bg pid sleep 60
+	wait_exe "$pid" sleep
 	jm "$pid" info
 	expect_rc 4
 	expect_match "$ERR" "no jemalloc found in process $pid"

@@ -96,6 +96,7 @@ until_state() {
 t_threads_names_every_syscall() {
 	local sp
 	start_bg sp sleep 60
+	wait_exe "$sp" sleep
 	until_state "$sp" S
 	kill -STOP "$sp"; until_state "$sp" T
 	kill -CONT "$sp"; until_state "$sp" S

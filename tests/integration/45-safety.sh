@@ -297,6 +297,7 @@ t_threads_shows_every_thread() {
 	# Works on any process, jemalloc or not.
 	local sp
 	start_bg sp sleep 60
+	wait_exe "$sp" sleep
 	jm "$sp" threads
 	expect_rc 0
 	expect_match "$OUT" "TID $sp \(sleep\)"

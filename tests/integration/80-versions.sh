@@ -189,6 +189,7 @@ v_preload() {
 	local v=$1 pid lib
 	lib=$(ls "$VERSIONS_DIR/$v"/inst/lib/libjemalloc.so.[0-9] | head -1)
 	start_bg pid env LD_PRELOAD="$lib" sleep 300
+	wait_exe "$pid" sleep
 	settle "$pid"
 	jm "$pid" get version stats.allocated
 	expect_rc 0
