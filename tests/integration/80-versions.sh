@@ -7,7 +7,8 @@
 # after it, and every value is compared with what the fixture reads itself.
 source tests/lib.sh
 VERSIONS_DIR=$(readlink -f "${VERSIONS_DIR:-build/versions}")
-JE_VERSIONS=${JE_VERSIONS:-$(ls "$VERSIONS_DIR" 2>/dev/null)}
+# By default every build there (its folders; each has a .lock file beside it).
+JE_VERSIONS=${JE_VERSIONS:-$(cd "$VERSIONS_DIR" 2>/dev/null && ls -d -- */ | tr -d /)}
 
 # ver_num "5.2.1-0-g..." -> 50201, for comparisons.
 ver_num() { awk -F'[.-]' '{ printf "%d%02d%02d\n", $1, $2, $3 }' <<<"$1"; }
