@@ -58,15 +58,15 @@ start_fixture_cmd() {
 	while read -r -t 30 __line <&"$__out"; do
 		[[ $__line == ready ]] && break
 	done
-	[[ $__line == ready ]] || { echo "fixture $* did not start" >&2; return 1; }
+	[[ $__line == ready ]] || { fail "fixture $* did not start"; return 1; }
 	printf -v "$__var" '%s' "$__pid"
 }
 
 # fix PID CMD: send one command, print the one-line answer.
 fix() {
 	local line
-	echo "$2" >&"${FIX_IN[$1]}" || return 1
-	read -r -t 60 line <&"${FIX_OUT[$1]}" || return 1
+	echo "$2" >&"${FIX_IN[$1]}" || { fail "fixture $1 does not read '$2'"; return 1; }
+	read -r -t 60 line <&"${FIX_OUT[$1]}" || { fail "fixture $1 did not answer '$2'"; return 1; }
 	echo "$line"
 }
 

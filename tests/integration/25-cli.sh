@@ -160,7 +160,7 @@ t_watch_says_the_process_exited() {
 		start_fixture pid "$FIXTURES/jemfix"
 		start_bg wpid "$JEMATTACH" "$pid" watch -i 0.1 ${count:+-n $count} -o "$TMPD/w.jsonl" 2>"$TMPD/w.err"
 		for _ in $(seq 250); do [[ $(wc -l <"$TMPD/w.jsonl" 2>/dev/null) -ge 3 ]] && break; sleep 0.02; done
-		fix "$pid" exit >/dev/null || true
+		echo exit >&"${FIX_IN[$pid]}"	# no answer: it exits
 		rc=0; wait "$wpid" || rc=$?
 		[[ -e $TMPD/w.jsonl ]] || fail "no series (exit $rc): $(cat "$TMPD/w.err")"
 		n=$(wc -l <"$TMPD/w.jsonl")
