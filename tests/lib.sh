@@ -102,6 +102,7 @@ start_redis() {
 			kill -0 "$__pid" 2>/dev/null || break
 			sleep 0.05
 		done
+		kill -0 "$__pid" 2>/dev/null && break	# alive but silent: no other port helps
 	done
 	[[ $(redis-cli -p "$__port" ping 2>/dev/null) == PONG ]] ||
 		{ fail "redis did not start: $(tail -1 "$__dir/log" 2>/dev/null)"; return 1; }
