@@ -110,6 +110,7 @@ start_redis() {
 	settle "$__pid"
 	printf -v "$__var" '%s' "$__pid"
 }
+
 # start_bg VAR CMD...: any other process, recorded for cleanup.  Until it
 # execs, it is a copy of this shell: see wait_exe.
 start_bg() {
@@ -133,12 +134,12 @@ wait_exe() {
 # settle PID: wait until the process stops changing its mappings and threads
 # by itself (start-up work such as jemalloc creating its background threads).
 settle() {
-	local a b
-	for _ in $(seq 25); do
-		a=$(cat "/proc/$1/maps"; ls "/proc/$1/task") || { fail "process $1 is gone"; return 1; }
-		sleep 0.2
+	local a b="" i
+	for i in $(seq 0 25); do
+		a=$b
 		b=$(cat "/proc/$1/maps"; ls "/proc/$1/task") || { fail "process $1 is gone"; return 1; }
-		[[ $a == "$b" ]] && return 0
+		((i)) && [[ $a == "$b" ]] && return 0
+		sleep 0.2
 	done
 	return 0
 }
