@@ -73,7 +73,8 @@ static void choose_engine(struct att_thread *t)
 		return;
 	}
 	/* Callers that hold threads for long find it before seizing. */
-	if (!t->restorer && att_restorer_find(t->pid, t->maps, t->nmaps, &t->restorer))
+	if (!t->restorer && !t->restorer_none &&
+	    att_restorer_find(t->pid, t->maps, t->nmaps, &t->restorer))
 		t->restorer = 0;
 	if (!t->restorer) {
 		snprintf(t->engine_why, sizeof(t->engine_why), "process %d has no rt_sigreturn "

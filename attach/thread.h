@@ -72,6 +72,8 @@ struct att_thread {
 	struct arch_extregs *saved_ext;
 	uint64_t saved_sigmask;
 	uint64_t restorer;	/* rt_sigreturn trampoline (restorer.h); 0: hijack finds it */
+	int restorer_none;	/* set by the caller: it searched, there is none (no
+				 * second search with the thread stopped) */
 	struct att_retcap rc;	/* the return-value breakpoint */
 	uint64_t scratch_top, scratch_cur, scratch_floor;
 

@@ -16,24 +16,38 @@
 static struct tproc p;
 static struct att_thread t;
 
-static void start(int fallback)
+enum engine_case { SIGFRAME, FALLBACK_ASKED, NO_TRAMPOLINE };
+
+static void start(enum engine_case ec)
 {
 	tproc_start(&p, "callee", NULL);
 	att_thread_init(&t, p.pid, p.pid);
-	t.no_sigframe = fallback;
+	t.no_sigframe = ec == FALLBACK_ASKED;
+	/* As the library says after its own search came back empty: the
+	 * callee's libc has a trampoline, so a second search would find it and
+	 * choose the sigframe engine. */
+	t.restorer_none = ec == NO_TRAMPOLINE;
 	ck_assert_int_eq(att_thread_seize(&t, 5000), 0);
 	ck_assert_int_eq(att_thread_hijack(&t), 0);
-	ck_assert_int_eq(t.engine, fallback ? ATT_ENGINE_SENTINEL : ATT_ENGINE_SIGFRAME);
+	ck_assert_int_eq(t.engine, ec == SIGFRAME ? ATT_ENGINE_SIGFRAME : ATT_ENGINE_SENTINEL);
+	if (ec == NO_TRAMPOLINE)
+		ck_assert_msg(strstr(t.engine_why, "no rt_sigreturn trampoline"), "why: %s",
+			      t.engine_why);
 }
 
 static void setup(void)
 {
-	start(0);
+	start(SIGFRAME);
 }
 
 static void setup_fallback(void)
 {
-	start(1);
+	start(FALLBACK_ASKED);
+}
+
+static void setup_no_trampoline(void)
+{
+	start(NO_TRAMPOLINE);
 }
 
 /* The thread's signal mask as /proc shows it. */
@@ -424,6 +438,7 @@ Suite *suite_call(void)
 	Suite *s = suite_create("call");
 	TCase *tc = tcase_create("live");
 	TCase *fb = tcase_create("fallback");
+	TCase *none = tcase_create("no trampoline");
 
 	/* Both engines. */
 	tcase_add_checked_fixture(tc, setup, teardown);
@@ -451,5 +466,12 @@ Suite *suite_call(void)
 	tcase_add_test(fb, test_call_our_signal_does_not_cut_a_lock_wait_short);
 	tcase_add_test(fb, test_call_timeout_grace_for_a_working_call);
 	suite_add_tcase(s, fb);
+	/* A process without a trampoline: the call still works, and the stopped
+	 * thread does not wait for a search the caller already made. */
+	tcase_add_checked_fixture(none, setup_no_trampoline, teardown);
+	tcase_set_timeout(none, 60);
+	tcase_add_test(none, test_call_args_and_return);
+	tcase_add_test(none, test_call_callbacks);
+	suite_add_tcase(s, none);
 	return s;
 }

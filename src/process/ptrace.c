@@ -338,6 +338,7 @@ static int try_thread(struct ptrace_be *p, const struct att_candidate *c, char *
 	t->sym = describe_cb;
 	t->sym_arg = s->syms;
 	t->restorer = p->restorer;
+	t->restorer_none = !p->restorer;	/* ptrace_begin searched */
 	if (err == -EPERM) {
 		char msg[512];
 		att_explain_eperm(s->pid, msg, sizeof(msg));
@@ -465,7 +466,7 @@ static int ptrace_begin(struct jma_backend *b)
 
 		att_proc_auxv(s->pid, &base, &p->ld_base, 1);
 	}
-	/* Before any thread stops: a search reads up to a megabyte of code. */
+	/* Before any thread stops: a search reads up to 64 MiB of code. */
 	if (!p->restorer)
 		p->restorer = jma_syms_restorer(s->syms);
 	if ((err = stuck_check(s)))
