@@ -245,6 +245,58 @@ START_TEST(test_targetfs_private_skips_unsafe_dirs)
 }
 END_TEST
 
+/* A directory in the target's /tmp, made as a dead jemattach would leave it
+ * (or not quite); returns its path on our side in @p. */
+static void left_dir(const char *name, uid_t uid, mode_t mode, const char *file, char *p, size_t n)
+{
+	char rel[300];
+
+	snprintf(p, n, "%s/tmp/%s", root, name);
+	ck_assert_int_eq(mkdir(p, mode), 0);
+	ck_assert_int_eq(chmod(p, mode), 0);
+	if (file) {
+		snprintf(rel, sizeof(rel), "/tmp/%s/%s", name, file);
+		put(rel, "heap_v2/1\n");
+		snprintf(rel, sizeof(rel), "%s/%s", p, file);
+		ck_assert_int_eq(chown(rel, uid, uid), 0);
+	}
+	ck_assert_int_eq(chown(p, uid, uid), 0);
+}
+
+#define HEX24(c) c c c c c c c c c c c c c c c c c c c c c c c c
+
+START_TEST(test_targetfs_sweep_removes_only_what_a_dead_jemattach_left)
+{
+	struct jma_tfs_dir live;
+	char dead[600], foreign[600], other[600], open_mode[600], young[600], q[700];
+	struct stat st;
+
+	/* A live one: made and held (flock) by jma_tfs_private. */
+	ck_assert_int_eq(jma_tfs_private(child, NULL, &live), 0);
+	left_dir("jemattach." HEX24("a"), TEST_UID, 0700, "dump.heap", dead, sizeof(dead));
+	left_dir("jemattach." HEX24("b"), TEST_EVIL, 0700, "dump.heap", foreign, sizeof(foreign));
+	left_dir("jemattach." HEX24("c"), TEST_UID, 0700, "notes", other, sizeof(other));
+	left_dir("jemattach." HEX24("d"), TEST_UID, 0755, NULL, open_mode, sizeof(open_mode));
+	left_dir("jemattach." HEX24("x"), TEST_UID, 0700, NULL, q, sizeof(q));
+	/* Older than the sweep's 2 s, all but the next one. */
+	sleep(3);
+	left_dir("jemattach." HEX24("e"), TEST_UID, 0700, NULL, young, sizeof(young));
+	ck_assert_int_eq(jma_tfs_sweep(child, "/tmp", "dump.heap"), 1);
+	ck_assert_int_ne(lstat(dead, &st), 0);
+	/* Another user's, one with a file we never name, one not 0700, a name
+	 * we never make, a young one, and the live one. */
+	ck_assert_int_eq(lstat(foreign, &st), 0);
+	ck_assert_int_eq(lstat(other, &st), 0);
+	ck_assert_int_eq(lstat(open_mode, &st), 0);
+	ck_assert_int_eq(lstat(q, &st), 0);
+	ck_assert_int_eq(lstat(young, &st), 0);
+	snprintf(q, sizeof(q), "%s%s", root, live.path);
+	ck_assert_int_eq(lstat(q, &st), 0);
+	ck_assert_int_eq(jma_tfs_private_remove(&live, NULL), 0);
+	ck_assert_int_eq(jma_tfs_sweep(child, "relative", NULL), -EINVAL);
+}
+END_TEST
+
 Suite *suite_targetfs(void)
 {
 	Suite *s = suite_create("targetfs");
@@ -258,6 +310,7 @@ Suite *suite_targetfs(void)
 	tcase_add_test(tc, test_targetfs_private_dir);
 	tcase_add_test(tc, test_targetfs_private_refuses_what_was_swapped_in);
 	tcase_add_test(tc, test_targetfs_private_skips_unsafe_dirs);
+	tcase_add_test(tc, test_targetfs_sweep_removes_only_what_a_dead_jemattach_left);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -11,6 +11,7 @@
 /* Profiles of large processes run to tens of MB; more than this is not a
  * heap profile jemalloc wrote. */
 #define DUMP_MAX (1024UL * 1024 * 1024)
+#define DUMP_FILE "dump.heap"
 
 static int get_bool(jma_session *s, const char *name, bool *out)
 {
@@ -92,6 +93,26 @@ static void prefix_dir(jma_session *s, char *out, size_t len)
 	jma_value_clear(&v);
 }
 
+/* Remove what a jemattach killed during a dump left beside @dir (the private
+ * directory this dump used); after the thread is given back, as the sweep
+ * reads the whole parent directory. */
+static void sweep(jma_session *s, const char *dir)
+{
+	char parent[sizeof(((struct jma_tfs_dir *)0)->path)];
+	char *slash;
+	int n;
+
+	snprintf(parent, sizeof(parent), "%s", dir);
+	slash = strrchr(parent, '/');
+	if (!slash)
+		return;
+	slash[slash == parent] = '\0';
+	n = jma_tfs_sweep(s->pid, parent, DUMP_FILE);
+	if (n > 0)
+		jma_logf(s, JMA_LOG_INFO, "removed %d private dump director%s in %s that a killed "
+			 "jemattach had left", n, n == 1 ? "y" : "ies", parent);
+}
+
 /* The dump goes into a directory of our own that the target creates (0700,
  * unguessable name, see targetfs.h): nobody else can plant a FIFO or a symlink
  * at the name the target opens, and we read back only the regular file it wrote. */
@@ -126,7 +147,7 @@ int jma_prof_dump(jma_session *s, char **buf, size_t *len)
 			       "writable for its user, or writable by another user)", (int)s->pid, pref, pref[0] ? ", " : "");
 		goto out;
 	}
-	snprintf(file, sizeof(file), "%s/dump.heap", d.path);
+	snprintf(file, sizeof(file), "%s/" DUMP_FILE, d.path);
 	path.str = file;
 	err = jma_set(s, "prof.dump", &path, NULL);
 	if (err)
@@ -135,7 +156,7 @@ int jma_prof_dump(jma_session *s, char **buf, size_t *len)
 		 "private directory in %s)", file, (int)s->pid, pref[0] ?
 		 "the directory of opt.prof_prefix" : "the first of /tmp, /var/tmp, /dev/shm");
 	/* The file is complete: prof.dump returned after closing it. */
-	err = jma_tfs_private_read(&d, "dump.heap", DUMP_MAX, buf, len);
+	err = jma_tfs_private_read(&d, DUMP_FILE, DUMP_MAX, buf, len);
 	if (err == -EPERM)
 		err = jma_fail(s, JMA_ERR_UNSAFE, err, "the dump %s in process %d's view was "
 			       "replaced: not a regular file of uid %u with one link on its "
@@ -147,14 +168,17 @@ int jma_prof_dump(jma_session *s, char **buf, size_t *len)
 		jma_logf(s, JMA_LOG_DEBUG, "read %zu bytes of it back through /proc/%d/root with "
 			 "uid %u's rights", *len, (int)s->pid, (unsigned)d.uid);
 remove:
-	rm = jma_tfs_private_remove(&d, "dump.heap");
+	rm = jma_tfs_private_remove(&d, DUMP_FILE);
 	if (!rm)
 		jma_logf(s, JMA_LOG_DEBUG, "removed %s and the dump", d.path);
 	else
 		jma_logf(s, JMA_LOG_WARN, "could not remove %s in process %d's root: %s", d.path,
 			 (int)s->pid, strerror(-rm));
 out:
-	return jma_auto_end(s, here, err);
+	err = jma_auto_end(s, here, err);
+	if (here && d.path[0])
+		sweep(s, d.path);
+	return err;
 }
 
 int jma_prof_reset(jma_session *s, const size_t *lg_sample)

@@ -5,15 +5,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "attach/procfs.h"
 #include "process/targetfs.h"
 
 #define TFS_NGROUPS 1024
+/* The private directories: the prefix and 24 hex digits (96 random bits). */
+#define PRIVATE_PREFIX	"jemattach."
+#define PRIVATE_HEX	24
+/* Between mkdir and flock a directory is young and unlocked: the sweep
+ * leaves directories younger than this alone. */
+#define SWEEP_MIN_AGE_S	2
 
 /* File-system credentials of one side: the target's, or ours saved. */
 struct tfs_cred {
@@ -278,7 +287,7 @@ static int tfs_mkprivate(int rfd, const char *parent, const struct tfs_cred *to,
 		close(pfd);
 		return -EIO;
 	}
-	strcpy(name, "jemattach.");
+	strcpy(name, PRIVATE_PREFIX);
 	for (size_t i = 0; i < sizeof(rnd); i++)
 		sprintf(name + strlen(name), "%02x", rnd[i]);
 	if (mkdirat(pfd, name, 0700)) {
@@ -290,6 +299,10 @@ static int tfs_mkprivate(int rfd, const char *parent, const struct tfs_cred *to,
 	err = fd < 0 ? -errno : 0;
 	if (!err && (fstat(fd, &st) || st.st_uid != to->uid || (st.st_mode & 07777) != 0700))
 		err = -EPERM;
+	/* Held until removed: what a dead jemattach leaves is unlocked
+	 * (jma_tfs_sweep).  Where flock is not supported nothing is swept. */
+	if (!err)
+		flock(fd, LOCK_EX | LOCK_NB);
 	if (!err)
 		err = tfs_mnt_id(fd, &d->mnt);
 	if (err) {
@@ -426,4 +439,92 @@ int jma_tfs_private_remove(struct jma_tfs_dir *d, const char *name)
 	close(d->pfd);
 	d->fd = d->pfd = -1;
 	return err;
+}
+
+static int private_name(const char *name)
+{
+	size_t n = strlen(PRIVATE_PREFIX);
+
+	if (strncmp(name, PRIVATE_PREFIX, n) || strlen(name + n) != PRIVATE_HEX)
+		return 0;
+	return strspn(name + n, "0123456789abcdef") == PRIVATE_HEX;
+}
+
+/* Remove @name in @pfd if it is a private directory of @uid that nobody
+ * holds.  Returns 1 when removed. */
+static int sweep_one(int pfd, const char *name, const char *file, uid_t uid, time_t now)
+{
+	struct stat st;
+	int fd, gone = 0;
+
+	if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISDIR(st.st_mode) ||
+	    st.st_uid != uid || (st.st_mode & 07777) != 0700 || now - st.st_ctime < SWEEP_MIN_AGE_S)
+		return 0;
+	fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (!flock(fd, LOCK_EX | LOCK_NB)) {
+		/* Only the name the target was told to write; anything else
+		 * keeps the directory (rmdir fails on it). */
+		if (file)
+			unlinkat(fd, file, 0);
+		gone = !unlinkat(pfd, name, AT_REMOVEDIR);
+	}
+	close(fd);
+	return gone;
+}
+
+struct tfs_sweeparg {
+	const char *parent, *file;
+	int removed;
+};
+
+static int tfs_sweep_as(struct jma_tfs_dir *d, void *arg)
+{
+	struct tfs_sweeparg *a = arg;
+	struct timespec now;
+	struct dirent *e;
+	DIR *dir;
+	int rfd, pfd, fd;
+
+	rfd = tfs_root(d->pid);
+	if (rfd < 0)
+		return rfd;
+	pfd = tfs_open_safe_dir(rfd, a->parent, d->uid);
+	close(rfd);
+	if (pfd < 0)
+		return pfd;
+	fd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || !(dir = fdopendir(fd))) {
+		int err = -errno;
+
+		if (fd >= 0)
+			close(fd);
+		close(pfd);
+		return err;
+	}
+	clock_gettime(CLOCK_REALTIME, &now);
+	while ((e = readdir(dir)))
+		if (private_name(e->d_name))
+			a->removed += sweep_one(pfd, e->d_name, a->file, d->uid, now.tv_sec);
+	closedir(dir);
+	close(pfd);
+	return 0;
+}
+
+int jma_tfs_sweep(pid_t pid, const char *parent, const char *file)
+{
+	struct tfs_sweeparg a = { parent, file, 0 };
+	struct tfs_cred c;
+	struct jma_tfs_dir d = { .pid = pid, .fd = -1, .pfd = -1 };
+	int err;
+
+	if (parent[0] != '/' || (file && strchr(file, '/')))
+		return -EINVAL;
+	err = tfs_target_cred(pid, &c);
+	if (err)
+		return err;
+	d.uid = c.uid;
+	err = tfs_as_target(&d, tfs_sweep_as, &a);
+	return err ? err : a.removed;
 }

@@ -50,4 +50,11 @@ int jma_tfs_private_read(struct jma_tfs_dir *d, const char *name, size_t max,
  * Idempotent.  Returns the first error (e.g. -ENOTEMPTY: someone added files). */
 int jma_tfs_private_remove(struct jma_tfs_dir *d, const char *name);
 
+/* A private directory is flock(2)ed while in use.  Remove those in @parent
+ * (absolute, in the target's view) that a jemattach killed before it could
+ * remove them left: the target's, unlocked, and old enough not to be one
+ * being made -- with @file in them (may be NULL), nothing else.  As the
+ * target; returns how many were removed or -errno. */
+int jma_tfs_sweep(pid_t pid, const char *parent, const char *file);
+
 #endif

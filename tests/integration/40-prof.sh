@@ -85,7 +85,7 @@ t_dump_is_retrieved_and_removed_from_the_target() {
 	jeprof --text "$FIXTURES/jemfix" "$TMPD/jeprof.$pid.0.heap" >"$TMPD/jeprof.txt" 2>/dev/null
 	expect_match "$(head -1 "$TMPD/jeprof.txt")" "^Total: [0-9.]+ MB"
 	# Nothing left in the target's filesystem view or working directory.
-	expect_eq "$(ls /tmp | grep -c "^jemattach\.$pid\.")" 0
+	expect_eq "$(find /tmp -maxdepth 1 -name 'jemattach.*' -newer "$TMPD/out" | wc -l)" 0
 	expect_eq "$(ls -A "$cwd")" ""
 	jm "$pid" prof dump -o -
 	expect_match "$(head -1 <<<"$OUT")" "^heap_v2/"
@@ -99,6 +99,33 @@ t_dump_goes_to_the_prof_prefix_directory() {
 	expect_rc 0
 	expect_match "$(head -1 "$TMPD/p.heap")" "^heap_v2/"
 	expect_eq "$(ls -A "$TMPD/pfx")" ""
+}
+
+# A jemattach killed during a dump cannot remove its private directory; the
+# next dump beside it does, and leaves alone one that a live jemattach holds.
+t_a_killed_dumps_directory_is_removed_by_the_next_dump() {
+	local pid left held busy=jemattach.000000000000000000000000
+	mkdir "$TMPD/killed"
+	start_fixture pid "$FIXTURES/jemfix" "MALLOC_CONF=prof:true,prof_prefix:$TMPD/killed/app"
+	# Killed inside the prof.dump call (at its first system call, the open):
+	# the call goes on without us and writes the dump into the directory.
+	{ JEMATTACH_TEST_CRASH_AT=syscall "$JEMATTACH" "$pid" prof dump -o "$TMPD/k.heap"; } \
+		>/dev/null 2>&1 && fail "the crash point did not fire"
+	left=$(ls "$TMPD/killed")
+	expect_match "$left" '^jemattach\.[0-9a-f]{24}$'
+	for _ in $(seq 100); do [[ -s $TMPD/killed/$left/dump.heap ]] && break; sleep 0.05; done
+	[[ -s $TMPD/killed/$left/dump.heap ]] || fail "the call left to finish wrote no dump"
+	mkdir -m 700 "$TMPD/killed/$busy"
+	start_bg held bash -c 'exec 9<"$1" && flock 9 && exec sleep 60' _ "$TMPD/killed/$busy"
+	wait_exe "$held" sleep
+	# Both older than the sweep's 2 s (a directory younger may be one being made).
+	sleep 2.2
+	jm -v "$pid" prof dump -o "$TMPD/p.heap"
+	expect_rc 0
+	expect_match "$(head -1 "$TMPD/p.heap")" "^heap_v2/"
+	expect_match "$ERR" "removed 1 private dump directory in $TMPD/killed that a killed jemattach had left"
+	expect_eq "$(ls "$TMPD/killed")" "$busy"
+	expect_eq "$(fix "$pid" ping)" pong
 }
 
 t_redis_dump_reads_with_jeprof() {

@@ -95,6 +95,7 @@ kill_rounds() {
 t_killed_jemattach_never_hurts_a_busy_target() {
 	local pid tids vec epoll
 	KILLED=0 CALLS=0
+	touch "$TMPD/start"
 	# Its stderr collects what reports were cut short by our death.
 	start_fixture_cmd pid sh -c 'exec env MALLOC_CONF=prof:true,lg_prof_sample:19 "$0" 2>"$1"' \
 		"$FIXTURES/victim" "$TMPD/victim.err"
@@ -110,6 +111,12 @@ t_killed_jemattach_never_hurts_a_busy_target() {
 	# No lock was left held: jemalloc still answers, in the target and to us.
 	jm --timeout 5 "$pid" stats -o /dev/null
 	expect_rc 0
+	# The dump directories of killed runs are gone after one more dump (its
+	# sweep leaves those younger than 2 s).
+	sleep 2.2
+	jm --timeout 5 "$pid" prof dump -o "$TMPD/last.heap"
+	expect_rc 0
+	expect_eq "$(find /tmp -maxdepth 1 -name 'jemattach.*' -newer "$TMPD/start")" ""
 	echo "    victim: $KILLED kills, $CALLS seen inside a call, $EINTRS EINTR" >&2
 }
 
