@@ -131,6 +131,12 @@ wait_exe() {
 	fail "process $1 does not run $2"
 }
 
+# dump_dirs_since FILE: what prof dump may leave in /tmp (its private
+# directories, jemattach.*) made or written since FILE was.
+dump_dirs_since() {
+	find /tmp -maxdepth 1 -name 'jemattach.*' -newer "$1"
+}
+
 # settle PID: wait until the process stops changing its mappings and threads
 # by itself (start-up work such as jemalloc creating its background threads).
 settle() {

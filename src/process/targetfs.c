@@ -129,6 +129,25 @@ static int tfs_root(pid_t pid)
 	return fd < 0 ? -errno : fd;
 }
 
+/* The target's credentials, in a malloc'ed pair (@*to[1] is room for ours,
+ * for tfs_become), and its root opened.  Returns the root's fd or -errno. */
+static int tfs_target(pid_t pid, struct tfs_cred **to)
+{
+	int rfd;
+
+	*to = malloc(2 * sizeof(**to));
+	if (!*to)
+		return -ENOMEM;
+	rfd = tfs_target_cred(pid, *to);
+	if (!rfd)
+		rfd = tfs_root(pid);
+	if (rfd < 0) {
+		free(*to);
+		*to = NULL;
+	}
+	return rfd;
+}
+
 static int tfs_openat2(int dfd, const char *path, int flags, uint64_t resolve)
 {
 	struct open_how how = { .flags = (unsigned)flags | O_CLOEXEC, .resolve = resolve };
@@ -146,16 +165,10 @@ int jma_tfs_open(pid_t pid, const char *path, int flags)
 
 	if (path[0] != '/')
 		return -EINVAL;
-	to = malloc(2 * sizeof(*to));
-	if (!to)
-		return -ENOMEM;
-	saved = to + 1;
-	fd = tfs_target_cred(pid, to);
-	rfd = fd ? fd : tfs_root(pid);
-	if (rfd < 0) {
-		free(to);
+	rfd = tfs_target(pid, &to);
+	if (rfd < 0)
 		return rfd;
-	}
+	saved = to + 1;
 	sw = tfs_become(to, saved);
 	fd = sw < 0 ? sw : tfs_openat2(rfd, path, flags, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
 	tfs_unbecome(sw, saved);
@@ -327,17 +340,10 @@ int jma_tfs_private(pid_t pid, const char *preferred, struct jma_tfs_dir *d)
 
 	d->pid = pid;
 	d->fd = d->pfd = -1;
-	to = malloc(2 * sizeof(*to));
-	if (!to)
-		return -ENOMEM;
-	saved = to + 1;
-	rfd = tfs_target_cred(pid, to);
-	if (!rfd)
-		rfd = tfs_root(pid);
-	if (rfd < 0) {
-		free(to);
+	rfd = tfs_target(pid, &to);
+	if (rfd < 0)
 		return rfd;
-	}
+	saved = to + 1;
 	sw = tfs_become(to, saved);
 	if (sw < 0)
 		err = sw;
@@ -474,24 +480,15 @@ static int sweep_one(int pfd, const char *name, const char *file, uid_t uid, tim
 	return gone;
 }
 
-struct tfs_sweeparg {
-	const char *parent, *file;
-	int removed;
-};
-
-static int tfs_sweep_as(struct jma_tfs_dir *d, void *arg)
+/* As the target: sweep_one every entry of @parent named like ours. */
+static int sweep_in(int rfd, const char *parent, const char *file, uid_t uid)
 {
-	struct tfs_sweeparg *a = arg;
 	struct timespec now;
 	struct dirent *e;
 	DIR *dir;
-	int rfd, pfd, fd;
+	int pfd, fd, n = 0;
 
-	rfd = tfs_root(d->pid);
-	if (rfd < 0)
-		return rfd;
-	pfd = tfs_open_safe_dir(rfd, a->parent, d->uid);
-	close(rfd);
+	pfd = tfs_open_safe_dir(rfd, parent, uid);
 	if (pfd < 0)
 		return pfd;
 	fd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -506,25 +503,26 @@ static int tfs_sweep_as(struct jma_tfs_dir *d, void *arg)
 	clock_gettime(CLOCK_REALTIME, &now);
 	while ((e = readdir(dir)))
 		if (private_name(e->d_name))
-			a->removed += sweep_one(pfd, e->d_name, a->file, d->uid, now.tv_sec);
+			n += sweep_one(pfd, e->d_name, file, uid, now.tv_sec);
 	closedir(dir);
 	close(pfd);
-	return 0;
+	return n;
 }
 
 int jma_tfs_sweep(pid_t pid, const char *parent, const char *file)
 {
-	struct tfs_sweeparg a = { parent, file, 0 };
-	struct tfs_cred c;
-	struct jma_tfs_dir d = { .pid = pid, .fd = -1, .pfd = -1 };
-	int err;
+	struct tfs_cred *to;
+	int rfd, sw, n;
 
 	if (parent[0] != '/' || (file && strchr(file, '/')))
 		return -EINVAL;
-	err = tfs_target_cred(pid, &c);
-	if (err)
-		return err;
-	d.uid = c.uid;
-	err = tfs_as_target(&d, tfs_sweep_as, &a);
-	return err ? err : a.removed;
+	rfd = tfs_target(pid, &to);
+	if (rfd < 0)
+		return rfd;
+	sw = tfs_become(to, to + 1);
+	n = sw < 0 ? sw : sweep_in(rfd, parent, file, to->uid);
+	tfs_unbecome(sw, to + 1);
+	close(rfd);
+	free(to);
+	return n;
 }

@@ -85,7 +85,7 @@ t_dump_is_retrieved_and_removed_from_the_target() {
 	jeprof --text "$FIXTURES/jemfix" "$TMPD/jeprof.$pid.0.heap" >"$TMPD/jeprof.txt" 2>/dev/null
 	expect_match "$(head -1 "$TMPD/jeprof.txt")" "^Total: [0-9.]+ MB"
 	# Nothing left in the target's filesystem view or working directory.
-	expect_eq "$(find /tmp -maxdepth 1 -name 'jemattach.*' -newer "$TMPD/out" | wc -l)" 0
+	expect_eq "$(dump_dirs_since "$TMPD/out")" ""
 	expect_eq "$(ls -A "$cwd")" ""
 	jm "$pid" prof dump -o -
 	expect_match "$(head -1 <<<"$OUT")" "^heap_v2/"

@@ -52,7 +52,7 @@ t_planted_fifos_and_symlinks_are_never_opened() {
 	expect_eq "$(cat "$TMPD/victim")" precious
 	expect_eq "$(fix "$pid" ping)" "pong"
 	# Nothing left behind in the target's /tmp.
-	[[ -z $(find /tmp -maxdepth 1 -name 'jemattach.????????????????????????' -newer "$TMPD/victim") ]] ||
+	[[ -z $(dump_dirs_since "$TMPD/victim") ]] ||
 		fail "a private dump directory was left in /tmp"
 }
 

@@ -116,7 +116,7 @@ t_killed_jemattach_never_hurts_a_busy_target() {
 	sleep 2.2
 	jm --timeout 5 "$pid" prof dump -o "$TMPD/last.heap"
 	expect_rc 0
-	expect_eq "$(find /tmp -maxdepth 1 -name 'jemattach.*' -newer "$TMPD/start")" ""
+	expect_eq "$(dump_dirs_since "$TMPD/start")" ""
 	echo "    victim: $KILLED kills, $CALLS seen inside a call, $EINTRS EINTR" >&2
 }
 
