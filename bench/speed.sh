@@ -12,7 +12,8 @@ cd "$(dirname "$0")/.."
 N=${N:-15}
 J=${JEMATTACH:-build/jemattach}
 F=${FIXTURES:-build/fixtures}
-LOAD_S=${LOAD_S:-3}
+LOAD_S=${LOAD_S:-4}
+ROUNDS=${ROUNDS:-5}
 dir=$(mktemp -d /tmp/jemattach-bench.XXXXXX)
 # The symbol cache: the bench's own (filled by the first run, as a user's is),
 # removed with the rest.
@@ -246,22 +247,29 @@ for a in 1 64 512; do
 done
 
 # --- Redis clients while jemattach (or gdb) watches ------------------------------
+# A run shorter than a few seconds or a ratio from one or two rounds is noise
+# here: 1 s runs of the same idle Redis differ by 20%.  So each run is sized
+# from a measured rate to LOAD_S seconds, and each cell is the median over
+# ROUNDS rounds of its ratio to that round's own baseline, with the spread.
 echo
-echo "Redis under redis-benchmark (50 clients, GET of 100-byte values, about ${LOAD_S} s per run; 2 rounds interleaved):"
-# A fixed request count sized to about LOAD_S seconds: redis-benchmark prints
-# its CSV line only when a test finishes.
-reqs=$((LOAD_S * 30000))
+rate=$(redis-benchmark -h 127.0.0.1 -p "$port" -c 50 -t get -n 50000 -d 100 --csv 2>/dev/null |
+	awk -F, 'NR == 2 {gsub(/"/, ""); printf "%d", $2}')
+# redis-benchmark prints its CSV line only when a test finishes: a fixed count.
+reqs=$((${rate:-30000} * LOAD_S))
+echo "Redis under redis-benchmark (50 clients, GET of 100-byte values, $reqs requests," \
+	"about ${LOAD_S} s, per run; $ROUNDS rounds interleaved; medians of per-round ratios, min-max):"
 run_load() {
 	redis-benchmark -h 127.0.0.1 -p "$port" -c 50 -t get -n "$reqs" -d 100 --csv 2>/dev/null |
 		awk -F, 'NR == 2 {gsub(/"/, ""); print $2, $7, $8}'
 }
-: >"$dir/l_none" >"$dir/l_watch" >"$dir/l_json" >"$dir/l_gdb"
-for r in 1 2; do
+: >"$dir/l_none" >"$dir/l_watch" >"$dir/l_json" >"$dir/l_gdb" >"$dir/w.jsonl"
+for r in $(seq "$ROUNDS"); do
 	run_load >>"$dir/l_none"
-	"$J" "$rpid" watch -i 0.1 -o "$dir/w.jsonl" >/dev/null 2>&1 &
+	"$J" "$rpid" watch -i 0.1 -o "$dir/w$r.jsonl" >/dev/null 2>&1 &
 	w=$!
 	run_load >>"$dir/l_watch"
 	kill -INT "$w"; wait "$w" 2>/dev/null
+	cat "$dir/w$r.jsonl" >>"$dir/w.jsonl"
 	every 0.1 "$J" "$rpid" stats --json
 	run_load >>"$dir/l_json"
 	stop_loops
@@ -269,7 +277,6 @@ for r in 1 2; do
 	run_load >>"$dir/l_gdb"
 	stop_loops
 done
-base=$(col 1 <"$dir/l_none" | median)
 for m in none watch json gdb; do
 	case $m in
 	none) what="nothing attached";;
@@ -277,9 +284,11 @@ for m in none watch json gdb; do
 	json) what="jemattach stats --json every 100 ms";;
 	gdb) what="gdb call recipe every 1 s";;
 	esac
-	printf '  %-38s %9.0f req/s (%.2f of baseline), p99 %s ms, max %s ms\n' "$what" \
-		"$(col 1 <"$dir/l_$m" | median)" \
-		"$(awk -v a="$(col 1 <"$dir/l_$m" | median)" -v b="$base" 'BEGIN {print a / b}')" \
+	paste -d' ' "$dir/l_$m" "$dir/l_none" | awk '{print $1 / $4}' >"$dir/ratio"
+	printf '  %-38s %9.0f req/s, %.2f of baseline (%s-%s), p99 %s ms, max %s ms\n' "$what" \
+		"$(col 1 <"$dir/l_$m" | median)" "$(median <"$dir/ratio")" \
+		"$(sort -n "$dir/ratio" | head -1 | xargs printf '%.2f')" \
+		"$(sort -n "$dir/ratio" | tail -1 | xargs printf '%.2f')" \
 		"$(col 2 <"$dir/l_$m" | median)" "$(col 3 <"$dir/l_$m" | median)"
 done
 if [[ -s $dir/w.jsonl ]]; then
