@@ -150,19 +150,27 @@ static int cmp_pid(const void *a, const void *b)
  * Between reads we may yield (yield.h). */
 #define TASKS_BUF	2048
 
-int att_proc_tasks(pid_t pid, pid_t **tids, size_t *n)
+int att_proc_taskdir(pid_t pid)
 {
 	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return fd >= 0 ? fd : errno == ENOENT ? -ESRCH : -errno;
+}
+
+int att_proc_tasks(pid_t pid, pid_t **tids, size_t *n)
+{
 	_Alignas(struct dirent64) char buf[TASKS_BUF];
 	size_t cap = 16, cnt = 0;
 	pid_t *v;
 	ssize_t got = 0;
 	int fd, err = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = att_proc_taskdir(pid);
 	if (fd < 0)
-		return errno == ENOENT ? -ESRCH : -errno;
+		return fd;
 	v = malloc(cap * sizeof(*v));
 	if (!v) {
 		close(fd);
@@ -211,18 +219,14 @@ long att_proc_syscall(pid_t pid, pid_t tid)
 	return att_proc_syscall_at(pid, tid, &sp, &pc);
 }
 
-/* Called for every thread of the process before each command: one open, one
- * read (the line is under 200 bytes), one close. */
-long att_proc_syscall_at(pid_t pid, pid_t tid, uint64_t *sp, uint64_t *pc)
+/* One read (the line is under 200 bytes) of an opened syscall file, closed. */
+static long syscall_from(int fd, uint64_t *sp, uint64_t *pc)
 {
-	char path[64], buf[256], *e;
+	char buf[256], *e;
 	ssize_t got;
 	long nr;
-	int fd;
 
 	*sp = *pc = 0;
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)pid, (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -2;
 	do
@@ -247,6 +251,22 @@ long att_proc_syscall_at(pid_t pid, pid_t tid, uint64_t *sp, uint64_t *pc)
 		nr = -2;
 	}
 	return nr;
+}
+
+long att_proc_syscall_at(pid_t pid, pid_t tid, uint64_t *sp, uint64_t *pc)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)pid, (int)tid);
+	return syscall_from(open(path, O_RDONLY | O_CLOEXEC), sp, pc);
+}
+
+long att_proc_syscall_in(int taskdir, pid_t tid, uint64_t *sp, uint64_t *pc)
+{
+	char path[32];
+
+	snprintf(path, sizeof(path), "%d/syscall", (int)tid);
+	return syscall_from(openat(taskdir, path, O_RDONLY | O_CLOEXEC), sp, pc);
 }
 
 void att_proc_auxv(pid_t pid, const uint64_t *types, uint64_t *vals, size_t n)

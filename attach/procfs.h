@@ -28,6 +28,10 @@ int att_proc_stat(pid_t pid, pid_t tid, char *state, char *comm, size_t len);
 
 /* The thread ids of @pid, sorted, main thread first.  *tids is malloc'ed. */
 int att_proc_tasks(pid_t pid, pid_t **tids, size_t *n);
+/* /proc/PID/task opened (a descriptor to close), or -errno.  Reading every
+ * thread's file through it spares the kernel the walk of /proc/PID for each:
+ * 5.0 against 6.2 us a thread, measured on 1000 threads. */
+int att_proc_taskdir(pid_t pid);
 
 /* The system call the thread is blocked in (/proc/PID/task/TID/syscall), or -1
  * when it is running in user space, or -2 when the kernel does not say. */
@@ -35,6 +39,8 @@ long att_proc_syscall(pid_t pid, pid_t tid);
 /* The same, with the user stack pointer and program counter the kernel
  * recorded at the system call's entry (0 when it is not in one). */
 long att_proc_syscall_at(pid_t pid, pid_t tid, uint64_t *sp, uint64_t *pc);
+/* The same through @taskdir (att_proc_taskdir). */
+long att_proc_syscall_in(int taskdir, pid_t tid, uint64_t *sp, uint64_t *pc);
 
 struct att_map {
 	uint64_t start, end, offset;

@@ -106,12 +106,16 @@ int jma_stuck_find(jma_session *s, struct jma_holder *h)
 	struct jma_holder *hs;
 	char *buf;
 	int64_t since, t0 = att_now_ns();
-	int err;
+	int err, dir = -1;
 
 	if (!c || !c->ncode)
 		return 0;
 	if ((err = att_proc_tasks(s->pid, &tids, &nt)))
 		return err;
+	if ((dir = att_proc_taskdir(s->pid)) < 0) {
+		free(tids);
+		return dir;
+	}
 	v = calloc(nt ? nt : 1, sizeof(*v));
 	hs = calloc(nt ? nt : 1, sizeof(*hs));
 	buf = malloc((size_t)BATCH * PEEK);
@@ -124,10 +128,12 @@ int jma_stuck_find(jma_session *s, struct jma_holder *h)
 	for (size_t i = 0; i < nt; i++) {
 		att_yield_point();
 		v[n].tid = tids[i];
-		v[n].nr = att_proc_syscall_at(s->pid, tids[i], &v[n].sp, &v[n].pc);
+		v[n].nr = att_proc_syscall_in(dir, tids[i], &v[n].sp, &v[n].pc);
 		if (v[n].nr >= 0 && v[n].sp && arch_syscall_class(v[n].nr) != ARCH_SC_MEMORY)
 			n++;
 	}
+	close(dir);
+	dir = -1;
 	k = holders(s, v, n, hs, buf);
 	since = att_now_ns();
 	jma_logf(s, JMA_LOG_DEBUG, "looked for a stuck lock holder: %zu threads, %zu asleep in "
@@ -165,6 +171,8 @@ int jma_stuck_find(jma_session *s, struct jma_holder *h)
 	}
 	err = k > 0;
 out:
+	if (dir >= 0)
+		close(dir);
 	free(buf);
 	free(hs);
 	free(v);
