@@ -158,49 +158,55 @@ printf '  threads on 1000 threads: %.0f ms (median of 3)\n' "$(median <"$dir/thr
 # --- the stop the target feels ---------------------------------------------------
 # Per get: the pause the fixture measured around the stop jemattach reports
 # (-vv gives the stop's two instants on the fixture's clock), and the pauses
-# over 1 ms against an idle window of the same length.
+# over 1 ms in windows holding nothing but the one command -- clock, nap and
+# reports through bash builtins, -vv's lines read from a file afterwards --
+# against idle windows as long and windows starting `jemattach -V`.  (Until
+# run O each window also started date twice, sed and a subshell, and those
+# starts alone made most of its pauses.)
+WINDOWS=${WINDOWS:-40}
+# report NAME: the fixture's pauses over 1 ms since its last report, in $nl,
+# with no subshell: a fork in the window would be a process start too.
+report() { echo report >&"${FIN[$1]}"; read -r nl _ <&"${FOUT[$1]}"; }
+mkfifo "$dir/nap"
+exec {nap}<>"$dir/nap"
 echo
 echo "the stop the target measures (pausefix: main thread loops on nanosleep(200us)):"
 for t in 10 1000; do
 	p=p$t
-	: >"$dir/pw" >"$dir/iw" >"$dir/vw" >"$dir/diff"
-	for i in $(seq 10); do
-		ask "$p" report >/dev/null
-		t0=$(date +%s%N)
-		read -r st rn < <("$J" -vv "${FPID[$p]}" get stats.allocated 2>&1 >/dev/null |
-			sed -n 's/.*stopped at \([0-9]*\) ns, running at \([0-9]*\) ns.*/\1 \2/p')
-		t1=$(date +%s%N)
-		read -r nl _ < <(ask "$p" report)
-		echo "$nl" >>"$dir/pw"
+	pw=0 iw=0 vw=0
+	: >"$dir/diff"
+	for i in $(seq "$WINDOWS"); do
+		report "$p"
+		t0=$EPOCHREALTIME
+		"$J" -vv "${FPID[$p]}" get stats.allocated 2>"$dir/vv" >/dev/null
+		t1=$EPOCHREALTIME
+		report "$p"
+		pw=$((pw + nl))
+		read -r st rn < <(sed -n 's/.*stopped at \([0-9]*\) ns, running at \([0-9]*\) ns.*/\1 \2/p' \
+			"$dir/vv")
 		# The pause overlapping the stop, minus the hold jemattach reported.
 		read -r us _ < <(ask "$p" "during $st $rn")
 		[[ $us == none ]] && us=0
 		awk -v s="$st" -v r="$rn" -v us="$us" 'BEGIN {printf "%.3f\n", us / 1000 - (r - s) / 1e6}' \
 			>>"$dir/diff"
-		sleep "$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.6f", (b - a) / 1e9}')"
-		read -r nl _ < <(ask "$p" report)
-		echo "$nl" >>"$dir/iw"
-		# The same pipeline and clock reads, starting jemattach -V: a
-		# process start of the same binary that attaches nothing.
-		t0=$(date +%s%N)
-		read -r _ < <("$J" -V 2>&1 >/dev/null | sed -n 's/x/y/p')
-		t1=$(date +%s%N)
-		read -r nl _ < <(ask "$p" report)
-		echo "$nl" >>"$dir/vw"
+		d=$((${t1/./} - ${t0/./}))
+		printf -v secs '%d.%06d' $((d / 1000000)) $((d % 1000000))
+		report "$p"
+		read -r -t "$secs" -u "$nap" _
+		report "$p"
+		iw=$((iw + nl))
+		report "$p"
+		"$J" -V >/dev/null 2>&1
+		report "$p"
+		vw=$((vw + nl))
 	done
-	printf '  %4d threads, 10 gets: pauses > 1 ms: %d in the windows with a get, %d in as long idle ones, %d in ones starting jemattach -V\n' \
-		"$t" "$(awk '{s += $1} END {print s}' "$dir/pw")" "$(awk '{s += $1} END {print s}' "$dir/iw")" \
-		"$(awk '{s += $1} END {print s}' "$dir/vw")"
-	printf '        pause the fixture measured around the stop - held, ms: median %s (each: %s)\n' \
-		"$(median <"$dir/diff")" "$(tr '\n' ' ' <"$dir/diff")"
+	printf '  %4d threads, %d windows each: pauses > 1 ms: %d with a get, %d idle, %d starting jemattach -V\n' \
+		"$t" "$WINDOWS" "$pw" "$iw" "$vw"
+	printf '        pause the fixture measured around the stop - held, ms: median %s (max %s)\n' \
+		"$(median <"$dir/diff")" "$(sort -n "$dir/diff" | tail -1)"
 done
 
-# The same through one `shell` session: no process is started for a get, nor
-# for the clock or the nap (bash builtins), in either window.  On this
-# kernel (no preemption in kernel code, EEVDF) starting any process makes
-# >1 ms pauses in a neighbour now and then; this isolates jemattach's own.
-mkfifo "$dir/nap"
-exec {nap}<>"$dir/nap"
+# The same through one `shell` session: no process started for a get either.
 for t in 10 1000; do
 	p=p$t
 	mkfifo "$dir/sh$t.in" "$dir/sh$t.out"
@@ -210,23 +216,24 @@ for t in 10 1000; do
 	echo "get stats.allocated" >&"$si"
 	read -r _ <&"$so"
 	pw=0 iw=0
-	for i in $(seq 10); do
-		ask "$p" report >/dev/null
+	for i in $(seq "$WINDOWS"); do
+		report "$p"
 		t0=$EPOCHREALTIME
 		echo "get stats.allocated" >&"$si"
 		read -r _ <&"$so"
 		t1=$EPOCHREALTIME
-		read -r nl _ < <(ask "$p" report)
+		report "$p"
 		pw=$((pw + nl))
 		d=$((${t1/./} - ${t0/./}))
 		printf -v secs '%d.%06d' $((d / 1000000)) $((d % 1000000))
+		report "$p"
 		read -r -t "$secs" -u "$nap" _
-		read -r nl _ < <(ask "$p" report)
+		report "$p"
 		iw=$((iw + nl))
 	done
 	exec {si}>&- {so}<&-
-	printf '  %4d threads, 10 gets in one shell session: pauses > 1 ms: %d with a get, %d idle\n' \
-		"$t" "$pw" "$iw"
+	printf '  %4d threads, %d gets in one shell session: pauses > 1 ms: %d with a get, %d idle\n' \
+		"$t" "$WINDOWS" "$pw" "$iw"
 done
 exec {nap}<&-
 
