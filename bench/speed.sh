@@ -5,8 +5,9 @@
 # the stop a target measures itself, and Redis under redis-benchmark.
 #
 # Only processes started here are touched (Redis on 127.0.0.1, our fixtures),
-# and all are reaped.  N (default 15) runs per cell, medians; the machine and
-# its load are printed first: on a shared machine read ratios, not absolutes.
+# and all are reaped.  N (default 15) runs per cell, medians; WINDOWS (40)
+# pause windows per cell; ROUNDS (5) Redis load rounds of LOAD_S (4) seconds.
+# The machine and its load are printed first: read ratios, not absolutes.
 set -u
 cd "$(dirname "$0")/.."
 N=${N:-15}
