@@ -168,6 +168,15 @@ WINDOWS=${WINDOWS:-40}
 # report NAME: the fixture's pauses over 1 ms since its last report, in $nl,
 # with no subshell: a fork in the window would be a process start too.
 report() { echo report >&"${FIN[$1]}"; read -r nl _ <&"${FOUT[$1]}"; }
+# idle NAME T0 T1: the same for a window as long as T0..T1 ($EPOCHREALTIME)
+# with nothing in it.
+idle() {
+	local d=$((${3/./} - ${2/./})) secs
+	printf -v secs '%d.%06d' $((d / 1000000)) $((d % 1000000))
+	report "$1"
+	read -r -t "$secs" -u "$nap" _
+	report "$1"
+}
 mkfifo "$dir/nap"
 exec {nap}<>"$dir/nap"
 echo
@@ -190,11 +199,7 @@ for t in 10 1000; do
 		[[ $us == none ]] && us=0
 		awk -v s="$st" -v r="$rn" -v us="$us" 'BEGIN {printf "%.3f\n", us / 1000 - (r - s) / 1e6}' \
 			>>"$dir/diff"
-		d=$((${t1/./} - ${t0/./}))
-		printf -v secs '%d.%06d' $((d / 1000000)) $((d % 1000000))
-		report "$p"
-		read -r -t "$secs" -u "$nap" _
-		report "$p"
+		idle "$p" "$t0" "$t1"
 		iw=$((iw + nl))
 		report "$p"
 		"$J" -V >/dev/null 2>&1
@@ -225,11 +230,7 @@ for t in 10 1000; do
 		t1=$EPOCHREALTIME
 		report "$p"
 		pw=$((pw + nl))
-		d=$((${t1/./} - ${t0/./}))
-		printf -v secs '%d.%06d' $((d / 1000000)) $((d % 1000000))
-		report "$p"
-		read -r -t "$secs" -u "$nap" _
-		report "$p"
+		idle "$p" "$t0" "$t1"
 		iw=$((iw + nl))
 	done
 	exec {si}>&- {so}<&-
