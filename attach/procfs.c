@@ -160,25 +160,20 @@ int att_proc_taskdir(pid_t pid)
 	return fd >= 0 ? fd : errno == ENOENT ? -ESRCH : -errno;
 }
 
-int att_proc_tasks(pid_t pid, pid_t **tids, size_t *n)
+int att_proc_tasks_in(int taskdir, pid_t **tids, size_t *n)
 {
 	_Alignas(struct dirent64) char buf[TASKS_BUF];
 	size_t cap = 16, cnt = 0;
 	pid_t *v;
 	ssize_t got = 0;
-	int fd, err = 0;
+	int err = 0;
 
-	fd = att_proc_taskdir(pid);
-	if (fd < 0)
-		return fd;
 	v = malloc(cap * sizeof(*v));
-	if (!v) {
-		close(fd);
+	if (!v)
 		return -ENOMEM;
-	}
 	while (!err) {
 		att_yield_point();
-		if ((got = getdents64(fd, buf, sizeof(buf))) <= 0)
+		if ((got = getdents64(taskdir, buf, sizeof(buf))) <= 0)
 			break;
 		for (ssize_t off = 0; off < got;) {
 			const struct dirent64 *e = (const struct dirent64 *)(buf + off);
@@ -201,7 +196,6 @@ int att_proc_tasks(pid_t pid, pid_t **tids, size_t *n)
 	}
 	if (!err && got < 0)
 		err = errno == ENOENT ? -ESRCH : -errno;
-	close(fd);
 	if (err) {
 		free(v);
 		return err;
@@ -210,6 +204,17 @@ int att_proc_tasks(pid_t pid, pid_t **tids, size_t *n)
 	*tids = v;
 	*n = cnt;
 	return 0;
+}
+
+int att_proc_tasks(pid_t pid, pid_t **tids, size_t *n)
+{
+	int fd = att_proc_taskdir(pid), err;
+
+	if (fd < 0)
+		return fd;
+	err = att_proc_tasks_in(fd, tids, n);
+	close(fd);
+	return err;
 }
 
 long att_proc_syscall(pid_t pid, pid_t tid)

@@ -32,6 +32,8 @@ int att_proc_tasks(pid_t pid, pid_t **tids, size_t *n);
  * thread's file through it spares the kernel the walk of /proc/PID for each:
  * 5.0 against 6.2 us a thread, measured on 1000 threads. */
 int att_proc_taskdir(pid_t pid);
+/* att_proc_tasks through @taskdir, just opened (its listing is read once). */
+int att_proc_tasks_in(int taskdir, pid_t **tids, size_t *n);
 
 /* The system call the thread is blocked in (/proc/PID/task/TID/syscall), or -1
  * when it is running in user space, or -2 when the kernel does not say. */

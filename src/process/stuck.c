@@ -106,15 +106,15 @@ int jma_stuck_find(jma_session *s, struct jma_holder *h)
 	struct jma_holder *hs;
 	char *buf;
 	int64_t since, t0 = att_now_ns();
-	int err, dir = -1;
+	int err, dir;
 
 	if (!c || !c->ncode)
 		return 0;
-	if ((err = att_proc_tasks(s->pid, &tids, &nt)))
-		return err;
-	if ((dir = att_proc_taskdir(s->pid)) < 0) {
-		free(tids);
+	if ((dir = att_proc_taskdir(s->pid)) < 0)
 		return dir;
+	if ((err = att_proc_tasks_in(dir, &tids, &nt))) {
+		close(dir);
+		return err;
 	}
 	v = calloc(nt ? nt : 1, sizeof(*v));
 	hs = calloc(nt ? nt : 1, sizeof(*hs));
