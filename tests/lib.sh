@@ -137,6 +137,15 @@ dump_dirs_since() {
 	find /tmp -maxdepth 1 -name 'jemattach.*' -newer "$1"
 }
 
+# expect_swept PID FILE: one more dump of PID, once every directory a killed or
+# signalled dump left is older than the sweep's 2 s, leaves none made since FILE.
+expect_swept() {
+	sleep 2.2
+	jm --timeout 5 "$1" prof dump -o "$TMPD/last.heap"
+	expect_rc 0
+	expect_eq "$(dump_dirs_since "$2")" ""
+}
+
 # settle PID: wait until the process stops changing its mappings and threads
 # by itself (start-up work such as jemalloc creating its background threads).
 settle() {
