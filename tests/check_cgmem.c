@@ -1,5 +1,6 @@
 /* check_cgmem.c -- the headroom decision on a cgroup tree built in a temp dir. */
 #include <check.h>
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,6 +85,62 @@ START_TEST(test_cgmem_v1_unlimited_is_huge)
 }
 END_TEST
 
+/* Which line of /proc/PID/cgroup is the memory cgroup's: cgroup2's "0::"
+ * line was once never recognized, so no cgroup2 limit was ever checked. */
+START_TEST(test_cgmem_line)
+{
+	static const struct { const char *line; int kind; const char *cg; } c[] = {
+		{ "0::/system.slice/redis-server.service", 1, "/system.slice/redis-server.service" },
+		{ "0::/", 1, "/" },
+		{ "4:memory:/process_api/x", 0, "/process_api/x" },
+		{ "3:cpu,memory:/y", 0, "/y" },
+		{ "5:cpuset:/", -1, NULL },
+		{ "9:name=systemd:/", -1, NULL },
+		{ "7:memory_other:/", -1, NULL },
+		{ "1:", -1, NULL },
+		{ "garbage", -1, NULL },
+	};
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		char line[128], *cg = NULL;
+
+		snprintf(line, sizeof(line), "%s", c[i].line);
+		ck_assert_msg(jma_cgmem_line(line, &cg) == c[i].kind, "%s", c[i].line);
+		if (c[i].cg)
+			ck_assert_str_eq(cg, c[i].cg);
+	}
+}
+END_TEST
+
+/* The mount table of a hybrid host (v1 memory, cgroup2 unified) and of a
+ * container that sees a subtree. */
+START_TEST(test_cgmem_mount)
+{
+	static const char hybrid[] =
+		"22 27 0:21 / /proc rw,relatime - proc proc rw\n"
+		"32 31 0:29 / /sys/fs/cgroup/cpu rw,relatime - cgroup cgroup rw,cpu\n"
+		"35 31 0:32 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n"
+		"41 31 0:38 / /sys/fs/cgroup/unified rw,relatime - cgroup2 cgroup2 rw\n";
+	static const char container[] =
+		"700 690 0:32 /docker/abc /sys/fs/cgroup rw,nosuid shared:9 - cgroup2 cgroup2 rw\n";
+	char text[512], point[1024], root[1024];
+
+	snprintf(text, sizeof(text), "%s", hybrid);
+	ck_assert_int_eq(jma_cgmem_mount(text, 0, point, sizeof(point), root, sizeof(root)), 0);
+	ck_assert_str_eq(point, "/sys/fs/cgroup/memory");
+	ck_assert_str_eq(root, "/");
+	snprintf(text, sizeof(text), "%s", hybrid);
+	ck_assert_int_eq(jma_cgmem_mount(text, 1, point, sizeof(point), root, sizeof(root)), 0);
+	ck_assert_str_eq(point, "/sys/fs/cgroup/unified");
+	snprintf(text, sizeof(text), "%s", container);
+	ck_assert_int_eq(jma_cgmem_mount(text, 1, point, sizeof(point), root, sizeof(root)), 0);
+	ck_assert_str_eq(point, "/sys/fs/cgroup");
+	ck_assert_str_eq(root, "/docker/abc");
+	snprintf(text, sizeof(text), "%s", container);
+	ck_assert_int_eq(jma_cgmem_mount(text, 0, point, sizeof(point), root, sizeof(root)), -ENOENT);
+}
+END_TEST
+
 Suite *suite_cgmem(void)
 {
 	Suite *s = suite_create("cgmem");
@@ -92,6 +149,8 @@ Suite *suite_cgmem(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_cgmem_v2_max_high_and_ancestors);
 	tcase_add_test(tc, test_cgmem_v1_unlimited_is_huge);
+	tcase_add_test(tc, test_cgmem_line);
+	tcase_add_test(tc, test_cgmem_mount);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -24,8 +24,18 @@
 int jma_cgmem_room_dir(const char *dir, const char *top, int v2, uint64_t *room,
 		       char *which, size_t len);
 
+/* A line of /proc/PID/cgroup, split in place: 1 for cgroup2's "0::PATH", 0
+ * for a v1 hierarchy with memory among its controllers ("4:memory:PATH",
+ * "3:cpu,memory:PATH"), -1 for any other line; *@cg = PATH. */
+int jma_cgmem_line(char *line, char **cg);
+
+/* From @mountinfo (the text of /proc/self/mountinfo, split in place): the
+ * mount point of cgroup2 (@v2) or of v1's memory hierarchy, and the cgroup
+ * path its root stands for.  0 or -ENOENT. */
+int jma_cgmem_mount(char *mountinfo, int v2, char *point, size_t plen, char *root, size_t rlen);
+
 /* The same for process @pid's memory cgroup (found through /proc/PID/cgroup
- * and our mount table).  *room = UINT64_MAX when it has none we can see. */
+ * and our mounts).  *room = UINT64_MAX when it has none we can see. */
 int jma_cgmem_room(pid_t pid, uint64_t *room, char *which, size_t len);
 
 #endif
