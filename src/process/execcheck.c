@@ -22,13 +22,14 @@ static uint64_t mark_of(pid_t pid, uint64_t rnd_at, uint64_t vdso)
 
 uint64_t jma_exec_mark_at(pid_t pid, struct jma_exec_where *w)
 {
-	static const uint64_t types[2] = { AT_RANDOM, AT_SYSINFO_EHDR };
-	uint64_t at[2];
+	static const uint64_t types[3] = { AT_RANDOM, AT_SYSINFO_EHDR, AT_BASE };
+	uint64_t at[3];
 
-	att_proc_auxv(pid, types, at, 2);
+	att_proc_auxv(pid, types, at, 3);
 	if (w) {
 		w->rnd_at = at[0];
 		w->vdso = at[1];
+		w->ld_base = at[2];
 	}
 	return mark_of(pid, at[0], at[1]);
 }

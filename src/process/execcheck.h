@@ -19,10 +19,12 @@
 
 #include "attach/procfs.h"
 
-/* Where jma_exec_mark found its inputs: read once, before anything stops. */
+/* Where jma_exec_mark found its inputs: read once, before anything stops
+ * (with the one other entry of the same auxv read that a command needs). */
 struct jma_exec_where {
 	uint64_t rnd_at;	/* AT_RANDOM: its 16 bytes' address, 0 unknown */
 	uint64_t vdso;		/* AT_SYSINFO_EHDR */
+	uint64_t ld_base;	/* AT_BASE: the dynamic loader's, 0 for a static program */
 };
 
 /* jma_exec_mark, and where its inputs were (@w may be NULL). */

@@ -5,7 +5,6 @@
  * jemalloc), seizes and hijacks it; call runs the function there through the
  * attach engine; end puts the thread back exactly as it was.
  */
-#include <elf.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -44,7 +43,6 @@ struct ptrace_be {
 	struct jma_freeze fz;		/* --freeze: the other threads, all stopped */
 	uint64_t restorer;		/* the target's rt_sigreturn trampoline, 0 if none */
 	int begun;			/* begin ran before: the maps snapshot is old */
-	uint64_t ld_base;		/* where the dynamic loader is mapped (AT_BASE), 0 if none */
 	int text_checked;		/* malloc_message read for this command (expect_text) */
 	int has_logger;			/* ... and the application had set it */
 };
@@ -203,9 +201,10 @@ static int in_loader(struct ptrace_be *p, uint64_t pc)
 {
 	size_t n;
 	const struct att_map *maps = jma_syms_maps(p->be.s->syms, &n);
-	const struct att_map *m = att_maps_find(maps, n, pc), *ld = att_maps_find(maps, n, p->ld_base);
+	uint64_t ld_base = p->be.s->exec_where.ld_base;
+	const struct att_map *m = att_maps_find(maps, n, pc), *ld = att_maps_find(maps, n, ld_base);
 
-	return p->ld_base && m && ld && m->path && ld->path && !strcmp(m->path, ld->path);
+	return ld_base && m && ld && m->path && ld->path && !strcmp(m->path, ld->path);
 }
 
 enum { FRAMES_OK, FRAMES_JEMALLOC, FRAMES_LOADER };
@@ -460,11 +459,6 @@ static int ptrace_begin(struct jma_backend *b)
 		if (jma_exec_check(maps, n, je->path, je->fn_mallctl))
 			return jma_fail(s, JMA_ERR_ATTACH, -ENOEXEC, "process %d executed a new "
 					"program since jemattach read its symbols", (int)s->pid);
-	}
-	if (!p->ld_base) {
-		static const uint64_t base = AT_BASE;
-
-		att_proc_auxv(s->pid, &base, &p->ld_base, 1);
 	}
 	/* Before any thread stops: a search reads up to 64 MiB of code. */
 	if (!p->restorer)

@@ -163,13 +163,18 @@ static void entry_name(const char *key, char *out, size_t len)
 	snprintf(out, len, "%016llx", h);
 }
 
-/* Is @fd ours alone: owned by our user, writable by nobody else? */
-static int ours(int fd, mode_t type)
+/* Is @fd ours alone: owned by our user, writable by nobody else?  @size
+ * (may be NULL) gets its size. */
+static int ours(int fd, mode_t type, off_t *size)
 {
 	struct stat st;
 
-	return !fstat(fd, &st) && (st.st_mode & S_IFMT) == type && st.st_uid == geteuid() &&
-	       !(st.st_mode & (S_IWGRP | S_IWOTH));
+	if (fstat(fd, &st) || (st.st_mode & S_IFMT) != type || st.st_uid != geteuid() ||
+	    (st.st_mode & (S_IWGRP | S_IWOTH)))
+		return 0;
+	if (size)
+		*size = st.st_size;
+	return 1;
 }
 
 /* Make directory @path (mode 0700) in a parent that is ours, making that
@@ -215,7 +220,7 @@ static int open_dir(const char *dir, int make)
 	}
 	if (fd < 0)
 		return -errno;
-	if (!ours(fd, S_IFDIR)) {
+	if (!ours(fd, S_IFDIR, NULL)) {
 		close(fd);
 		return -EPERM;
 	}
@@ -226,8 +231,9 @@ static int open_dir(const char *dir, int make)
 static ssize_t read_entry(const char *dir, const char *name, char **out)
 {
 	int dfd = open_dir(dir, 0), fd;
-	ssize_t len = 0, got;
+	ssize_t len = 0, got, max;
 	char *buf = NULL;
+	off_t size;
 
 	if (dfd < 0)
 		return dfd;
@@ -235,11 +241,18 @@ static ssize_t read_entry(const char *dir, const char *name, char **out)
 	close(dfd);
 	if (fd < 0)
 		return -errno;
-	if (!ours(fd, S_IFREG) || !(buf = malloc(MAX_ENTRY + 1))) {
+	/* Sized by the file (entries are replaced by rename, never grown in
+	 * place): a buffer of MAX_ENTRY cost an mmap and a munmap of 1 MiB. */
+	if (!ours(fd, S_IFREG, &size)) {
 		close(fd);
 		return -EPERM;
 	}
-	while (len < MAX_ENTRY && (got = read(fd, buf + len, (size_t)(MAX_ENTRY - len))) > 0)
+	max = size < MAX_ENTRY ? (ssize_t)size : MAX_ENTRY;
+	if (!(buf = malloc((size_t)max + 1))) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while (len < max && (got = read(fd, buf + len, (size_t)(max - len))) > 0)
 		len += got;
 	close(fd);
 	buf[len] = '\0';
