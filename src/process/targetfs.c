@@ -17,7 +17,8 @@
 #include "process/targetfs.h"
 
 #define TFS_NGROUPS 1024
-/* The private directories: the prefix and 24 hex digits (96 random bits). */
+/* The private directories: the prefix and 24 hex digits (96 random bits),
+ * made by tfs_mkprivate and recognized by the sweep. */
 #define PRIVATE_PREFIX	"jemattach."
 #define PRIVATE_HEX	24
 /* Between mkdir and flock a directory is young and unlocked: the sweep
@@ -288,7 +289,7 @@ static int tfs_open_safe_dir(int rfd, const char *dir, uid_t uid)
 static int tfs_mkprivate(int rfd, const char *parent, const struct tfs_cred *to,
 			 struct jma_tfs_dir *d)
 {
-	unsigned char rnd[12];
+	unsigned char rnd[PRIVATE_HEX / 2];
 	char name[64];
 	struct stat st;
 	int pfd, fd, err;
