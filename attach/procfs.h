@@ -26,7 +26,8 @@ int att_proc_status(pid_t pid, pid_t tid, struct att_status *st);
  * lock for its memory figures).  -ESRCH if gone. */
 int att_proc_stat(pid_t pid, pid_t tid, char *state, char *comm, size_t len);
 
-/* The thread ids of @pid, sorted, main thread first.  *tids is malloc'ed. */
+/* The thread ids of @pid, sorted by tid.  Once pids wrap around, the main
+ * thread need not be first; no caller relies on it.  *tids is malloc'ed. */
 int att_proc_tasks(pid_t pid, pid_t **tids, size_t *n);
 /* /proc/PID/task opened (a descriptor to close), or -errno.  Reading every
  * thread's file through it spares the kernel the walk of /proc/PID for each:
