@@ -45,13 +45,7 @@ stop_loops() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-median() { sort -n | awk '{a[NR] = $1} END {if (!NR) print "-"; else print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
-# wall_ms CMD...: wall time in ms at ns resolution (GNU time has 10 ms steps).
-wall_ms() {
-	local t0 t1
-	t0=$(date +%s%N); "$@" >/dev/null 2>&1; t1=$(date +%s%N)
-	echo $(((t1 - t0) / 1000))e-3 | awk '{printf "%.3f\n", $1}'
-}
+source bench/lib.bash	# median, wall_ms
 held_ms() { "$@" 2>&1 >/dev/null | sed -n 's/.*held for \([0-9.]*\) ms$/\1/p' | tail -1; }
 col() { awk -v c="$1" '{print $c}'; }
 
