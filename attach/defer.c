@@ -16,7 +16,8 @@ static int held_only(int sig)
 	return sig == SIGPIPE || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
 }
 
-static __thread int depth;
+static __thread int depth;	/* att_defer_enter and att_defer_block */
+static __thread int held;	/* att_defer_enter alone: threads held */
 static __thread sigset_t saved_mask;
 static __thread sigset_t caught;	/* taken by sigtimedwait: must be raised again */
 static __thread int first_caught;
@@ -30,7 +31,7 @@ static void deferred_set(sigset_t *s, int with_chld)
 		sigaddset(s, SIGCHLD);
 }
 
-void att_defer_enter(void)
+void att_defer_block(void)
 {
 	sigset_t s;
 
@@ -42,7 +43,7 @@ void att_defer_enter(void)
 	first_caught = 0;
 }
 
-void att_defer_leave(void)
+void att_defer_unblock(void)
 {
 	if (depth == 0 || --depth)
 		return;
@@ -52,6 +53,20 @@ void att_defer_leave(void)
 		if (sigismember(&caught, deferred[i]))
 			raise(deferred[i]);
 	pthread_sigmask(SIG_SETMASK, &saved_mask, NULL);
+}
+
+void att_defer_enter(void)
+{
+	held++;
+	att_defer_block();
+}
+
+void att_defer_leave(void)
+{
+	if (held == 0)
+		return;
+	held--;
+	att_defer_unblock();
 }
 
 int att_defer_wait(int64_t timeout_ns)
@@ -89,7 +104,7 @@ int att_defer_wait(int64_t timeout_ns)
 
 int att_defer_active(void)
 {
-	return depth > 0;
+	return held > 0;
 }
 
 int att_defer_pending(void)

@@ -24,6 +24,14 @@ void att_defer_leave(void);
  * signal taken, 0 on timeout. */
 int att_defer_wait(int64_t timeout_ns);
 
+/* The same signals held back while no thread need be: for a change of ours in
+ * the target's view that must be undone before we may end (a private
+ * directory, targetfs.h).  One that arrives meanwhile cuts calls short as
+ * above (att_defer_pending) and takes effect once the outermost of these and
+ * of att_defer_enter is left; they nest with each other. */
+void att_defer_block(void);
+void att_defer_unblock(void);
+
 /* A thread is held (between the outermost att_defer_enter and its leave). */
 int att_defer_active(void);
 

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "attach/defer.h"
 #include "attach/procfs.h"
 #include "process/targetfs.h"
 
@@ -341,9 +342,12 @@ int jma_tfs_private(pid_t pid, const char *preferred, struct jma_tfs_dir *d)
 
 	d->pid = pid;
 	d->fd = d->pfd = -1;
+	att_defer_block();
 	rfd = tfs_target(pid, &to);
-	if (rfd < 0)
+	if (rfd < 0) {
+		att_defer_unblock();
 		return rfd;
+	}
 	saved = to + 1;
 	sw = tfs_become(to, saved);
 	if (sw < 0)
@@ -359,6 +363,8 @@ int jma_tfs_private(pid_t pid, const char *preferred, struct jma_tfs_dir *d)
 	tfs_unbecome(sw, saved);
 	close(rfd);
 	free(to);
+	if (err)
+		att_defer_unblock();
 	return err;
 }
 
@@ -445,6 +451,7 @@ int jma_tfs_private_remove(struct jma_tfs_dir *d, const char *name)
 	close(d->fd);
 	close(d->pfd);
 	d->fd = d->pfd = -1;
+	att_defer_unblock();
 	return err;
 }
 

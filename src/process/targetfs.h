@@ -39,7 +39,10 @@ struct jma_tfs_dir {
 /* Create the private directory in @preferred (may be NULL), else the first of
  * /tmp, /var/tmp, /dev/shm where the target can create it and no other user
  * can replace a directory on the path (each one owned by root or the target,
- * and sticky when others may write it).  -EROFS when there is none. */
+ * and sticky when others may write it).  -EROFS when there is none.
+ * Until jma_tfs_private_remove our SIGINT, SIGTERM and SIGHUP are held back
+ * (att_defer_block): a Ctrl-C cuts the call that fills the directory short,
+ * and ends us once the directory is gone. */
 int jma_tfs_private(pid_t pid, const char *preferred, struct jma_tfs_dir *d);
 
 /* Read @name in @d (see above for what is accepted; -EPERM otherwise). */

@@ -101,6 +101,32 @@ t_dump_goes_to_the_prof_prefix_directory() {
 	expect_eq "$(ls -A "$TMPD/pfx")" ""
 }
 
+# A Ctrl-C inside the prof.dump call (at its first system call, the open)
+# gives the call up; the call goes on in the target, but the directory it
+# writes in is removed before we end, and nothing is left to sweep.
+t_ctrl_c_during_a_dump_leaves_nothing() {
+	local pid
+	mkdir "$TMPD/int"
+	start_fixture pid "$FIXTURES/jemfix" "MALLOC_CONF=prof:true,prof_prefix:$TMPD/int/app"
+	# (SIGINT's default action back: the harness may run us in the background.)
+	RC=0
+	JEMATTACH_TEST_CRASH_AT=syscall:int env --default-signal=INT \
+		"$JEMATTACH" -v "$pid" prof dump -o "$TMPD/i.heap" 2>"$TMPD/err" || RC=$?
+	ERR=$(cat "$TMPD/err")
+	expect_rc 130
+	expect_match "$ERR" "using tid"
+	expect_eq "$(ls -A "$TMPD/int")" ""
+	[[ ! -e $TMPD/i.heap ]] || fail "a cut-short dump wrote $TMPD/i.heap"
+	# The call we left: done in the target, with no directory to write in.
+	sleep 0.5
+	expect_eq "$(ls -A "$TMPD/int")" ""
+	expect_eq "$(fix "$pid" ping)" pong
+	jm "$pid" prof dump -o "$TMPD/i.heap"
+	expect_rc 0
+	expect_match "$(head -1 "$TMPD/i.heap")" "^heap_v2/"
+	expect_eq "$(ls -A "$TMPD/int")" ""
+}
+
 # A jemattach killed during a dump cannot remove its private directory; the
 # next dump beside it does, and leaves alone one that a live jemattach holds.
 t_a_killed_dumps_directory_is_removed_by_the_next_dump() {

@@ -38,8 +38,9 @@ t_random_signals_to_jemattach() {
 	# And it still answers jemalloc calls: no lock was left held.
 	jm --timeout 5 "$pid" get stats.allocated
 	expect_rc 0
-	# A dump whose wait a signal cut short is left to finish in the target,
-	# after our removal: one more dump sweeps its directory.
+	# A signal waits until the dump's directory is removed (40-prof), but a
+	# call left to finish in the target may open its file between our unlink
+	# and rmdir; one more dump sweeps such a directory.
 	expect_swept "$pid" "$TMPD/start"
 	echo "    $killed of 200 operations got a signal while running" >&2
 }
