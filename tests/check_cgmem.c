@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "tutil.h"
 #include "process/cgmem.h"
@@ -37,13 +38,19 @@ static void teardown(void)
 	strcpy(top, "/tmp/jemattach-cg.XXXXXX");
 }
 
+/* The room as our view reads it, checked against the same read as a process
+ * (ourselves) through targetfs, the way a target's own mount is read. */
 static uint64_t room_of(int v2, char *which)
 {
-	char dir[512];
-	uint64_t room;
+	char dir[512], which2[4400];
+	uint64_t room, room2;
 
 	snprintf(dir, sizeof(dir), "%s/a/b", top);
-	ck_assert_int_eq(jma_cgmem_room_dir(dir, top, v2, &room, which, 4400), 0);
+	ck_assert_int_eq(jma_cgmem_room_dir(0, dir, top, v2, &room, which, 4400), 0);
+	ck_assert_int_eq(jma_cgmem_room_dir(getpid(), dir, top, v2, &room2, which2, 4400), 0);
+	ck_assert_uint_eq(room2, room);
+	if (room != UINT64_MAX)
+		ck_assert_ptr_nonnull(strstr(which2, " in process "));
 	return room;
 }
 
@@ -112,6 +119,39 @@ START_TEST(test_cgmem_line)
 }
 END_TEST
 
+/* Which mount shows a cgroup.  A jemattach in a container with a cgroup
+ * namespace of its own sees a target's cgroup above its root ("/../x"): its
+ * own mount cannot show it, and joining the path to it once read a file that
+ * was not there, so the target's limit went unseen and our call got it
+ * OOM-killed. */
+START_TEST(test_cgmem_under)
+{
+	static const struct { const char *cg, *root, *rest; } c[] = {
+		{ "/system.slice/redis.service", "/", "/system.slice/redis.service" },
+		{ "/", "/", "" },
+		{ "/docker/abc", "/docker/abc", "" },
+		{ "/docker/abc/x", "/docker/abc", "/x" },
+		{ "/docker/abcd", "/docker/abc", NULL },
+		{ "/other", "/docker/abc", NULL },
+		{ "/../jtA", "/", NULL },
+		{ "/../../a/b", "/", NULL },
+		{ "/../jtA", "/..", "/jtA" },
+		{ "/../jtA/x", "/../jtA", "/x" },
+		{ "/a/..b", "/", "/a/..b" },
+	};
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(*c); i++) {
+		const char *rest = jma_cgmem_under(c[i].cg, c[i].root);
+
+		if (!c[i].rest)
+			ck_assert_msg(!rest, "%s under %s: %s", c[i].cg, c[i].root, rest);
+		else
+			ck_assert_msg(rest && !strcmp(rest, c[i].rest), "%s under %s: %s, not %s",
+				      c[i].cg, c[i].root, rest ? rest : "(none)", c[i].rest);
+	}
+}
+END_TEST
+
 /* The mount table of a hybrid host (v1 memory, cgroup2 unified) and of a
  * container that sees a subtree. */
 START_TEST(test_cgmem_mount)
@@ -151,6 +191,7 @@ Suite *suite_cgmem(void)
 	tcase_add_test(tc, test_cgmem_v1_unlimited_is_huge);
 	tcase_add_test(tc, test_cgmem_line);
 	tcase_add_test(tc, test_cgmem_mount);
+	tcase_add_test(tc, test_cgmem_under);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,58 +1,79 @@
 /* cgmem.c -- memory headroom of the target's cgroup (see cgmem.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
 #include <unistd.h>
 #include <linux/magic.h>
 
 #include "attach/procfs.h"
 #include "process/cgmem.h"
+#include "process/targetfs.h"
 
-/* One number from a cgroup file; "max" (v2) and v1's huge "no limit" value
- * are UINT64_MAX.  -ENOENT when the file is not there. */
-static int read_u64(const char *dir, const char *file, uint64_t *v)
+/* One number from a cgroup file, in our view (@view 0) or in process @view's
+ * (targetfs.h: its user controls that view, so it is opened as the target and
+ * must be a regular file -- never a FIFO that would hang us).  "max" (v2) and
+ * v1's huge "no limit" value are UINT64_MAX.  -ENOENT when it is not there. */
+static int read_u64(pid_t view, const char *dir, const char *file, uint64_t *v)
 {
-	char path[4200], *buf, *end;
-	int err;
+	char path[4200], buf[32], *end;
+	struct stat st;
+	ssize_t n;
+	int fd;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	err = att_proc_read(path, &buf, NULL);
-	if (err)
-		return err;
+	fd = view ? jma_tfs_open(view, path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW) :
+		    open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return view ? fd : -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return n ? -errno : -EINVAL;
+	buf[n] = '\0';
 	if (!strncmp(buf, "max", 3)) {
 		*v = UINT64_MAX;
-	} else {
-		errno = 0;
-		*v = strtoull(buf, &end, 10);
-		if (errno || end == buf)
-			err = -EINVAL;
-		/* v1 says "no limit" with PAGE_COUNTER_MAX pages: anything past 2^62. */
-		if (!err && *v >= (1ULL << 62))
-			*v = UINT64_MAX;
+		return 0;
 	}
-	free(buf);
-	return err;
+	errno = 0;
+	*v = strtoull(buf, &end, 10);
+	if (errno || end == buf)
+		return -EINVAL;
+	/* v1 says "no limit" with PAGE_COUNTER_MAX pages: anything past 2^62. */
+	if (*v >= (1ULL << 62))
+		*v = UINT64_MAX;
+	return 0;
 }
 
 /* The limit first: most levels of a hierarchy have none, and then their
  * usage need not be read. */
-static void room_under(const char *dir, const char *limit, const char *usage, uint64_t *room,
-		       char *which, size_t len)
+static void room_under(pid_t view, const char *dir, const char *limit, const char *usage,
+		       uint64_t *room, char *which, size_t len)
 {
 	uint64_t max, used;
 
-	if (read_u64(dir, limit, &max) || max == UINT64_MAX || read_u64(dir, usage, &used))
+	if (read_u64(view, dir, limit, &max) || max == UINT64_MAX ||
+	    read_u64(view, dir, usage, &used))
 		return;
 	if ((max > used ? max - used : 0) < *room) {
+		char in[48] = "";
+
+		if (view)
+			snprintf(in, sizeof(in), " in process %d's view", (int)view);
 		*room = max > used ? max - used : 0;
-		snprintf(which, len, "%s/%s = %llu, %llu in use", dir, limit,
+		snprintf(which, len, "%s/%s%s = %llu, %llu in use", dir, limit, in,
 			 (unsigned long long)max, (unsigned long long)used);
 	}
 }
 
-int jma_cgmem_room_dir(const char *dir, const char *top, int v2, uint64_t *room,
+int jma_cgmem_room_dir(pid_t view, const char *dir, const char *top, int v2, uint64_t *room,
 		       char *which, size_t len)
 {
 	char cur[4096];
@@ -67,9 +88,10 @@ int jma_cgmem_room_dir(const char *dir, const char *top, int v2, uint64_t *room,
 	for (;;) {
 		char *slash;
 
-		room_under(cur, v2 ? "memory.max" : "memory.limit_in_bytes", usage, room, which, len);
+		room_under(view, cur, v2 ? "memory.max" : "memory.limit_in_bytes", usage, room,
+			   which, len);
 		if (v2)
-			room_under(cur, "memory.high", usage, room, which, len);
+			room_under(view, cur, "memory.high", usage, room, which, len);
 		if (strlen(cur) <= toplen)
 			return 0;
 		slash = strrchr(cur, '/');
@@ -145,28 +167,56 @@ int jma_cgmem_line(char *line, char **cg)
 	return -1;
 }
 
-/* The room under the memory cgroup @cg of a v1 (@v2 = 0) or cgroup2 hierarchy. */
-static int room_in(int v2, const char *cg, uint64_t *room, char *which, size_t len)
+const char *jma_cgmem_under(const char *cg, const char *root)
 {
-	char point[1024], root[1024], dir[4096], *mounts;
-	size_t rl;
-	int err;
+	size_t rl = strcmp(root, "/") ? strlen(root) : 0;
+	const char *rest = cg + rl, *up;
 
-	if (usual_mount(v2, cg, point, sizeof(point), root, sizeof(root))) {
-		err = att_proc_read("/proc/self/mountinfo", &mounts, NULL);
-		if (err)
-			return err;
-		err = jma_cgmem_mount(mounts, v2, point, sizeof(point), root, sizeof(root));
-		free(mounts);
-		if (err)
-			return 0;	/* not mounted here: no limit we can see */
+	if (strncmp(cg, root, rl) || (*rest && *rest != '/'))
+		return NULL;
+	for (up = strstr(rest, "/.."); up; up = strstr(up + 1, "/.."))
+		if (up[3] == '/' || !up[3])
+			return NULL;
+	return strcmp(rest, "/") ? rest : "";
+}
+
+/* The mount point and root of @v2's hierarchy in the mount table at @path. */
+static int mount_in(const char *path, int v2, char *point, size_t plen, char *root, size_t rlen)
+{
+	char *mounts;
+	int err = att_proc_read(path, &mounts, NULL);
+
+	if (err)
+		return err;
+	err = jma_cgmem_mount(mounts, v2, point, plen, root, rlen);
+	free(mounts);
+	return err;
+}
+
+/* The room under process @pid's memory cgroup @cg (a path relative to our
+ * cgroup namespace) of a v1 (@v2 = 0) or cgroup2 hierarchy.  Through our own
+ * mount when it shows that cgroup; else through the target's (a jemattach in
+ * a container, with a cgroup namespace and mount of its own: the target's
+ * cgroup is above our root, "/../x").  Both mount tables give their root
+ * relative to our cgroup namespace, as /proc/PID/cgroup does. */
+static int room_in(pid_t pid, int v2, const char *cg, uint64_t *room, char *which, size_t len)
+{
+	char point[1024], root[1024], dir[4096], path[64];
+	const char *rest;
+
+	if (!usual_mount(v2, cg, point, sizeof(point), root, sizeof(root)) ||
+	    !mount_in("/proc/self/mountinfo", v2, point, sizeof(point), root, sizeof(root))) {
+		if ((rest = jma_cgmem_under(cg, root))) {
+			snprintf(dir, sizeof(dir), "%s%s", point, rest);
+			return jma_cgmem_room_dir(0, dir, point, v2, room, which, len);
+		}
 	}
-	/* The mount shows the hierarchy from @root down (a container's view). */
-	rl = strcmp(root, "/") ? strlen(root) : 0;
-	if (strncmp(cg, root, rl) || (cg[rl] && cg[rl] != '/'))
-		return 0;
-	snprintf(dir, sizeof(dir), "%s%s", point, strcmp(cg + rl, "/") ? cg + rl : "");
-	return jma_cgmem_room_dir(dir, point, v2, room, which, len);
+	snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int)pid);
+	if (mount_in(path, v2, point, sizeof(point), root, sizeof(root)) ||
+	    !(rest = jma_cgmem_under(cg, root)))
+		return 0;	/* mounted nowhere that shows it: no limit we can see */
+	snprintf(dir, sizeof(dir), "%s%s", point, rest);
+	return jma_cgmem_room_dir(pid, dir, point, v2, room, which, len);
 }
 
 int jma_cgmem_room(pid_t pid, uint64_t *room, char *which, size_t len)
@@ -191,7 +241,7 @@ int jma_cgmem_room(pid_t pid, uint64_t *room, char *which, size_t len)
 	/* A controller sits in one hierarchy: memory in a v1 one (a "hybrid"
 	 * system) leaves cgroup2 without memory.max. */
 	if (v1 || v2)
-		err = room_in(!v1, v1 ? v1 : v2, room, which, len);
+		err = room_in(pid, !v1, v1 ? v1 : v2, room, which, len);
 	free(buf);
 	return err;
 }

@@ -56,4 +56,90 @@ t_little_headroom_is_refused() {
 	return $rc
 }
 
+# "${IN_CONTAINER[@]}" CG CMD...: CMD in cgroup CG, with a cgroup namespace
+# rooted there and a mount namespace where CG's hierarchy is mounted again (as
+# a container runtime does): that mount shows CG and below, nothing above.
+# (A command line, not a function: start_fixture_cmd execs it.)
+IN_CONTAINER=(bash -c 'echo $$ >"$1/cgroup.procs" || exit 90
+	exec unshare --cgroup --mount --propagation private bash -c '\''
+		base=${1%/*} v1=
+		[[ -e $1/memory.limit_in_bytes ]] && v1=1
+		umount "$base" || exit 91
+		if [[ $v1 ]]; then
+			mount -t cgroup -o memory cgroup "$base"
+		else
+			mount -t cgroup2 cgroup2 "$base"
+		fi || exit 92
+		shift; exec "$@"'\'' _ "$@"' _)
+
+# jemattach_in JCG PID: `jemattach PID get stats.allocated` in a container on
+# cgroup JCG (RC, OUT, ERR as jm sets them).
+jemattach_in() {
+	RC=0
+	OUT=$("${IN_CONTAINER[@]}" "$1" "$JEMATTACH" "$2" get stats.allocated 2>"$TMPD/err") || RC=$?
+	ERR=$(cat "$TMPD/err")
+}
+
+# The target PID in cgroup CG: refused with little room, as seen from a
+# container on JCG; answered with room.
+refused_from_a_container() {
+	local cg=$1 jcg=$2 pid=$3 usage lim cur=memory.current set=
+	lim=$cg/memory.max
+	[[ -e $cg/memory.limit_in_bytes ]] && lim=$cg/memory.limit_in_bytes cur=memory.usage_in_bytes
+	settle "$pid"
+	# (Called from an "||": no errexit here, every step is checked.)  Charges
+	# of a target started in the cgroup still move after it is ready (charges
+	# cached per CPU, memory freed later): once it had more room than meant
+	# by the time we looked, and was not refused.  So the room is looked at
+	# again a moment later, and the limit set anew until it holds.
+	for _ in 1 2 3 4 5; do
+		usage=$(cat "$cg/$cur") || return 1
+		echo $((usage + 128 * 1024)) 2>/dev/null >"$lim" || { sleep 0.1; continue; }
+		sleep 0.2
+		(( $(cat "$lim") - $(cat "$cg/$cur") <= 256 * 1024 )) && set=1 && break
+	done
+	[[ $set ]] || { fail "could not set $lim to 128 KiB over the usage"; return 1; }
+	jemattach_in "$jcg" "$pid"
+	expect_rc 5 || return 1
+	expect_match "$ERR" "process $pid has [0-9]+ KiB left under its memory cgroup's limit \(.* in process $pid's view = .*could get it OOM-killed: refused" || return 1
+	echo $((usage + 64 * 1024 * 1024)) >"$lim" || { fail "could not raise $lim"; return 1; }
+	jemattach_in "$jcg" "$pid"
+	expect_rc 0 || return 1
+	expect_eq "$OUT" "$(fix "$pid" "get z stats.allocated")"
+}
+
+# A jemattach in a container (its own cgroup namespace and mount, e.g. a
+# debug container sharing the target's pids) sees the target's cgroup above
+# its root ("/../x"): the limit is read through the target's own mount.
+# Until this round it went unseen there and the call got the target
+# OOM-killed.  With the target outside any container, then inside one.
+t_limit_seen_from_inside_a_container() {
+	local cg jcg pid where rc=0
+	cg=$(make_cgroup)
+	[[ -n $cg ]] || { echo "    (no memory cgroup can be created here: check_cgmem covers the decision)"; return 0; }
+	jcg=$cg.j
+	mkdir "$jcg" || { rmdir "$cg"; fail "could not make $jcg"; return 1; }
+	for where in host container; do
+		if [[ $where == host ]]; then
+			start_fixture pid "$FIXTURES/jemfix"
+			echo "$pid" >"$cg/cgroup.procs"
+		else
+			start_fixture_cmd pid "${IN_CONTAINER[@]}" "$cg" "$(readlink -f "$FIXTURES/jemfix")"
+		fi
+		refused_from_a_container "$cg" "$jcg" "$pid" || { rc=1; echo "    (target: $where)" >&2; }
+		# Out of the cgroup, and reaped (an old jemattach got it OOM-killed).
+		echo "$pid" >"$(dirname "$cg")/cgroup.procs" 2>/dev/null || :
+		kill "$pid" 2>/dev/null || :
+		wait "$pid" 2>/dev/null || :
+		((rc == 0)) || break
+	done
+	for _ in $(seq 50); do
+		rmdir "$cg" "$jcg" 2>/dev/null || :
+		[[ -d $cg || -d $jcg ]] || break
+		sleep 0.1
+	done
+	[[ ! -d $cg && ! -d $jcg ]] || fail "could not remove $cg or $jcg"
+	return $rc
+}
+
 run_tests
