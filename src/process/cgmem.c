@@ -22,7 +22,7 @@ static int read_u64(pid_t view, const char *dir, const char *file, uint64_t *v)
 	char path[4200], buf[32], *end;
 	struct stat st;
 	ssize_t n;
-	int fd;
+	int fd, err;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, file);
 	fd = view ? jma_tfs_open(view, path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW) :
@@ -34,9 +34,10 @@ static int read_u64(pid_t view, const char *dir, const char *file, uint64_t *v)
 		return -EINVAL;
 	}
 	n = read(fd, buf, sizeof(buf) - 1);
+	err = n < 0 ? -errno : n ? 0 : -EINVAL;
 	close(fd);
-	if (n <= 0)
-		return n ? -errno : -EINVAL;
+	if (err)
+		return err;
 	buf[n] = '\0';
 	if (!strncmp(buf, "max", 3)) {
 		*v = UINT64_MAX;

@@ -87,11 +87,11 @@ refused_from_a_container() {
 	lim=$cg/memory.max
 	[[ -e $cg/memory.limit_in_bytes ]] && lim=$cg/memory.limit_in_bytes cur=memory.usage_in_bytes
 	settle "$pid"
-	# (Called from an "||": no errexit here, every step is checked.)  Charges
-	# of a target started in the cgroup still move after it is ready (charges
-	# cached per CPU, memory freed later): once it had more room than meant
-	# by the time we looked, and was not refused.  So the room is looked at
-	# again a moment later, and the limit set anew until it holds.
+	# (Called from an "||": no errexit here, every step is checked.)  The
+	# usage of a target started in the cgroup can still move after it is
+	# ready: once it had more room than meant by the time we looked, and was
+	# not refused (1 run in 14; the cause was not pinned down).  So the room
+	# is looked at again a moment later, and the limit set anew until it holds.
 	for _ in 1 2 3 4 5; do
 		usage=$(cat "$cg/$cur") || return 1
 		echo $((usage + 128 * 1024)) 2>/dev/null >"$lim" || { sleep 0.1; continue; }
