@@ -131,23 +131,43 @@ static int tfs_root(pid_t pid)
 	return fd < 0 ? -errno : fd;
 }
 
-/* The target's credentials, in a malloc'ed pair (@*to[1] is room for ours,
- * for tfs_become), and its root opened.  Returns the root's fd or -errno. */
-static int tfs_target(pid_t pid, struct tfs_cred **to)
-{
-	int rfd;
+/* As the target, in its root: its credentials taken on in this thread and
+ * its root opened, from tfs_enter (0 or -errno, then nothing to undo) until
+ * tfs_leave. */
+struct tfs_in {
+	int rfd;			/* /proc/PID/root, O_PATH */
+	struct tfs_cred *to;		/* the target's; to[1] keeps ours */
+	int sw;				/* tfs_become's result */
+};
 
-	*to = malloc(2 * sizeof(**to));
-	if (!*to)
+static int tfs_enter(pid_t pid, struct tfs_in *in)
+{
+	int err;
+
+	in->to = malloc(2 * sizeof(*in->to));
+	if (!in->to)
 		return -ENOMEM;
-	rfd = tfs_target_cred(pid, *to);
-	if (!rfd)
-		rfd = tfs_root(pid);
-	if (rfd < 0) {
-		free(*to);
-		*to = NULL;
+	err = tfs_target_cred(pid, in->to);
+	in->rfd = err ? err : tfs_root(pid);
+	if (in->rfd < 0) {
+		err = in->rfd;
+		free(in->to);
+		return err;
 	}
-	return rfd;
+	in->sw = tfs_become(in->to, in->to + 1);
+	if (in->sw < 0) {
+		close(in->rfd);
+		free(in->to);
+		return in->sw;
+	}
+	return 0;
+}
+
+static void tfs_leave(struct tfs_in *in)
+{
+	tfs_unbecome(in->sw, in->to + 1);
+	close(in->rfd);
+	free(in->to);
 }
 
 static int tfs_openat2(int dfd, const char *path, int flags, uint64_t resolve)
@@ -162,20 +182,15 @@ static int tfs_openat2(int dfd, const char *path, int flags, uint64_t resolve)
  * access to the target); everything under it with the target's. */
 int jma_tfs_open(pid_t pid, const char *path, int flags)
 {
-	struct tfs_cred *to, *saved;
-	int rfd, fd, sw;
+	struct tfs_in in;
+	int fd;
 
 	if (path[0] != '/')
 		return -EINVAL;
-	rfd = tfs_target(pid, &to);
-	if (rfd < 0)
-		return rfd;
-	saved = to + 1;
-	sw = tfs_become(to, saved);
-	fd = sw < 0 ? sw : tfs_openat2(rfd, path, flags, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
-	tfs_unbecome(sw, saved);
-	close(rfd);
-	free(to);
+	if ((fd = tfs_enter(pid, &in)))
+		return fd;
+	fd = tfs_openat2(in.rfd, path, flags, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+	tfs_leave(&in);
 	return fd;
 }
 
@@ -337,32 +352,24 @@ static int tfs_mkprivate(int rfd, const char *parent, const struct tfs_cred *to,
 int jma_tfs_private(pid_t pid, const char *preferred, struct jma_tfs_dir *d)
 {
 	const char *cands[] = { preferred, "/tmp", "/var/tmp", "/dev/shm" };
-	struct tfs_cred *to, *saved;
-	int rfd, sw, err = -EROFS;
+	struct tfs_in in;
+	int err;
 
 	d->pid = pid;
 	d->fd = d->pfd = -1;
 	att_defer_block();
-	rfd = tfs_target(pid, &to);
-	if (rfd < 0) {
-		att_defer_unblock();
-		return rfd;
-	}
-	saved = to + 1;
-	sw = tfs_become(to, saved);
-	if (sw < 0)
-		err = sw;
-	for (size_t i = 0; sw >= 0 && i < sizeof(cands) / sizeof(*cands); i++) {
-		if (!cands[i] || cands[i][0] != '/' || strlen(cands[i]) > 400)
-			continue;
-		if (!tfs_mkprivate(rfd, cands[i], to, d)) {
-			err = 0;
-			break;
+	if (!(err = tfs_enter(pid, &in))) {
+		err = -EROFS;
+		for (size_t i = 0; i < sizeof(cands) / sizeof(*cands); i++) {
+			if (!cands[i] || cands[i][0] != '/' || strlen(cands[i]) > 400)
+				continue;
+			if (!tfs_mkprivate(in.rfd, cands[i], in.to, d)) {
+				err = 0;
+				break;
+			}
 		}
+		tfs_leave(&in);
 	}
-	tfs_unbecome(sw, saved);
-	close(rfd);
-	free(to);
 	if (err)
 		att_defer_unblock();
 	return err;
@@ -519,18 +526,14 @@ static int sweep_in(int rfd, const char *parent, const char *file, uid_t uid)
 
 int jma_tfs_sweep(pid_t pid, const char *parent, const char *file)
 {
-	struct tfs_cred *to;
-	int rfd, sw, n;
+	struct tfs_in in;
+	int n;
 
 	if (parent[0] != '/' || (file && strchr(file, '/')))
 		return -EINVAL;
-	rfd = tfs_target(pid, &to);
-	if (rfd < 0)
-		return rfd;
-	sw = tfs_become(to, to + 1);
-	n = sw < 0 ? sw : sweep_in(rfd, parent, file, to->uid);
-	tfs_unbecome(sw, to + 1);
-	close(rfd);
-	free(to);
+	if ((n = tfs_enter(pid, &in)))
+		return n;
+	n = sweep_in(in.rfd, parent, file, in.to->uid);
+	tfs_leave(&in);
 	return n;
 }
