@@ -191,9 +191,13 @@ expect_state() {
 }
 
 # jm ARGS...: run jemattach, stdout in $OUT, stderr in $ERR, exit code in $RC.
-jm() {
+jm() { jm_run "$JEMATTACH" "$@"; }
+
+# jm_run CMD...: the same for a command line that runs jemattach (under env,
+# in a namespace...).
+jm_run() {
 	RC=0
-	OUT=$("$JEMATTACH" "$@" 2>"$TMPD/err") || RC=$?
+	OUT=$("$@" 2>"$TMPD/err") || RC=$?
 	ERR=$(cat "$TMPD/err")
 	return 0
 }

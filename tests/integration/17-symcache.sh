@@ -24,9 +24,7 @@ stop() { kill -KILL "$1"; wait "$1" 2>/dev/null || true; }
 # get_in_env PID ENV-ARG...: a get run under `env ENV-ARG...`; RC, OUT, ERR as jm.
 get_in_env() {
 	local pid=$1; shift
-	RC=0
-	OUT=$(env "$@" "$JEMATTACH" "$pid" get stats.allocated 2>"$TMPD/err") || RC=$?
-	ERR=$(cat "$TMPD/err")
+	jm_run env "$@" "$JEMATTACH" "$pid" get stats.allocated
 }
 
 t_second_run_comes_from_the_cache_and_agrees() {

@@ -109,10 +109,8 @@ t_ctrl_c_during_a_dump_leaves_nothing() {
 	mkdir "$TMPD/int"
 	start_fixture pid "$FIXTURES/jemfix" "MALLOC_CONF=prof:true,prof_prefix:$TMPD/int/app"
 	# (SIGINT's default action back: the harness may run us in the background.)
-	RC=0
-	JEMATTACH_TEST_CRASH_AT=syscall:int env --default-signal=INT \
-		"$JEMATTACH" -v "$pid" prof dump -o "$TMPD/i.heap" 2>"$TMPD/err" || RC=$?
-	ERR=$(cat "$TMPD/err")
+	jm_run env --default-signal=INT JEMATTACH_TEST_CRASH_AT=syscall:int \
+		"$JEMATTACH" -v "$pid" prof dump -o "$TMPD/i.heap"
 	expect_rc 130
 	expect_match "$ERR" "using tid"
 	expect_eq "$(ls -A "$TMPD/int")" ""
@@ -282,9 +280,7 @@ t_failed_window_checks_first_and_leaves_nothing() {
 	local pid
 	start_fixture pid "$FIXTURES/jemfix"
 	mkdir "$TMPD/empty"
-	RC=0
-	OUT=$(cd "$TMPD/empty" && "$JEMATTACH" "$pid" prof window 1 2>"$TMPD/err") || RC=$?
-	ERR=$(cat "$TMPD/err")
+	jm_run env -C "$TMPD/empty" "$JEMATTACH" "$pid" prof window 1
 	expect_rc 4
 	expect_match "$ERR" "opt.prof is false"
 	[[ $ERR != *"base dump"* ]] || fail "dumped before checking: $ERR"
