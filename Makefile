@@ -16,7 +16,7 @@ VERSION   := 0.1.0
 PKGS      := libdw libelf libunwind-ptrace libprotobuf-c zlib jansson
 # unicorn's headers only: the emulator dlopens it (src/emulate/uc.h).
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) unicorn 2>/dev/null)
-PKG_LIBS  := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+PKG_LIBS  := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lstdc++
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
 
 WARN      := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-format-nonliteral -Wno-format-truncation
@@ -30,7 +30,7 @@ ALL_CFLAGS := $(CFLAGS) $(WARN) $(SAN_FLAGS) -std=gnu11 -fPIC -D_GNU_SOURCE -Ite
 ALL_LDFLAGS := $(LDFLAGS) $(SAN_FLAGS)
 
 # The library: the ptrace engine (attach/) and src/ by concern (see README "Layout").
-LIB_DIRS  := process emulate jemalloc heap series
+LIB_DIRS  := symbols process emulate jemalloc heap series
 LIB_SRCS  := $(wildcard attach/*.c attach/arch/$(ARCH)/*.c $(foreach d,$(LIB_DIRS),src/$(d)/*.c))
 CLI_SRCS  := $(wildcard src/cli/*.c)
 PROTOS    := $(wildcard src/heap/*.proto)
@@ -94,7 +94,7 @@ $(BUILD)/libjemattach.so: $(LIB_OBJS)
 # libunwind too, built once from Debian's source (Debian's archive is not
 # position-independent; see scripts/build-libunwind.sh): `-V` 1.7 -> 1.2 ms.
 # UNWIND=shared links Debian's shared libunwind instead.
-CLI_LIBS  := -Wl,-Bstatic -ldw -lelf -lprotobuf-c -ljansson -lbz2 -lz -llzma -Wl,-Bdynamic \
+CLI_LIBS  := -Wl,-Bstatic -ldw -lelf -lprotobuf-c -ljansson -lbz2 -lz -llzma -lstdc++ -Wl,-Bdynamic \
 	-pthread -ldl -lm
 UNWIND_DIR := build/libunwind
 

@@ -13,7 +13,7 @@ TMPD=$(mktemp -d /tmp/jemattach-test.XXXXXX)
 export XDG_CACHE_HOME=$TMPD/cache
 STARTED=()
 declare -A FIX_IN FIX_OUT
-T_PASS=0 T_FAIL=0 T_CUR=""
+T_PASS=0 T_FAIL=0 T_SKIP=0 T_CUR=""
 
 cleanup() {
 	local p
@@ -33,6 +33,9 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 fail() { echo "    $T_CUR: $*" >&2; return 1; }
+# skip REASON: end the current test as skipped (never counted as passed):
+# `have_gdb || skip "no gdb"`.  Exit status 77, as automake's harness uses.
+skip() { echo "    $T_CUR: skipped: $*" >&2; exit 77; }
 
 # start_fixture VAR BINARY [ENV=VALUE...]: start a line-protocol fixture (jemfix,
 # callee) in a fresh empty working directory; its pid goes into $VAR.
@@ -205,8 +208,12 @@ jm_run() {
 expect_rc() { [[ $RC == "$1" ]] || fail "expected exit $1, got $RC (stderr: $ERR)"; }
 expect_eq() { [[ $1 == "$2" ]] || fail "expected '$2', got '$1'"; }
 expect_match() { [[ $1 =~ $2 ]] || fail "'$1' does not match /$2/"; }
-# within A B TOL: |A - B| <= TOL
+# within A B TOL: |A - B| <= TOL; A, B and TOL must be integers.
 within() {
+	local v
+	for v in "$1" "$2" "$3"; do
+		[[ $v =~ ^-?[0-9]+$ ]] || { fail "within: '$v' is not an integer ($1 vs $2)"; return 1; }
+	done
 	local d=$(( $1 - $2 )); d=${d#-}
 	(( d <= $3 )) || fail "$1 and $2 differ by $d (> $3)"
 }
@@ -219,11 +226,14 @@ run_tests() {
 		# Not "if ( ... )": errexit is ignored inside an if condition, so a
 		# failed expectation in the middle of a test would go unnoticed.
 		( set -e; "$t" )
-		if [[ $? == 0 ]]; then
+		local rc=$?
+		if [[ $rc == 0 ]]; then
 			echo "ok     $T_CUR"; T_PASS=$((T_PASS + 1))
+		elif [[ $rc == 77 ]]; then
+			echo "skip   $T_CUR"; T_SKIP=$((T_SKIP + 1))
 		else
 			echo "FAILED $T_CUR"; T_FAIL=$((T_FAIL + 1))
 		fi
 	done
-	echo "RESULT $T_PASS $T_FAIL"
+	echo "RESULT $T_PASS $T_FAIL $T_SKIP"
 }

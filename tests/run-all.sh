@@ -3,7 +3,7 @@
 # the ASan+UBSan build of the tool, the Check unit tests and the integration tests.
 set -u
 cd "$(dirname "$0")/.."
-total_pass=0 total_fail=0 failed=""
+total_pass=0 total_fail=0 total_skip=0 failed="" skips=""
 export FIXTURES=${FIXTURES:-build/fixtures}
 # ASan's leak check would also see the fixtures' and helpers' children; the
 # tool's own leaks are checked in the check_runner pass.
@@ -33,18 +33,23 @@ for build in build build/asan; do
 	echo "== integration tests ($label)"
 	JEMATTACH=$build/jemattach tests/run-integration.sh 2>&1 | tee "$log"
 	line=$(grep -E '^integration: ' "$log" | tail -1)
-	failed+=$(grep -E '^(FAILED |    [A-Za-z0-9_-]+/[A-Za-z0-9_]+: )' "$log" | cut -c1-300 |
+	skips+=$(grep -E '^    [A-Za-z0-9_-]+/[A-Za-z0-9_]+: skipped: ' "$log" | cut -c1-300 |
+		sed "s|^ *|  [$label] |")$'\n'
+	failed+=$(grep -E '^(FAILED |    [A-Za-z0-9_-]+/[A-Za-z0-9_]+: )' "$log" | grep -v ': skipped: ' | cut -c1-300 |
 		sed "s|^|  [$label] |")$'\n'
 	if [[ -z $line ]]; then
 		total_fail=$((total_fail + 1))
 	else
 		total_pass=$((total_pass + $(sed -E 's/integration: ([0-9]+) passed.*/\1/' <<<"$line")))
-		total_fail=$((total_fail + $(sed -E 's/.* ([0-9]+) failed/\1/' <<<"$line")))
+		total_fail=$((total_fail + $(sed -E 's/.* ([0-9]+) failed.*/\1/' <<<"$line")))
+		total_skip=$((total_skip + $(sed -E 's/.* ([0-9]+) skipped/\1/' <<<"$line")))
 	fi
 	rm -f "$log"
 done
 echo
-echo "check: $total_pass passed, $total_fail failed"
+skips=$(grep -v '^$' <<<"$skips")
+[[ -n $skips ]] && printf 'skipped, with the reason:\n%s\n' "$skips"
+echo "check: $total_pass passed, $total_fail failed, $total_skip skipped"
 # Repeated last, so that the tail of a long CI log names what failed.
 failed=$(grep -v '^$' <<<"$failed")
 [[ -n $failed ]] && printf 'failed:\n%s\n' "$failed"

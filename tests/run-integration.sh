@@ -4,10 +4,10 @@
 # SKIP: a pattern of test files not to run; ONLY: run only the tests whose
 # FILE/NAME contains it)
 set -u
-pass=0 fail=0
+pass=0 fail=0 skipped=0
 for f in tests/integration/*.sh; do
 	[[ -n ${1:-} && $f != *$1* ]] && continue
-	[[ -n ${SKIP:-} && $f == *$SKIP* ]] && { echo "skipped $f"; continue; }
+	[[ -n ${SKIP:-} && $f == *$SKIP* ]] && { echo "not run (SKIP=$SKIP): $f"; continue; }
 	out=$(mktemp)
 	t0=$SECONDS
 	# setsid: a group of our own, so anything the test leaves behind is ours to reap.
@@ -17,13 +17,13 @@ for f in tests/integration/*.sh; do
 	kill -KILL -- "-$pgid" 2>/dev/null
 	cat "$out"
 	echo "  ($f: $((SECONDS - t0)) s)"
-	read -r p f_ < <(awk '/^RESULT/ {print $2, $3}' "$out")
+	read -r p f_ s_ < <(awk '/^RESULT/ {print $2, $3, ($4 == "" ? 0 : $4)}' "$out")
 	if [[ -z ${p:-} ]]; then
 		echo "FAILED $f (no result: the script died)"; fail=$((fail + 1))
 	else
-		pass=$((pass + p)); fail=$((fail + f_))
+		pass=$((pass + p)); fail=$((fail + f_)); skipped=$((skipped + s_))
 	fi
 	rm -f "$out"
 done
-echo "integration: $pass passed, $fail failed"
+echo "integration: $pass passed, $fail failed, $skipped skipped"
 [[ $fail == 0 ]]

@@ -17,7 +17,7 @@ have_user() {
 # the fix, root's prof dump -o wrote a copy of /etc/shadow (4 of 5 in the field).
 t_bind_mount_over_the_dump_reads_nothing_of_root() {
 	local pid i
-	have_user || { echo "    (no $TUSER user: skipped)"; return 0; }
+	have_user || skip "no $TUSER user"
 	start_fixture_cmd pid setpriv --reuid="$TUSER" --regid="$TUSER" --clear-groups unshare -Urm sh -c \
 		'(while :; do for f in /tmp/jemattach.*/dump.heap /tmp/jemattach.*.heap; do
 			[ -e "$f" ] && mount --bind /etc/shadow "$f" 2>/dev/null; done; done) &
@@ -37,7 +37,7 @@ t_bind_mount_over_the_dump_reads_nothing_of_root() {
 # directory with an unguessable name), and the target never blocks.
 t_planted_fifos_and_symlinks_are_never_opened() {
 	local pid i
-	have_user || { echo "    (no $TUSER user: skipped)"; return 0; }
+	have_user || skip "no $TUSER user"
 	start_fixture pid "$FIXTURES/jemfix" "$PROF"
 	for i in $(seq 0 20); do
 		runuser -u "$TUSER" -- mkfifo "/tmp/jemattach.$pid.$((pid + i)).0.heap" 2>/dev/null || :
@@ -78,7 +78,7 @@ t_output_to_a_device_is_written_into_not_replaced() {
 # followed by any -o, whatever fs.protected_symlinks says.
 t_symlink_of_another_user_in_a_sticky_dir_is_refused() {
 	local pid
-	have_user || { echo "    (no $TUSER user: skipped)"; return 0; }
+	have_user || skip "no $TUSER user"
 	start_fixture pid "$FIXTURES/jemfix" "$PROF"
 	chmod 0711 "$TMPD"	# the other user reaches shared/ (nothing else is listable)
 	mkdir -m 1777 "$TMPD/shared"

@@ -19,7 +19,7 @@ t_sigtstp_mid_call_waits_for_the_thread_to_be_given_back() {
 	# --force: a lock holder seen before the call would be refused otherwise.
 	start_bg jpid perl -e 'setpgrp(0, 0); exec @ARGV or die' \
 		"$JEMATTACH" --force --timeout 30 "$pid" prof reset
-	for _ in $(seq 5000); do [[ $(tracer_of "$pid") == "$jpid" ]] && break; done
+	for _ in $(seq 600); do [[ $(tracer_of "$pid") == "$jpid" ]] && break; sleep 0.05; done
 	sleep 0.3
 	[[ $(tracer_of "$pid") == "$jpid" ]] || fail "jemattach did not start its call"
 	kill -TSTP "$jpid"

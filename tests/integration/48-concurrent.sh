@@ -24,7 +24,7 @@ t_parallel_runs_wait_for_each_other() {
 
 t_a_foreign_tracer_is_named_not_permissions() {
 	local pid spid
-	command -v gdb >/dev/null || { echo "    (no gdb: skipped)"; return 0; }
+	command -v gdb >/dev/null || skip "no gdb"
 	start_fixture pid "$FIXTURES/jemfix"
 	start_bg spid gdb -q -nx -batch -p "$pid" -ex 'shell sleep 3' >/dev/null 2>&1
 	for _ in $(seq 200); do
