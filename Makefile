@@ -85,8 +85,16 @@ $(BUILD)/libjemattach.a: $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/libjemattach.so: $(LIB_OBJS)
-	$(CC) -shared -Wl,-soname,libjemattach.so.0 -o $@ $^ $(ALL_LDFLAGS) $(PKG_LIBS) -lm
+# --- the library's face ----------------------------------------------------
+# Only the public API (include/jemattach/, between JMA_API_BEGIN and
+# JMA_API_END) is visible outside the shared object, and of it only jma_*
+# (src/libjemattach.map); the tool and tests link the archive and still reach
+# the internals.
+$(LIB_OBJS): ALL_CFLAGS += -fvisibility=hidden
+
+$(BUILD)/libjemattach.so: $(LIB_OBJS) src/libjemattach.map
+	$(CC) -shared -Wl,-soname,libjemattach.so.0 -Wl,--version-script=src/libjemattach.map \
+		-o $@ $(LIB_OBJS) $(ALL_LDFLAGS) $(PKG_LIBS) -lm
 
 # The tool takes the libraries every run loads in statically: a `get` is
 # mostly its own process start, and mapping, relocating and tearing down 12
@@ -223,11 +231,14 @@ check: deps
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/jemattach \
-		$(DESTDIR)$(PREFIX)/share/jemattach $(DESTDIR)$(PREFIX)/share/man/man1
+		$(DESTDIR)$(PREFIX)/share/jemattach $(DESTDIR)$(PREFIX)/share/man/man1 \
+		$(DESTDIR)$(PREFIX)/lib/pkgconfig
 	install -m 755 $(BUILD)/jemattach $(DESTDIR)$(PREFIX)/bin/jemattach
 	install -m 644 $(BUILD)/libjemattach.a $(DESTDIR)$(PREFIX)/lib/libjemattach.a
 	install -m 755 $(BUILD)/libjemattach.so $(DESTDIR)$(PREFIX)/lib/libjemattach.so.0
 	ln -sf libjemattach.so.0 $(DESTDIR)$(PREFIX)/lib/libjemattach.so
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' -e 's|@REQUIRES@|$(PKGS)|' \
+		src/jemattach.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/jemattach.pc
 	install -m 644 include/jemattach.h $(DESTDIR)$(PREFIX)/include/jemattach.h
 	install -m 644 include/jemattach/*.h $(DESTDIR)$(PREFIX)/include/jemattach/
 	install -m 644 doc/jemattach.1 $(DESTDIR)$(PREFIX)/share/man/man1/jemattach.1
@@ -235,6 +246,7 @@ install: all
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/jemattach $(DESTDIR)$(PREFIX)/lib/libjemattach.* \
+		$(DESTDIR)$(PREFIX)/lib/pkgconfig/jemattach.pc \
 		$(DESTDIR)$(PREFIX)/include/jemattach.h $(DESTDIR)$(PREFIX)/share/man/man1/jemattach.1
 	rm -rf $(DESTDIR)$(PREFIX)/include/jemattach $(DESTDIR)$(PREFIX)/share/jemattach
 

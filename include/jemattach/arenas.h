@@ -5,6 +5,9 @@
 #include <stdbool.h>
 
 #include <jemattach/session.h>
+#include <jemattach/api.h>
+
+JMA_API_BEGIN
 
 /* The index that names all arenas at once (stats.arenas.<i>, arena.<i>.purge):
  * MALLCTL_ARENAS_ALL (4096) from jemalloc 5.0, arenas.narenas before. */
@@ -17,5 +20,7 @@ int jma_arenas_initialized(jma_session *s, bool *init, unsigned n) JMA_MUST_CHEC
 /* arena.<@idx>.<@action>, "purge" or "decay"; @idx may be jma_arena_all's.
  * -ENOTSUP (kind JMA_ERR_MISSING) when the version has no such action. */
 int jma_arena_act(jma_session *s, unsigned idx, const char *action) JMA_MUST_CHECK;
+
+JMA_API_END
 
 #endif

@@ -26,6 +26,9 @@
 
 #include <jemattach/session.h>
 #include <jemattach/stats.h>
+#include <jemattach/api.h>
+
+JMA_API_BEGIN
 
 typedef struct jma_heap jma_heap;
 
@@ -166,5 +169,7 @@ const char *jma_heap_sample_name(enum jma_heap_sample s);
 int jma_heap_sample_from_name(const char *s);
 const char *jma_heap_format_name(enum jma_heap_format f);
 int jma_heap_format_from_name(const char *s);
+
+JMA_API_END
 
 #endif

@@ -6,6 +6,9 @@
 
 #include <jemattach/session.h>
 #include <jemattach/value.h>
+#include <jemattach/api.h>
+
+JMA_API_BEGIN
 
 /* Raw mallctl.  @oldp/@oldlenp are local buffers (copied back from the
  * target); @newp's @newlen bytes are copied into target memory as they are --
@@ -46,5 +49,7 @@ int jma_refresh(jma_session *s) JMA_MUST_CHECK;
 
 /* What mallctl's errno means in words, for @name. */
 const char *jma_mallctl_strerror(const char *name, int err);
+
+JMA_API_END
 
 #endif

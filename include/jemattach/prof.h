@@ -6,6 +6,9 @@
 #include <stddef.h>
 
 #include <jemattach/session.h>
+#include <jemattach/api.h>
+
+JMA_API_BEGIN
 
 /* 0 when heap profiling can be used; otherwise -ENOTSUP with kind
  * JMA_ERR_MISSING and a message saying why and how to fix it ("built without
@@ -26,5 +29,7 @@ int jma_prof_dump(jma_session *s, char **buf, size_t *len) JMA_MUST_CHECK;
 /* prof.reset: forget all samples; with @lg_sample, also set the sample
  * period to 2^lg_sample bytes. */
 int jma_prof_reset(jma_session *s, const size_t *lg_sample) JMA_MUST_CHECK;
+
+JMA_API_END
 
 #endif

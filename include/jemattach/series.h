@@ -22,6 +22,9 @@
 #include <sys/types.h>
 
 #include <jemattach/session.h>
+#include <jemattach/api.h>
+
+JMA_API_BEGIN
 
 /* One initialized arena (stats.arenas.<index>.*). */
 struct jma_arena_sample {
@@ -161,5 +164,7 @@ void jma_eff_free(struct jma_eff *e);
  * the (up to 8) arenas with the greatest values.  @title is escaped. */
 int jma_report_svg(FILE *f, const struct jma_series *ser, enum jma_metric m, unsigned from,
 		   unsigned to, const char *title) JMA_MUST_CHECK;
+
+JMA_API_END
 
 #endif

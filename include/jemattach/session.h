@@ -16,6 +16,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <jemattach/api.h>
+
+JMA_API_BEGIN
+
 #define JMA_MUST_CHECK __attribute__((warn_unused_result))
 
 typedef struct jma_session jma_session;
@@ -110,5 +114,7 @@ struct jma_target_info {
 	const char *tid_why;	/* why that one */
 };
 int jma_target_info(jma_session *s, struct jma_target_info *info) JMA_MUST_CHECK;
+
+JMA_API_END
 
 #endif

@@ -5,6 +5,9 @@
 #include <stddef.h>
 
 #include <jemattach/session.h>
+#include <jemattach/api.h>
+
+JMA_API_BEGIN
 
 /* Receives each chunk jemalloc writes; non-zero stops delivery (the remote
  * call still runs to its end) and becomes the return value of the print. */
@@ -18,5 +21,7 @@ int jma_stats_print(jma_session *s, const char *opts, jma_write_fn write, void *
 
 /* Validate option letters; returns 0 or -EINVAL. */
 int jma_stats_opts_valid(const char *opts);
+
+JMA_API_END
 
 #endif

@@ -6,6 +6,9 @@
 #include <sys/types.h>
 
 #include <jemattach/session.h>
+#include <jemattach/api.h>
+
+JMA_API_BEGIN
 
 struct jma_frame {
 	uint64_t pc;
@@ -42,5 +45,7 @@ typedef int (*jma_thread_fn)(void *arg, const struct jma_thread *t);
  * walk.  Works on processes without jemalloc when the session was opened with
  * JMA_F_ANY_PROCESS. */
 int jma_threads(jma_session *s, int max_frames, jma_thread_fn fn, void *arg) JMA_MUST_CHECK;
+
+JMA_API_END
 
 #endif

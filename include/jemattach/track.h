@@ -30,6 +30,9 @@
 #include <sys/types.h>
 
 #include <jemattach/session.h>
+#include <jemattach/api.h>
+
+JMA_API_BEGIN
 
 typedef struct jma_track jma_track;
 
@@ -99,5 +102,7 @@ int jma_track_ranking(jma_track *t, struct jma_track_rank **out, size_t *n) JMA_
 int jma_track_write_ranking(jma_track *t, unsigned top, FILE *f) JMA_MUST_CHECK;
 /* The live bytes of the @top sites of the ranking over time, as an SVG chart. */
 int jma_track_svg(jma_track *t, unsigned top, const char *title, FILE *f) JMA_MUST_CHECK;
+
+JMA_API_END
 
 #endif

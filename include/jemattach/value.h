@@ -7,6 +7,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <jemattach/api.h>
+
+JMA_API_BEGIN
+
 enum jma_type {
 	JMA_T_UNKNOWN,
 	JMA_T_BOOL,
@@ -67,5 +71,7 @@ void jma_value_clear(struct jma_value *v);
 /* Decode @len raw bytes read from the target into @out, given the probed size
  * when @type is unknown (1 -> bool, 4 -> unsigned, 8 -> uint64_t). */
 int jma_value_from_bytes(enum jma_type type, const void *raw, size_t len, struct jma_value *out);
+
+JMA_API_END
 
 #endif

@@ -2,24 +2,83 @@
 # 05-install.sh -- make install honours PREFIX and DESTDIR, and what it installs works.
 source tests/lib.sh
 
+# installed: make install into $TMPD/root (DESTDIR) under /opt/jma (PREFIX), once.
+installed() {
+	[[ -e $TMPD/root/.done ]] && return 0
+	make --no-print-directory -s install DESTDIR="$TMPD/root" PREFIX=/opt/jma >"$TMPD/install.log" 2>&1 ||
+		fail "make install: $(tail -3 "$TMPD/install.log")"
+	touch "$TMPD/root/.done"
+}
+
 t_install_into_destdir() {
 	local root=$TMPD/root pid
-	make --no-print-directory -s install DESTDIR="$root" PREFIX=/opt/jma >"$TMPD/install.log" 2>&1 ||
-		fail "make install: $(tail -3 "$TMPD/install.log")"
+	installed
 	for f in bin/jemattach lib/libjemattach.a lib/libjemattach.so.0 lib/libjemattach.so \
-		include/jemattach.h include/jemattach/session.h include/jemattach/heap.h \
+		lib/pkgconfig/jemattach.pc include/jemattach.h include/jemattach/session.h \
+		include/jemattach/heap.h include/jemattach/api.h \
 		share/man/man1/jemattach.1 share/jemattach/jemalloc.gdb; do
 		[[ -e $root/opt/jma/$f ]] || fail "missing $f"
 	done
 	expect_eq "$("$root/opt/jma/bin/jemattach" --gdb-script)" "$root/opt/jma/share/jemattach/jemalloc.gdb"
 	start_fixture pid "$FIXTURES/jemfix"
 	expect_eq "$("$root/opt/jma/bin/jemattach" "$pid" get opt.narenas)" "$(fix "$pid" "get u opt.narenas")"
-	# The installed headers are enough to build against the library.
-	printf '#include <jemattach.h>\nint main(void) { jma_free(jma_new(NULL)); return 0; }\n' >"$TMPD/use.c"
-	cc -I"$root/opt/jma/include" -o "$TMPD/use" "$TMPD/use.c" "$root/opt/jma/lib/libjemattach.a" \
-		$(pkg-config --libs libdw libelf libunwind-ptrace libprotobuf-c zlib jansson) -lm ||
-		fail "cannot link against the installed library"
-	"$TMPD/use" || fail "the linked program failed"
+}
+
+# The shared library shows the public API and nothing else: every function
+# declared in include/ (between JMA_API_BEGIN and JMA_API_END), under the
+# version node of src/libjemattach.map, and no internal symbol.
+t_library_exports_only_its_api() {
+	local so=build/libjemattach.so
+	expect_eq "$(readelf -d "$so" | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')" libjemattach.so.0
+	nm -D --defined-only --without-symbol-versions "$so" | awk '$2 != "A" { print $3 }' | sort >"$TMPD/exported"
+	[[ -s $TMPD/exported ]] || fail "nothing exported"
+	grep -v '^jma_' "$TMPD/exported" && fail "exported, not jma_*: $(grep -cv '^jma_' "$TMPD/exported") symbols"
+	cc -E -P -Iinclude include/jemattach.h | grep -oP '(?<!\(\*)\bjma_\w+(?=\s*\()' | sort -u >"$TMPD/declared"
+	expect_eq "$(comm -3 "$TMPD/exported" "$TMPD/declared" | tr -s '\t\n' '  ')" ""
+	# Internal names with the jma_ prefix stay inside.
+	grep -qx jma_fail "$TMPD/exported" && fail "jma_fail is exported"
+	nm -D --defined-only "$so" | grep -q ' jma_open@@JEMATTACH_0$' || fail "no JEMATTACH_0 version node"
+}
+
+# A program of someone else's, built from the installed files alone with
+# pkg-config, shared and static: it reads what the fixture confirms.
+t_outside_program_builds_with_pkg_config() {
+	local root=$TMPD/root pid flags
+	installed
+	cat >"$TMPD/use.c" <<'C'
+#include <stdio.h>
+#include <stdlib.h>
+#include <jemattach.h>
+
+int main(int argc, char **argv)
+{
+	struct jma_value v;
+	jma_session *s = jma_new(NULL);
+	if (!s || argc != 2)
+		return 2;
+	if (jma_open(s, atoi(argv[1])) || jma_get(s, "opt.narenas", &v)) {
+		fprintf(stderr, "use: %s\n", jma_errmsg(s));
+		return 1;
+	}
+	printf("%u\n", v.u);
+	jma_value_clear(&v);
+	jma_free(s);
+	return 0;
+}
+C
+	export PKG_CONFIG_PATH=$root/opt/jma/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$root
+	flags=$(pkg-config --cflags --libs jemattach) || fail "pkg-config: no jemattach"
+	expect_match "$flags" "-I$root/opt/jma/include"
+	cc -o "$TMPD/use" "$TMPD/use.c" $flags || fail "cannot build with: $flags"
+	# The static archive and what it needs from elsewhere (Requires.private, Libs.private).
+	flags=$(pkg-config --static --cflags --libs jemattach | sed 's/-ljemattach/-l:libjemattach.a/')
+	cc -o "$TMPD/use-static" "$TMPD/use.c" $flags || fail "cannot build statically with: $flags"
+	ldd "$TMPD/use-static" | grep -q libjemattach && fail "use-static loads libjemattach.so"
+	start_fixture pid "$FIXTURES/jemfix"
+	expect_eq "$(LD_LIBRARY_PATH=$root/opt/jma/lib "$TMPD/use" "$pid")" "$(fix "$pid" "get u opt.narenas")"
+	expect_eq "$("$TMPD/use-static" "$pid")" "$(fix "$pid" "get u opt.narenas")"
+	LD_LIBRARY_PATH=$root/opt/jma/lib ldd "$TMPD/use" | grep -q "$root/opt/jma/lib/libjemattach.so.0" ||
+		fail "use does not load the installed library: $(LD_LIBRARY_PATH=$root/opt/jma/lib ldd "$TMPD/use")"
 }
 
 # The tool links the libunwind scripts/build-libunwind.sh chose: its own
