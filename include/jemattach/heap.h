@@ -113,6 +113,8 @@ struct jma_heap_report_opts {
 	const char *fold;	/* extended regex: more allocator wrappers to fold away,
 				 * like jemalloc and malloc (e.g. "^my_xmalloc$") */
 	int no_default_folds;	/* do not fold the wrappers of jma_heap_default_folds */
+	int no_demangle;	/* C++ names as mangled in text, collapsed stacks and sites'
+				 * names (JSON and pprof carry both forms either way) */
 };
 
 /* A default fold rule: the allocation wrappers of a well-known program,
@@ -138,8 +140,10 @@ enum jma_heap_named {
 
 /* One row of the report: a function (or function + line) and what it holds. */
 struct jma_heap_site {
-	const char *name;	/* function, or "function file:line" with .lines */
-	const char *function;
+	const char *name;	/* function, or "function file:line" with .lines; C++
+				 * names demangled unless no_demangle */
+	const char *function;	/* as the symbol table spells it (mangled) */
+	const char *demangled;	/* function demangled (C++), else function */
 	const char *file;	/* NULL when unknown */
 	int line;		/* 0 when unknown */
 	const char *module;	/* file of the module, NULL when unknown */
