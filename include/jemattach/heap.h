@@ -55,6 +55,11 @@ struct jma_heap_info {
 	int has_alloc;		/* accumulated (alloc_*) counts present (opt.prof_accum) */
 	int is_diff;		/* a base was subtracted */
 	int symbolized;		/* jma_heap_symbolize succeeded */
+	/* Sampled objects as the profile records them (before un-sampling;
+	 * of the profile itself, a base subtracted or not): live now, and
+	 * allocated since profiling started (0 without opt.prof_accum).  0
+	 * live samples: the report is empty whatever the options. */
+	uint64_t samples, samples_alloc;
 };
 void jma_heap_info(const jma_heap *h, struct jma_heap_info *info);
 

@@ -190,6 +190,8 @@ static int run(struct analyze *a, jma_heap *h, FILE *out)
 		return cli_error(err == -EINVAL || err == -ENODATA ? EXIT_USAGE : EXIT_TARGET, "%s",
 				 jma_heap_errmsg(h));
 	cli_hint_unnamed(h, &a->r);
+	if (cli_heap_empty(h, &a->r))
+		cli_hint_empty(NULL, h, &a->r, NULL);
 	return EXIT_OK;
 }
 

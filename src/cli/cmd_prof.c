@@ -224,6 +224,8 @@ static int analyze(struct cli *c, const char *path, unsigned top)
 
 	if (!rc && jma_heap_report_file(h, &ro, stdout))
 		rc = cli_error(EXIT_TARGET, "analysing %s: %s", path, jma_heap_errmsg(h));
+	else if (!rc && cli_heap_empty(h, &ro))
+		cli_hint_empty(c, h, &ro, NULL);
 	else if (!rc)
 		cli_hint_unnamed(h, &ro);
 	jma_heap_free(h);
@@ -266,7 +268,7 @@ static int window_report(struct cli *c, const char *final, const char *base, uns
 					   .no_demangle = !!(c->opt.flags & JMA_F_NO_DEMANGLE) };
 	struct jma_heap_site *s = NULL;
 	char title[8600];
-	size_t n = 0;
+	size_t n = 0, i;
 	double total;
 	jma_heap *h;
 	int rc = load_profile(c, final, base, &h);
@@ -281,6 +283,11 @@ static int window_report(struct cli *c, const char *final, const char *base, uns
 			 final, base);
 		window_section(s, n, 1, top, title);
 		window_section(s, n, -1, top, "allocation sites that shrank (memory freed during the window)");
+		/* Nothing sampled in the window is live: say why. */
+		for (i = 0; i < n && !(s[i].flat > 0); i++)
+			;
+		if (i == n)
+			cli_hint_empty(c, h, &ro, "nothing sampled during the window is still live");
 	}
 	free(s);
 	jma_heap_free(h);
