@@ -193,7 +193,7 @@ define jem--explain
       end
     end
   end
-  if $_strlen($jem_ename)
+  if $jem_ename[0] != 0
     eval "set $jem_why = \"%s: mallctl error %d (%s)\"", $jem_what, $jem_rc, $jem_ename
   else
     eval "set $jem_why = \"%s: mallctl error %d\"", $jem_what, $jem_rc
