@@ -52,8 +52,10 @@ FIX_DYN   := $(patsubst tests/fixtures/%.c,$(FIX_DIR)/%,$(filter-out tests/fixtu
 FIX_STATIC := $(FIX_DIR)/jemfix-static $(FIX_DIR)/jemfix-static-je $(FIX_DIR)/jemfix-static-rjem \
 	$(FIX_DIR)/jemfix-static-stripped $(FIX_DIR)/jemfix-static-debuglink $(FIX_DIR)/jemfix-in-so \
 	$(FIX_DIR)/jemfix-full-static
+# C++ fixtures (g++): mangled names for the demangling tests.
+FIX_CXX   := $(patsubst tests/fixtures/%.cc,$(FIX_DIR)/%,$(wildcard tests/fixtures/*.cc))
 FIXTURES  := $(FIX_DYN) $(FIX_DIR)/callee $(FIX_STATIC) $(FIX_DIR)/libctorwait.so \
-	$(FIX_DIR)/jemfix-nobuildid
+	$(FIX_DIR)/jemfix-nobuildid $(FIX_CXX)
 JEM_PIC   := /usr/lib/x86_64-linux-gnu/libjemalloc_pic.a
 
 .PHONY: all deps check demo install uninstall clean bench soak fuzz versions check-versions
@@ -141,6 +143,10 @@ $(BUILD)/stress_driver: $(BUILD)/obj/tests/stress_driver.o $(BUILD)/libjemattach
 $(FIX_DIR)/%: tests/fixtures/%.c tests/fixtures/fixture.h tests/fixtures/khz_timer.h
 	@mkdir -p $(FIX_DIR)
 	$(CC) $(FIX_CFLAGS) -o $@ $< -ljemalloc
+
+$(FIX_DIR)/%: tests/fixtures/%.cc
+	@mkdir -p $(FIX_DIR)
+	$(CXX) $(FIX_CFLAGS) -o $@ $< -ljemalloc
 
 # callee: a plain program (no jemalloc) for the generic call-engine tests.
 $(FIX_DIR)/callee: tests/fixtures/callee.c

@@ -21,7 +21,7 @@
 #   appended there; "dump binary memory" then writes it to a file on the debugger's side.
 #   strcat is a GNU ifunc: "*strcat" makes gdb resolve it to the implementation.
 # - A command that fails after its scratch is mapped still unmaps it, then raises a gdb
-#   error ("jem: command failed: ...", see jem--fail) so batch runs exit non-zero.
+#   error ("jem: command failed: WHAT", see jem--fail) so batch runs exit non-zero.
 #
 # Hazards (see README "gdb command library"): gdb stops every thread while it is attached,
 # and a call made in a thread that is itself inside jemalloc holding a lock never returns.
@@ -31,6 +31,12 @@
 # A signal inside a called function (a crash in the call) pops the call's frame instead of
 # leaving the program stopped inside jemalloc.
 set unwindonsignal on
+
+# C++ names as users read them (Allocator<false>::realloc(void*, ...)) in backtraces and
+# printed pointers (print demangle, gdb's default), and in "<symbol+offset>" of x/i,
+# disassemble and info symbol (print asm-demangle, off by default).
+set print demangle on
+set print asm-demangle on
 
 if $_isvoid($jem_prefix)
   set $jem_prefix = ""
@@ -76,12 +82,14 @@ end
 
 # --- internals (names start with "jem--") ---------------------------------------------
 
-# jem--fail: raise a gdb error after a message was printed and the scratch unmapped.  Plain
-# gdb has no command that fails with a message of our own; "cd" to a directory that does
-# not exist fails with its argument first, so the one line gdb adds reads as ours:
-# "jem: command failed: No such file or directory." (the reason is the line above it).
+# jem--fail: raise a gdb error after a message was printed and the scratch unmapped; the
+# error says what failed: $jem_why, set by the caller (no text of the user's: a quote would
+# end the expression).  Plain gdb has no command that fails with a message of our own; a
+# quoted symbol that cannot exist fails with its name, so the one line gdb adds reads
+#   No symbol "jem: command failed: jem-prof-dump: mallctl error 14 (EFAULT)" in current context.
+# and the process is not touched (a symbol lookup only).
 define jem--fail
-  cd jem: command failed
+  eval "print 'jem: command failed: %s'", $jem_why
 end
 
 # jem--resolve: function addresses for this process, with $jem_prefix for jemalloc's API.
@@ -111,6 +119,7 @@ define jem--begin
   if $jem_s == (unsigned long)-1
     set $jem_s = 0
     printf "jem: mmap of %lu bytes of scratch in the process failed\n", $jem_size
+    set $jem_why = "mmap of scratch failed in the process"
     jem--fail
   end
 end
@@ -142,30 +151,39 @@ define jem--set-name
   set $jem_name = "$arg0"
   if sizeof($jem_name) > 1024
     printf "jem: mallctl name too long\n"
+    set $jem_why = "mallctl name too long"
     jem--fail
   end
 end
 
-# jem--explain WHAT: say why mallctl failed ($jem_rc is an errno value).
+# jem--explain WHAT: say why mallctl failed ($jem_rc is an errno value); $jem_why for
+# jem--fail: "WHAT: mallctl error N (ENAME)".
 define jem--explain
   set $jem_what = "$arg0"
   printf "%s: %s: mallctl error %d", $jem_what, $jem_name, $jem_rc
+  set $jem_ename = ""
   if $jem_rc == 1
+    set $jem_ename = "EPERM"
     printf " (EPERM: this name cannot be read, or cannot be written, this way)\n"
   else
     if $jem_rc == 2
+      set $jem_ename = "ENOENT"
       printf " (ENOENT: no such name in this jemalloc, or the feature is unavailable; profiling needs MALLOC_CONF=prof:true at process start)\n"
     else
       if $jem_rc == 14
+        set $jem_ename = "EFAULT"
         printf " (EFAULT: the operation failed in the process, e.g. it could not create the file)\n"
       else
         if $jem_rc == 22
+          set $jem_ename = "EINVAL"
           printf " (EINVAL: invalid value, or a size this library does not handle)\n"
         else
           if $jem_rc == 11
+            set $jem_ename = "EAGAIN"
             printf " (EAGAIN: resource temporarily unavailable)\n"
           else
             if $jem_rc == 12
+              set $jem_ename = "ENOMEM"
               printf " (ENOMEM: out of memory in the process)\n"
             else
               printf "\n"
@@ -174,6 +192,11 @@ define jem--explain
         end
       end
     end
+  end
+  if $jem_ename[0] != 0
+    eval "set $jem_why = \"%s: mallctl error %d (%s)\"", $jem_what, $jem_rc, $jem_ename
+  else
+    eval "set $jem_why = \"%s: mallctl error %d\"", $jem_what, $jem_rc
   end
 end
 
@@ -369,6 +392,7 @@ define jem-set
     end
     if $jem_settype == 0
       printf "jem-set: %s: a %lu-byte value, which this library does not write\n", $jem_name, $jem_len
+      set $jem_why = "jem-set: a value of a size this library does not write"
       jem--fail
     end
     # 2. the value, parsed with nothing mapped (a gdb error here leaves nothing behind).
@@ -381,6 +405,7 @@ define jem-set
           set $jem_newv = 0
         else
           printf "jem-set: %s is a bool: VALUE is true or false\n", $jem_name
+          set $jem_why = "jem-set: VALUE is not a bool"
           jem--fail
         end
       end
@@ -398,6 +423,7 @@ define jem-set
       set $jem_text = "$arg1"
       if sizeof($jem_text) > 4096
         printf "jem-set: VALUE too long\n"
+        set $jem_why = "jem-set: VALUE too long"
         jem--fail
       end
       set $jem_newlen = 8
@@ -462,6 +488,7 @@ define jem-stats
       set $jem_opts = "$arg1"
       if sizeof($jem_opts) > 4096
         printf "jem-stats: OPTS too long\n"
+        set $jem_why = "jem-stats: OPTS too long"
         jem--fail
       end
     end
@@ -552,6 +579,7 @@ define jem-prof-dump
       set $jem_text = "$arg0"
       if sizeof($jem_text) > 4096
         printf "jem-prof-dump: FILE too long\n"
+        set $jem_why = "jem-prof-dump: FILE too long"
         jem--fail
       end
     end

@@ -206,6 +206,29 @@ START_TEST(test_track_symbolizes_each_address_once)
 }
 END_TEST
 
+/* A site's function is read from its frame's end: a demangled C++ name has
+ * spaces and parentheses of its own. */
+START_TEST(test_track_cxx_site_names)
+{
+	static const char *const fr[] = {
+		"Allocator<false>::realloc(void*, unsigned long) (cxxsites.cc:39) [cxxsites]",
+		"(anonymous namespace)::run(int (*)(int)) [libx.so]",
+		"keep_big (heapsites.c:45)",
+	};
+	jma_track *t = jma_track_new(NULL);
+
+	for (int k = 0; k < 2; k++) {
+		ck_assert_int_ge(track_site(t, (uint64_t)k + 1), 0);
+		ck_assert_int_eq(track_site_name(t, (size_t)k, fr + k, 2, NULL), 0);
+	}
+	ck_assert_str_eq(t->sites[0].name, "Allocator<false>::realloc(void*, unsigned long)");
+	ck_assert_str_eq(t->sites[0].caller, "(anonymous namespace)::run(int (*)(int))");
+	ck_assert_str_eq(t->sites[1].name, "(anonymous namespace)::run(int (*)(int))");
+	ck_assert_str_eq(t->sites[1].caller, "keep_big");
+	jma_track_free(t);
+}
+END_TEST
+
 START_TEST(test_track_load_errors)
 {
 	char path[] = "/tmp/check_track.XXXXXX";
@@ -235,6 +258,7 @@ Suite *suite_track(void)
 	tcase_add_test(tc, test_track_long);
 	tcase_add_test(tc, test_track_symbolizes_each_address_once);
 	tcase_add_test(tc, test_track_load_errors);
+	tcase_add_test(tc, test_track_cxx_site_names);
 	suite_add_tcase(s, tc);
 	return s;
 }

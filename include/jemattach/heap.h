@@ -58,6 +58,11 @@ struct jma_heap_info {
 	int has_alloc;		/* accumulated (alloc_*) counts present (opt.prof_accum) */
 	int is_diff;		/* a base was subtracted */
 	int symbolized;		/* jma_heap_symbolize succeeded */
+	/* Sampled objects as the profile records them (before un-sampling;
+	 * of the profile itself, a base subtracted or not): live now, and
+	 * allocated since profiling started (0 without opt.prof_accum).  0
+	 * live samples: the report is empty whatever the options. */
+	uint64_t samples, samples_alloc;
 };
 void jma_heap_info(const jma_heap *h, struct jma_heap_info *info);
 
@@ -116,6 +121,8 @@ struct jma_heap_report_opts {
 	const char *fold;	/* extended regex: more allocator wrappers to fold away,
 				 * like jemalloc and malloc (e.g. "^my_xmalloc$") */
 	int no_default_folds;	/* do not fold the wrappers of jma_heap_default_folds */
+	int no_demangle;	/* C++ names as mangled in text, collapsed stacks and sites'
+				 * names (JSON and pprof carry both forms either way) */
 };
 
 /* A default fold rule: the allocation wrappers of a well-known program,
@@ -141,8 +148,10 @@ enum jma_heap_named {
 
 /* One row of the report: a function (or function + line) and what it holds. */
 struct jma_heap_site {
-	const char *name;	/* function, or "function file:line" with .lines */
-	const char *function;
+	const char *name;	/* function, or "function file:line" with .lines; C++
+				 * names demangled unless no_demangle */
+	const char *function;	/* as the symbol table spells it (mangled) */
+	const char *demangled;	/* function demangled (C++), else function */
 	const char *file;	/* NULL when unknown */
 	int line;		/* 0 when unknown */
 	const char *module;	/* file of the module, NULL when unknown */

@@ -42,6 +42,7 @@ typedef void (*jma_log_fn)(void *arg, int level, const char *msg);
 				 * or while a thread stays asleep inside jemalloc holding a lock */
 #define JMA_F_FREEZE	0x2	/* stop every thread while attached (refused if one is inside jemalloc) */
 #define JMA_F_ANY_PROCESS 0x4	/* jma_open succeeds without jemalloc (for jma_threads) */
+#define JMA_F_NO_DEMANGLE 0x8	/* C++ function names as the symbol tables spell them */
 
 struct jma_options {
 	double timeout;		/* seconds one in-target call may take; <= 0: 10 */

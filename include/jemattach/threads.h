@@ -13,6 +13,8 @@ JMA_API_BEGIN
 struct jma_frame {
 	uint64_t pc;
 	const char *func;	/* NULL when no symbol covers pc */
+	const char *demangled;	/* func as users read it: C++ names demangled (unless
+				 * JMA_F_NO_DEMANGLE), others as func */
 	uint64_t off;		/* pc - func */
 	const char *module;	/* file of the module, NULL if unmapped */
 	const char *file;	/* source position, when debuginfo has it */

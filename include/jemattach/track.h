@@ -41,6 +41,7 @@ struct jma_track_opts {
 	const char *fold;	/* extended regex: more allocator wrappers to fold away, as
 				 * in jma_heap_report_opts; a bad one fails jma_track_add */
 	int no_default_folds;	/* do not fold the wrappers of jma_heap_default_folds */
+	int no_demangle;	/* C++ names of sites as mangled (default: demangled) */
 	jma_log_fn log;		/* symbolization warnings; NULL: silent */
 	void *log_arg;
 };

@@ -65,6 +65,15 @@ int cli_usage(const struct cli *c, const char *cmd, const char *fmt, ...)
  * without a symbol: how much, in which modules, how to get names (unnamed.c). */
 void cli_hint_unnamed(jma_heap *h, const struct jma_heap_report_opts *o);
 
+/* empty.c: whether the report of @h under @o is empty for want of samples
+ * (none of o->sample's kind in the profile; a --base difference never is);
+ * then on stderr: @lead (NULL: "the profile is empty: ..."), the sample
+ * period, what the process allocated (read through c->s when it is open on
+ * a process; @c may be NULL offline), and what to do. */
+int cli_heap_empty(jma_heap *h, const struct jma_heap_report_opts *o);
+void cli_hint_empty(struct cli *c, jma_heap *h, const struct jma_heap_report_opts *o,
+		    const char *lead);
+
 /* "1.5 KiB": binary units with one decimal (units.c). */
 const char *cli_bytes(unsigned long long n, char *buf, size_t len);
 

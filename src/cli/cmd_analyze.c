@@ -27,7 +27,7 @@ static int parse_args(struct cli *c, int argc, char **argv, struct analyze *a)
 {
 	enum { O_BASE = 256, O_INUSE_SPACE, O_INUSE_OBJECTS, O_ALLOC_SPACE, O_ALLOC_OBJECTS,
 	       O_LINES, O_FOCUS, O_IGNORE, O_FOLD, O_DEBUGINFO, O_LIST_FOLDS, O_NO_DEFAULT_FOLDS,
-	       O_DEBUGINFOD };
+	       O_DEBUGINFOD, O_NO_DEMANGLE };
 	static const struct option longopts[] = {
 		{ "base", required_argument, NULL, O_BASE },
 		{ "top", required_argument, NULL, 'n' },
@@ -43,6 +43,7 @@ static int parse_args(struct cli *c, int argc, char **argv, struct analyze *a)
 		{ "fold", required_argument, NULL, O_FOLD },
 		{ "list-folds", no_argument, NULL, O_LIST_FOLDS },
 		{ "no-default-folds", no_argument, NULL, O_NO_DEFAULT_FOLDS },
+		{ "no-demangle", no_argument, NULL, O_NO_DEMANGLE },
 		{ "debuginfod", no_argument, NULL, O_DEBUGINFOD },
 		{ "pid", required_argument, NULL, 'P' },
 		{ "debuginfo-path", required_argument, NULL, O_DEBUGINFO },
@@ -53,6 +54,7 @@ static int parse_args(struct cli *c, int argc, char **argv, struct analyze *a)
 	long v;
 
 	a->top = -1;
+	a->r.no_demangle = !!(c->opt.flags & JMA_F_NO_DEMANGLE);
 	/* 0, not 1: main() scanned with "+" (stop at the first operand); start over so
 	 * that options may follow PROFILE. */
 	optind = 0;
@@ -106,6 +108,9 @@ static int parse_args(struct cli *c, int argc, char **argv, struct analyze *a)
 			break;
 		case O_DEBUGINFOD:
 			a->debuginfod = 1;
+			break;
+		case O_NO_DEMANGLE:
+			a->r.no_demangle = 1;
 			break;
 		case 'P':
 			errno = 0;
@@ -185,6 +190,8 @@ static int run(struct analyze *a, jma_heap *h, FILE *out)
 		return cli_error(err == -EINVAL || err == -ENODATA ? EXIT_USAGE : EXIT_TARGET, "%s",
 				 jma_heap_errmsg(h));
 	cli_hint_unnamed(h, &a->r);
+	if (cli_heap_empty(h, &a->r))
+		cli_hint_empty(NULL, h, &a->r, NULL);
 	return EXIT_OK;
 }
 
@@ -201,7 +208,7 @@ int cmd_analyze(struct cli *c, int argc, char **argv)
 	if (rc) {
 		/* The command table's synopsis is kept short for --help. */
 		fputs("       [--inuse-space|--inuse-objects|--alloc-space|--alloc-objects] [--focus RE]\n"
-		      "       [--ignore RE] [--fold RE] [--no-default-folds] [--list-folds]\n"
+		      "       [--ignore RE] [--fold RE] [--no-default-folds] [--list-folds] [--no-demangle]\n"
 		      "       [--debuginfo-path PATH] [--debuginfod]   (jemattach help analyze)\n",
 		      stderr);
 		return rc;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli/esc.h"
 
 static const char *const status_names[] = {
 	"config.prof", "opt.prof", "prof.active", "prof.thread_active_init", "prof.gdump",
@@ -216,12 +217,15 @@ static int load_profile(struct cli *c, const char *path, const char *base, jma_h
 /* Where the memory is, as jeprof-style text. */
 static int analyze(struct cli *c, const char *path, unsigned top)
 {
-	struct jma_heap_report_opts ro = { .format = JMA_HEAP_TEXT, .top = top };
+	struct jma_heap_report_opts ro = { .format = JMA_HEAP_TEXT, .top = top,
+					   .no_demangle = !!(c->opt.flags & JMA_F_NO_DEMANGLE) };
 	jma_heap *h;
 	int rc = load_profile(c, path, NULL, &h);
 
 	if (!rc && jma_heap_report_file(h, &ro, stdout))
 		rc = cli_error(EXIT_TARGET, "analysing %s: %s", path, jma_heap_errmsg(h));
+	else if (!rc && cli_heap_empty(h, &ro))
+		cli_hint_empty(c, h, &ro, NULL);
 	else if (!rc)
 		cli_hint_unnamed(h, &ro);
 	jma_heap_free(h);
@@ -249,7 +253,7 @@ static void window_section(const struct jma_heap_site *s, size_t n, int sign, un
 		running += x->flat;
 		printf("%8.1f %5.1f%% %5.1f%% %8.1f %5.1f%% %s\n", x->flat / 1048576,
 		       x->flat * 100 / total, running * 100 / total, x->cum / 1048576,
-		       x->cum * 100 / total, x->name);
+		       x->cum * 100 / total, cli_esc(x->name));
 		shown++;
 	}
 	if (!shown)
@@ -260,10 +264,11 @@ static void window_section(const struct jma_heap_site *s, size_t n, int sign, un
  * total, so that freed memory does not hide (or negate) what grew. */
 static int window_report(struct cli *c, const char *final, const char *base, unsigned top)
 {
-	struct jma_heap_report_opts ro = { .format = JMA_HEAP_TEXT };
+	struct jma_heap_report_opts ro = { .format = JMA_HEAP_TEXT,
+					   .no_demangle = !!(c->opt.flags & JMA_F_NO_DEMANGLE) };
 	struct jma_heap_site *s = NULL;
 	char title[8600];
-	size_t n = 0;
+	size_t n = 0, i;
 	double total;
 	jma_heap *h;
 	int rc = load_profile(c, final, base, &h);
@@ -278,6 +283,11 @@ static int window_report(struct cli *c, const char *final, const char *base, uns
 			 final, base);
 		window_section(s, n, 1, top, title);
 		window_section(s, n, -1, top, "allocation sites that shrank (memory freed during the window)");
+		/* Nothing sampled in the window is live: say why. */
+		for (i = 0; i < n && !(s[i].flat > 0); i++)
+			;
+		if (i == n)
+			cli_hint_empty(c, h, &ro, "nothing sampled during the window is still live");
 	}
 	free(s);
 	jma_heap_free(h);

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli/esc.h"
 
 static const char *base_name(const char *p)
 {
@@ -67,15 +68,15 @@ static void print_executable(pid_t pid)
 	}
 	/* comm is the first 15 bytes of the name it was started as. */
 	if (strncmp(base_name(exe), comm, strlen(comm)) || !comm[0])
-		printf("process %d (%s) runs %s\n", (int)pid, comm, exe);
+		printf("process %d (%s) runs %s\n", (int)pid, cli_esc(comm), cli_esc(exe));
 }
 
 static int print_text(void *arg, const struct jma_thread *t)
 {
+	const int *mangled = arg;
 	char act[128];
 
-	(void)arg;
-	printf("TID %d (%s) %s%s%s\n", (int)t->tid, t->comm, activity(t, act, sizeof(act)),
+	printf("TID %d (%s) %s%s%s\n", (int)t->tid, cli_esc(t->comm), activity(t, act, sizeof(act)),
 	       t->in_jemalloc ? ", INSIDE JEMALLOC" : "", t->may_hold_lock ? ", MAY HOLD A LOCK" : "");
 	if (t->err)
 		printf("    (no stack: %s)\n", t->errmsg);
@@ -84,12 +85,13 @@ static int print_text(void *arg, const struct jma_thread *t)
 
 		printf("#%-2d 0x%016llx ", i, (unsigned long long)f->pc);
 		if (f->func)
-			printf("%s+0x%llx", f->func, (unsigned long long)f->off);
+			printf("%s+0x%llx", cli_esc(*mangled ? f->func : f->demangled),
+			       (unsigned long long)f->off);
 		else
 			printf("??");
-		printf(" (%s)", base_name(f->module));
+		printf(" (%s)", cli_esc(base_name(f->module)));
 		if (f->file)
-			printf(" %s:%d", f->file, f->line);
+			printf(" %s:%d", cli_esc(f->file), f->line);
 		printf("%s\n", f->in_jemalloc ? " [jemalloc]" : "");
 	}
 	return 0;
@@ -127,6 +129,12 @@ static int print_json(void *arg, const struct jma_thread *t)
 			cli_json_string(stdout, f->func);
 		else
 			printf("null");
+		/* Both, whatever --no-demangle says: scripts pick. */
+		printf(", \"demangled\": ");
+		if (f->func)
+			cli_json_string(stdout, f->demangled);
+		else
+			printf("null");
 		/* No symbol, no offset: the pc is all there is. */
 		if (f->func)
 			printf(", \"off\": %llu", (unsigned long long)f->off);
@@ -153,9 +161,10 @@ int cmd_threads(struct cli *c, int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "frames", required_argument, NULL, 'n' },
+		{ "no-demangle", no_argument, NULL, 'M' },
 		{ 0 },
 	};
-	int json = 0, opt, first = 1;
+	int json = 0, opt, first = 1, mangled = !!(c->opt.flags & JMA_F_NO_DEMANGLE);
 	long max = 64;
 	char *end;
 
@@ -163,6 +172,9 @@ int cmd_threads(struct cli *c, int argc, char **argv)
 		switch (opt) {
 		case 'j':
 			json = 1;
+			break;
+		case 'M':
+			mangled = 1;
 			break;
 		case 'n':
 			errno = 0;
@@ -180,7 +192,7 @@ int cmd_threads(struct cli *c, int argc, char **argv)
 		print_executable(c->pid);
 	if (json)
 		printf("[");
-	if (jma_threads(c->s, (int)max, json ? print_json : print_text, &first))
+	if (jma_threads(c->s, (int)max, json ? print_json : print_text, json ? &first : &mangled))
 		return cli_fail_session(c);
 	if (json)
 		printf("]\n");

@@ -32,7 +32,7 @@ struct track_args {
 	uint64_t churn;		/* 0: time only */
 	unsigned long count;	/* 0: until Ctrl-C */
 	const char *out, *svg, *fold;
-	int no_default_folds;
+	int no_default_folds, no_demangle;
 	enum jma_track_format fmt;
 	unsigned top;
 };
@@ -49,6 +49,7 @@ static int parse_track(struct cli *c, int argc, char **argv, struct track_args *
 		{ "svg", required_argument, NULL, 's' },
 		{ "fold", required_argument, NULL, 'F' },
 		{ "no-default-folds", no_argument, NULL, 'D' },
+		{ "no-demangle", no_argument, NULL, 'M' },
 		{ 0 },
 	};
 	char *end;
@@ -86,6 +87,7 @@ static int parse_track(struct cli *c, int argc, char **argv, struct track_args *
 			a->fold = optarg;
 			break;
 		case 'D': a->no_default_folds = 1; break;
+		case 'M': a->no_demangle = 1; break;
 		case 'f':
 			if ((f = jma_track_format_from_name(optarg)) < 0)
 				return cli_usage(c, "prof", "invalid --format \"%s\": text or jsonl", optarg);
@@ -211,7 +213,8 @@ static int finish(jma_track *t, const struct track_args *a, FILE *rank)
 
 int cmd_prof_track(struct cli *c, int argc, char **argv)
 {
-	struct track_args a = { .interval = 10, .fmt = JMA_TRACK_TEXT, .top = 10 };
+	struct track_args a = { .interval = 10, .fmt = JMA_TRACK_TEXT, .top = 10,
+				.no_demangle = !!(c->opt.flags & JMA_F_NO_DEMANGLE) };
 	struct sigaction sa = { .sa_handler = on_stop }, old_int, old_term, old_hup, old_pipe;
 	struct sigaction ign = { .sa_handler = SIG_IGN };
 	jma_track *t = NULL;
@@ -228,7 +231,8 @@ int cmd_prof_track(struct cli *c, int argc, char **argv)
 	if (a.out && strcmp(a.out, "-") && !(out = fopen(a.out, "w")))
 		return cli_error(EXIT_USAGE, "cannot create %s: %s", a.out, strerror(errno));
 	t = jma_track_new(&(struct jma_track_opts){ .pid = c->pid, .fold = a.fold,
-						   .no_default_folds = a.no_default_folds });
+						   .no_default_folds = a.no_default_folds,
+						   .no_demangle = a.no_demangle });
 	if (!t) {
 		rc = cli_error(EXIT_TARGET, "out of memory");
 		goto out;
@@ -289,9 +293,10 @@ int cmd_report_sites(struct cli *c, int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "top", required_argument, NULL, 't' },
 		{ "svg", required_argument, NULL, 's' },
+		{ "no-demangle", no_argument, NULL, 'M' },
 		{ 0 },
 	};
-	struct track_args a = { .top = 10 };
+	struct track_args a = { .top = 10, .no_demangle = !!(c->opt.flags & JMA_F_NO_DEMANGLE) };
 	jma_track *t;
 	char *end;
 	int opt, rc;
@@ -301,6 +306,8 @@ int cmd_report_sites(struct cli *c, int argc, char **argv)
 		errno = 0;
 		if (opt == 's') {
 			a.svg = optarg;
+		} else if (opt == 'M') {
+			a.no_demangle = 1;
 		} else if (opt == 't') {
 			a.top = (unsigned)strtoul(optarg, &end, 10);
 			if (errno || *end || optarg[0] == '-' || a.top > 100000)
@@ -312,7 +319,8 @@ int cmd_report_sites(struct cli *c, int argc, char **argv)
 	if (argc - optind != 1)
 		return cli_usage(c, "report", "report sites needs a FILE (prof track --format jsonl) "
 				 "or a DIR of *.heap profiles");
-	t = jma_track_new(NULL);
+	/* A saved track keeps the names it was written with. */
+	t = jma_track_new(&(struct jma_track_opts){ .no_demangle = a.no_demangle });
 	if (!t)
 		return cli_error(EXIT_TARGET, "out of memory");
 	if (jma_track_load(t, argv[optind]))

@@ -16,13 +16,13 @@ const struct cli_cmd cli_commands[] = {
 	  "prof dump [-o FILE|-] [--analyze [--top N]]\nprof reset [LG_SAMPLE]\nprof gdump on|off\n"
 	  "prof window SECONDS [-o DIR] [--top N]\n"
 	  "prof track [-i SEC] [--churn SIZE] [-n COUNT] [-o FILE] [--format text|jsonl] [--top N] "
-	  "[--svg OUT.svg] [--fold REGEX] [--no-default-folds]",
+	  "[--svg OUT.svg] [--fold REGEX] [--no-default-folds] [--no-demangle]",
 	  "heap-profiling control (needs MALLOC_CONF=prof:true at the target's start)", NULL },
 	{ "purge", 1, 0, cmd_purge, "purge [ARENA|all]",
 	  "purge unused dirty pages now (arena.<i>.purge); shows resident/retained before -> after", NULL },
 	{ "decay", 1, 0, cmd_decay, "decay [ARENA|all]",
 	  "run decay-based purging now (arena.<i>.decay); shows the effect", NULL },
-	{ "threads", 1, JMA_F_ANY_PROCESS, cmd_threads, "threads [--json] [--frames N]",
+	{ "threads", 1, JMA_F_ANY_PROCESS, cmd_threads, "threads [--json] [--frames N] [--no-demangle]",
 	  "every thread: state, system call, symbolized stack; jemalloc frames marked", NULL },
 	{ "watch", 1, 0, cmd_watch,
 	  "watch [-i SEC] [-n COUNT] [-o FILE] [--format jsonl|csv|prom] [--arenas]",
@@ -33,7 +33,7 @@ const struct cli_cmd cli_commands[] = {
 	  "jemalloc is found once, each command pays only its own stop", NULL },
 	{ "report", 0, 0, cmd_report,
 	  "report abs|del|eff SERIES [-t SIZE] [--from I] [--to J] [-m METRIC] [--svg OUT]\n"
-	  "report sites TRACK.jsonl|DIR [--top N] [--svg OUT]",
+	  "report sites TRACK.jsonl|DIR [--top N] [--svg OUT] [--no-demangle]",
 	  "per-arena peaks, changes or active/mapped of a watch series or stats JSON log "
 	  "(threshold: 5% of the process's peak unless -t); growth of allocation sites", NULL },
 	{ "core", 0, 0, cmd_core, "core [--sysroot DIR] CORE [EXECUTABLE] COMMAND [ARGS]",
@@ -50,6 +50,7 @@ const struct cli_cmd cli_commands[] = {
 	  "  --focus RE, --ignore RE   keep / drop stacks with a frame matching RE\n"
 	  "  --fold RE           fold these wrappers away too, like malloc\n"
 	  "  --no-default-folds  do not fold the well-known wrappers --list-folds shows\n"
+	  "  --no-demangle       C++ names as mangled (JSON and pprof carry both anyway)\n"
 	  "  --debuginfo-path P  where separate debuginfo is (DIR/.build-id/xx/rest.debug)\n"
 	  "  --debuginfod        allow fetching debuginfo from $DEBUGINFOD_URLS (network)\n"
 	  "  -o -                standard output\n" },

@@ -104,6 +104,8 @@ static void usage(FILE *f)
 		"      --no-cache      search the program's files for jemalloc every time, and keep\n"
 		"                      nothing in $XDG_CACHE_HOME/jemattach (by default what was\n"
 		"                      found is kept there, by the build-ids of the process's code)\n"
+		"      --no-demangle   print C++ function names as the symbol tables spell them\n"
+		"                      (_ZN4shop5Order3addEi), not shop::Order::add(int)\n"
 		"  -v, --verbose       say what is done, how long the thread was held (twice: debug)\n"
 		"      --gdb-script    print the path of the gdb command library and exit\n"
 		"  -h, --help          this help\n"
@@ -305,6 +307,7 @@ int main(int argc, char **argv)
 		{ "gdb-script", no_argument, NULL, 'G' },
 		{ "emulate", no_argument, NULL, 'E' },
 		{ "no-cache", no_argument, NULL, 'C' },
+		{ "no-demangle", no_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -347,6 +350,9 @@ int main(int argc, char **argv)
 			break;
 		case 'C':
 			no_cache = 1;
+			break;
+		case 'D':
+			c.opt.flags |= JMA_F_NO_DEMANGLE;
 			break;
 		case 'v':
 			c.verbose++;

@@ -1,4 +1,4 @@
-/* core.c -- reading an ELF core: segments, NT_FILE, NT_PRSTATUS, pages. */
+/* core.c -- reading an ELF core: segments, NT_FILE, NT_PRSTATUS, the name, pages. */
 #include <elfutils/libdwelf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/procfs.h>
 #include <sys/stat.h>
@@ -70,6 +71,9 @@ static int parse_notes(struct emu_core *c, Elf *elf, const GElf_Phdr *ph)
 		const char *name = (const char *)d->d_buf + name_off;
 		int err;
 
+		/* gcore adds its target description (NT_GDB_TDESC) under "GDB". */
+		if (nh.n_namesz == 4 && !memcmp(name, "GDB", 4))
+			c->by_gdb = 1;
 		if (nh.n_namesz != 5 || memcmp(name, "CORE", 5))
 			continue;
 		if (nh.n_type == NT_FILE && !c->files) {
@@ -79,6 +83,13 @@ static int parse_notes(struct emu_core *c, Elf *elf, const GElf_Phdr *ph)
 			struct elf_prpsinfo pi;
 			memcpy(&pi, desc, sizeof(pi));
 			snprintf(c->comm, sizeof(c->comm), "%.*s", (int)sizeof(pi.pr_fname), pi.pr_fname);
+		} else if (nh.n_type == NT_AUXV) {
+			for (size_t i = 0; i + 16 <= nh.n_descsz; i += 16) {
+				uint64_t av[2];
+				memcpy(av, desc + i, sizeof(av));
+				if (av[0] == AT_EXECFN)
+					c->execfn = av[1];
+			}
 		} else if (nh.n_type == NT_PRSTATUS && nh.n_descsz >= sizeof(struct elf_prstatus)) {
 			struct elf_prstatus ps;
 			struct emu_thread *t = realloc(c->threads, (c->nthreads + 1) * sizeof(*t));
@@ -93,6 +104,37 @@ static int parse_notes(struct emu_core *c, Elf *elf, const GElf_Phdr *ph)
 		}
 	}
 	return 0;
+}
+
+/* The process's name as the kernel gave it at exec, the first 15 bytes of the
+ * last component of the path execve() was called with (AT_EXECFN, a string
+ * on the stack the core holds): gcore's pr_fname is the first word of
+ * /proc/PID/cmdline instead, which daemons rewrite (Redis: "redis-server
+ * 127.0.0.1:6379" gave "redis-server 127").  Kept as it was when the string
+ * cannot be read. */
+static void comm_from_execfn(struct emu_core *c)
+{
+	char path[4096];
+	const char *base;
+	size_t n = 0;
+
+	for (size_t i = 0; c->execfn && i < c->nsegs; i++) {
+		const struct emu_seg *g = &c->segs[i];
+		uint64_t off = c->execfn - g->vaddr;
+
+		if (c->execfn < g->vaddr || off >= g->filesz)
+			continue;
+		n = g->filesz - off < sizeof(path) - 1 ? (size_t)(g->filesz - off) : sizeof(path) - 1;
+		memcpy(path, c->data + g->offset + off, n);
+		break;
+	}
+	path[n] = '\0';
+	if (strlen(path) == n || !path[0])
+		return;		/* not NUL-terminated within the segment, or empty */
+	base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	if (*base)
+		snprintf(c->comm, sizeof(c->comm), "%.15s", base);
 }
 
 int emu_core_parse(struct emu_core *c, const void *data, size_t size, char *msg, size_t len)
@@ -142,6 +184,8 @@ int emu_core_parse(struct emu_core *c, const void *data, size_t size, char *msg,
 					   : "malformed notes (NT_FILE)");
 		}
 	}
+	if (!err && c->by_gdb)
+		comm_from_execfn(c);
 	if (!err && !c->nthreads)
 		err = fail(msg, len, -EIO, "no thread state (NT_PRSTATUS) in the core");
 	if (!err && !c->nsegs)

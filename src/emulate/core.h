@@ -40,7 +40,10 @@ struct emu_core {
 	size_t nfiles;
 	struct emu_thread *threads;	/* the first is the one that crashed (kernel cores) */
 	size_t nthreads;
-	char comm[17];			/* NT_PRPSINFO's pr_fname */
+	char comm[17];			/* the name: NT_PRPSINFO's pr_fname (a kernel
+					 * core: comm); of a gcore, AT_EXECFN's last component */
+	uint64_t execfn;		/* NT_AUXV's AT_EXECFN, 0 unknown */
+	int by_gdb;			/* written by gcore (a "GDB" note) */
 	const char *sysroot;		/* NULL: files at their own paths */
 	char err[512];			/* why a file mapping could not be used */
 	int wrong_file;			/* ...because its build-id differs */

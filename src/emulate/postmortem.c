@@ -144,6 +144,8 @@ static int core_syms(jma_session *s, struct postmortem *p, const char *core, con
 	err = jma_syms_from_dwfl(dwfl, s->pid, s->opt.prefix, s->opt.module, &s->syms, msg,
 				 sizeof(msg));
 	cur_sysroot = NULL;
+	if (!err && (s->opt.flags & JMA_F_NO_DEMANGLE))
+		jma_syms_set_demangle(s->syms, 0);
 	if (err == -EEXIST)
 		return jma_fail(s, JMA_ERR_USAGE, err, "%s", msg);
 	if (err == -ENOENT && p->core.err[0])

@@ -41,8 +41,12 @@ int heap_is_alloc_fn(const char *name)
 static const struct jma_heap_fold fold_rules[] = {
 	{ "Redis", "^(z|ztry)(malloc|calloc|realloc)(_usable|_num|_no_tcache)?(_internal)?$|"
 		   "^zstrdup$|^extend_to_usable$" },
-	{ "BIND (ISC)", "^isc_+mem_(get|allocate|reallocate|reget|strdup|strndup|cget)|"
-			"^mem_(get|allocate|reallocate)$" },
+	{ "BIND (ISC)", "^isc_+mem_(get|allocate|reallocate|reget|strdup|strndup|cget|callocate)|"
+			"^isc_+mempool_get|^mem_(get|allocate|reallocate)$" },
+	/* ATS's ink_memory and freelists; C++ builds may mangle them: the
+	 * demangled form "ats_malloc(unsigned long)" matches too. */
+	{ "Traffic Server", "^(ats_(malloc|calloc|realloc|memalign|track_malloc|track_realloc)|"
+			    "_xstrdup|ink_freelist_new)(\\(.*)?$" },
 	{ "Varnish", "^WS_(Alloc|Copy|Printf|VSB_finish)$|^sma_(alloc|realloc)$" },
 	{ "nghttp2", "^nghttp2_mem_(malloc|calloc|realloc)$|^default_(malloc|calloc|realloc)$" },
 	{ "Knot", "^mm_(alloc|calloc|realloc)$|^mp_alloc$" },

@@ -26,9 +26,14 @@ struct heap_strtab {
 	size_t n, cap;
 	uint32_t *slot;		/* open addressing: id + 1, 0 = empty */
 	size_t nslot;
+	uint32_t *dem;		/* by id: 1 + the id of its demangled form; 0 not known yet */
+	size_t ndem;
 };
 /* The id of @s (added when new); UINT32_MAX when out of memory. */
 uint32_t heap_str(struct heap_strtab *t, const char *s);
+/* The id of string @id as users read it: a C++ name demangled (once per
+ * name), anything else @id itself; UINT32_MAX when out of memory. */
+uint32_t heap_str_demangled(struct heap_strtab *t, uint32_t id);
 int heap_strtab_init(struct heap_strtab *t);
 void heap_strtab_free(struct heap_strtab *t);
 
@@ -56,6 +61,7 @@ struct heap_maps {
 /* A symbolized frame; a location has one per inlining level, innermost first. */
 struct heap_frame {
 	uint32_t func, file;	/* strtab ids (file 0: unknown) */
+	uint32_t dfunc;		/* func demangled (C++), else func: what reports print */
 	int line;
 };
 
@@ -172,8 +178,13 @@ void heap_view_free(struct heap_view *v);
 /* The frames of @vs after folding, leaf first and innermost first, into
  * v->fr and v->fr_loc (valid until the next call); *n their number. */
 int heap_view_frames(struct heap_view *v, const struct heap_vstack *vs, size_t *n);
-/* The label of frame @f under the view's options ("func" or "func file:line"). */
+/* The label of frame @f under the view's options ("func" or "func file:line";
+ * func demangled unless no_demangle). */
 uint32_t heap_view_label(struct heap_view *v, const struct heap_frame *f);
+/* The same with @func (a strtab id: f->func or f->dfunc) as the function. */
+uint32_t heap_view_label_as(struct heap_view *v, const struct heap_frame *f, uint32_t func);
+/* The function of @f that reports print: f->dfunc, or f->func with no_demangle. */
+uint32_t heap_view_func(const struct heap_view *v, const struct heap_frame *f);
 
 /* Buffered output to a jma_write_fn; errors stick and are returned by flush. */
 struct heap_out {

@@ -49,17 +49,23 @@ static const char *const named_names[] = { "address", "boundary", "symbol" };
 
 static void sites(struct heap_view *v, struct heap_out *o)
 {
-	const jma_heap *h = v->h;
+	jma_heap *h = v->h;
 	size_t n = v->o->top && v->o->top < v->nsites ? v->o->top : v->nsites;
 
 	heap_out_printf(o, ",\n \"sites\": [");
 	for (size_t i = 0; i < n; i++) {
 		const struct heap_vsite *s = &v->sites[i];
 
+		uint32_t name = heap_view_label_as(v, &s->fr, s->fr.func);
+
+		/* Names as the symbol table spells them, and demangled beside:
+		 * scripts match either. */
 		heap_out_printf(o, "%s\n  {\"name\": ", i ? "," : "");
-		str(o, h->str.str[s->label]);
+		str(o, name == UINT32_MAX ? "" : h->str.str[name]);
 		heap_out_printf(o, ", \"function\": ");
 		str(o, h->str.str[s->fr.func]);
+		heap_out_printf(o, ", \"demangled\": ");
+		str(o, h->str.str[s->fr.dfunc]);
 		heap_out_printf(o, ", \"file\": ");
 		str_or_null(o, h, s->fr.file);
 		heap_out_printf(o, ", \"line\": %d", s->fr.line);
@@ -98,6 +104,8 @@ static int stacks(struct heap_view *v, struct heap_out *o)
 
 			heap_out_printf(o, "%s\n    {\"function\": ", k ? "," : "");
 			str(o, h->str.str[f->func]);
+			heap_out_printf(o, ", \"demangled\": ");
+			str(o, h->str.str[f->dfunc]);
 			heap_out_printf(o, ", \"file\": ");
 			str_or_null(o, h, f->file);
 			heap_out_printf(o, ", \"line\": %d", f->line);

@@ -326,7 +326,9 @@ static int add_frame(jma_heap *h, uint32_t func, const char *file, int line)
 	f->func = func;
 	f->file = file ? heap_str(&h->str, file) : 0;
 	f->line = line > 0 ? line : 0;
-	if (f->func == UINT32_MAX || f->file == UINT32_MAX)
+	/* Demangled here, once per name: every report prints this form. */
+	f->dfunc = func == UINT32_MAX ? UINT32_MAX : heap_str_demangled(&h->str, func);
+	if (f->func == UINT32_MAX || f->file == UINT32_MAX || f->dfunc == UINT32_MAX)
 		return -ENOMEM;
 	h->nframes++;
 	return 0;

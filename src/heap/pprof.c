@@ -166,7 +166,10 @@ static int mappings(jma_heap *h, struct build *b)
 	return 0;
 }
 
-static uint64_t function_of(struct build *b, const struct heap_frame *f)
+/* A Function per symbol: name demangled, as `go tool pprof` prints it
+ * (it demangles system_name itself only when name is empty), system_name
+ * as the symbol table spells it. */
+static uint64_t function_of(struct heap_view *v, struct build *b, const struct heap_frame *f)
 {
 	Function *fn;
 
@@ -174,7 +177,8 @@ static uint64_t function_of(struct build *b, const struct heap_frame *f)
 		fn = &b->funcs[b->p.n_function];
 		perftools__profiles__function__init(fn);
 		fn->id = b->p.n_function + 1;
-		fn->name = fn->system_name = f->func;
+		fn->name = heap_view_func(v, f);
+		fn->system_name = f->func;
 		fn->filename = f->file;
 		b->funcp[b->p.n_function++] = fn;
 		b->func_of[f->func] = (uint32_t)fn->id;
@@ -182,8 +186,9 @@ static uint64_t function_of(struct build *b, const struct heap_frame *f)
 	return b->func_of[f->func];
 }
 
-static int locations(jma_heap *h, struct build *b)
+static int locations(struct heap_view *v, struct build *b)
 {
+	jma_heap *h = v->h;
 	size_t nloc = 0, nline = 0;
 
 	for (size_t i = 0; i < h->nlocs; i++)
@@ -218,7 +223,7 @@ static int locations(jma_heap *h, struct build *b)
 			Line *ln = &b->lines[nline];
 
 			perftools__profiles__line__init(ln);
-			ln->function_id = function_of(b, f);
+			ln->function_id = function_of(v, b, f);
 			ln->line = f->line;
 			b->linep[nline++] = ln;
 			lp->n_line++;
@@ -272,7 +277,7 @@ int heap_pprof(struct heap_view *v, struct heap_out *o)
 	if (!err)
 		err = mappings(h, &b);
 	if (!err)
-		err = locations(h, &b);
+		err = locations(v, &b);
 	if (!err) {
 		/* Last: every string the message uses is interned by now. */
 		b.p.string_table = h->str.str;

@@ -50,6 +50,11 @@ void jma_heap_info(const jma_heap *h, struct jma_heap_info *info)
 	info->has_alloc = h->has_alloc;
 	info->is_diff = h->is_diff;
 	info->symbolized = h->symbolized;
+	info->samples = info->samples_alloc = 0;
+	for (size_t i = 0; i < h->nstacks; i++) {
+		info->samples += h->stacks[i].raw[HEAP_CUR_OBJS];
+		info->samples_alloc += h->stacks[i].raw[HEAP_ACC_OBJS];
+	}
 }
 
 /* jemalloc samples an allocation of size z with probability 1 - exp(-z/P):

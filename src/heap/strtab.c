@@ -2,13 +2,15 @@
  *
  * Function and file names repeat across thousands of frames; interning makes
  * them comparable as integers, and the dense ids serve as pprof's string
- * table as they are (id 0 is "", as profile.proto requires).
+ * table as they are (id 0 is "", as profile.proto requires).  A C++ name's
+ * demangled form is interned beside it, once.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "heap/heap.h"
+#include "symbols/demangle.h"
 
 static uint64_t hash(const char *s)
 {
@@ -68,6 +70,34 @@ uint32_t heap_str(struct heap_strtab *t, const char *s)
 	return (uint32_t)t->n - 1;
 }
 
+uint32_t heap_str_demangled(struct heap_strtab *t, uint32_t id)
+{
+	char *d;
+	uint32_t did;
+
+	if (id < t->ndem && t->dem[id])
+		return t->dem[id] - 1;
+	if (id >= t->n)
+		return UINT32_MAX;
+	d = sym_demangle(t->str[id]);
+	did = d ? heap_str(t, d) : id;
+	free(d);
+	if (did == UINT32_MAX)
+		return UINT32_MAX;
+	if (id >= t->ndem) {
+		size_t n = t->n > id ? t->n * 2 : (size_t)id * 2 + 1;
+		uint32_t *v = realloc(t->dem, n * sizeof(*v));
+		/* No room to remember: the answer stands, found again next time. */
+		if (!v)
+			return did;
+		memset(v + t->ndem, 0, (n - t->ndem) * sizeof(*v));
+		t->dem = v;
+		t->ndem = n;
+	}
+	t->dem[id] = did + 1;
+	return did;
+}
+
 int heap_strtab_init(struct heap_strtab *t)
 {
 	memset(t, 0, sizeof(*t));
@@ -80,5 +110,6 @@ void heap_strtab_free(struct heap_strtab *t)
 		free(t->str[i]);
 	free(t->str);
 	free(t->slot);
+	free(t->dem);
 	memset(t, 0, sizeof(*t));
 }

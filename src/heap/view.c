@@ -59,6 +59,7 @@ static int frames_of(struct heap_view *v, const struct heap_stack *s, uint32_t f
 			struct heap_frame hex = { .func = heap_loc_hexname(h, l) };
 			if (hex.func == UINT32_MAX)
 				return -ENOMEM;
+			hex.dfunc = hex.func;
 			v->fr[*n] = hex;
 		} else {
 			memcpy(&v->fr[*n], &h->frames[l->frame], k * sizeof(*v->fr));
@@ -77,10 +78,17 @@ int heap_view_frames(struct heap_view *v, const struct heap_vstack *vs, size_t *
 	return frames_of(v, s, vs->fold, s->npc, n);
 }
 
+/* Whether a frame's name matches: mangled or demangled, so that the rules
+ * of --list-folds (written against symbol tables) and a user's regex
+ * ("^shop::Order::") both work. */
 static int any_match(struct heap_view *v, int re, size_t n)
 {
+	const struct heap_strtab *t = &v->h->str;
+
 	for (size_t i = 0; i < n; i++)
-		if (!regexec(&v->re[re], v->h->str.str[v->fr[i].func], 0, NULL, 0))
+		if (!regexec(&v->re[re], t->str[v->fr[i].func], 0, NULL, 0) ||
+		    (v->fr[i].dfunc != v->fr[i].func &&
+		     !regexec(&v->re[re], t->str[v->fr[i].dfunc], 0, NULL, 0)))
 			return 1;
 	return 0;
 }
@@ -114,18 +122,28 @@ static int fold_point(struct heap_view *v, const struct heap_stack *s, uint32_t 
 	return 0;
 }
 
-uint32_t heap_view_label(struct heap_view *v, const struct heap_frame *f)
+uint32_t heap_view_func(const struct heap_view *v, const struct heap_frame *f)
+{
+	return v->o->no_demangle ? f->func : f->dfunc;
+}
+
+uint32_t heap_view_label_as(struct heap_view *v, const struct heap_frame *f, uint32_t func)
 {
 	jma_heap *h = v->h;
 	const char *file, *slash;
 	char buf[8192];
 
 	if (!v->o->lines || !f->file)
-		return f->func;
+		return func;
 	file = h->str.str[f->file];
 	slash = strrchr(file, '/');
-	snprintf(buf, sizeof(buf), "%s %s:%d", h->str.str[f->func], slash ? slash + 1 : file, f->line);
+	snprintf(buf, sizeof(buf), "%s %s:%d", h->str.str[func], slash ? slash + 1 : file, f->line);
 	return heap_str(&h->str, buf);
+}
+
+uint32_t heap_view_label(struct heap_view *v, const struct heap_frame *f)
+{
+	return heap_view_label_as(v, f, heap_view_func(v, f));
 }
 
 static int compile(struct heap_view *v, int which, const char *re, const char *what)
@@ -360,6 +378,7 @@ int jma_heap_sites(jma_heap *h, const struct jma_heap_report_opts *o, struct jma
 		struct jma_heap_site *d = &(*sites)[i];
 		d->name = h->str.str[s->label];
 		d->function = h->str.str[s->fr.func];
+		d->demangled = h->str.str[s->fr.dfunc];
 		d->file = s->fr.file ? h->str.str[s->fr.file] : NULL;
 		d->line = s->fr.line;
 		d->module = s->module >= 0 ? h->str.str[h->modules[s->module].path] : NULL;

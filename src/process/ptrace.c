@@ -113,6 +113,8 @@ int jma_open_process(jma_session *s, pid_t pid)
 		    !jma_exec_loading(pid, s->exec_mark, LOADING_WAIT_MS))
 			break;
 	}
+	if (!err && (s->opt.flags & JMA_F_NO_DEMANGLE))
+		jma_syms_set_demangle(s->syms, 0);
 	if (err && kill(pid, 0) && errno == ESRCH)
 		return jma_fail(s, JMA_ERR_ATTACH, -ESRCH, "process %d exited", (int)pid);
 	if (err == -EEXIST)

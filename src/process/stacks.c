@@ -41,6 +41,7 @@ void jma_frames_fill(jma_session *s, const uint64_t *pcs, int n, struct jma_fram
 
 		f[i].pc = pcs[i];
 		f[i].func = jma_syms_name(s->syms, look, &off, &f[i].module, &f[i].file, &f[i].line);
+		f[i].demangled = jma_syms_demangled(s->syms, f[i].func);
 		f[i].off = off + (i > 0);
 		f[i].in_jemalloc = jma_syms_in_jemalloc(s->syms, look);
 	}
@@ -54,7 +55,7 @@ void jma_frames_format(const struct jma_frame *f, int n, char *buf, size_t len, 
 		int k;
 
 		if (f[i].func)
-			k = snprintf(buf + *used, len - *used, "\n    #%d %s+0x%llx (%s)%s", i, f[i].func,
+			k = snprintf(buf + *used, len - *used, "\n    #%d %s+0x%llx (%s)%s", i, f[i].demangled,
 				     (unsigned long long)f[i].off, mod ? mod + 1 : "?", mark);
 		else
 			k = snprintf(buf + *used, len - *used, "\n    #%d 0x%llx (%s)%s", i,
@@ -129,7 +130,7 @@ void jma_holder_format(jma_session *s, const struct jma_holder *h, const char *l
 		snprintf(asleep, sizeof(asleep), ", asleep in system call %ld for at least %lld ms",
 			 h->syscall, (long long)h->ms);
 	n = snprintf(buf, len, "%s: tid %d (%s) is inside jemalloc and may hold a lock, in %s%s; %s%s",
-		     lead, (int)h->tid, h->comm, k >= 0 && f[k].func ? f[k].func : "jemalloc", asleep,
+		     lead, (int)h->tid, h->comm, k >= 0 && f[k].func ? f[k].demangled : "jemalloc", asleep,
 		     ways, stack ? ":" : "");
 	used = n < 0 ? 0 : (size_t)n < len ? (size_t)n : len - 1;
 	if (stack)

@@ -22,6 +22,7 @@
 #include "process/fdes.h"
 #include "process/symcache.h"
 #include "process/symbols.h"
+#include "symbols/dnames.h"
 #include "process/targetfs.h"
 
 /* Names already looked up, by pc: dwfl_module_addrinfo scans a module's
@@ -46,6 +47,8 @@ struct jma_syms {
 	size_t nfdes;
 	char **fde_names;	/* names made for stripped functions, owned */
 	size_t nfde_names;
+	struct sym_dnames *dnames;	/* C++ names demangled, made on first need */
+	int no_demangle;	/* jma_syms_set_demangle(sy, 0) */
 	pid_t pid;
 	Dwfl *dwfl;		/* made on first need (syms_dwfl) */
 	char *code_maps;	/* the maps lines libdwfl reports modules from */
@@ -518,6 +521,7 @@ void jma_syms_close(struct jma_syms *sy)
 	for (size_t i = 0; i < sy->nfde_names; i++)
 		free(sy->fde_names[i]);
 	free(sy->fde_names);
+	sym_dnames_free(sy->dnames);
 	for (size_t i = 0; i < sy->nfdes; i++)
 		jma_fdes_free(&sy->fdes[i].f);
 	free(sy->fdes);
@@ -936,10 +940,24 @@ const char *jma_syms_name(struct jma_syms *sy, uint64_t pc, uint64_t *off, const
 	return nm;
 }
 
+void jma_syms_set_demangle(struct jma_syms *sy, int on)
+{
+	sy->no_demangle = !on;
+}
+
+const char *jma_syms_demangled(struct jma_syms *sy, const char *name)
+{
+	if (sy->no_demangle || !name)
+		return name;
+	if (!sy->dnames)
+		sy->dnames = sym_dnames_new();
+	return sym_dnames_get(sy->dnames, name);
+}
+
 void jma_syms_describe(struct jma_syms *sy, uint64_t pc, char *buf, size_t len)
 {
 	uint64_t off;
-	const char *module, *nm = jma_syms_name(sy, pc, &off, &module, NULL, NULL);
+	const char *module, *nm = jma_syms_demangled(sy, jma_syms_name(sy, pc, &off, &module, NULL, NULL));
 
 	if (nm)
 		snprintf(buf, len, "%s+0x%llx (%s)", nm, (unsigned long long)off,

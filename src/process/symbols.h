@@ -60,13 +60,21 @@ int jma_syms_in_jemalloc(const struct jma_syms *sy, uint64_t pc);
  * in the cache with jemalloc: a cached command does not load libdwfl for it. */
 int jma_syms_in_cond_wait(struct jma_syms *sy, uint64_t pc);
 
-/* "symbol+0xoff (module)" or "0xaddr (module)" or "0xaddr". */
+/* "symbol+0xoff (module)" or "0xaddr (module)" or "0xaddr"; the symbol
+ * demangled as jma_syms_demangled does. */
 void jma_syms_describe(struct jma_syms *sy, uint64_t pc, char *buf, size_t len);
 
 /* Symbol name at @pc (NULL if none) and its offset; @file/@line get the source
  * position when debuginfo has it (*line 0 otherwise). */
 const char *jma_syms_name(struct jma_syms *sy, uint64_t pc, uint64_t *off, const char **module,
 			  const char **file, int *line);
+
+/* @name (a symbol of jma_syms_name) as users read it: a C++ name demangled
+ * (once per name, kept until jma_syms_close), anything else as it is; @name
+ * itself after jma_syms_set_demangle(@sy, 0).  NULL gives NULL. */
+const char *jma_syms_demangled(struct jma_syms *sy, const char *name);
+/* Whether jma_syms_demangled and jma_syms_describe demangle (the default). */
+void jma_syms_set_demangle(struct jma_syms *sy, int on);
 
 /* Find jemalloc among the modules already reported to @dwfl (a core file's:
  * the emulator's; @pid names it in messages), which the result owns from now on (ended on failure).

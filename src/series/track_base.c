@@ -114,6 +114,46 @@ long track_site(jma_track *t, uint64_t id)
 	return (long)t->nsites++;
 }
 
+/* The last " X" (two bytes) starting before @n in @s; NULL when none. */
+static const char *strrstr_n(const char *s, size_t n, const char *two)
+{
+	for (size_t i = n; i-- > 1;)
+		if (s[i - 1] == two[0] && s[i] == two[1])
+			return s + i - 1;
+	return NULL;
+}
+
+/* Whether [@p, @end) is "file:LINE". */
+static int is_file_line(const char *p, const char *end)
+{
+	const char *colon = NULL;
+
+	for (const char *q = p; q < end; q++)
+		if (*q == ':')
+			colon = q;
+	if (!colon || colon == p || colon + 1 == end)
+		return 0;
+	for (const char *q = colon + 1; q < end; q++)
+		if (*q < '0' || *q > '9')
+			return 0;
+	return 1;
+}
+
+/* The function of a frame "function (file:line) [module]", read from its
+ * end: a demangled C++ name has spaces and parentheses of its own
+ * ("Allocator<false>::realloc(void*, unsigned long)"). */
+static char *frame_function(const char *f)
+{
+	size_t n = strlen(f);
+	const char *p;
+
+	if (n && f[n - 1] == ']' && (p = strrstr_n(f, n, " [")))
+		n = (size_t)(p - f);
+	if (n && f[n - 1] == ')' && (p = strrstr_n(f, n, " (")) && is_file_line(p + 2, f + n - 1))
+		n = (size_t)(p - f);
+	return strndup(f, n);
+}
+
 int track_site_name(jma_track *t, size_t i, const char *const *frames, size_t n,
 		    const char *module)
 {
@@ -121,8 +161,8 @@ int track_site_name(jma_track *t, size_t i, const char *const *frames, size_t n,
 	const char *f0 = n ? frames[0] : "?";
 
 	s->frames = calloc(n ? n : 1, sizeof(*s->frames));
-	s->name = strndup(f0, strcspn(f0, " "));
-	s->caller = n > 1 ? strndup(frames[1], strcspn(frames[1], " ")) : NULL;
+	s->name = frame_function(f0);
+	s->caller = n > 1 ? frame_function(frames[1]) : NULL;
 	s->module = module ? strdup(module) : NULL;
 	if (!s->frames || !s->name || (module && !s->module) || (n > 1 && !s->caller))
 		return -ENOMEM;

@@ -81,7 +81,8 @@ static int cache_loc(jma_track *t, jma_heap *mh, const struct heap_loc *l, int a
 	}
 	for (uint32_t j = 0; j < l->nframe && !err; j++) {
 		const struct heap_frame *f = &mh->frames[l->frame + j];
-		err = add_frame(t, mh->str.str[f->func], f->file ? mh->str.str[f->file] : NULL, f->line, a.module);
+		const char *fn = mh->str.str[t->o.no_demangle ? f->func : f->dfunc];
+		err = add_frame(t, fn, f->file ? mh->str.str[f->file] : NULL, f->line, a.module);
 		a.nframe++;
 	}
 	if (err || heap_grow((void **)&t->addrs, &t->addrs_cap, t->naddrs + 1, sizeof(*t->addrs)) ||

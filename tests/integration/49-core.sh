@@ -43,7 +43,7 @@ t_gcore_same_as_live() {
 }
 
 t_gcore_redis() {
-	local pid live
+	local pid live name
 	start_redis pid $PROF
 	expect_eq "$(redis-cli -p "$REDIS_PORT" debug populate 20000 key 300)" OK
 	jm "$pid" get stats.allocated
@@ -51,10 +51,21 @@ t_gcore_redis() {
 	live=$OUT
 	jm "$pid" prof dump -o "$TMPD/live.heap"
 	expect_rc 0
+	jm "$pid" info
+	expect_rc 0
+	name=$(awk '/^process / { print $3; exit }' <<<"$OUT")
+	expect_eq "$name" "(redis-server),"
 	gcore_of "$pid" "$TMPD/redis.core"
 	jm core "$TMPD/redis.core" get stats.allocated
 	expect_rc 0
 	expect_eq "$OUT" "$live"
+	# Redis rewrote its command line ("redis-server 127.0.0.1:PORT"), which gcore
+	# takes its name from: the core's name is the one live info shows.
+	[[ $(tr '\0' ' ' <"/proc/$pid/cmdline") == "redis-server 127.0.0.1:$REDIS_PORT"* ]] ||
+		fail "redis did not rewrite its command line: the test shows nothing"
+	jm core "$TMPD/redis.core" info
+	expect_rc 0
+	expect_eq "$(awk '/^process / { print $3; exit }' <<<"$OUT")" "$name"
 	jm core "$TMPD/redis.core" "$(readlink "/proc/$pid/exe")" prof dump -o "$TMPD/core.heap"
 	expect_rc 0
 	[[ $(top_sites "$TMPD/core.heap") == "$(top_sites "$TMPD/live.heap")" ]] ||

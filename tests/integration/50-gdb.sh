@@ -121,8 +121,10 @@ t_commands_leave_the_process_as_it_was() {
 	expect_match "$(gout "jem-set version 1")" "version: mallctl error 1 \(EPERM"
 	expect_match "$(gout "jem-get no.such.name")" "no.such.name: mallctl error 2 \(ENOENT"
 	# The reason is each command's own line; gdb's error (one per failed command)
-	# reads as the library's.
-	expect_eq "$(sort -u <<<"$GERR")" "jem: command failed: No such file or directory."
+	# reads as the library's and names the same error.
+	expect_eq "$(sort -u <<<"$GERR")" 'No symbol "jem: command failed: jem-get: mallctl error 2 (ENOENT)" in current context.
+No symbol "jem: command failed: jem-prof-dump: mallctl error 2 (ENOENT)" in current context.
+No symbol "jem: command failed: jem-set: mallctl error 1 (EPERM)" in current context.'
 	expect_state "$pid" "$before"
 	expect_eq "$(fix "$pid" "get z stats.allocated")" "$allocated"
 	expect_eq "$(fix "$pid" check)" ok
@@ -268,6 +270,30 @@ t_interactive_session_source_then_attach() {
 	expect_match "$out" 'jem: symbol prefix ""'
 	expect_match "$out" "\(gdb\) $(fix "$pid" "get z stats.allocated")"$'\n'
 	expect_eq "$(fix "$pid" ping)" pong
+}
+
+# A dump the process cannot write (no such directory: even root's process cannot create
+# it there): the error printed is the one that happened, EFAULT, not another.
+t_prof_dump_error_is_the_one_that_happened() {
+	local pid
+	start_fixture pid "$FIXTURES/jemfix" MALLOC_CONF=prof:true
+	gdbrun "$pid" "jem-prof-dump $TMPD/no/such/dir/x.heap"
+	[[ $GRC != 0 ]] || fail "a failed dump must fail gdb"
+	expect_match "$(gout "jem-prof-dump $TMPD/no/such/dir/x.heap")" \
+		"^jem-prof-dump: prof.dump: mallctl error 14 \\(EFAULT: "
+	expect_eq "$GERR" 'No symbol "jem: command failed: jem-prof-dump: mallctl error 14 (EFAULT)" in current context.'
+	[[ ! -e $TMPD/no ]] || fail "something was created"
+	expect_eq "$(fix "$pid" ping)" pong
+}
+
+# C++ names demangled where gdb prints symbols, "<symbol+offset>" included.
+t_cxx_names_demangled() {
+	local pid
+	start_fixture pid "$FIXTURES/cxxsites"
+	gdbrun "$pid" "x/i &_ZN9AllocatorILb0EE7reallocEPvmmm" "thread apply all bt"
+	expect_match "$(gout "x/i &_ZN9AllocatorILb0EE7reallocEPvmmm")" \
+		"<Allocator<false>::realloc\\(void\\*, unsigned long, unsigned long, unsigned long\\)>:"
+	expect_match "$(gout "thread apply all bt")" " in shop::Worker::run "
 }
 
 run_tests
