@@ -30,7 +30,7 @@ ALL_CFLAGS := $(CFLAGS) $(WARN) $(SAN_FLAGS) -std=gnu11 -fPIC -D_GNU_SOURCE -Ite
 ALL_LDFLAGS := $(LDFLAGS) $(SAN_FLAGS)
 
 # The library: the ptrace engine (attach/) and src/ by concern (see README "Layout").
-LIB_DIRS  := symbols process emulate jemalloc heap series
+LIB_DIRS  := symbols process emulate jemalloc heap series census
 LIB_SRCS  := $(wildcard attach/*.c attach/arch/$(ARCH)/*.c $(foreach d,$(LIB_DIRS),src/$(d)/*.c))
 CLI_SRCS  := $(wildcard src/cli/*.c)
 PROTOS    := $(wildcard src/heap/*.proto)

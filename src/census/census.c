@@ -1,0 +1,198 @@
+/* census.c -- jma_census_run: the phases in order, and the result.
+ *
+ *   1. layout.c, findmap.c   what this jemalloc is, where its map is (threads running)
+ *   2. target.c              every thread stopped, none inside jemalloc
+ *   3. tcache.c, walk.c      thread caches, then the map: the metadata
+ *   4. target.c              threads go on (the stop is only 2-3)
+ *   5. types.c, leaks.c      block contents, read live
+ *
+ * Memory: 16 bytes per live block and 24 per extent when blocks are kept
+ * (types, leaks, lists), 8 per thread-cached block, 4 MiB for a root and a
+ * leaf, 8 MiB of metadata page cache; leaks add 9 bytes per block.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attach/clock.h"
+#include "census/census.h"
+
+static int cmp_type(const void *a, const void *b)
+{
+	const struct jma_census_type *x = a, *y = b;
+	return x->bytes < y->bytes ? 1 : x->bytes > y->bytes ? -1 : strcmp(x->name, y->name);
+}
+
+/* The result's tables from the run's. */
+static int finish(struct cen *c)
+{
+	struct jma_census *o = c->out;
+	size_t n = 0;
+
+	o->sizes = calloc(CEN_NSIZES, sizeof(*o->sizes));
+	if (!o->sizes)
+		return -ENOMEM;
+	for (unsigned i = 0; i < CEN_NSIZES; i++)
+		if (c->bysz[i].blocks) {
+			o->sizes[n] = c->bysz[i];
+			o->sizes[n++].size = c->sizes[i];
+		}
+	o->nsizes = n;
+	if (o->ntypes > 2) {
+		/* [0] (untyped) stays first; the rest by bytes.  Block indexes
+		 * into the table are renumbered accordingly. */
+		uint32_t *map = malloc(o->ntypes * sizeof(*map));
+		char **names = malloc(o->ntypes * sizeof(*names));
+		if (!map || !names) {
+			free(map);
+			free(names);
+			return -ENOMEM;
+		}
+		for (size_t i = 0; i < o->ntypes; i++)
+			names[i] = o->types[i].name;
+		qsort(o->types + 1, o->ntypes - 1, sizeof(*o->types), cmp_type);
+		for (size_t i = 0; i < o->ntypes; i++)
+			for (size_t k = 0; k < o->ntypes; k++)
+				if (o->types[k].name == names[i])
+					map[i] = (uint32_t)k;
+		for (size_t b = 0; b < c->nblocks; b++)
+			c->btype[b] = map[c->btype[b]];
+		free(map);
+		free(names);
+	}
+	if (c->o && (c->o->flags & (JMA_CENSUS_LIST | JMA_CENSUS_TYPES | JMA_CENSUS_LEAKS))) {
+		o->list = calloc(c->nblocks ? c->nblocks : 1, sizeof(*o->list));
+		if (!o->list)
+			return -ENOMEM;
+		for (size_t b = 0; b < c->nblocks; b++) {
+			o->list[b].addr = c->baddr[b];
+			o->list[b].size = c->bsize[b];
+			o->list[b].type = c->btype ? c->btype[b] : 0;
+			o->list[b].cls = c->bcls ? c->bcls[b] : 0;
+		}
+		o->nlist = c->nblocks;
+	}
+	return 0;
+}
+
+static void cen_free(struct cen *c)
+{
+	cen_cache_free(c);
+	if (c->s->offline)
+		att_maps_free(c->maps, c->nmaps);
+	free(c->th);
+	free(c->cached);
+	free(c->ext);
+	free(c->baddr);
+	free(c->bsize);
+	free(c->btype);
+	free(c->bcls);
+}
+
+static int get_maps(struct cen *c)
+{
+	const struct jma_backend_ops *ops = c->s->be->ops;
+	char *text = NULL;
+	size_t len;
+	int err;
+
+	if (!c->s->offline) {
+		c->maps = (struct att_map *)jma_syms_maps(c->s->syms, &c->nmaps);
+		return 0;
+	}
+	err = ops->maps_text ? ops->maps_text(c->s->be, &text, &len) : -ENOTSUP;
+	if (!err)
+		err = att_maps_parse(text, &c->maps, &c->nmaps);
+	free(text);
+	if (err)
+		return jma_fail(c->s, JMA_ERR_TARGET, err, "census: the core's mappings: %s",
+				strerror(-err));
+	return 0;
+}
+
+/* What a partial or odd run should say. */
+static void warnings(struct cen *c)
+{
+	struct jma_census *o = c->out;
+	size_t used = strlen(o->warn);
+
+	if (c->bad_words || c->bad_nfree)
+		snprintf(o->warn + used, sizeof(o->warn) - used, "%s%llu map entries and %llu slab "
+			 "counts disagreed with the metadata they name (skipped)", used ? "; " : "",
+			 (unsigned long long)c->bad_words, (unsigned long long)c->bad_nfree);
+}
+
+int jma_census_run(jma_session *s, const struct jma_census_opts *o, struct jma_census **out)
+{
+	struct cen c = { .s = s, .o = o };
+	unsigned flags = o ? o->flags : 0;
+	int64_t t0 = att_now_ns(), t1;
+	int err, here = 0;
+	void *tok = NULL;
+
+	*out = NULL;
+	if (!(c.out = calloc(1, sizeof(*c.out))))
+		return jma_fail(s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
+	if (!jma_syms_jemalloc(s->syms)) {
+		free(c.out);
+		return jma_fail(s, JMA_ERR_MISSING, -ENOENT, "no jemalloc found in process %d",
+				(int)s->pid);
+	}
+	c.keep = !!(flags & (JMA_CENSUS_LIST | JMA_CENSUS_TYPES | JMA_CENSUS_LEAKS | JMA_CENSUS_ROOTS));
+	c.deadline_ns = t0 + (int64_t)jma_timeout_ms(s) * 1000000;
+	/* A core's memory is read through the emulator's image. */
+	err = s->offline ? jma_auto_begin(s, &here) : 0;
+	if (!err)
+		err = get_maps(&c);
+	if (!err)
+		err = cen_layout_find(&c);
+	if (!err)
+		err = cen_map_find(&c);
+	c.out->map_addr = c.map;
+	if (!err)
+		err = cen_stop(&c, &tok);
+	if (!err) {
+		t1 = att_now_ns();
+		cen_cache_flush(&c);
+		err = cen_tcache_read(&c);
+		if (!err)
+			err = cen_walk(&c);
+		c.out->meta_ns = (uint64_t)(att_now_ns() - t1);
+		cen_go(&c, tok);
+		cen_cache_flush(&c);
+	}
+	if (!err && (flags & JMA_CENSUS_TYPES))
+		err = cen_types(&c);
+	if (!err && (flags & (JMA_CENSUS_LEAKS | JMA_CENSUS_ROOTS)))
+		err = cen_leaks(&c);
+	if (!err && finish(&c))
+		err = jma_fail(s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
+	if (here)
+		err = jma_auto_end(s, here, err);
+	warnings(&c);
+	c.out->mem_bytes = c.capblocks * 16 + c.capext * sizeof(*c.ext) + c.capcached * 8 +
+			   (c.btype ? c.nblocks * 4 : 0) + (c.bcls ? c.nblocks : 0) + (12ULL << 20);
+	c.out->total_ns = (uint64_t)(att_now_ns() - t0);
+	cen_free(&c);
+	if (err) {
+		jma_census_free(c.out);
+		return err;
+	}
+	*out = c.out;
+	return 0;
+}
+
+void jma_census_free(struct jma_census *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->ntypes; i++)
+		free(c->types[i].name);
+	for (size_t i = 0; i < c->nroots; i++)
+		free(c->roots[i].name);
+	free(c->types);
+	free(c->sizes);
+	free(c->list);
+	free(c->roots);
+	free(c);
+}

@@ -1,0 +1,130 @@
+/* census.h -- the census's private state, shared by the files of src/census/.
+ *
+ * One struct cen per run: what layout.c learned about the jemalloc build, the
+ * stopped threads (target.c), the thread-cached blocks (tcache.c), the
+ * extents and blocks the map walk found (walk.c), then types (types.c) and
+ * leaks (leaks.c) read from the blocks' contents.  Every address read from
+ * the target is checked (cen_ptr_ok) before it is followed, and every loop
+ * over target data has a bound of its own.
+ */
+#ifndef JMA_CENSUS_CENSUS_H
+#define JMA_CENSUS_CENSUS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jemattach/census.h>
+
+#include "attach/arch.h"
+#include "attach/procfs.h"
+#include "process/session.h"
+
+#define CEN_PAGE	4096ULL
+#define CEN_NSIZES	232	/* SC_NSIZES: lg_quantum 4, 64-bit */
+#define CEN_NBINS	36	/* SC_NBINS: 4 KiB pages */
+#define CEN_VADDR_MAX	(1ULL << 47)	/* user space, 48-bit addresses */
+
+/* The facts of one family of jemalloc builds (layout.c). */
+struct cen_layout {
+	const char *name;
+	unsigned major, minor;
+	uint64_t tls_size;	/* sizeof(tsd_t) = the library's PT_TLS memsz */
+	unsigned sh_slab, sh_state, w_state, sh_szind, sh_nfree;	/* edata e_bits */
+	uint64_t root_off;	/* rtree root within the map */
+	uint64_t edata_low;	/* low bits of a leaf word that are not the edata pointer */
+	int leaf_state;		/* 5.3+: leaf bits 2-4 hold the extent state */
+	uint64_t tcache_off;	/* tsd.tcache */
+	int bins53;		/* 5.3+ cache_bin_t (stack_head, low_bits_empty) */
+	unsigned nbins;		/* 5.3+: TCACHE_NBINS_MAX */
+	uint64_t large_off;	/* 5.0-5.2: tcache.bins_large */
+	int large_by_size;	/* dev: a large block's usable size is its extent's size - pad */
+};
+
+struct cen_thread {
+	pid_t tid;
+	struct arch_gpregs regs;
+};
+
+struct cen_extent {
+	uint64_t base, size;	/* the extent's pages */
+	uint32_t first;		/* its first block in cen.blocks */
+	uint32_t nblocks;
+	uint16_t szind;
+	uint8_t slab;
+};
+
+struct cen {
+	jma_session *s;
+	struct jma_census *out;
+	const struct jma_census_opts *o;
+	const struct cen_layout *L;
+	uint64_t sizes[CEN_NSIZES];	/* sz_index2size */
+	uint64_t large_pad;
+	uint64_t map;			/* the emap/rtree; root at map + L->root_off */
+	uint64_t tpoff;			/* tsd = fs_base + tpoff */
+	int have_tpoff;
+	uint64_t tcaches, tcaches_past;	/* symbols, 0 when unknown */
+	uint64_t je_lo, je_hi;		/* jemalloc's module, for roots and vtables */
+	struct att_map *maps;
+	size_t nmaps;
+	struct cen_thread *th;
+	size_t nth;
+	uint64_t *cached;		/* thread-cached blocks, sorted */
+	size_t ncached, capcached;
+	struct cen_extent *ext;
+	size_t next, capext;
+	uint64_t *baddr, *bsize;	/* live blocks, by address (when kept) */
+	size_t nblocks, capblocks;
+	int keep;			/* keep blocks and extents (types, leaks, lists) */
+	struct jma_census_size bysz[CEN_NSIZES];
+	uint64_t bad_words, bad_nfree, stray_cached;	/* inconsistencies seen */
+	uint32_t *btype;		/* types.c: per block, index into out->types */
+	uint8_t *bcls;			/* leaks.c: per block, enum jma_census_class */
+	int64_t deadline_ns;
+	int64_t last_progress_ns;
+	/* mem.c: metadata pages read so far (edata come 32 to a page). */
+	uint64_t *ctag;
+	unsigned char *cpage;
+	uint64_t reads;
+};
+
+/* layout.c: find the build's facts (version, layout row, TLS offset, map,
+ * symbols); -ENOTSUP for 3.x/4.x and unknown layouts, message in the session. */
+int cen_layout_find(struct cen *c);
+/* sizes.c: jemalloc's size classes for lg_quantum 4, 4 KiB pages. */
+void cen_sizes_compute(uint64_t sizes[CEN_NSIZES]);
+/* findmap.c: the map of active extents (by symbol, else decoded from
+ * malloc_usable_size), its root validated. */
+int cen_map_find(struct cen *c);
+int cen_root_valid(struct cen *c, uint64_t map);
+/* target.c: stop every thread (none inside jemalloc; retried) and read
+ * their registers / let them go.  On a core: the dumped threads. */
+int cen_stop(struct cen *c, void **token);
+void cen_go(struct cen *c, void *token);
+/* tcache.c: every thread's cache and tcache.create's, into c->cached. */
+int cen_tcache_read(struct cen *c);
+int cen_is_cached(const struct cen *c, uint64_t addr);
+/* walk.c: the map walk: extents and live blocks. */
+int cen_walk(struct cen *c);
+/* index.c: the live block holding @addr (its index), or -1. */
+long cen_block_of(const struct cen *c, uint64_t addr);
+/* contents.c: call @fn for every kept block with its words, read extent
+ * by extent: a slab whole, a large block's first @max bytes (all when 0) in
+ * pieces of at most a MiB (@off: where the piece starts in the block).  A
+ * block that cannot be read is skipped. */
+typedef int (*cen_block_fn)(struct cen *c, size_t b, const uint64_t *w, size_t nw, uint64_t off,
+			    void *arg);
+int cen_blocks_read(struct cen *c, uint64_t max, const char *phase, cen_block_fn fn, void *arg);
+/* types.c, leaks.c: from block contents, threads running. */
+int cen_types(struct cen *c);
+int cen_leaks(struct cen *c);
+/* mem.c */
+int cen_ptr_ok(uint64_t p);
+int cen_read(struct cen *c, uint64_t addr, void *buf, size_t len);
+/* Forget the pages kept by cen_read (the threads ran since). */
+void cen_cache_flush(struct cen *c);
+void cen_cache_free(struct cen *c);
+int cen_timed_out(struct cen *c);
+void cen_progress(struct cen *c, const char *phase, uint64_t done, uint64_t total);
+
+#endif

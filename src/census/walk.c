@@ -1,0 +1,208 @@
+/* walk.c -- the walk of jemalloc's map of active extents: every live block.
+ *
+ * Leaves are read whole (2 MiB, one per GiB of address space in use).  A
+ * leaf word names the extent its page belongs to; an extent is taken at its
+ * first page only (its last and interior pages repeat it), and only when its
+ * own e_bits say active and its size index is a real class (5.3's SEC keeps
+ * cached extents active with szind SC_NSIZES).  A slab's regions are live
+ * unless its bitmap marks them free (1 = free) or a thread cache holds them;
+ * its nfree is checked against the bitmap.  A large extent is one block at
+ * e_addr (past the cache-oblivious random offset).  Full slabs and large
+ * extents of automatic arenas are listed nowhere else: only this walk finds
+ * every block.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "census/census.h"
+
+#define ROOT_N		(1u << 18)
+#define LEAF_N		(1u << 18)
+#define EDATA_SIZE	128
+#define BITMAP_OFF	0x40
+#define NREGS_MAX	512	/* the bitmap's 64 bytes */
+
+static int grow(void **p, size_t *cap, size_t need, size_t each)
+{
+	size_t cap2;
+	void *m;
+
+	if (need <= *cap)
+		return 0;
+	cap2 = *cap ? *cap * 2 : 4096;
+	while (cap2 < need)
+		cap2 *= 2;
+	m = realloc(*p, cap2 * each);
+	if (!m)
+		return -ENOMEM;
+	*p = m;
+	*cap = cap2;
+	return 0;
+}
+
+static int add_block(struct cen *c, unsigned szind, uint64_t addr, uint64_t usize)
+{
+	int how = cen_is_cached(c, addr);
+
+	if (how) {
+		c->out->cached.blocks++;
+		c->out->cached.bytes += usize;
+		if (how == 2) {
+			c->out->explicit_cached.blocks++;
+			c->out->explicit_cached.bytes += usize;
+		}
+		return 0;
+	}
+	c->out->live.blocks++;
+	c->out->live.bytes += usize;
+	c->bysz[szind].blocks++;
+	c->bysz[szind].bytes += usize;
+	if (!c->keep)
+		return 0;
+	if (grow((void **)&c->baddr, &c->capblocks, c->nblocks + 1, sizeof(*c->baddr)))
+		return -ENOMEM;
+	/* bsize grows with baddr: same capacity. */
+	{
+		uint64_t *m = realloc(c->bsize, c->capblocks * sizeof(*m));
+		if (!m)
+			return -ENOMEM;
+		c->bsize = m;
+	}
+	c->baddr[c->nblocks] = addr;
+	c->bsize[c->nblocks++] = usize;
+	return 0;
+}
+
+static int add_extent(struct cen *c, uint64_t base, uint64_t size, unsigned szind, int slab,
+		      size_t first)
+{
+	struct cen_extent *x;
+
+	c->out->extents++;
+	c->out->slabs += !!slab;
+	if (!c->keep || c->nblocks == first)
+		return 0;
+	if (grow((void **)&c->ext, &c->capext, c->next + 1, sizeof(*c->ext)))
+		return -ENOMEM;
+	x = &c->ext[c->next++];
+	x->base = base;
+	x->size = size;
+	x->first = (uint32_t)first;
+	x->nblocks = (uint32_t)(c->nblocks - first);
+	x->szind = (uint16_t)szind;
+	x->slab = (uint8_t)slab;
+	return 0;
+}
+
+static int slab_blocks(struct cen *c, const unsigned char *e, uint64_t e_bits, uint64_t base,
+		       uint64_t size, unsigned szind)
+{
+	uint64_t reg = c->sizes[szind], bitmap[NREGS_MAX / 64];
+	uint64_t nregs = size / reg, nfree = 0;
+	int err = 0;
+
+	if (szind >= CEN_NBINS || nregs == 0 || nregs > NREGS_MAX) {
+		c->bad_words++;
+		return 0;
+	}
+	memcpy(bitmap, e + BITMAP_OFF, sizeof(bitmap));
+	for (uint64_t r = 0; r < nregs && !err; r++) {
+		if (bitmap[r / 64] >> (r % 64) & 1)
+			nfree++;
+		else
+			err = add_block(c, szind, base + r * reg, reg);
+	}
+	if (nfree != ((e_bits >> c->L->sh_nfree) & 0x3ff))
+		c->bad_nfree++;
+	return err;
+}
+
+/* Leaf @i's words: the extents starting in its GiB. */
+static int walk_leaf(struct cen *c, unsigned i, const uint64_t *leaf)
+{
+	const struct cen_layout *L = c->L;
+	unsigned char e[EDATA_SIZE];
+	int err = 0;
+
+	for (unsigned j = 0; j < LEAF_N && !err; j++) {
+		uint64_t w = leaf[j], ed, page, e_bits, e_addr, base, size;
+		unsigned szind = (unsigned)(w >> 48), state, slab;
+		size_t first = c->nblocks;
+
+		if (!w || szind >= CEN_NSIZES || (L->leaf_state && ((w >> 2) & 7)))
+			continue;
+		ed = w & ((1ULL << 48) - 1) & ~L->edata_low;
+		page = ((uint64_t)i << 30) | ((uint64_t)j << 12);
+		if (!cen_ptr_ok(ed) || cen_read(c, ed, e, sizeof(e))) {
+			c->bad_words++;
+			continue;
+		}
+		memcpy(&e_bits, e, 8);
+		memcpy(&e_addr, e + 8, 8);
+		memcpy(&size, e + 16, 8);
+		base = e_addr & ~(CEN_PAGE - 1);
+		size &= ~(CEN_PAGE - 1);
+		if (page != base)
+			continue;	/* not the extent's first page, or moved under us */
+		state = (unsigned)(e_bits >> L->sh_state) & ((1u << L->w_state) - 1);
+		slab = (unsigned)(e_bits >> L->sh_slab) & 1;
+		if (state != 0)
+			continue;
+		if (((e_bits >> L->sh_szind) & 0xff) != szind || size == 0 || !cen_ptr_ok(e_addr)) {
+			c->bad_words++;
+			continue;
+		}
+		if (slab)
+			err = slab_blocks(c, e, e_bits, base, size, szind);
+		else
+			err = add_block(c, szind, e_addr, szind < CEN_NBINS || !L->large_by_size ?
+					c->sizes[szind] : size - c->large_pad);
+		if (!err)
+			err = add_extent(c, base, size, szind, (int)slab, first);
+	}
+	return err;
+}
+
+int cen_walk(struct cen *c)
+{
+	uint64_t *root = malloc(ROOT_N * sizeof(*root)), *leaf = malloc(LEAF_N * sizeof(*leaf));
+	unsigned nleaves = 0, done = 0;
+	int err = 0;
+
+	if (!root || !leaf) {
+		err = jma_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
+		goto out;
+	}
+	if (cen_read(c, c->map + c->L->root_off, root, ROOT_N * sizeof(*root))) {
+		err = jma_fail(c->s, JMA_ERR_TARGET, -EFAULT, "census: reading the map's root at 0x%llx",
+			       (unsigned long long)(c->map + c->L->root_off));
+		goto out;
+	}
+	for (unsigned i = 0; i < ROOT_N; i++)
+		nleaves += root[i] != 0;
+	for (unsigned i = 0; i < ROOT_N && !err; i++) {
+		if (!root[i])
+			continue;
+		if (cen_timed_out(c)) {
+			err = jma_fail(c->s, JMA_ERR_UNSAFE, -ETIMEDOUT, "census: timed out walking the "
+				       "map (%u of %u leaves read)", done, nleaves);
+			break;
+		}
+		cen_progress(c, "map", done, nleaves);
+		if (!cen_ptr_ok(root[i]) || cen_read(c, root[i], leaf, LEAF_N * sizeof(*leaf))) {
+			c->bad_words++;
+			continue;
+		}
+		err = walk_leaf(c, i, leaf);
+		done++;
+		if (err)
+			err = jma_fail(c->s, JMA_ERR_TARGET, err, "census: out of memory after %zu blocks",
+				       c->nblocks);
+	}
+	cen_progress(c, "map", done, nleaves);
+out:
+	free(root);
+	free(leaf);
+	return err;
+}
