@@ -204,7 +204,11 @@ $(VER_DIR)/%/jemfix: tests/fixtures/jemfix.c tests/fixtures/fixture.h $(VER_DIR)
 	$(CC) $(FIX_CFLAGS) $(if $(findstring -je_,$*),-DJE_PREFIX=je_) -I$(VER_DIR)/$*/inst/include \
 		-o $@ $< -L$(VER_DIR)/$*/inst/lib -Wl,-rpath,$(abspath $(VER_DIR)/$*/inst/lib) -ljemalloc
 
-versions: $(foreach v,$(JE_BUILD),$(VER_DIR)/$(v)/jemfix)
+$(VER_DIR)/%/censusfix: tests/fixtures/censusfix.c tests/fixtures/fixture.h $(VER_DIR)/%/inst/.done
+	$(CC) $(FIX_CFLAGS) $(if $(findstring -je_,$*),-DJE_PREFIX=je_) -I$(VER_DIR)/$*/inst/include \
+		-o $@ $< -L$(VER_DIR)/$*/inst/lib -Wl,-rpath,$(abspath $(VER_DIR)/$*/inst/lib) -ljemalloc
+
+versions: $(foreach v,$(JE_BUILD),$(VER_DIR)/$(v)/jemfix $(VER_DIR)/$(v)/censusfix)
 
 check-versions: deps
 	@$(MAKE) --no-print-directory all JE_BUILD="$(JE_ALL)" versions

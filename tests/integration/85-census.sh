@@ -1,0 +1,134 @@
+#!/bin/bash
+# 85-census.sh -- census: every live block the fixture knows of is found with
+# its usable size, no block it freed is reported live, and census bytes +
+# thread-cached bytes = stats.allocated; on Debian's jemalloc, on the version
+# matrix from 5.0, live and from a gcore core, with hpa; C++ types and leaks;
+# Redis's allocator_allocated.
+source tests/lib.sh
+VERSIONS_DIR=$(readlink -f "${VERSIONS_DIR:-build/versions}")
+
+# census_lists PID TAG: the fixture's own lists of its live and freed blocks.
+census_lists() {
+	fix "$1" "list $TMPD/$2.live" >/dev/null
+	fix "$1" "freed $TMPD/$2.freed" >/dev/null
+	[[ -s $TMPD/$2.live ]] || fail "$2: the fixture listed no block"
+	[[ -s $TMPD/$2.freed ]] || fail "$2: the fixture freed nothing"
+}
+
+# census_check TAG WHERE...: the census of WHERE (a PID, or core CORE)
+# against the lists of TAG; its bytes + thread-cached bytes in CENSUS_SUM.
+census_check() {
+	local tag=$1; shift
+	jm "$@" census --json --no-stats --blocks "$TMPD/$tag.blocks"
+	expect_rc 0
+	local json=$OUT bad
+	# Every live block: present, same usable size.
+	bad=$(awk 'NR == FNR { s[$1] = $2; next } !($1 in s) { m++ } ($1 in s) && s[$1] != $2 { d++ }
+		END { printf "%d %d", m, d }' "$TMPD/$tag.blocks" "$TMPD/$tag.live")
+	expect_eq "$bad" "0 0"
+	# No freed block live.
+	bad=$(awk 'NR == FNR { s[$1] = 1; next } ($1 in s) { n++ } END { print n + 0 }' \
+		"$TMPD/$tag.blocks" "$TMPD/$tag.freed")
+	expect_eq "$bad" 0
+	CENSUS_SUM=$(jq '.bytes + .thread_cached.bytes' <<<"$json")
+	CENSUS_CACHED=$(jq '.thread_cached.blocks' <<<"$json")
+}
+
+# census_exact PID TAG: census_compare, and the sum equals stats.allocated.
+census_exact() {
+	census_lists "$1" "$2"
+	census_check "$2" "$1"
+	jm "$1" get stats.allocated
+	expect_rc 0
+	expect_eq "$CENSUS_SUM" "$OUT"
+	((CENSUS_CACHED > 0)) || fail "$2: no thread-cached block found"
+}
+
+fill() {
+	expect_eq "$(fix "$1" "alloc 20000")" ok
+	expect_eq "$(fix "$1" "threads 3")" ok
+}
+
+t_debian() {
+	local pid
+	start_fixture pid "$FIXTURES/censusfix"
+	fill "$pid"
+	census_exact "$pid" debian
+	jm "$pid" census
+	expect_rc 0
+	expect_match "$OUT" "stats.allocated: [0-9]+ = live \+ thread-cached \(exact\)"
+	expect_match "$OUT" "decoded from malloc_usable_size"
+}
+
+t_debian_hpa() {
+	local pid
+	start_fixture pid "$FIXTURES/censusfix" MALLOC_CONF=hpa:true
+	fill "$pid"
+	census_exact "$pid" hpa
+}
+
+t_versions() {
+	local dir v n=0 pid
+	for dir in "$VERSIONS_DIR"/*/; do
+		v=$(basename "$dir")
+		[[ -x $dir/censusfix ]] || continue
+		start_fixture pid "$dir/censusfix"
+		if [[ $v == [34].* ]]; then
+			jm "$pid" census
+			expect_rc 4
+			expect_match "$ERR" "census: jemalloc ${v%.*} is not supported \(chunks and runs\)"
+			continue
+		fi
+		fill "$pid"
+		# Symbols: tcache.create's caches are found too.
+		[[ $(fix "$pid" tcache) == ok* ]] || fail "$v: tcache.create failed"
+		census_exact "$pid" "$v"
+		n=$((n + 1))
+		if [[ $v == dev* || $v == 5.3* ]]; then
+			start_fixture pid "$dir/censusfix" MALLOC_CONF=hpa:true JE_MALLOC_CONF=hpa:true
+			fill "$pid"
+			census_exact "$pid" "$v-hpa"
+		fi
+	done
+	((n > 0)) || skip "no 5.x build under $VERSIONS_DIR (make versions)"
+}
+
+t_core() {
+	local pid bin v
+	command -v gcore >/dev/null || skip "no gcore"
+	for bin in "$FIXTURES/censusfix" "$VERSIONS_DIR"/dev*/censusfix; do
+		[[ -x $bin ]] || continue
+		start_fixture pid "$bin"
+		fill "$pid"
+		v=$(basename "$(dirname "$bin")")
+		census_lists "$pid" "core-$v"
+		jm "$pid" get stats.allocated
+		expect_rc 0
+		local alloc=$OUT
+		gcore -o "$TMPD/c.tmp" "$pid" >/dev/null 2>&1 || fail "gcore $pid failed"
+		mv "$TMPD/c.tmp.$pid" "$TMPD/$v.core"
+		census_check "core-$v" core "$TMPD/$v.core"
+		expect_eq "$CENSUS_SUM" "$alloc"
+	done
+}
+
+t_refused_without_jemalloc() {
+	local pid
+	start_fixture pid "$FIXTURES/callee"
+	jm "$pid" census
+	expect_rc 4
+}
+
+t_redis() {
+	local pid alloc
+	start_redis pid
+	expect_eq "$(redis-cli -p "$REDIS_PORT" debug populate 100000 key 100)" OK
+	jm "$pid" census --json
+	expect_rc 0
+	alloc=$(redis-cli -p "$REDIS_PORT" info memory | tr -d '\r' | awk -F: '$1 == "allocator_allocated" { print $2 }')
+	# INFO's figure is stats.allocated: live + thread-cached, exactly (idle redis).
+	expect_eq "$(jq '.bytes + .thread_cached.bytes' <<<"$OUT")" "$alloc"
+	((alloc > 10000000)) || fail "redis holds only $alloc bytes"
+}
+
+run_tests
