@@ -53,7 +53,7 @@ FIX_STATIC := $(FIX_DIR)/jemfix-static $(FIX_DIR)/jemfix-static-je $(FIX_DIR)/je
 	$(FIX_DIR)/jemfix-static-stripped $(FIX_DIR)/jemfix-static-debuglink $(FIX_DIR)/jemfix-in-so \
 	$(FIX_DIR)/jemfix-full-static
 FIXTURES  := $(FIX_DYN) $(FIX_DIR)/callee $(FIX_STATIC) $(FIX_DIR)/libctorwait.so \
-	$(FIX_DIR)/jemfix-nobuildid
+	$(FIX_DIR)/jemfix-nobuildid $(FIX_DIR)/censuscpp
 JEM_PIC   := /usr/lib/x86_64-linux-gnu/libjemalloc_pic.a
 
 .PHONY: all deps check demo install uninstall clean bench soak fuzz versions check-versions
@@ -133,6 +133,11 @@ $(BUILD)/stress_driver: $(BUILD)/obj/tests/stress_driver.o $(BUILD)/libjemattach
 $(FIX_DIR)/%: tests/fixtures/%.c tests/fixtures/fixture.h tests/fixtures/khz_timer.h
 	@mkdir -p $(FIX_DIR)
 	$(CC) $(FIX_CFLAGS) -o $@ $< -ljemalloc
+
+# censuscpp: C++ objects with vtables, for census --by type and --leaks.
+$(FIX_DIR)/censuscpp: tests/fixtures/censuscpp.cc
+	@mkdir -p $(FIX_DIR)
+	$(CXX) -O1 -g -Wall -Wextra -Werror -o $@ $< -ljemalloc
 
 # callee: a plain program (no jemalloc) for the generic call-engine tests.
 $(FIX_DIR)/callee: tests/fixtures/callee.c

@@ -66,6 +66,15 @@ struct jma_census_count {
 	uint64_t blocks, bytes;
 };
 
+/* An unreferenced block, to look at: its first bytes as read (live). */
+struct jma_census_example {
+	uint64_t addr, size;
+	uint32_t type;
+	unsigned char head[16];
+	unsigned nhead;
+};
+#define JMA_CENSUS_EXAMPLES 8
+
 struct jma_census {
 	char version[80];	/* jemalloc's version string, as its library holds it */
 	char layout[32];	/* the per-version table row used */
@@ -88,6 +97,9 @@ struct jma_census {
 	struct jma_census_block *list;	/* with LIST, TYPES, LEAKS or ROOTS: by address */
 	size_t nlist;
 	struct jma_census_count anchored, leaked, unreferenced;	/* with LEAKS */
+	struct jma_census_example examples[JMA_CENSUS_EXAMPLES];	/* unreferenced ones */
+	unsigned nexamples;
+	uint64_t edges;		/* block-to-block pointers found (LEAKS, ROOTS) */
 	struct jma_census_root *roots;	/* with ROOTS: by retained bytes, descending */
 	size_t nroots;
 	char warn[512];		/* something partial the caller should say, "" if none */

@@ -82,6 +82,7 @@ static void cen_free(struct cen *c)
 		att_maps_free(c->maps, c->nmaps);
 	free(c->th);
 	free(c->cached);
+	free(c->stacks);
 	free(c->ext);
 	free(c->baddr);
 	free(c->bsize);

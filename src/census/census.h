@@ -71,6 +71,10 @@ struct cen {
 	size_t nth;
 	uint64_t *cached;		/* thread-cached blocks, sorted */
 	size_t ncached, capcached;
+	/* Where each thread cache keeps its stacks of cached pointers: a block
+	 * jemalloc allocated for itself, never a root of anything (tcache.c). */
+	uint64_t *stacks;
+	size_t nstacks, capstacks;
 	struct cen_extent *ext;
 	size_t next, capext;
 	uint64_t *baddr, *bsize;	/* live blocks, by address (when kept) */
@@ -118,6 +122,32 @@ int cen_blocks_read(struct cen *c, uint64_t max, const char *phase, cen_block_fn
 /* types.c, leaks.c: from block contents, threads running. */
 int cen_types(struct cen *c);
 int cen_leaks(struct cen *c);
+
+/* roots.c: where the program's own pointers live -- static data (its
+ * modules' writable segments, jemalloc's own excluded), each thread's stack
+ * and registers.  @fn gets their words a piece at a time: @tid is 0 for
+ * static data, @at the address of w[0] (0 for registers). */
+typedef int (*cen_words_fn)(struct cen *c, pid_t tid, uint64_t at, const uint64_t *w, size_t nw,
+			    void *arg);
+int cen_roots_scan(struct cen *c, cen_words_fn fn, void *arg);
+/* The name of static-data word @at: "symbol (module)" or "module+0xoff". */
+void cen_root_name(struct cen *c, uint64_t at, char *buf, size_t len);
+
+/* The pointer graph (leaks.c): block -> blocks, compressed rows. */
+struct cen_graph {
+	uint64_t *off;		/* nblocks + 1 */
+	uint32_t *to;
+	uint64_t nedges, cap;
+};
+/* A root word pointing into a block. */
+struct cen_rootref {
+	uint64_t at;		/* the word's address (static data), 0 for a thread */
+	pid_t tid;		/* the thread (stack or registers), 0 for static data */
+	uint32_t block;
+};
+/* dominators.c: what each root source retains (--by root) into c->out->roots. */
+int cen_dominators(struct cen *c, const struct cen_graph *g, const struct cen_rootref *r, size_t nr);
+
 /* mem.c */
 int cen_ptr_ok(uint64_t p);
 int cen_read(struct cen *c, uint64_t addr, void *buf, size_t len);

@@ -53,6 +53,24 @@ static int add_items(struct cen *c, uint64_t at, uint64_t n, int explicit_cache)
 	return 0;
 }
 
+/* The stack array a bin's pointer @p falls in: one record per tcache is
+ * enough (all its bins share one allocation), more do no harm. */
+static int add_stack(struct cen *c, uint64_t p)
+{
+	if (!cen_ptr_ok(p) || (c->nstacks && c->stacks[c->nstacks - 1] == p))
+		return 0;
+	if (c->nstacks == c->capstacks) {
+		size_t cap = c->capstacks ? c->capstacks * 2 : 64;
+		uint64_t *m = realloc(c->stacks, cap * sizeof(*m));
+		if (!m)
+			return -ENOMEM;
+		c->stacks = m;
+		c->capstacks = cap;
+	}
+	c->stacks[c->nstacks++] = p;
+	return 0;
+}
+
 /* One tcache_t at @tc.  @tsd_lo/@tsd_hi: for an embedded one, where its
  * tcache_slow must point (the layout check); 0 for explicit caches. */
 static int read_tcache(struct cen *c, uint64_t tc, uint64_t tsd_lo, uint64_t tsd_hi, int explicit_cache)
@@ -83,6 +101,8 @@ static int read_tcache(struct cen *c, uint64_t tc, uint64_t tsd_lo, uint64_t tsd
 			memcpy(&head, b, 8);
 			memcpy(&empty, b + 20, 2);
 			err = add_items(c, head, (uint16_t)(empty - (uint16_t)head) / 8, explicit_cache);
+			if (!err && i == 0)
+				err = add_stack(c, head);
 		}
 	} else {
 		for (unsigned i = 0; i < CEN_NSIZES && !err; i++) {
@@ -92,6 +112,8 @@ static int read_tcache(struct cen *c, uint64_t tc, uint64_t tsd_lo, uint64_t tsd
 
 			memcpy(&ncached, buf + off + 4, 4);
 			memcpy(&avail, buf + off + 16, 8);
+			if (i == 0 && (err = add_stack(c, avail - 8)))
+				break;
 			if (ncached && ncached <= ITEMS_MAX && avail > ncached * 8ULL)
 				err = add_items(c, avail - ncached * 8ULL, ncached, explicit_cache);
 		}

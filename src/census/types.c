@@ -126,6 +126,11 @@ int cen_types(struct cen *c)
 	free(ty.slots);
 	if (err)
 		return err;
+	for (size_t i = 0; i < c->nstacks; i++) {
+		long t = cen_block_of(c, c->stacks[i]);
+		if (t >= 0)
+			c->btype[t] = type_named(c, "(jemalloc: thread cache stacks)");
+	}
 	for (size_t b = 0; b < c->nblocks; b++) {
 		o->types[c->btype[b]].blocks++;
 		o->types[c->btype[b]].bytes += c->bsize[b];

@@ -63,7 +63,13 @@ static void print_text(const struct jma_census *r, const struct census_args *a, 
 		       "changed between the census and the read, or blocks were missed)");
 	printf("threads stopped %.1f ms (metadata read %.1f ms); total %.1f ms\n",
 	       (double)r->stop_ns / 1e6, (double)r->meta_ns / 1e6, (double)r->total_ns / 1e6);
-	if (!strcmp(a->by, "type")) {
+	if (!strcmp(a->by, "root")) {
+		printf("\n%12s %14s %7s  %s\n", "BLOCKS", "RETAINED", "SHARE", "ROOT");
+		for (size_t i = 0; i < r->nroots && (!a->top || i < (size_t)a->top); i++)
+			printf("%12llu %14llu %6.1f%%  %s\n", (unsigned long long)r->roots[i].blocks,
+			       (unsigned long long)r->roots[i].bytes, share(r->roots[i].bytes, whole),
+			       cli_esc(r->roots[i].name));
+	} else if (!strcmp(a->by, "type")) {
 		printf("\n%12s %14s %7s  %s\n", "BLOCKS", "BYTES", "SHARE", "TYPE");
 		n = r->ntypes;
 		for (size_t i = 1, shown = 0; i < n && (!a->top || shown < (size_t)a->top); i++, shown++)
@@ -99,6 +105,16 @@ static void print_text(const struct jma_census *r, const struct census_args *a, 
 		       (unsigned long long)r->leaked.bytes, share(r->leaked.bytes, r->live.bytes));
 		printf("unreferenced: %llu blocks, %llu bytes\n", (unsigned long long)r->unreferenced.blocks,
 		       (unsigned long long)r->unreferenced.bytes);
+		for (unsigned i = 0; i < r->nexamples; i++) {
+			const struct jma_census_example *x = &r->examples[i];
+			const char *t = type_name(r, x->type);
+
+			printf("  0x%llx %llu%s%s:", (unsigned long long)x->addr, (unsigned long long)x->size,
+			       t[0] ? " " : "", t[0] ? cli_esc(t) : "");
+			for (unsigned k = 0; k < x->nhead; k++)
+				printf(" %02x", x->head[k]);
+			printf("\n");
+		}
 	}
 	if (r->warn[0])
 		printf("note: %s\n", r->warn);
@@ -153,6 +169,26 @@ static void print_json(const struct jma_census *r, const struct census_args *a, 
 		json_count("anchored", &r->anchored);
 		json_count("leaked", &r->leaked);
 		json_count("unreferenced", &r->unreferenced);
+		printf(", \"examples\": [");
+		for (unsigned i = 0; i < r->nexamples; i++) {
+			printf("%s{\"addr\": \"0x%llx\", \"size\": %llu, \"head\": \"", i ? ", " : "",
+			       (unsigned long long)r->examples[i].addr,
+			       (unsigned long long)r->examples[i].size);
+			for (unsigned k = 0; k < r->examples[i].nhead; k++)
+				printf("%02x", r->examples[i].head[k]);
+			printf("\"}");
+		}
+		printf("]");
+	}
+	if (r->nroots) {
+		printf(", \"roots\": [");
+		for (size_t i = 0; i < r->nroots && (!a->top || i < (size_t)a->top); i++) {
+			printf("%s{\"root\": ", i ? ", " : "");
+			cli_json_string(stdout, r->roots[i].name);
+			printf(", \"blocks\": %llu, \"bytes\": %llu}", (unsigned long long)r->roots[i].blocks,
+			       (unsigned long long)r->roots[i].bytes);
+		}
+		printf("]");
 	}
 	if (r->warn[0]) {
 		printf(", \"warning\": ");
@@ -161,7 +197,7 @@ static void print_json(const struct jma_census *r, const struct census_args *a, 
 	printf("}\n");
 }
 
-static int write_blocks(const struct jma_census *r, const char *path)
+static int write_blocks(const struct jma_census *r, const char *path, int leaks)
 {
 	struct cli_out o;
 	int err = cli_out_open(path, true, &o);
@@ -170,8 +206,10 @@ static int write_blocks(const struct jma_census *r, const char *path)
 		return cli_error(EXIT_USAGE, "census: --blocks %s: %s", cli_esc(path), cli_out_strerror(err));
 	for (size_t i = 0; i < r->nlist; i++) {
 		const char *t = type_name(r, r->list[i].type);
-		fprintf(o.f, "0x%llx %llu%s%s\n", (unsigned long long)r->list[i].addr,
-			(unsigned long long)r->list[i].size, t[0] ? " " : "", t[0] ? cli_esc(t) : "");
+		fprintf(o.f, "0x%llx %llu%s%s%s\n", (unsigned long long)r->list[i].addr,
+			(unsigned long long)r->list[i].size, t[0] ? " " : "", t[0] ? cli_esc(t) : "",
+			!leaks || r->list[i].cls == JMA_CENSUS_ANCHORED ? "" :
+			r->list[i].cls == JMA_CENSUS_LEAKED ? " [leaked]" : " [unreferenced]");
 	}
 	err = cli_out_close(&o, true);
 	if (err)
@@ -201,8 +239,9 @@ int cmd_census(struct cli *c, int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "b:ln:jB:S", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'b':
-			if (strcmp(optarg, "size") && strcmp(optarg, "type"))
-				return cli_usage(c, "census", "invalid --by \"%s\": size or type", optarg);
+			if (strcmp(optarg, "size") && strcmp(optarg, "type") && strcmp(optarg, "root"))
+				return cli_usage(c, "census", "invalid --by \"%s\": size, type or root",
+						 optarg);
 			a.by = optarg;
 			break;
 		case 'l':
@@ -230,7 +269,8 @@ int cmd_census(struct cli *c, int argc, char **argv)
 	if (optind != argc)
 		return cli_usage(c, "census", "unexpected argument \"%s\"", argv[optind]);
 	o.flags = (a.blocks ? JMA_CENSUS_LIST : 0) | (a.leaks ? JMA_CENSUS_LEAKS : 0) |
-		  (!strcmp(a.by, "type") || a.blocks ? JMA_CENSUS_TYPES : 0);
+		  (!strcmp(a.by, "type") || a.blocks || a.leaks ? JMA_CENSUS_TYPES : 0) |
+		  (!strcmp(a.by, "root") ? JMA_CENSUS_ROOTS : 0);
 	if (isatty(2)) {
 		o.progress = progress;
 	}
@@ -247,7 +287,7 @@ int cmd_census(struct cli *c, int argc, char **argv)
 		}
 	}
 	if (a.blocks)
-		rc = write_blocks(r, a.blocks);
+		rc = write_blocks(r, a.blocks, a.leaks);
 	if (a.json)
 		print_json(r, &a, have_alloc, alloc);
 	else

@@ -112,6 +112,30 @@ t_core() {
 	done
 }
 
+t_cxx_types_and_leaks() {
+	local pid n
+	start_fixture pid "$FIXTURES/censuscpp"
+	expect_eq "$(fix "$pid" "make 10000 3000")" ok
+	expect_eq "$(fix "$pid" "drop 2000")" ok
+	fix "$pid" "list $TMPD/held" >/dev/null
+	jm "$pid" census --by type --leaks --json --blocks "$TMPD/cxx.blocks"
+	expect_rc 0
+	expect_eq "$(jq '.types[] | select(.type == "shop::Order") | .blocks' <<<"$OUT")" 10000
+	expect_eq "$(jq '.types[] | select(.type == "shop::Customer") | .blocks' <<<"$OUT")" 3000
+	# The 2000 dropped orders leak (within 1%); none of the held ones.
+	within "$(jq .leaked.blocks <<<"$OUT")" 2000 20
+	n=$(awk 'NR == FNR { h[$1] = 1; next } ($1 in h) && /\[(leaked|unreferenced)\]/ { n++ }
+		END { print n + 0 }' "$TMPD/held" "$TMPD/cxx.blocks")
+	expect_eq "$n" 0
+	n=$(grep -c ' shop::Order \[' "$TMPD/cxx.blocks")
+	within "$n" 2000 20
+	# What holds them: the two global arrays, by name.
+	jm "$pid" census --by root --top 2
+	expect_rc 0
+	expect_match "$OUT" "8001 +[0-9]+ +[0-9.]+%  orders \(censuscpp\)"
+	expect_match "$OUT" "3001 +[0-9]+ +[0-9.]+%  customers \(censuscpp\)"
+}
+
 t_refused_without_jemalloc() {
 	local pid
 	start_fixture pid "$FIXTURES/callee"
