@@ -62,6 +62,14 @@ struct jma_census_root {
 	uint64_t blocks, bytes;	/* retained: what is reachable only through it */
 };
 
+/* A block that retains much (the top of the dominator tree, as MAT lists them). */
+struct jma_census_holder {
+	uint64_t addr, size;
+	uint32_t type;
+	uint64_t blocks, bytes;	/* retained */
+	char *path;		/* how it is reached: "ROOT -> 0xaddr (size) -> ..." ending at it */
+};
+
 struct jma_census_count {
 	uint64_t blocks, bytes;
 };
@@ -102,6 +110,8 @@ struct jma_census {
 	uint64_t edges;		/* block-to-block pointers found (LEAKS, ROOTS) */
 	struct jma_census_root *roots;	/* with ROOTS: by retained bytes, descending */
 	size_t nroots;
+	struct jma_census_holder *holders;	/* with ROOTS: the blocks no one root retains, */
+	size_t nholders;			/* by retained bytes, descending */
 	char warn[512];		/* something partial the caller should say, "" if none */
 };
 

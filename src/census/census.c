@@ -83,6 +83,7 @@ static void cen_free(struct cen *c)
 	free(c->th);
 	free(c->cached);
 	free(c->stacks);
+	free(c->raw);
 	free(c->ext);
 	free(c->baddr);
 	free(c->bsize);
@@ -140,6 +141,9 @@ int jma_census_run(jma_session *s, const struct jma_census_opts *o, struct jma_c
 				(int)s->pid);
 	}
 	c.keep = !!(flags & (JMA_CENSUS_LIST | JMA_CENSUS_TYPES | JMA_CENSUS_LEAKS | JMA_CENSUS_ROOTS));
+	/* The stop is bounded by the timeout (10 s unless given); reading
+	 * contents afterwards costs the target nothing and is bounded only by
+	 * an explicit --timeout. */
 	c.deadline_ns = t0 + (int64_t)jma_timeout_ms(s) * 1000000;
 	/* A core's memory is read through the emulator's image. */
 	err = s->offline ? jma_auto_begin(s, &here) : 0;
@@ -161,17 +165,33 @@ int jma_census_run(jma_session *s, const struct jma_census_opts *o, struct jma_c
 		c.out->meta_ns = (uint64_t)(att_now_ns() - t1);
 		cen_go(&c, tok);
 		cen_cache_flush(&c);
+		if (!err)
+			err = cen_expand(&c);
+		jma_logf(s, JMA_LOG_INFO, "census: %zu threads stopped %.1f ms; metadata: %llu reads, "
+			 "%llu extents, %llu blocks", c.nth, (double)c.out->stop_ns / 1e6,
+			 (unsigned long long)c.reads, (unsigned long long)c.out->extents,
+			 (unsigned long long)(c.out->live.blocks + c.out->cached.blocks));
 	}
-	if (!err && (flags & JMA_CENSUS_TYPES))
+	if (s->opt.timeout <= 0)
+		c.deadline_ns = 0;
+	if (!err && (flags & JMA_CENSUS_TYPES)) {
+		t1 = att_now_ns();
 		err = cen_types(&c);
-	if (!err && (flags & (JMA_CENSUS_LEAKS | JMA_CENSUS_ROOTS)))
+		jma_logf(s, JMA_LOG_INFO, "census: types in %.1f ms", (double)(att_now_ns() - t1) / 1e6);
+	}
+	if (!err && (flags & (JMA_CENSUS_LEAKS | JMA_CENSUS_ROOTS))) {
+		t1 = att_now_ns();
 		err = cen_leaks(&c);
+		jma_logf(s, JMA_LOG_INFO, "census: leaks%s in %.1f ms", flags & JMA_CENSUS_ROOTS ?
+			 " and dominators" : "", (double)(att_now_ns() - t1) / 1e6);
+	}
 	if (!err && finish(&c))
 		err = jma_fail(s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
 	if (here)
 		err = jma_auto_end(s, here, err);
 	warnings(&c);
 	c.out->mem_bytes = c.capblocks * 16 + c.capext * sizeof(*c.ext) + c.capcached * 8 +
+			   c.capraw * sizeof(*c.raw) +
 			   (c.btype ? c.nblocks * 4 : 0) + (c.bcls ? c.nblocks : 0) + (12ULL << 20);
 	c.out->total_ns = (uint64_t)(att_now_ns() - t0);
 	cen_free(&c);
@@ -195,5 +215,8 @@ void jma_census_free(struct jma_census *c)
 	free(c->sizes);
 	free(c->list);
 	free(c->roots);
+	for (size_t i = 0; i < c->nholders; i++)
+		free(c->holders[i].path);
+	free(c->holders);
 	free(c);
 }

@@ -45,6 +45,14 @@ struct cen_thread {
 	struct arch_gpregs regs;
 };
 
+/* An active extent as the walk copied it (stopped). */
+struct cen_raw {
+	uint64_t e_bits, e_addr, base, size;
+	uint64_t bitmap[8];	/* slabs: 1 = free */
+	uint16_t szind;
+	uint8_t slab;
+};
+
 struct cen_extent {
 	uint64_t base, size;	/* the extent's pages */
 	uint32_t first;		/* its first block in cen.blocks */
@@ -75,6 +83,8 @@ struct cen {
 	 * jemalloc allocated for itself, never a root of anything (tcache.c). */
 	uint64_t *stacks;
 	size_t nstacks, capstacks;
+	struct cen_raw *raw;
+	size_t nraw, capraw;
 	struct cen_extent *ext;
 	size_t next, capext;
 	uint64_t *baddr, *bsize;	/* live blocks, by address (when kept) */
@@ -108,8 +118,10 @@ void cen_go(struct cen *c, void *token);
 /* tcache.c: every thread's cache and tcache.create's, into c->cached. */
 int cen_tcache_read(struct cen *c);
 int cen_is_cached(const struct cen *c, uint64_t addr);
-/* walk.c: the map walk: extents and live blocks. */
+/* walk.c: the map walk, stopped: active extents copied into c->raw; then,
+ * running: their blocks (live or thread-cached), counted and kept. */
 int cen_walk(struct cen *c);
+int cen_expand(struct cen *c);
 /* index.c: the live block holding @addr (its index), or -1. */
 long cen_block_of(const struct cen *c, uint64_t addr);
 /* contents.c: call @fn for every kept block with its words, read extent
@@ -145,8 +157,11 @@ struct cen_rootref {
 	pid_t tid;		/* the thread (stack or registers), 0 for static data */
 	uint32_t block;
 };
-/* dominators.c: what each root source retains (--by root) into c->out->roots. */
-int cen_dominators(struct cen *c, const struct cen_graph *g, const struct cen_rootref *r, size_t nr);
+/* dominators.c: what each root source retains (--by root) into c->out->roots,
+ * and the blocks retaining most into c->out->holders; @parent[b] is the block
+ * through which b was first reached from a root (UINT32_MAX: a root itself). */
+int cen_dominators(struct cen *c, const struct cen_graph *g, const struct cen_rootref *r, size_t nr,
+		   const uint32_t *parent);
 
 /* mem.c */
 int cen_ptr_ok(uint64_t p);

@@ -13,9 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attach/clock.h"
 #include "census/census.h"
 
 #define ITER_MAX	64
+#define HOLDERS		20	/* blocks listed as retaining most */
+#define PATH_MAX_HOPS	6
+#define PATH_LEN	1024
 #define NAME_LEN	256
 #define UNDEF		UINT32_MAX
 
@@ -213,7 +217,77 @@ nomem:
 	return -ENOMEM;
 }
 
-int cen_dominators(struct cen *c, const struct cen_graph *g, const struct cen_rootref *r, size_t nr)
+/* "ROOT -> 0xaddr (size) -> ... -> 0xaddr (size)": how block @v is reached. */
+static char *path_of(struct cen *c, uint32_t v, const uint32_t *parent, const struct cen_rootref *r,
+		     size_t nr, const uint32_t *src, char *const *names)
+{
+	uint32_t hop[PATH_MAX_HOPS];
+	size_t nh = 0, used = 0;
+	char buf[PATH_LEN];
+	const char *root = "?";
+
+	for (uint32_t b = v; nh < PATH_MAX_HOPS; b = parent[b]) {
+		hop[nh++] = b;
+		if (parent[b] == UINT32_MAX)
+			break;
+	}
+	if (parent[hop[nh - 1]] == UINT32_MAX)
+		for (size_t i = 0; i < nr; i++)
+			if (r[i].block == hop[nh - 1]) {
+				root = names[src[i]];
+				break;
+			}
+	used = (size_t)snprintf(buf, sizeof(buf), "%s", parent[hop[nh - 1]] == UINT32_MAX ? root : "...");
+	for (size_t i = nh; i-- > 0 && used < sizeof(buf);)
+		used += (size_t)snprintf(buf + used, sizeof(buf) - used, " -> 0x%llx (%llu)",
+					 (unsigned long long)c->baddr[hop[i]],
+					 (unsigned long long)c->bsize[hop[i]]);
+	return strdup(buf);
+}
+
+/* The HOLDERS blocks retaining most of those no single block dominates. */
+static int holders(struct cen *c, const struct dom *d, const uint64_t *ret, const uint64_t *cnt,
+		   const uint32_t *parent, const struct cen_rootref *r, size_t nr, const uint32_t *src,
+		   char *const *names)
+{
+	uint32_t best[HOLDERS];
+	size_t nb = 0;
+	struct jma_census *o = c->out;
+
+	for (size_t v = 0; v < d->n; v++) {
+		size_t k;
+		if (d->po[v] == UNDEF || d->idom[v] == UNDEF || d->idom[v] < d->n || c->bsize[v] == 0)
+			continue;
+		if (nb == HOLDERS && ret[v] <= ret[best[nb - 1]])
+			continue;
+		k = nb < HOLDERS ? nb++ : nb - 1;
+		while (k > 0 && ret[best[k - 1]] < ret[v]) {
+			best[k] = best[k - 1];
+			k--;
+		}
+		best[k] = (uint32_t)v;
+	}
+	o->holders = calloc(nb ? nb : 1, sizeof(*o->holders));
+	if (!o->holders)
+		return -ENOMEM;
+	for (size_t i = 0; i < nb; i++) {
+		struct jma_census_holder *h = &o->holders[o->nholders];
+		uint32_t v = best[i];
+
+		h->addr = c->baddr[v];
+		h->size = c->bsize[v];
+		h->type = c->btype ? c->btype[v] : 0;
+		h->bytes = ret[v];
+		h->blocks = cnt[v];
+		if (!(h->path = path_of(c, v, parent, r, nr, src, names)))
+			return -ENOMEM;
+		o->nholders++;
+	}
+	return 0;
+}
+
+int cen_dominators(struct cen *c, const struct cen_graph *g, const struct cen_rootref *r, size_t nr,
+		   const uint32_t *parent)
 {
 	struct dom d = { .n = c->nblocks, .g = g };
 	uint32_t *src = malloc((nr ? nr : 1) * sizeof(*src));
@@ -251,8 +325,21 @@ int cen_dominators(struct cen *c, const struct cen_graph *g, const struct cen_ro
 			d.sto[fill[src[i]]++] = r[i].block;
 		free(fill);
 	}
-	if ((err = number(&d)) || (err = preds(&d)) || (err = solve(c, &d)))
-		goto out;
+	{
+		int64_t t0 = att_now_ns(), t1, t2;
+		if ((err = number(&d)))
+			goto out;
+		t1 = att_now_ns();
+		if ((err = preds(&d)))
+			goto out;
+		t2 = att_now_ns();
+		if ((err = solve(c, &d)))
+			goto out;
+		jma_logf(c->s, JMA_LOG_INFO, "census: dominators of %zu nodes: order %.1f ms, "
+			 "predecessors %.1f ms, solved in %.1f ms (%zu root sources)", d.nreach,
+			 (double)(t1 - t0) / 1e6, (double)(t2 - t1) / 1e6,
+			 (double)(att_now_ns() - t2) / 1e6, d.nsrc);
+	}
 	for (size_t v = 0; v < d.n; v++) {
 		ret[v] = c->bsize[v];
 		cnt[v] = 1;
@@ -269,6 +356,8 @@ int cen_dominators(struct cen *c, const struct cen_graph *g, const struct cen_ro
 		err = -ENOMEM;
 		goto out;
 	}
+	if ((err = holders(c, &d, ret, cnt, parent, r, nr, src, names)))
+		goto out;
 	for (size_t s = 0; s < d.nsrc; s++) {
 		o->roots[s].name = names[s];
 		names[s] = NULL;

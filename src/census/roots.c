@@ -104,5 +104,5 @@ void cen_root_name(struct cen *c, uint64_t at, char *buf, size_t len)
 		free(dem);
 	}
 	else
-		snprintf(buf, len, "0x%llx (%s)", (unsigned long long)at, base);
+		snprintf(buf, len, "static data of %s (no symbol)", base);
 }

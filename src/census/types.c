@@ -16,6 +16,7 @@
 #include "symbols/demangle.h"
 
 #define VT_SLOTS	4096	/* distinct first words remembered (power of 2) */
+#define VT_PROBES	16
 #define NAME_MAX_LEN	512
 #define TYPES_MAX	65536
 
@@ -60,7 +61,7 @@ static uint32_t vtable_type(struct cen *c, uint64_t vt)
 	int trunc = 0;
 	uint32_t t = 0;
 
-	if (vt % 8 || !ro_data(c, vt) || cen_read(c, vt - 8, &ti, 8) || !cen_ptr_ok(ti) || ti % 8 ||
+	if (cen_read(c, vt - 8, &ti, 8) || !cen_ptr_ok(ti) || ti % 8 ||
 	    cen_read(c, ti + 8, &nm, 8) || !cen_ptr_ok(nm) || !ro_data(c, nm))
 		return 0;
 	if (jma_read_str(c->s, nm, NAME_MAX_LEN, &str, &trunc) || trunc || !str[0]) {
@@ -88,11 +89,14 @@ static int type_block(struct cen *c, size_t b, const uint64_t *w, size_t nw, uin
 	uint64_t vt;
 	size_t h;
 
-	if (off || !nw || !cen_ptr_ok(w[0]))
+	c->btype[b] = 0;
+	/* Most first words are no pointer into read-only data: one search of
+	 * the mappings settles them, with no table to fill. */
+	if (off || !nw || w[0] % 8 || !cen_ptr_ok(w[0]) || !ro_data(c, w[0]))
 		return 0;
 	vt = w[0];
 	h = (size_t)((vt >> 3) * 0x9e3779b97f4a7c15ULL >> 52) & (VT_SLOTS - 1);
-	for (unsigned probe = 0; probe < VT_SLOTS; probe++, h = (h + 1) & (VT_SLOTS - 1)) {
+	for (unsigned probe = 0; probe < VT_PROBES; probe++, h = (h + 1) & (VT_SLOTS - 1)) {
 		if (ty->slots[h].vt == vt) {
 			c->btype[b] = ty->slots[h].type;
 			return 0;
@@ -104,7 +108,7 @@ static int type_block(struct cen *c, size_t b, const uint64_t *w, size_t nw, uin
 			return 0;
 		}
 	}
-	c->btype[b] = vtable_type(c, vt);	/* table full: no memory of it */
+	c->btype[b] = vtable_type(c, vt);	/* its neighbourhood is full: not remembered */
 	return 0;
 }
 

@@ -7,7 +7,9 @@
  * cached extents active with szind SC_NSIZES).  A slab's regions are live
  * unless its bitmap marks them free (1 = free) or a thread cache holds them;
  * its nfree is checked against the bitmap.  A large extent is one block at
- * e_addr (past the cache-oblivious random offset).  Full slabs and large
+ * e_addr (past the cache-oblivious random offset).  While the threads are
+ * stopped only each extent's edata is copied (cen_walk); its blocks are
+ * counted once they run again (cen_expand).  Full slabs and large
  * extents of automatic arenas are listed nowhere else: only this walk finds
  * every block.
  */
@@ -95,18 +97,18 @@ static int add_extent(struct cen *c, uint64_t base, uint64_t size, unsigned szin
 	return 0;
 }
 
-static int slab_blocks(struct cen *c, const unsigned char *e, uint64_t e_bits, uint64_t base,
-		       uint64_t size, unsigned szind)
+static int slab_blocks(struct cen *c, const struct cen_raw *x)
 {
-	uint64_t reg = c->sizes[szind], bitmap[NREGS_MAX / 64];
-	uint64_t nregs = size / reg, nfree = 0;
+	uint64_t reg = c->sizes[x->szind], base = x->base, e_bits = x->e_bits;
+	uint64_t nregs = x->size / reg, nfree = 0;
+	const uint64_t *bitmap = x->bitmap;
+	unsigned szind = x->szind;
 	int err = 0;
 
 	if (szind >= CEN_NBINS || nregs == 0 || nregs > NREGS_MAX) {
 		c->bad_words++;
 		return 0;
 	}
-	memcpy(bitmap, e + BITMAP_OFF, sizeof(bitmap));
 	for (uint64_t r = 0; r < nregs && !err; r++) {
 		if (bitmap[r / 64] >> (r % 64) & 1)
 			nfree++;
@@ -116,6 +118,50 @@ static int slab_blocks(struct cen *c, const unsigned char *e, uint64_t e_bits, u
 	if (nfree != ((e_bits >> c->L->sh_nfree) & 0x3ff))
 		c->bad_nfree++;
 	return err;
+}
+
+/* What the expansion needs of an extent, copied while the threads are stopped. */
+static int add_raw(struct cen *c, const unsigned char *e, uint64_t e_addr, uint64_t base,
+		   uint64_t size, unsigned szind, unsigned slab)
+{
+	struct cen_raw *x;
+
+	if (grow((void **)&c->raw, &c->capraw, c->nraw + 1, sizeof(*c->raw)))
+		return -ENOMEM;
+	x = &c->raw[c->nraw++];
+	memcpy(&x->e_bits, e, 8);
+	x->e_addr = e_addr;
+	x->base = base;
+	x->size = size;
+	x->szind = (uint16_t)szind;
+	x->slab = (uint8_t)slab;
+	if (slab)
+		memcpy(x->bitmap, e + BITMAP_OFF, sizeof(x->bitmap));
+	return 0;
+}
+
+/* The blocks of the extents the walk copied: live, or in a thread cache. */
+int cen_expand(struct cen *c)
+{
+	const struct cen_layout *L = c->L;
+	int err = 0;
+
+	for (size_t i = 0; i < c->nraw && !err; i++) {
+		const struct cen_raw *x = &c->raw[i];
+		size_t first = c->nblocks;
+
+		if (x->slab)
+			err = slab_blocks(c, x);
+		else
+			err = add_block(c, x->szind, x->e_addr, x->szind < CEN_NBINS || !L->large_by_size ?
+					c->sizes[x->szind] : x->size - c->large_pad);
+		if (!err)
+			err = add_extent(c, x->base, x->size, x->szind, x->slab, first);
+	}
+	if (err)
+		return jma_fail(c->s, JMA_ERR_TARGET, err, "census: out of memory after %zu blocks",
+				c->nblocks);
+	return 0;
 }
 
 /* Leaf @i's words: the extents starting in its GiB. */
@@ -128,7 +174,6 @@ static int walk_leaf(struct cen *c, unsigned i, const uint64_t *leaf)
 	for (unsigned j = 0; j < LEAF_N && !err; j++) {
 		uint64_t w = leaf[j], ed, page, e_bits, e_addr, base, size;
 		unsigned szind = (unsigned)(w >> 48), state, slab;
-		size_t first = c->nblocks;
 
 		if (!w || szind >= CEN_NSIZES || (L->leaf_state && ((w >> 2) & 7)))
 			continue;
@@ -153,13 +198,7 @@ static int walk_leaf(struct cen *c, unsigned i, const uint64_t *leaf)
 			c->bad_words++;
 			continue;
 		}
-		if (slab)
-			err = slab_blocks(c, e, e_bits, base, size, szind);
-		else
-			err = add_block(c, szind, e_addr, szind < CEN_NBINS || !L->large_by_size ?
-					c->sizes[szind] : size - c->large_pad);
-		if (!err)
-			err = add_extent(c, base, size, szind, (int)slab, first);
+		err = add_raw(c, e, e_addr, base, size, szind, slab);
 	}
 	return err;
 }
@@ -197,8 +236,8 @@ int cen_walk(struct cen *c)
 		err = walk_leaf(c, i, leaf);
 		done++;
 		if (err)
-			err = jma_fail(c->s, JMA_ERR_TARGET, err, "census: out of memory after %zu blocks",
-				       c->nblocks);
+			err = jma_fail(c->s, JMA_ERR_TARGET, err, "census: out of memory after %zu extents",
+				       c->nraw);
 	}
 	cen_progress(c, "map", done, nleaves);
 out:

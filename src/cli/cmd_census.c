@@ -41,12 +41,66 @@ static const char *type_name(const struct jma_census *r, uint32_t t)
 	return t && t < r->ntypes ? r->types[t].name : "";
 }
 
+struct type_row {
+	const char *name;	/* NULL: untyped blocks of one usable size */
+	uint64_t size, blocks, bytes;
+};
+
+static int cmp_row(const void *a, const void *b)
+{
+	const struct type_row *x = a, *y = b;
+	return x->bytes < y->bytes ? 1 : x->bytes > y->bytes ? -1 : (x->size > y->size) - (x->size < y->size);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* Types, and blocks without one by their usable size, in one table by bytes. */
+static void print_types(const struct jma_census *r, const struct census_args *a, uint64_t whole)
+{
+	uint64_t *sz = malloc((r->nlist ? r->nlist : 1) * sizeof(*sz));
+	struct type_row *row = malloc((r->ntypes + r->nlist + 1) * sizeof(*row));
+	size_t nsz = 0, n = 0;
+
+	if (!sz || !row) {
+		free(sz);
+		free(row);
+		return;
+	}
+	for (size_t i = 1; i < r->ntypes; i++)
+		row[n++] = (struct type_row){ r->types[i].name, 0, r->types[i].blocks, r->types[i].bytes };
+	for (size_t i = 0; i < r->nlist; i++)
+		if (!r->list[i].type)
+			sz[nsz++] = r->list[i].size;
+	qsort(sz, nsz, sizeof(*sz), cmp_u64);
+	for (size_t i = 0; i < nsz; i++) {
+		if (!i || sz[i] != sz[i - 1])
+			row[n++] = (struct type_row){ NULL, sz[i], 0, 0 };
+		row[n - 1].blocks++;
+		row[n - 1].bytes += sz[i];
+	}
+	qsort(row, n, sizeof(*row), cmp_row);
+	printf("\n%12s %14s %7s  %s\n", "BLOCKS", "BYTES", "SHARE", "TYPE");
+	for (size_t i = 0; i < n && (!a->top || i < (size_t)a->top); i++) {
+		printf("%12llu %14llu %6.1f%%  ", (unsigned long long)row[i].blocks,
+		       (unsigned long long)row[i].bytes, share(row[i].bytes, whole));
+		if (row[i].name)
+			printf("%s\n", cli_esc(row[i].name));
+		else
+			printf("(no vtable) %llu bytes\n", (unsigned long long)row[i].size);
+	}
+	free(sz);
+	free(row);
+}
+
 static void print_text(const struct jma_census *r, const struct census_args *a, int have_alloc,
 		       uint64_t alloc)
 {
 	char b1[32], b2[32];
 	uint64_t whole = have_alloc ? alloc : r->live.bytes;
-	size_t n;
 
 	printf("jemalloc %s (layout %s); map at 0x%llx, %s\n", cli_esc(r->version), r->layout,
 	       (unsigned long long)r->map_addr, r->map_how);
@@ -69,16 +123,21 @@ static void print_text(const struct jma_census *r, const struct census_args *a, 
 			printf("%12llu %14llu %6.1f%%  %s\n", (unsigned long long)r->roots[i].blocks,
 			       (unsigned long long)r->roots[i].bytes, share(r->roots[i].bytes, whole),
 			       cli_esc(r->roots[i].name));
+		if (r->nholders)
+			printf("\nretained by no one root, the largest (MAT's dominator tree):\n"
+			       "%12s %14s %7s  %s\n", "BLOCKS", "RETAINED", "SHARE", "BLOCK, REACHED AS");
+		for (size_t i = 0; i < r->nholders && (!a->top || i < (size_t)a->top); i++) {
+			const struct jma_census_holder *h = &r->holders[i];
+			const char *t = type_name(r, h->type);
+
+			printf("%12llu %14llu %6.1f%%  0x%llx %llu%s%s\n%37s%s\n",
+			       (unsigned long long)h->blocks, (unsigned long long)h->bytes,
+			       share(h->bytes, whole), (unsigned long long)h->addr,
+			       (unsigned long long)h->size, t[0] ? " " : "", t[0] ? cli_esc(t) : "", "",
+			       cli_esc(h->path));
+		}
 	} else if (!strcmp(a->by, "type")) {
-		printf("\n%12s %14s %7s  %s\n", "BLOCKS", "BYTES", "SHARE", "TYPE");
-		n = r->ntypes;
-		for (size_t i = 1, shown = 0; i < n && (!a->top || shown < (size_t)a->top); i++, shown++)
-			printf("%12llu %14llu %6.1f%%  %s\n", (unsigned long long)r->types[i].blocks,
-			       (unsigned long long)r->types[i].bytes, share(r->types[i].bytes, whole),
-			       cli_esc(r->types[i].name));
-		if (n)
-			printf("%12llu %14llu %6.1f%%  (no vtable)\n", (unsigned long long)r->types[0].blocks,
-			       (unsigned long long)r->types[0].bytes, share(r->types[0].bytes, whole));
+		print_types(r, a, whole);
 	} else {
 		struct jma_census_size *s = malloc((r->nsizes ? r->nsizes : 1) * sizeof(*s));
 		size_t k = r->nsizes;
@@ -187,6 +246,16 @@ static void print_json(const struct jma_census *r, const struct census_args *a, 
 			cli_json_string(stdout, r->roots[i].name);
 			printf(", \"blocks\": %llu, \"bytes\": %llu}", (unsigned long long)r->roots[i].blocks,
 			       (unsigned long long)r->roots[i].bytes);
+		}
+		printf("], \"holders\": [");
+		for (size_t i = 0; i < r->nholders && (!a->top || i < (size_t)a->top); i++) {
+			printf("%s{\"addr\": \"0x%llx\", \"size\": %llu, \"blocks\": %llu, \"bytes\": %llu, "
+			       "\"path\": ", i ? ", " : "", (unsigned long long)r->holders[i].addr,
+			       (unsigned long long)r->holders[i].size,
+			       (unsigned long long)r->holders[i].blocks,
+			       (unsigned long long)r->holders[i].bytes);
+			cli_json_string(stdout, r->holders[i].path);
+			printf("}");
 		}
 		printf("]");
 	}
