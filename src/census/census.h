@@ -85,6 +85,7 @@ struct cen {
 	size_t nstacks, capstacks;
 	struct cen_raw *raw;
 	size_t nraw, capraw;
+	uint64_t walk_end;		/* end of the last extent the walk took */
 	struct cen_extent *ext;
 	size_t next, capext;
 	uint64_t *baddr, *bsize;	/* live blocks, by address (when kept) */
@@ -102,6 +103,10 @@ struct cen {
 	uint64_t reads;
 };
 
+/* layout.c: the row named @name ("5.3", "dev", ...), NULL if none (tests). */
+const struct cen_layout *cen_layout_named(const char *name);
+/* findmap.c: targets of `lea disp32(%rip)` in @code (at @pc), deduplicated. */
+size_t cen_rip_leas(const unsigned char *code, size_t len, uint64_t pc, uint64_t *out, size_t max);
 /* layout.c: find the build's facts (version, layout row, TLS offset, map,
  * symbols); -ENOTSUP for 3.x/4.x and unknown layouts, message in the session. */
 int cen_layout_find(struct cen *c);

@@ -40,7 +40,8 @@ int cen_root_valid(struct cen *c, uint64_t map)
 	for (unsigned i = 0; i < ROOT_N; i++) {
 		if (!root[i])
 			continue;
-		if (!cen_ptr_ok(root[i]) || root[i] % 8)
+		if (!cen_ptr_ok(root[i]) || root[i] % 8 ||
+		    !att_maps_find(c->maps, c->nmaps, root[i]))
 			goto out;
 		if (++leaves > 4096)	/* 4 TiB of heap: not a root */
 			goto out;
@@ -73,7 +74,7 @@ out:
 }
 
 /* Targets of `lea disp32(%rip), %reg` (REX.W 8d, mod 00 r/m 101) in @code at @pc. */
-static size_t rip_leas(const unsigned char *code, size_t len, uint64_t pc, uint64_t *out, size_t max)
+size_t cen_rip_leas(const unsigned char *code, size_t len, uint64_t pc, uint64_t *out, size_t max)
 {
 	size_t n = 0;
 
@@ -122,7 +123,7 @@ int cen_map_find(struct cen *c)
 	if (cen_read(c, fn, code, sizeof(code)))
 		return jma_fail(s, JMA_ERR_MISSING, -EFAULT, "census: reading the code of %s at 0x%llx",
 				fname, (unsigned long long)fn);
-	n = rip_leas(code, sizeof(code), fn, cand, sizeof(cand) / sizeof(*cand));
+	n = cen_rip_leas(code, sizeof(code), fn, cand, sizeof(cand) / sizeof(*cand));
 	for (size_t i = 0; i < n; i++) {
 		if (cen_root_valid(c, cand[i]))
 			continue;

@@ -25,6 +25,14 @@ static const struct cen_layout layouts[] = {
 	{ "dev+prof", 5, 3, 0x790, 12, 17, 3, 20, 28, 0x78, 0x7f, 1, 0x3a0, 1, 41, 0, 1 },
 };
 
+const struct cen_layout *cen_layout_named(const char *name)
+{
+	for (size_t i = 0; i < sizeof(layouts) / sizeof(*layouts); i++)
+		if (!strcmp(layouts[i].name, name))
+			return &layouts[i];
+	return NULL;
+}
+
 /* "5.3.0-0-g54eaed1d..." among the strings of @d. */
 static int version_in(Elf_Data *d, char *out, size_t len)
 {

@@ -51,7 +51,13 @@ static int live_threads(struct cen *c, struct jma_freeze *fz)
 	int err;
 
 	for (;;) {
-		err = att_select_threads(s->pid, 0, 0, &cand, &n);
+		/* Extents must lie in the mappings (walk.c): a fresh list, just
+		 * before the stop, so that few can be newer. */
+		err = jma_syms_refresh_maps(s->syms);
+		if (!err) {
+			c->maps = (struct att_map *)jma_syms_maps(s->syms, &c->nmaps);
+			err = att_select_threads(s->pid, 0, 0, &cand, &n);
+		}
 		if (err)
 			return jma_fail(s, JMA_ERR_ATTACH, err, "listing threads of process %d: %s",
 					(int)s->pid, strerror(-err));

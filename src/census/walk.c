@@ -164,6 +164,29 @@ int cen_expand(struct cen *c)
 	return 0;
 }
 
+/* Is [base, base + size) inside one mapping of the target? */
+static int in_mapping(const struct cen *c, uint64_t base, uint64_t size)
+{
+	const struct att_map *m = att_maps_find(c->maps, c->nmaps, base);
+
+	return m && size <= m->end - base;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* Is leaf pointer @p named by more than one root entry (@sorted: them all)?
+ * Each GiB has a leaf of its own: a repeated one is forged. */
+static int repeated(const uint64_t *sorted, size_t n, uint64_t p)
+{
+	const uint64_t *hit = bsearch(&p, sorted, n, sizeof(*sorted), cmp_u64);
+
+	return hit && ((hit > sorted && hit[-1] == p) || (hit + 1 < sorted + n && hit[1] == p));
+}
+
 /* Leaf @i's words: the extents starting in its GiB. */
 static int walk_leaf(struct cen *c, unsigned i, const uint64_t *leaf)
 {
@@ -194,10 +217,14 @@ static int walk_leaf(struct cen *c, unsigned i, const uint64_t *leaf)
 		slab = (unsigned)(e_bits >> L->sh_slab) & 1;
 		if (state != 0)
 			continue;
-		if (((e_bits >> L->sh_szind) & 0xff) != szind || size == 0 || !cen_ptr_ok(e_addr)) {
+		if (((e_bits >> L->sh_szind) & 0xff) != szind || size == 0 || !cen_ptr_ok(e_addr) ||
+		    !in_mapping(c, base, size) || base < c->walk_end) {
 			c->bad_words++;
 			continue;
 		}
+		/* Extents come in address order and never overlap: a forged map
+		 * cannot name more of them than the target has pages. */
+		c->walk_end = base + size;
 		err = add_raw(c, e, e_addr, base, size, szind, slab);
 	}
 	return err;
@@ -206,10 +233,11 @@ static int walk_leaf(struct cen *c, unsigned i, const uint64_t *leaf)
 int cen_walk(struct cen *c)
 {
 	uint64_t *root = malloc(ROOT_N * sizeof(*root)), *leaf = malloc(LEAF_N * sizeof(*leaf));
+	uint64_t *sorted = malloc(ROOT_N * sizeof(*sorted));
 	unsigned nleaves = 0, done = 0;
 	int err = 0;
 
-	if (!root || !leaf) {
+	if (!root || !leaf || !sorted) {
 		err = jma_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
 		goto out;
 	}
@@ -219,10 +247,17 @@ int cen_walk(struct cen *c)
 		goto out;
 	}
 	for (unsigned i = 0; i < ROOT_N; i++)
-		nleaves += root[i] != 0;
+		if (root[i])
+			sorted[nleaves++] = root[i];
+	qsort(sorted, nleaves, sizeof(*sorted), cmp_u64);
+	c->walk_end = 0;
 	for (unsigned i = 0; i < ROOT_N && !err; i++) {
 		if (!root[i])
 			continue;
+		if (repeated(sorted, nleaves, root[i])) {
+			c->bad_words++;
+			continue;
+		}
 		if (cen_timed_out(c)) {
 			err = jma_fail(c->s, JMA_ERR_UNSAFE, -ETIMEDOUT, "census: timed out walking the "
 				       "map (%u of %u leaves read)", done, nleaves);
@@ -243,5 +278,6 @@ int cen_walk(struct cen *c)
 out:
 	free(root);
 	free(leaf);
+	free(sorted);
 	return err;
 }

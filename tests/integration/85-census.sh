@@ -93,6 +93,42 @@ t_versions() {
 	((n > 0)) || skip "no 5.x build under $VERSIONS_DIR (make versions)"
 }
 
+# A stripped copy of each version's library (LD_LIBRARY_PATH wins over the
+# fixture's RUNPATH): the map is decoded from malloc_usable_size.
+t_versions_stripped() {
+	local dir v n=0 pid
+	for dir in "$VERSIONS_DIR"/5.*/ "$VERSIONS_DIR"/dev*/; do
+		v=$(basename "$dir")
+		[[ -x $dir/censusfix ]] || continue
+		mkdir -p "$TMPD/strip-$v"
+		strip -o "$TMPD/strip-$v/libjemalloc.so.2" "$dir/inst/lib/libjemalloc.so.2"
+		start_fixture pid "$dir/censusfix" LD_LIBRARY_PATH="$TMPD/strip-$v"
+		grep -q "strip-$v" "/proc/$pid/maps" || fail "$v: the stripped copy is not loaded"
+		fill "$pid"
+		census_exact "$pid" "strip-$v"
+		jm "$pid" census --no-stats
+		expect_match "$OUT" "decoded from (je_)?malloc_usable_size"
+		n=$((n + 1))
+	done
+	((n > 0)) || skip "no 5.x build under $VERSIONS_DIR (make versions)"
+}
+
+t_timeout_and_usage() {
+	local pid
+	start_fixture pid "$FIXTURES/censusfix"
+	jm "$pid" census --by colour
+	expect_rc 2
+	jm "$pid" census --top 0
+	expect_rc 2
+	jm "$pid" census extra
+	expect_rc 2
+	# The leak scan is bounded by an explicit --timeout.
+	expect_eq "$(fix "$pid" "alloc 200000")" ok
+	jm --timeout 0.001 "$pid" census --leaks
+	expect_rc 5
+	expect_match "$ERR" "timed out"
+}
+
 t_core() {
 	local pid bin v
 	command -v gcore >/dev/null || skip "no gcore"
