@@ -118,6 +118,11 @@ static void warnings(struct cen *c)
 	struct jma_census *o = c->out;
 	size_t used = strlen(o->warn);
 
+	if (c->forced) {
+		snprintf(o->warn + used, sizeof(o->warn) - used, "%sa thread was inside jemalloc "
+			 "(--force): what it was changing may be counted wrong", used ? "; " : "");
+		used = strlen(o->warn);
+	}
 	if (c->bad_words || c->bad_nfree)
 		snprintf(o->warn + used, sizeof(o->warn) - used, "%s%llu map entries and %llu slab "
 			 "counts disagreed with the metadata they name (skipped)", used ? "; " : "",
@@ -144,6 +149,7 @@ int jma_census_run(jma_session *s, const struct jma_census_opts *o, struct jma_c
 	/* The stop is bounded by the timeout (10 s unless given); reading
 	 * contents afterwards costs the target nothing and is bounded only by
 	 * an explicit --timeout. */
+	c.start_ns = t0;
 	c.deadline_ns = t0 + (int64_t)jma_timeout_ms(s) * 1000000;
 	/* A core's memory is read through the emulator's image. */
 	err = s->offline ? jma_auto_begin(s, &here) : 0;

@@ -95,7 +95,8 @@ struct cen {
 	uint64_t bad_words, bad_nfree, stray_cached;	/* inconsistencies seen */
 	uint32_t *btype;		/* types.c: per block, index into out->types */
 	uint8_t *bcls;			/* leaks.c: per block, enum jma_census_class */
-	int64_t deadline_ns;
+	int64_t start_ns, deadline_ns;
+	int forced;			/* stopped with a thread inside jemalloc (--force) */
 	int64_t last_progress_ns;
 	/* mem.c: metadata pages read so far (edata come 32 to a page). */
 	uint64_t *ctag;
@@ -175,6 +176,8 @@ int cen_read(struct cen *c, uint64_t addr, void *buf, size_t len);
 void cen_cache_flush(struct cen *c);
 void cen_cache_free(struct cen *c);
 int cen_timed_out(struct cen *c);
+/* Half of the time to the deadline gone by? */
+int cen_half_timed_out(struct cen *c);
 void cen_progress(struct cen *c, const char *phase, uint64_t done, uint64_t total);
 
 #endif

@@ -70,6 +70,11 @@ int cen_timed_out(struct cen *c)
 	return c->deadline_ns && att_now_ns() > c->deadline_ns;
 }
 
+int cen_half_timed_out(struct cen *c)
+{
+	return !c->deadline_ns || att_now_ns() > c->start_ns + (c->deadline_ns - c->start_ns) / 2;
+}
+
 void cen_progress(struct cen *c, const char *phase, uint64_t done, uint64_t total)
 {
 	int64_t now;

@@ -3,7 +3,10 @@
  * Live: --freeze's machinery stops every thread and refuses while one is
  * inside jemalloc (where the metadata may be half-changed); refused, it is
  * tried again every RETRY_MS until the timeout.  No thread is hijacked and
- * nothing runs in the target.  A core: its threads as dumped, nothing to stop.
+ * nothing runs in the target.  With --force, once half the timeout has
+ * gone by, a thread that stays inside jemalloc (a hung process) is stopped
+ * with the others and the census says its figures may be off.  A core: its
+ * threads as dumped, nothing to stop.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -62,6 +65,12 @@ static int live_threads(struct cen *c, struct jma_freeze *fz)
 			return jma_fail(s, JMA_ERR_ATTACH, err, "listing threads of process %d: %s",
 					(int)s->pid, strerror(-err));
 		err = jma_freeze_all(s, fz, cand, n);
+		/* A thread that stays inside jemalloc (a hung process): with
+		 * --force, read anyway what it may be half-way through changing. */
+		if (err == -EAGAIN && (s->opt.flags & JMA_F_FORCE) && cen_half_timed_out(c)) {
+			err = jma_freeze_all_anyway(s, fz, cand, n);
+			c->forced = !err;
+		}
 		free(cand);
 		if (err != -EAGAIN || cen_timed_out(c))
 			break;

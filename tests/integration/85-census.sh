@@ -129,6 +129,27 @@ t_timeout_and_usage() {
 	expect_match "$ERR" "timed out"
 }
 
+# A thread that stays inside jemalloc (the dump lock held while it writes to
+# a FIFO nobody reads: a hung process): refused until the timeout, then with
+# --force counted anyway, saying so.
+t_thread_inside_jemalloc() {
+	local pid
+	start_fixture pid "$FIXTURES/jemfix" MALLOC_CONF=prof:true
+	fix "$pid" "alloc 100 100000" >/dev/null
+	mkfifo "$TMPD/fifo.census"
+	expect_eq "$(fix "$pid" "dump $TMPD/fifo.census")" ok
+	sleep 0.2
+	jm --timeout 1 "$pid" census --no-stats
+	expect_rc 5
+	expect_match "$ERR" "is inside jemalloc"
+	jm --timeout 1 --force "$pid" census --no-stats
+	expect_rc 0
+	expect_match "$OUT" "live: [0-9]+ blocks"
+	expect_match "$OUT" "a thread was inside jemalloc \(--force\)"
+	cat "$TMPD/fifo.census" >/dev/null
+	expect_eq "$(fix "$pid" ping)" pong
+}
+
 t_core() {
 	local pid bin v
 	command -v gcore >/dev/null || skip "no gcore"
