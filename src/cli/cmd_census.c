@@ -124,7 +124,7 @@ static void print_text(const struct jma_census *r, const struct census_args *a, 
 			       (unsigned long long)r->roots[i].bytes, share(r->roots[i].bytes, whole),
 			       cli_esc(r->roots[i].name));
 		if (r->nholders)
-			printf("\nretained by no one root, the largest (MAT's dominator tree):\n"
+			printf("\nthe largest blocks at the top of the dominator tree (as MAT lists them):\n"
 			       "%12s %14s %7s  %s\n", "BLOCKS", "RETAINED", "SHARE", "BLOCK, REACHED AS");
 		for (size_t i = 0; i < r->nholders && (!a->top || i < (size_t)a->top); i++) {
 			const struct jma_census_holder *h = &r->holders[i];
