@@ -37,6 +37,7 @@ enum jma_census_class {
 	JMA_CENSUS_ANCHORED = 0,	/* reachable from static data, a stack or a register */
 	JMA_CENSUS_LEAKED = 1,		/* not anchored, but pointed to by another leaked block */
 	JMA_CENSUS_UNREFERENCED = 2,	/* not anchored and pointed to by no leaked block */
+	/* (The "leaked" count covers both of the last two, as chap's does.) */
 };
 
 struct jma_census_block {
@@ -57,8 +58,8 @@ struct jma_census_type {
 };
 
 struct jma_census_root {
-	char *name;		/* "symbol (module)", "0xaddr (module)" or "stack of tid N" */
-	uint64_t addr;
+	char *name;		/* "symbol (module)", "static data of MODULE (no symbol)" or
+				 * "thread TID (stack, registers)" */
 	uint64_t blocks, bytes;	/* retained: what is reachable only through it */
 };
 

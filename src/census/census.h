@@ -155,7 +155,7 @@ void cen_root_name(struct cen *c, uint64_t at, char *buf, size_t len);
 struct cen_graph {
 	uint64_t *off;		/* nblocks + 1 */
 	uint32_t *to;
-	uint64_t nedges, cap;
+	size_t nedges, cap;
 };
 /* A root word pointing into a block. */
 struct cen_rootref {
@@ -169,7 +169,9 @@ struct cen_rootref {
 int cen_dominators(struct cen *c, const struct cen_graph *g, const struct cen_rootref *r, size_t nr,
 		   const uint32_t *parent);
 
-/* mem.c */
+/* mem.c: make room for @need elements of @each bytes in the array at
+ * *(void **)@p of capacity *@cap (doubling); -ENOMEM. */
+int cen_grow(void *p, size_t *cap, size_t need, size_t each);
 int cen_ptr_ok(uint64_t p);
 int cen_read(struct cen *c, uint64_t addr, void *buf, size_t len);
 /* Forget the pages kept by cen_read (the threads ran since). */

@@ -32,14 +32,8 @@ struct scan {
 
 static int push_edge(struct scan *sc, uint32_t t)
 {
-	if (sc->g.nedges == sc->g.cap) {
-		uint64_t cap = sc->g.cap ? sc->g.cap * 2 : 65536;
-		uint32_t *m = realloc(sc->g.to, cap * sizeof(*m));
-		if (!m)
-			return -ENOMEM;
-		sc->g.to = m;
-		sc->g.cap = cap;
-	}
+	if (cen_grow(&sc->g.to, &sc->g.cap, sc->g.nedges + 1, sizeof(*sc->g.to)))
+		return -ENOMEM;
 	sc->g.to[sc->g.nedges++] = t;
 	return 0;
 }
@@ -90,14 +84,8 @@ static int root_words(struct cen *c, pid_t tid, uint64_t at, const uint64_t *w, 
 		anchor(c, sc, t, UINT32_MAX);
 		if (!sc->want_refs)
 			continue;
-		if (sc->nrefs == sc->caprefs) {
-			size_t cap = sc->caprefs ? sc->caprefs * 2 : 4096;
-			struct cen_rootref *m = realloc(sc->refs, cap * sizeof(*m));
-			if (!m)
-				return -ENOMEM;
-			sc->refs = m;
-			sc->caprefs = cap;
-		}
+		if (cen_grow(&sc->refs, &sc->caprefs, sc->nrefs + 1, sizeof(*sc->refs)))
+			return -ENOMEM;
 		sc->refs[sc->nrefs++] = (struct cen_rootref){ at ? at + i * 8 : 0, tid, (uint32_t)t };
 	}
 	return 0;

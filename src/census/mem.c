@@ -15,6 +15,24 @@
 #define CACHE_SLOTS	2048
 #define CACHE_MAXLEN	512
 
+int cen_grow(void *pp, size_t *cap, size_t need, size_t each)
+{
+	void **p = pp, *m;
+	size_t cap2;
+
+	if (need <= *cap)
+		return 0;
+	cap2 = *cap ? *cap * 2 : 4096;
+	while (cap2 < need)
+		cap2 *= 2;
+	m = realloc(*p, cap2 * each);
+	if (!m)
+		return -ENOMEM;
+	*p = m;
+	*cap = cap2;
+	return 0;
+}
+
 int cen_ptr_ok(uint64_t p)
 {
 	return p >= CEN_PAGE && p < CEN_VADDR_MAX;

@@ -21,14 +21,8 @@
 
 static int add(struct cen *c, uint64_t v)
 {
-	if (c->ncached == c->capcached) {
-		size_t cap = c->capcached ? c->capcached * 2 : 4096;
-		uint64_t *m = realloc(c->cached, cap * sizeof(*m));
-		if (!m)
-			return -ENOMEM;
-		c->cached = m;
-		c->capcached = cap;
-	}
+	if (cen_grow(&c->cached, &c->capcached, c->ncached + 1, sizeof(*c->cached)))
+		return -ENOMEM;
 	c->cached[c->ncached++] = v;
 	return 0;
 }
@@ -59,14 +53,8 @@ static int add_stack(struct cen *c, uint64_t p)
 {
 	if (!cen_ptr_ok(p) || (c->nstacks && c->stacks[c->nstacks - 1] == p))
 		return 0;
-	if (c->nstacks == c->capstacks) {
-		size_t cap = c->capstacks ? c->capstacks * 2 : 64;
-		uint64_t *m = realloc(c->stacks, cap * sizeof(*m));
-		if (!m)
-			return -ENOMEM;
-		c->stacks = m;
-		c->capstacks = cap;
-	}
+	if (cen_grow(&c->stacks, &c->capstacks, c->nstacks + 1, sizeof(*c->stacks)))
+		return -ENOMEM;
 	c->stacks[c->nstacks++] = p;
 	return 0;
 }

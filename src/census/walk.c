@@ -25,24 +25,6 @@
 #define BITMAP_OFF	0x40
 #define NREGS_MAX	512	/* the bitmap's 64 bytes */
 
-static int grow(void **p, size_t *cap, size_t need, size_t each)
-{
-	size_t cap2;
-	void *m;
-
-	if (need <= *cap)
-		return 0;
-	cap2 = *cap ? *cap * 2 : 4096;
-	while (cap2 < need)
-		cap2 *= 2;
-	m = realloc(*p, cap2 * each);
-	if (!m)
-		return -ENOMEM;
-	*p = m;
-	*cap = cap2;
-	return 0;
-}
-
 static int add_block(struct cen *c, unsigned szind, uint64_t addr, uint64_t usize)
 {
 	int how = cen_is_cached(c, addr);
@@ -62,14 +44,13 @@ static int add_block(struct cen *c, unsigned szind, uint64_t addr, uint64_t usiz
 	c->bysz[szind].bytes += usize;
 	if (!c->keep)
 		return 0;
-	if (grow((void **)&c->baddr, &c->capblocks, c->nblocks + 1, sizeof(*c->baddr)))
-		return -ENOMEM;
-	/* bsize grows with baddr: same capacity. */
-	{
-		uint64_t *m = realloc(c->bsize, c->capblocks * sizeof(*m));
-		if (!m)
+	if (c->nblocks == c->capblocks) {
+		size_t cap = c->capblocks, cap2 = c->capblocks;
+		/* bsize grows with baddr: same capacity. */
+		if (cen_grow(&c->baddr, &cap, c->nblocks + 1, sizeof(*c->baddr)) ||
+		    cen_grow(&c->bsize, &cap2, c->nblocks + 1, sizeof(*c->bsize)))
 			return -ENOMEM;
-		c->bsize = m;
+		c->capblocks = cap;
 	}
 	c->baddr[c->nblocks] = addr;
 	c->bsize[c->nblocks++] = usize;
@@ -85,7 +66,7 @@ static int add_extent(struct cen *c, uint64_t base, uint64_t size, unsigned szin
 	c->out->slabs += !!slab;
 	if (!c->keep || c->nblocks == first)
 		return 0;
-	if (grow((void **)&c->ext, &c->capext, c->next + 1, sizeof(*c->ext)))
+	if (cen_grow(&c->ext, &c->capext, c->next + 1, sizeof(*c->ext)))
 		return -ENOMEM;
 	x = &c->ext[c->next++];
 	x->base = base;
@@ -126,7 +107,7 @@ static int add_raw(struct cen *c, const unsigned char *e, uint64_t e_addr, uint6
 {
 	struct cen_raw *x;
 
-	if (grow((void **)&c->raw, &c->capraw, c->nraw + 1, sizeof(*c->raw)))
+	if (cen_grow(&c->raw, &c->capraw, c->nraw + 1, sizeof(*c->raw)))
 		return -ENOMEM;
 	x = &c->raw[c->nraw++];
 	memcpy(&x->e_bits, e, 8);
