@@ -210,6 +210,13 @@ t_redis() {
 	# INFO's figure is stats.allocated: live + thread-cached, exactly (idle redis).
 	expect_eq "$(jq '.bytes + .thread_cached.bytes' <<<"$OUT")" "$alloc"
 	((alloc > 10000000)) || fail "redis holds only $alloc bytes"
+	# What holds them: reached from the global `server`, one block (the
+	# redisDb array) retains nearly all of it.
+	jm --timeout 300 "$pid" census --by root --json --no-stats
+	expect_rc 0
+	expect_match "$(jq -r '.holders[0].path' <<<"$OUT")" "^server \(redis"
+	jq -e '.holders[0].bytes * 10 > .bytes * 9' <<<"$OUT" >/dev/null ||
+		fail "the top block retains only $(jq '.holders[0].bytes' <<<"$OUT") of $(jq .bytes <<<"$OUT")"
 }
 
 run_tests
