@@ -122,6 +122,9 @@ t_timeout_and_usage() {
 	expect_rc 2
 	jm "$pid" census extra
 	expect_rc 2
+	jm --emulate "$pid" census
+	expect_rc 2
+	expect_match "$ERR" "--emulate is not needed"
 	# The leak scan is bounded by an explicit --timeout.
 	expect_eq "$(fix "$pid" "alloc 200000")" ok
 	jm --timeout 0.001 "$pid" census --leaks
