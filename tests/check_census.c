@@ -126,11 +126,13 @@ static void setup_fake(struct fake *f, struct cen *c, jma_session **s, struct jm
 	c->maps = fake_maps;
 	c->nmaps = sizeof(fake_maps) / sizeof(*fake_maps);
 	c->deadline_ns = att_now_ns() + 5000000000LL;
+	ck_assert_int_eq(cen_walk_prepare(c), 0);
 }
 
 static void teardown_fake(struct fake *f, struct cen *c, jma_session *s)
 {
 	free(c->raw);
+	free(c->wbuf);
 	free(c->baddr);
 	free(c->bsize);
 	free(c->ext);

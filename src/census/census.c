@@ -84,6 +84,7 @@ static void cen_free(struct cen *c)
 	free(c->cached);
 	free(c->stacks);
 	free(c->raw);
+	free(c->wbuf);
 	free(c->ext);
 	free(c->baddr);
 	free(c->bsize);
@@ -161,6 +162,8 @@ int jma_census_run(jma_session *s, const struct jma_census_opts *o, struct jma_c
 		err = cen_map_find(&c);
 	c.out->map_addr = c.map;
 	if (!err)
+		err = cen_walk_prepare(&c);
+	if (!err)
 		err = cen_stop(&c, &tok);
 	if (!err) {
 		t1 = att_now_ns();
@@ -173,9 +176,10 @@ int jma_census_run(jma_session *s, const struct jma_census_opts *o, struct jma_c
 		cen_cache_flush(&c);
 		if (!err)
 			err = cen_expand(&c);
-		jma_logf(s, JMA_LOG_INFO, "census: %zu threads stopped %.1f ms; metadata: %llu reads, "
-			 "%llu extents, %llu blocks", c.nth, (double)c.out->stop_ns / 1e6,
-			 (unsigned long long)c.reads, (unsigned long long)c.out->extents,
+		jma_logf(s, JMA_LOG_INFO, "census: %zu threads stopped %.1f ms; metadata: %llu reads "
+			 "(%llu pages), %llu extents, %llu blocks", c.nth, (double)c.out->stop_ns / 1e6,
+			 (unsigned long long)c.reads, (unsigned long long)c.misses,
+			 (unsigned long long)c.out->extents,
 			 (unsigned long long)(c.out->live.blocks + c.out->cached.blocks));
 	}
 	if (s->opt.timeout <= 0)

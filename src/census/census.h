@@ -86,6 +86,7 @@ struct cen {
 	struct cen_raw *raw;
 	size_t nraw, capraw;
 	uint64_t walk_end;		/* end of the last extent the walk took */
+	uint64_t *wbuf;			/* the walk's root, leaf and sorted-root buffers */
 	struct cen_extent *ext;
 	size_t next, capext;
 	uint64_t *baddr, *bsize;	/* live blocks, by address (when kept) */
@@ -101,7 +102,7 @@ struct cen {
 	/* mem.c: metadata pages read so far (edata come 32 to a page). */
 	uint64_t *ctag;
 	unsigned char *cpage;
-	uint64_t reads;
+	uint64_t reads, misses;		/* cen_read calls; pages read into the cache */
 };
 
 /* layout.c: the row named @name ("5.3", "dev", ...), NULL if none (tests). */
@@ -123,11 +124,16 @@ int cen_stop(struct cen *c, void **token);
 void cen_go(struct cen *c, void *token);
 /* tcache.c: every thread's cache and tcache.create's, into c->cached. */
 int cen_tcache_read(struct cen *c);
+/* 0: @addr is in no cache, 1: in a thread's, 2: in a tcache.create one. */
 int cen_is_cached(const struct cen *c, uint64_t addr);
+/* The first cached address >= @addr (its index; ncached if none). */
+size_t cen_cached_from(const struct cen *c, uint64_t addr);
 /* walk.c: the map walk, stopped: active extents copied into c->raw; then,
  * running: their blocks (live or thread-cached), counted and kept. */
 int cen_walk(struct cen *c);
 int cen_expand(struct cen *c);
+/* Before the stop: the walk's buffers allocated and touched. */
+int cen_walk_prepare(struct cen *c);
 /* index.c: the live block holding @addr (its index), or -1. */
 long cen_block_of(const struct cen *c, uint64_t addr);
 /* contents.c: call @fn for every kept block with its words, read extent
@@ -177,6 +183,8 @@ int cen_read(struct cen *c, uint64_t addr, void *buf, size_t len);
 /* Forget the pages kept by cen_read (the threads ran since). */
 void cen_cache_flush(struct cen *c);
 void cen_cache_free(struct cen *c);
+/* The cache's memory, allocated and touched (before a stop); -ENOMEM. */
+int cen_cache_prepare(struct cen *c);
 int cen_timed_out(struct cen *c);
 /* Half of the time to the deadline gone by? */
 int cen_half_timed_out(struct cen *c);

@@ -44,6 +44,21 @@ void cen_cache_flush(struct cen *c)
 		memset(c->ctag, 0, CACHE_SLOTS * sizeof(*c->ctag));
 }
 
+int cen_cache_prepare(struct cen *c)
+{
+	if (c->ctag)
+		return 0;
+	c->ctag = calloc(CACHE_SLOTS, sizeof(*c->ctag));
+	c->cpage = calloc(CACHE_SLOTS, CEN_PAGE);
+	if (!c->ctag || !c->cpage) {
+		cen_cache_free(c);
+		return -ENOMEM;
+	}
+	/* calloc's fresh pages are mapped lazily: touch them now. */
+	memset(c->cpage, 0, CACHE_SLOTS * CEN_PAGE);
+	return 0;
+}
+
 void cen_cache_free(struct cen *c)
 {
 	free(c->ctag);
@@ -63,17 +78,12 @@ int cen_read(struct cen *c, uint64_t addr, void *buf, size_t len)
 	c->reads++;
 	if (len > CACHE_MAXLEN || (addr + len - 1) / CEN_PAGE != addr / CEN_PAGE)
 		return jma_read(c->s, addr, buf, len);
-	if (!c->ctag) {
-		c->ctag = calloc(CACHE_SLOTS, sizeof(*c->ctag));
-		c->cpage = malloc(CACHE_SLOTS * CEN_PAGE);
-		if (!c->ctag || !c->cpage) {
-			cen_cache_free(c);
-			return jma_read(c->s, addr, buf, len);
-		}
-	}
+	if (!c->ctag && cen_cache_prepare(c))
+		return jma_read(c->s, addr, buf, len);
 	slot = (size_t)(page / CEN_PAGE) % CACHE_SLOTS;
 	/* Tag = page | 1: page 0 is never read, so 0 means empty. */
 	if (c->ctag[slot] != (page | 1)) {
+		c->misses++;
 		err = jma_read(c->s, page, c->cpage + slot * CEN_PAGE, CEN_PAGE);
 		if (err)
 			return jma_read(c->s, addr, buf, len);	/* a page partly mapped */

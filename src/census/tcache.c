@@ -171,20 +171,25 @@ int cen_tcache_read(struct cen *c)
 	return 0;
 }
 
-/* 0: not cached, 1: in a thread's cache, 2: in an explicit one. */
-int cen_is_cached(const struct cen *c, uint64_t addr)
+size_t cen_cached_from(const struct cen *c, uint64_t addr)
 {
 	size_t lo = 0, hi = c->ncached;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		uint64_t v = c->cached[mid] & ~1ULL;
-		if (v == addr)
-			return 1 + (int)(c->cached[mid] & 1);
-		if (v < addr)
+		if ((c->cached[mid] & ~1ULL) < addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+int cen_is_cached(const struct cen *c, uint64_t addr)
+{
+	size_t k = cen_cached_from(c, addr);
+
+	if (k < c->ncached && (c->cached[k] & ~1ULL) == addr)
+		return 1 + (int)(c->cached[k] & 1);
 	return 0;
 }
