@@ -54,11 +54,12 @@ END_TEST
 #define LEAF_AT		0x20000000ULL
 #define EDATA_AT	0x30000000ULL
 #define HEAP_AT		0x40000000ULL	/* GiB 1: root[1] */
+#define TSD_AT		0x50000000ULL
 #define LEAFSZ		(1ULL << 21)
 
 struct fake {
 	struct jma_backend be;
-	unsigned char *map, *leaf, *edata;
+	unsigned char *map, *leaf, *edata, *tsd;
 	unsigned seed;
 };
 
@@ -73,6 +74,11 @@ static unsigned char *region(struct fake *f, uint64_t a, uint64_t *base, uint64_
 		*base = LEAF_AT;
 		*len = LEAFSZ;
 		return f->leaf;
+	}
+	if (a >= TSD_AT && a < TSD_AT + 4096) {
+		*base = TSD_AT;
+		*len = 4096;
+		return f->tsd;
 	}
 	if (a >= EDATA_AT && a < EDATA_AT + 1024 * 128) {
 		*base = EDATA_AT;
@@ -97,10 +103,11 @@ static int fake_read(struct jma_backend *b, uint64_t addr, void *buf, size_t len
 static const struct jma_backend_ops fake_ops = { .name = "fake", .read = fake_read };
 
 static struct att_map fake_maps[] = {
-	{ MAP_AT, MAP_AT + 0x78 + LEAFSZ + 4096, 0, "rw-p", 0, 0, NULL },
+	{ MAP_AT, MAP_AT + 0x78 + LEAFSZ + 4096, 0, "rw-p", 0, 0, "/fake/libjemalloc.so.2" },
 	{ LEAF_AT, LEAF_AT + LEAFSZ, 0, "rw-p", 0, 0, NULL },
 	{ EDATA_AT, EDATA_AT + 1024 * 128, 0, "rw-p", 0, 0, NULL },
 	{ HEAP_AT, HEAP_AT + (64ULL << 20), 0, "rw-p", 0, 0, NULL },
+	{ TSD_AT, TSD_AT + 4096, 0, "rw-p", 0, 0, NULL },
 };
 
 static void setup_fake(struct fake *f, struct cen *c, jma_session **s, struct jma_census *out)
@@ -110,7 +117,8 @@ static void setup_fake(struct fake *f, struct cen *c, jma_session **s, struct jm
 	f->map = calloc(1, 0x78 + LEAFSZ);
 	f->leaf = calloc(1, LEAFSZ);
 	f->edata = calloc(1024, 128);
-	ck_assert(f->map && f->leaf && f->edata);
+	f->tsd = calloc(1, 4096);
+	ck_assert(f->map && f->leaf && f->edata && f->tsd);
 	*s = jma_new(NULL);
 	ck_assert_ptr_nonnull(*s);
 	(*s)->be = &f->be;
@@ -142,6 +150,7 @@ static void teardown_fake(struct fake *f, struct cen *c, jma_session *s)
 	free(f->map);
 	free(f->leaf);
 	free(f->edata);
+	free(f->tsd);
 }
 
 static void set_root(struct fake *f, unsigned i, uint64_t leaf)
@@ -198,6 +207,41 @@ START_TEST(test_census_walk_honest)
 	ck_assert_uint_eq(out.live.bytes, 4 * 64 + 20480);
 	ck_assert_uint_eq(c.baddr[4], HEAP_AT + 2 * 4096 + 64);
 	ck_assert_uint_eq(c.bad_nfree, 0);
+	teardown_fake(&f, &c, s);
+}
+END_TEST
+
+/* No symbol, no usable code: a thread's lookup cache names a leaf, and the
+ * root entry holding it is found in jemalloc's writable data. */
+START_TEST(test_census_map_from_tsd)
+{
+	struct fake f;
+	struct cen c;
+	struct jma_census out;
+	struct cen_thread th;
+	jma_session *s;
+	uint64_t ctx[4] = { 1, 0, 1ULL << 30, LEAF_AT };	/* an unused entry, then GiB 1's */
+
+	setup_fake(&f, &c, &s, &out);
+	set_root(&f, 1, LEAF_AT);
+	set_edata(&f, 0, HEAP_AT, 4096, 4, 1, 64);
+	memset(f.edata + 0x40, 0xff, 64);
+	set_word(&f, 0, 0, 4, 1);
+	memcpy(f.tsd + c.L->rtree_ctx_off, ctx, sizeof(ctx));
+	memset(&th, 0, sizeof(th));
+	th.regs.r.fs_base = TSD_AT;
+	c.th = &th;
+	c.nth = 1;
+	c.have_tpoff = 1;
+	c.map = 0;
+	c.je_path = "/fake/libjemalloc.so.2";
+	ck_assert_int_eq(cen_map_from_tsd(&c), 0);
+	ck_assert_uint_eq(c.map, MAP_AT);
+	/* Not jemalloc's data: not looked at. */
+	c.je_path = "/other.so";
+	c.map = 0;
+	ck_assert_int_eq(cen_map_from_tsd(&c), -ENOENT);
+	c.th = NULL;
 	teardown_fake(&f, &c, s);
 }
 END_TEST
@@ -271,6 +315,7 @@ Suite *suite_census(void)
 	tcase_add_test(tc, test_census_rip_leas);
 	tcase_add_test(tc, test_census_walk_honest);
 	tcase_add_test(tc, test_census_walk_forged);
+	tcase_add_test(tc, test_census_map_from_tsd);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -135,7 +135,7 @@ int jma_census_run(jma_session *s, const struct jma_census_opts *o, struct jma_c
 	struct cen c = { .s = s, .o = o };
 	unsigned flags = o ? o->flags : 0;
 	int64_t t0 = att_now_ns(), t1;
-	int err, here = 0;
+	int err, here = 0, defer_map = 0;
 	void *tok = NULL;
 
 	*out = NULL;
@@ -158,9 +158,14 @@ int jma_census_run(jma_session *s, const struct jma_census_opts *o, struct jma_c
 		err = get_maps(&c);
 	if (!err)
 		err = cen_layout_find(&c);
-	if (!err)
+	if (!err) {
+		/* Not found from the code: perhaps from a thread's cache, once
+		 * they are stopped (the message stays if that fails too). */
 		err = cen_map_find(&c);
-	c.out->map_addr = c.map;
+		defer_map = err == -ENOENT;
+		if (defer_map)
+			err = 0;
+	}
 	if (!err)
 		err = cen_walk_prepare(&c);
 	if (!err)
@@ -168,7 +173,15 @@ int jma_census_run(jma_session *s, const struct jma_census_opts *o, struct jma_c
 	if (!err) {
 		t1 = att_now_ns();
 		cen_cache_flush(&c);
-		err = cen_tcache_read(&c);
+		if (defer_map && cen_map_from_tsd(&c)) {
+			char why[sizeof(s->err)];
+			snprintf(why, sizeof(why), "%s", jma_errmsg(s));
+			err = jma_fail(s, JMA_ERR_MISSING, -ENOENT, "%s; nor from the threads' lookup "
+				       "caches", why);
+		}
+		c.out->map_addr = c.map;
+		if (!err)
+			err = cen_tcache_read(&c);
 		if (!err)
 			err = cen_walk(&c);
 		c.out->meta_ns = (uint64_t)(att_now_ns() - t1);

@@ -38,6 +38,7 @@ struct cen_layout {
 	unsigned nbins;		/* 5.3+: TCACHE_NBINS_MAX */
 	uint64_t large_off;	/* 5.0-5.2: tcache.bins_large */
 	int large_by_size;	/* dev: a large block's usable size is its extent's size - pad */
+	uint64_t rtree_ctx_off;	/* tsd.rtree_ctx, 0 when not known for this row */
 };
 
 struct cen_thread {
@@ -72,7 +73,7 @@ struct cen {
 	uint64_t tpoff;			/* tsd = fs_base + tpoff */
 	int have_tpoff;
 	uint64_t tcaches, tcaches_past;	/* symbols, 0 when unknown */
-	uint64_t je_lo, je_hi;		/* jemalloc's module, for roots and vtables */
+	const char *je_path;		/* jemalloc's module file, as the maps name it */
 	struct att_map *maps;
 	size_t nmaps;
 	struct cen_thread *th;
@@ -117,6 +118,10 @@ void cen_sizes_compute(uint64_t sizes[CEN_NSIZES]);
 /* findmap.c: the map of active extents (by symbol, else decoded from
  * malloc_usable_size), its root validated. */
 int cen_map_find(struct cen *c);
+/* The same from a thread's lookup cache (tsd.rtree_ctx: {leafkey, leaf}
+ * pairs), the leaf pointer looked for in jemalloc's writable data: needs
+ * the threads' registers (after cen_stop). */
+int cen_map_from_tsd(struct cen *c);
 int cen_root_valid(struct cen *c, uint64_t map);
 /* target.c: stop every thread (none inside jemalloc; retried) and read
  * their registers / let them go.  On a core: the dumped threads. */

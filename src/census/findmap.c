@@ -5,7 +5,10 @@
  * 4 KiB page.  With symbols it is named.  In a stripped library,
  * malloc_usable_size looks it up on its slow path: every rip-relative lea
  * in its first bytes is a candidate (the map, sz_index2size_tab, test hooks),
- * and the one whose root validates is the map.  Valid: every root entry is
+ * and the one whose root validates is the map.  Failing that, once the
+ * threads are stopped: a thread's lookup cache (tsd.rtree_ctx) holds
+ * {leafkey, leaf} pairs, and the root entry for leafkey's GiB holds leaf --
+ * found among jemalloc's writable data, it places the root.  Valid: every root entry is
  * null or a user-space pointer, and leaf words decode to extents that cover
  * the page of their index -- what chap checks of tcmalloc's page map.
  */
@@ -135,4 +138,81 @@ int cen_map_find(struct cen *c)
 	return jma_fail(s, JMA_ERR_MISSING, -ENOENT, "census: jemalloc's map of extents not found: "
 			"no symbol %s, and none of the %zu addresses %s uses holds a valid one", name, n,
 			fname);
+}
+
+#define CTX_ENTRIES	16	/* RTREE_CTX_NCACHE */
+#define SCAN_CHUNK	(256 * 1024)
+#define DATA_MAX	(64ULL << 20)	/* jemalloc's writable data scanned, at most */
+
+/* jemalloc's writable data: its module's rw mappings and the .bss after them. */
+static int je_data(const struct cen *c, size_t i)
+{
+	const struct att_map *m = &c->maps[i], *prev = i ? &c->maps[i - 1] : NULL;
+	const char *path = m->path;
+
+	if (m->perms[1] != 'w')
+		return 0;
+	if (!path && prev && prev->end == m->start && prev->path && prev->perms[1] == 'w')
+		path = prev->path;
+	return path && c->je_path && !strcmp(path, c->je_path);
+}
+
+/* Where in jemalloc's writable data the word @leaf is; each hit tried as the
+ * root entry of @idx. */
+static int find_root_entry(struct cen *c, uint64_t leaf, uint64_t idx, uint64_t *buf)
+{
+	uint64_t scanned = 0;
+
+	for (size_t i = 0; i < c->nmaps; i++) {
+		const struct att_map *m = &c->maps[i];
+
+		if (!je_data(c, i))
+			continue;
+		for (uint64_t a = m->start; a < m->end && scanned < DATA_MAX; a += SCAN_CHUNK) {
+			uint64_t n = m->end - a < SCAN_CHUNK ? m->end - a : SCAN_CHUNK;
+
+			scanned += n;
+			if (cen_read(c, a, buf, n))
+				continue;
+			for (size_t k = 0; k < n / 8; k++) {
+				uint64_t map = a + k * 8 - c->L->root_off - idx * 8;
+				if (buf[k] == leaf && a + k * 8 >= c->L->root_off + idx * 8 &&
+				    !cen_root_valid(c, map)) {
+					c->map = map;
+					return 0;
+				}
+			}
+		}
+	}
+	return -ENOENT;
+}
+
+int cen_map_from_tsd(struct cen *c)
+{
+	uint64_t ctx[CTX_ENTRIES * 2], *buf;
+	int err = -ENOENT;
+
+	if (!c->L->rtree_ctx_off || !c->have_tpoff)
+		return err;
+	if (!(buf = malloc(SCAN_CHUNK)))
+		return -ENOMEM;
+	for (size_t t = 0; t < c->nth && err; t++) {
+		uint64_t tsd = arch_tls_base(&c->th[t].regs) + c->tpoff;
+
+		if (!cen_ptr_ok(tsd) || cen_read(c, tsd + c->L->rtree_ctx_off, ctx, sizeof(ctx)))
+			continue;
+		for (unsigned e = 0; e < CTX_ENTRIES && err; e++) {
+			uint64_t key = ctx[2 * e], leaf = ctx[2 * e + 1];
+
+			/* An unused entry's key is RTREE_LEAFKEY_INVALID (1). */
+			if (key & ((1ULL << 30) - 1) || !cen_ptr_ok(leaf) || leaf % 8)
+				continue;
+			err = find_root_entry(c, leaf, (key >> 30) & 0x3ffff, buf);
+		}
+	}
+	free(buf);
+	if (!err)
+		snprintf(c->out->map_how, sizeof(c->out->map_how), "found from a thread's lookup cache "
+			 "(tsd.rtree_ctx), root validated");
+	return err;
 }

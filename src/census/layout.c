@@ -5,7 +5,8 @@
  * chosen by the size of jemalloc's thread data (sizeof(tsd_t), which is the
  * library's PT_TLS size): it moves with every release and with the
  * configuration (dev with --enable-prof is 8 bytes larger), so a build no
- * row knows is refused rather than misread.  The version string is read from
+ * row knows is refused rather than misread (0 in a row: not known for it, the
+ * method that needs it is not tried).  The version string is read from
  * the library's read-only data: no call into the target.
  */
 #include <errno.h>
@@ -17,12 +18,12 @@
 #include "census/census.h"
 
 static const struct cen_layout layouts[] = {
-	{ "5.0", 5, 0, 0x17d8, 12, 15, 2, 17, 25, 0x68, 0x1, 0, 0x1b8, 0, 0, 0x3b0, 0 },
-	{ "5.1", 5, 1, 0x1800, 12, 16, 2, 18, 26, 0x68, 0x1, 0, 0x1c0, 0, 0, 0x3d0, 0 },
-	{ "5.2", 5, 2, 0x1848, 12, 16, 2, 18, 26, 0x70, 0x1, 0, 0x1f0, 0, 0, 0x3e8, 0 },
-	{ "5.3", 5, 3, 0xa48, 12, 17, 3, 20, 28, 0x78, 0x7f, 1, 0x358, 1, 73, 0, 0 },
-	{ "dev", 5, 3, 0x788, 12, 17, 3, 20, 28, 0x78, 0x7f, 1, 0x398, 1, 41, 0, 1 },
-	{ "dev+prof", 5, 3, 0x790, 12, 17, 3, 20, 28, 0x78, 0x7f, 1, 0x3a0, 1, 41, 0, 1 },
+	{ "5.0", 5, 0, 0x17d8, 12, 15, 2, 17, 25, 0x68, 0x1, 0, 0x1b8, 0, 0, 0x3b0, 0, 0x20 },
+	{ "5.1", 5, 1, 0x1800, 12, 16, 2, 18, 26, 0x68, 0x1, 0, 0x1c0, 0, 0, 0x3d0, 0, 0 },
+	{ "5.2", 5, 2, 0x1848, 12, 16, 2, 18, 26, 0x70, 0x1, 0, 0x1f0, 0, 0, 0x3e8, 0, 0x30 },
+	{ "5.3", 5, 3, 0xa48, 12, 17, 3, 20, 28, 0x78, 0x7f, 1, 0x358, 1, 73, 0, 0, 0x1b0 },
+	{ "dev", 5, 3, 0x788, 12, 17, 3, 20, 28, 0x78, 0x7f, 1, 0x398, 1, 41, 0, 1, 0 },
+	{ "dev+prof", 5, 3, 0x790, 12, 17, 3, 20, 28, 0x78, 0x7f, 1, 0x3a0, 1, 41, 0, 1, 0x1f8 },
 };
 
 const struct cen_layout *cen_layout_named(const char *name)
@@ -157,6 +158,7 @@ int cen_layout_find(struct cen *c)
 				"for this build (thread data of 0x%llx bytes)", c->out->version,
 				(unsigned long long)f.tls_memsz);
 	snprintf(c->out->layout, sizeof(c->out->layout), "%s", c->L->name);
+	c->je_path = jma_syms_jemalloc(s->syms)->path;
 	find_tpoff(c, &f, bias);
 	cen_sizes_compute(c->sizes);
 	c->large_pad = CEN_PAGE;

@@ -156,7 +156,7 @@ t_thread_inside_jemalloc() {
 t_core() {
 	local pid bin v
 	command -v gcore >/dev/null || skip "no gcore"
-	for bin in "$FIXTURES/censusfix" "$VERSIONS_DIR"/dev*/censusfix; do
+	for bin in "$FIXTURES/censusfix" "$VERSIONS_DIR"/5.*/censusfix "$VERSIONS_DIR"/dev*/censusfix; do
 		[[ -x $bin ]] || continue
 		start_fixture pid "$bin"
 		fill "$pid"
