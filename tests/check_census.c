@@ -246,6 +246,31 @@ START_TEST(test_census_map_from_tsd)
 }
 END_TEST
 
+/* jemalloc's own size table: ours, another configuration's (8-byte quanta,
+ * as Redis bundles), or no table at all. */
+START_TEST(test_census_sizes_check)
+{
+	struct fake f;
+	struct cen c;
+	struct jma_census out;
+	jma_session *s;
+	uint64_t q8[48];
+
+	setup_fake(&f, &c, &s, &out);
+	memcpy(f.tsd, c.sizes, 48 * 8);
+	ck_assert_int_eq(cen_sizes_check(&c, TSD_AT), 0);
+	for (unsigned i = 0; i < 48; i++)
+		q8[i] = i < 8 ? 8 * (i + 1) : 64 + 16 * (i - 7);
+	memcpy(f.tsd, q8, sizeof(q8));
+	ck_assert_int_eq(cen_sizes_check(&c, TSD_AT), -ENOTSUP);
+	ck_assert(strstr(jma_errmsg(s), "size classes differ") != NULL);
+	memset(f.tsd, 0x5a, 48 * 8);
+	ck_assert_int_eq(cen_sizes_check(&c, TSD_AT), 1);
+	ck_assert_int_eq(cen_sizes_check(&c, 0xdead0000), 1);
+	teardown_fake(&f, &c, s);
+}
+END_TEST
+
 START_TEST(test_census_walk_forged)
 {
 	struct fake f;
@@ -316,6 +341,7 @@ Suite *suite_census(void)
 	tcase_add_test(tc, test_census_walk_honest);
 	tcase_add_test(tc, test_census_walk_forged);
 	tcase_add_test(tc, test_census_map_from_tsd);
+	tcase_add_test(tc, test_census_sizes_check);
 	suite_add_tcase(s, tc);
 	return s;
 }

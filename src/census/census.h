@@ -115,6 +115,9 @@ size_t cen_rip_leas(const unsigned char *code, size_t len, uint64_t pc, uint64_t
 int cen_layout_find(struct cen *c);
 /* sizes.c: jemalloc's size classes for lg_quantum 4, 4 KiB pages. */
 void cen_sizes_compute(uint64_t sizes[CEN_NSIZES]);
+/* Is the table at @tab jemalloc's sz_index2size_tab, and ours?  0 yes, 1 not
+ * a size table, -ENOTSUP (message set) another configuration's. */
+int cen_sizes_check(struct cen *c, uint64_t tab);
 /* findmap.c: the map of active extents (by symbol, else decoded from
  * malloc_usable_size), its root validated. */
 int cen_map_find(struct cen *c);

@@ -127,6 +127,10 @@ int cen_map_find(struct cen *c)
 		return jma_fail(s, JMA_ERR_MISSING, -EFAULT, "census: reading the code of %s at 0x%llx",
 				fname, (unsigned long long)fn);
 	n = cen_rip_leas(code, sizeof(code), fn, cand, sizeof(cand) / sizeof(*cand));
+	/* sz_index2size_tab is among them: another size-class table is refused. */
+	for (size_t i = 0; i < n; i++)
+		if (cen_sizes_check(c, cand[i]) < 0)
+			return -ENOTSUP;
 	for (size_t i = 0; i < n; i++) {
 		if (cen_root_valid(c, cand[i]))
 			continue;

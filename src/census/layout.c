@@ -161,6 +161,9 @@ int cen_layout_find(struct cen *c)
 	c->je_path = jma_syms_jemalloc(s->syms)->path;
 	find_tpoff(c, &f, bias);
 	cen_sizes_compute(c->sizes);
+	if (jma_syms_jemalloc_sym(s->syms, "sz_index2size_tab", &a, &sz, &tls) && !tls &&
+	    cen_sizes_check(c, a) < 0)
+		return -ENOTSUP;
 	c->large_pad = CEN_PAGE;
 	if (jma_syms_jemalloc_sym(s->syms, "sz_large_pad", &a, &sz, &tls) && !tls)
 		cen_read(c, a, &c->large_pad, sizeof(c->large_pad));
