@@ -17,10 +17,40 @@
 #include "attach/clock.h"
 #include "census/census.h"
 
-static int cmp_type(const void *a, const void *b)
+/* Type indexes, by bytes descending then name (qsort_r's argument: the table). */
+static int cmp_type(const void *a, const void *b, void *arg)
 {
-	const struct jma_census_type *x = a, *y = b;
+	const struct jma_census_type *t = arg, *x = &t[*(const uint32_t *)a], *y = &t[*(const uint32_t *)b];
 	return x->bytes < y->bytes ? 1 : x->bytes > y->bytes ? -1 : strcmp(x->name, y->name);
+}
+
+/* [0] (untyped) stays first, the rest by bytes; blocks' indexes follow. */
+static int sort_types(struct cen *c)
+{
+	struct jma_census *o = c->out;
+	uint32_t *order = malloc(o->ntypes * sizeof(*order)), *where = malloc(o->ntypes * sizeof(*where));
+	struct jma_census_type *t = malloc(o->ntypes * sizeof(*t));
+
+	if (!order || !where || !t) {
+		free(order);
+		free(where);
+		free(t);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < o->ntypes; i++)
+		order[i] = (uint32_t)i;
+	qsort_r(order + 1, o->ntypes - 1, sizeof(*order), cmp_type, o->types);
+	for (size_t k = 0; k < o->ntypes; k++) {
+		t[k] = o->types[order[k]];
+		where[order[k]] = (uint32_t)k;
+	}
+	for (size_t b = 0; b < c->nblocks; b++)
+		c->btype[b] = where[c->btype[b]];
+	free(o->types);
+	o->types = t;
+	free(order);
+	free(where);
+	return 0;
 }
 
 /* The result's tables from the run's. */
@@ -38,28 +68,8 @@ static int finish(struct cen *c)
 			o->sizes[n++].size = c->sizes[i];
 		}
 	o->nsizes = n;
-	if (o->ntypes > 2) {
-		/* [0] (untyped) stays first; the rest by bytes.  Block indexes
-		 * into the table are renumbered accordingly. */
-		uint32_t *map = malloc(o->ntypes * sizeof(*map));
-		char **names = malloc(o->ntypes * sizeof(*names));
-		if (!map || !names) {
-			free(map);
-			free(names);
-			return -ENOMEM;
-		}
-		for (size_t i = 0; i < o->ntypes; i++)
-			names[i] = o->types[i].name;
-		qsort(o->types + 1, o->ntypes - 1, sizeof(*o->types), cmp_type);
-		for (size_t i = 0; i < o->ntypes; i++)
-			for (size_t k = 0; k < o->ntypes; k++)
-				if (o->types[k].name == names[i])
-					map[i] = (uint32_t)k;
-		for (size_t b = 0; b < c->nblocks; b++)
-			c->btype[b] = map[c->btype[b]];
-		free(map);
-		free(names);
-	}
+	if (o->ntypes > 2 && sort_types(c))
+		return -ENOMEM;
 	if (c->o && (c->o->flags & (JMA_CENSUS_LIST | JMA_CENSUS_TYPES | JMA_CENSUS_LEAKS))) {
 		o->list = calloc(c->nblocks ? c->nblocks : 1, sizeof(*o->list));
 		if (!o->list)

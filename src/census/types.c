@@ -15,10 +15,11 @@
 #include "census/census.h"
 #include "symbols/demangle.h"
 
-#define VT_SLOTS	4096	/* distinct first words remembered (power of 2) */
+#define VT_SLOTS	65536	/* distinct first words remembered (power of 2), 1 MiB */
 #define VT_PROBES	16
 #define NAME_MAX_LEN	512
 #define TYPES_MAX	65536
+#define NAME_SLOTS	(2 * TYPES_MAX)	/* names by hash: indexes into out->types */
 
 struct vt_slot {
 	uint64_t vt;		/* 0: empty */
@@ -27,6 +28,8 @@ struct vt_slot {
 
 struct typing {
 	struct vt_slot *slots;
+	uint32_t *names;	/* NAME_SLOTS, 0 empty */
+	size_t cap;		/* of out->types */
 };
 
 static int ro_data(const struct cen *c, uint64_t a)
@@ -36,25 +39,36 @@ static int ro_data(const struct cen *c, uint64_t a)
 	return m && m->path && m->perms[0] == 'r' && m->perms[1] == '-' && m->perms[2] == '-';
 }
 
-static uint32_t type_named(struct cen *c, const char *name)
+static size_t name_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;	/* FNV-1a */
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return (size_t)(h & (NAME_SLOTS - 1));
+}
+
+/* The index of type @name, made if new; 0 when the table is full. */
+static uint32_t type_named(struct cen *c, struct typing *ty, const char *name)
 {
 	struct jma_census *o = c->out;
-	struct jma_census_type *t;
+	size_t h = name_hash(name);
 
-	for (size_t i = 1; i < o->ntypes; i++)
-		if (!strcmp(o->types[i].name, name))
-			return (uint32_t)i;
-	if (o->ntypes >= TYPES_MAX || !(t = realloc(o->types, (o->ntypes + 1) * sizeof(*t))))
+	for (; ty->names[h]; h = (h + 1) & (NAME_SLOTS - 1))
+		if (!strcmp(o->types[ty->names[h]].name, name))
+			return ty->names[h];
+	/* At most TYPES_MAX of NAME_SLOTS used: the probe above always ends. */
+	if (o->ntypes >= TYPES_MAX || cen_grow(&o->types, &ty->cap, o->ntypes + 1, sizeof(*o->types)))
 		return 0;
-	o->types = t;
-	memset(&t[o->ntypes], 0, sizeof(*t));
-	if (!(t[o->ntypes].name = strdup(name)))
+	memset(&o->types[o->ntypes], 0, sizeof(*o->types));
+	if (!(o->types[o->ntypes].name = strdup(name)))
 		return 0;
+	ty->names[h] = (uint32_t)o->ntypes;
 	return (uint32_t)o->ntypes++;
 }
 
 /* The type whose vtable @vt is, 0 if it is none. */
-static uint32_t vtable_type(struct cen *c, uint64_t vt)
+static uint32_t vtable_type(struct cen *c, struct typing *ty, uint64_t vt)
 {
 	uint64_t ti, nm;
 	char *str = NULL, *mangled, *dem;
@@ -74,7 +88,7 @@ static uint32_t vtable_type(struct cen *c, uint64_t vt)
 		strcat(mangled, str);
 		dem = sym_demangle(mangled);
 		if (dem) {
-			t = type_named(c, dem);
+			t = type_named(c, ty, dem);
 			free(dem);
 		}
 		free(mangled);
@@ -95,7 +109,7 @@ static int type_block(struct cen *c, size_t b, const uint64_t *w, size_t nw, uin
 	if (off || !nw || w[0] % 8 || !cen_ptr_ok(w[0]) || !ro_data(c, w[0]))
 		return 0;
 	vt = w[0];
-	h = (size_t)((vt >> 3) * 0x9e3779b97f4a7c15ULL >> 52) & (VT_SLOTS - 1);
+	h = (size_t)((vt >> 3) * 0x9e3779b97f4a7c15ULL >> 48) & (VT_SLOTS - 1);
 	for (unsigned probe = 0; probe < VT_PROBES; probe++, h = (h + 1) & (VT_SLOTS - 1)) {
 		if (ty->slots[h].vt == vt) {
 			c->btype[b] = ty->slots[h].type;
@@ -103,38 +117,46 @@ static int type_block(struct cen *c, size_t b, const uint64_t *w, size_t nw, uin
 		}
 		if (!ty->slots[h].vt) {
 			ty->slots[h].vt = vt;
-			ty->slots[h].type = vtable_type(c, vt);
+			ty->slots[h].type = vtable_type(c, ty, vt);
 			c->btype[b] = ty->slots[h].type;
 			return 0;
 		}
 	}
-	c->btype[b] = vtable_type(c, vt);	/* its neighbourhood is full: not remembered */
+	c->btype[b] = vtable_type(c, ty, vt);	/* its neighbourhood is full: not remembered */
 	return 0;
 }
 
 int cen_types(struct cen *c)
 {
-	struct typing ty;
+	struct typing ty = { 0 };
 	struct jma_census *o = c->out;
 	int err;
 
 	ty.slots = calloc(VT_SLOTS, sizeof(*ty.slots));
+	ty.names = calloc(NAME_SLOTS, sizeof(*ty.names));
 	c->btype = calloc(c->nblocks ? c->nblocks : 1, sizeof(*c->btype));
-	o->types = calloc(1, sizeof(*o->types));
-	if (!ty.slots || !c->btype || !o->types || !(o->types[0].name = strdup(""))) {
-		free(ty.slots);
-		return jma_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
+	err = !ty.slots || !ty.names || !c->btype ||
+	      cen_grow(&o->types, &ty.cap, 1, sizeof(*o->types)) ? -ENOMEM : 0;
+	if (!err) {
+		memset(o->types, 0, sizeof(*o->types));
+		if (!(o->types[0].name = strdup("")))
+			err = -ENOMEM;
+		else
+			o->ntypes = 1;
 	}
-	o->ntypes = 1;
-	err = cen_blocks_read(c, 8, "types", type_block, &ty);
-	free(ty.slots);
 	if (err)
-		return err;
-	for (size_t i = 0; i < c->nstacks; i++) {
+		err = jma_fail(c->s, JMA_ERR_TARGET, err, "out of memory");
+	if (!err)
+		err = cen_blocks_read(c, 8, "types", type_block, &ty);
+	for (size_t i = 0; !err && i < c->nstacks; i++) {
 		long t = cen_block_of(c, c->stacks[i]);
 		if (t >= 0)
-			c->btype[t] = type_named(c, "(jemalloc: thread cache stacks)");
+			c->btype[t] = type_named(c, &ty, "(jemalloc: thread cache stacks)");
 	}
+	free(ty.slots);
+	free(ty.names);
+	if (err)
+		return err;
 	for (size_t b = 0; b < c->nblocks; b++) {
 		o->types[c->btype[b]].blocks++;
 		o->types[c->btype[b]].bytes += c->bsize[b];
