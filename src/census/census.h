@@ -17,6 +17,7 @@
 
 #include "attach/arch.h"
 #include "attach/procfs.h"
+#include "heap/heap.h"	/* heap_strtab: names interned (types, roots) */
 #include "process/session.h"
 
 #define CEN_PAGE	4096ULL

@@ -21,6 +21,7 @@
 #define PATH_MAX_HOPS	6
 #define PATH_LEN	1024
 #define NAME_LEN	256
+#define NAMED_MAX	100000	/* static root words named by symbol */
 #define UNDEF		UINT32_MAX
 
 struct dom {
@@ -156,65 +157,39 @@ static int solve(struct cen *c, struct dom *d)
 	return 0;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static int cmp_root(const void *a, const void *b)
 {
 	const struct jma_census_root *x = a, *y = b;
 	return x->bytes < y->bytes ? 1 : x->bytes > y->bytes ? -1 : strcmp(x->name, y->name);
 }
 
-/* Each reference's source, by name: names[] unique and sorted, src[i] for refs[i]. */
-static int sources(struct cen *c, const struct cen_rootref *r, size_t nr, char ***names_out,
-		   size_t *nnames, uint32_t *src)
+/* Each reference's source, by name, into @names (whose id 0 is "": source s
+ * is id s + 1); src[i] for refs[i].  Static
+ * words are named by symbol (libdwfl) up to NAMED_MAX of them, then by module
+ * only: a program with a huge static array of pointers stays linear. */
+static int sources(struct cen *c, const struct cen_rootref *r, size_t nr, struct heap_strtab *names,
+		   uint32_t *src)
 {
-	char **all = calloc(nr ? nr : 1, sizeof(*all)), **u, buf[NAME_LEN];
-	size_t nu = 0;
+	char buf[NAME_LEN];
+	size_t named = 0;
 
-	if (!all)
-		return -ENOMEM;
 	for (size_t i = 0; i < nr; i++) {
-		if (r[i].tid)
+		uint32_t id;
+
+		if (r[i].tid) {
 			snprintf(buf, sizeof(buf), "thread %d (stack, registers)", (int)r[i].tid);
-		else
+		} else if (named++ < NAMED_MAX) {
 			cen_root_name(c, r[i].at, buf, sizeof(buf));
-		if (!(all[i] = strdup(buf)))
-			goto nomem;
-	}
-	u = malloc((nr ? nr : 1) * sizeof(*u));
-	if (!u)
-		goto nomem;
-	memcpy(u, all, nr * sizeof(*u));
-	qsort(u, nr, sizeof(*u), cmp_str);
-	for (size_t i = 0; i < nr; i++)
-		if (!nu || strcmp(u[nu - 1], u[i]))
-			u[nu++] = u[i];
-	for (size_t i = 0; i < nr; i++) {
-		char **hit = bsearch(&all[i], u, nu, sizeof(*u), cmp_str);
-		src[i] = (uint32_t)(hit - u);
-	}
-	/* u's strings are all[]'s: copy the unique ones, free the rest. */
-	for (size_t i = 0; i < nu; i++)
-		if (!(u[i] = strdup(u[i]))) {
-			for (size_t k = 0; k < i; k++)
-				free(u[k]);
-			free(u);
-			goto nomem;
+		} else {
+			const struct att_map *m = att_maps_find(c->maps, c->nmaps, r[i].at);
+			const char *p = m && m->path ? m->path : "?", *b = strrchr(p, '/');
+			snprintf(buf, sizeof(buf), "static data of %s", b ? b + 1 : p);
 		}
-	for (size_t i = 0; i < nr; i++)
-		free(all[i]);
-	free(all);
-	*names_out = u;
-	*nnames = nu;
+		if ((id = heap_str(names, buf)) == UINT32_MAX)
+			return -ENOMEM;
+		src[i] = id - 1;	/* id 0 is the table's "" */
+	}
 	return 0;
-nomem:
-	for (size_t i = 0; i < nr; i++)
-		free(all[i]);
-	free(all);
-	return -ENOMEM;
 }
 
 /* "ROOT -> 0xaddr (size) -> ... -> 0xaddr (size)": how block @v is reached. */
@@ -292,12 +267,13 @@ int cen_dominators(struct cen *c, const struct cen_graph *g, const struct cen_ro
 	struct dom d = { .n = c->nblocks, .g = g };
 	uint32_t *src = malloc((nr ? nr : 1) * sizeof(*src));
 	uint64_t *ret = NULL, *cnt = NULL;
-	char **names = NULL;
+	struct heap_strtab names;
 	struct jma_census *o = c->out;
-	int err = src ? sources(c, r, nr, &names, &d.nsrc, src) : -ENOMEM;
+	int err = heap_strtab_init(&names) || !src ? -ENOMEM : sources(c, r, nr, &names, src);
 
 	if (err)
 		goto out;
+	d.nsrc = names.n - 1;
 	d.N = d.n + d.nsrc + 1;
 	d.soff = calloc(d.nsrc + 1, sizeof(*d.soff));
 	d.sto = malloc((nr ? nr : 1) * sizeof(*d.sto));
@@ -356,11 +332,11 @@ int cen_dominators(struct cen *c, const struct cen_graph *g, const struct cen_ro
 		err = -ENOMEM;
 		goto out;
 	}
-	if ((err = holders(c, &d, ret, cnt, parent, r, nr, src, names)))
+	if ((err = holders(c, &d, ret, cnt, parent, r, nr, src, names.str + 1)))
 		goto out;
 	for (size_t s = 0; s < d.nsrc; s++) {
-		o->roots[s].name = names[s];
-		names[s] = NULL;
+		o->roots[s].name = names.str[s + 1];
+		names.str[s + 1] = NULL;
 		o->roots[s].bytes = ret[d.n + s];
 		o->roots[s].blocks = cnt[d.n + s];
 	}
@@ -371,9 +347,7 @@ out:
 		err = jma_fail(c->s, JMA_ERR_TARGET, err, "out of memory");
 	else if (err == -ETIMEDOUT)
 		err = jma_fail(c->s, JMA_ERR_UNSAFE, err, "census: timed out computing dominators");
-	for (size_t s = 0; names && s < d.nsrc; s++)
-		free(names[s]);
-	free(names);
+	heap_strtab_free(&names);
 	free(src);
 	free(d.soff);
 	free(d.sto);

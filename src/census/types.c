@@ -19,7 +19,6 @@
 #define VT_PROBES	16
 #define NAME_MAX_LEN	512
 #define TYPES_MAX	65536
-#define NAME_SLOTS	(2 * TYPES_MAX)	/* names by hash: indexes into out->types */
 
 struct vt_slot {
 	uint64_t vt;		/* 0: empty */
@@ -28,8 +27,7 @@ struct vt_slot {
 
 struct typing {
 	struct vt_slot *slots;
-	uint32_t *names;	/* NAME_SLOTS, 0 empty */
-	size_t cap;		/* of out->types */
+	struct heap_strtab names;	/* id = type index; [0] "" (untyped) */
 };
 
 static int ro_data(const struct cen *c, uint64_t a)
@@ -39,32 +37,12 @@ static int ro_data(const struct cen *c, uint64_t a)
 	return m && m->path && m->perms[0] == 'r' && m->perms[1] == '-' && m->perms[2] == '-';
 }
 
-static size_t name_hash(const char *s)
+/* The index of type @name, made if new; 0 when there are too many. */
+static uint32_t type_named(struct typing *ty, const char *name)
 {
-	uint64_t h = 1469598103934665603ULL;	/* FNV-1a */
+	uint32_t id = ty->names.n < TYPES_MAX ? heap_str(&ty->names, name) : 0;
 
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return (size_t)(h & (NAME_SLOTS - 1));
-}
-
-/* The index of type @name, made if new; 0 when the table is full. */
-static uint32_t type_named(struct cen *c, struct typing *ty, const char *name)
-{
-	struct jma_census *o = c->out;
-	size_t h = name_hash(name);
-
-	for (; ty->names[h]; h = (h + 1) & (NAME_SLOTS - 1))
-		if (!strcmp(o->types[ty->names[h]].name, name))
-			return ty->names[h];
-	/* At most TYPES_MAX of NAME_SLOTS used: the probe above always ends. */
-	if (o->ntypes >= TYPES_MAX || cen_grow(&o->types, &ty->cap, o->ntypes + 1, sizeof(*o->types)))
-		return 0;
-	memset(&o->types[o->ntypes], 0, sizeof(*o->types));
-	if (!(o->types[o->ntypes].name = strdup(name)))
-		return 0;
-	ty->names[h] = (uint32_t)o->ntypes;
-	return (uint32_t)o->ntypes++;
+	return id == UINT32_MAX ? 0 : id;
 }
 
 /* The type whose vtable @vt is, 0 if it is none. */
@@ -88,7 +66,7 @@ static uint32_t vtable_type(struct cen *c, struct typing *ty, uint64_t vt)
 		strcat(mangled, str);
 		dem = sym_demangle(mangled);
 		if (dem) {
-			t = type_named(c, ty, dem);
+			t = type_named(ty, dem);
 			free(dem);
 		}
 		free(mangled);
@@ -130,33 +108,33 @@ int cen_types(struct cen *c)
 {
 	struct typing ty = { 0 };
 	struct jma_census *o = c->out;
-	int err;
+	int err = 0;
 
 	ty.slots = calloc(VT_SLOTS, sizeof(*ty.slots));
-	ty.names = calloc(NAME_SLOTS, sizeof(*ty.names));
 	c->btype = calloc(c->nblocks ? c->nblocks : 1, sizeof(*c->btype));
-	err = !ty.slots || !ty.names || !c->btype ||
-	      cen_grow(&o->types, &ty.cap, 1, sizeof(*o->types)) ? -ENOMEM : 0;
-	if (!err) {
-		memset(o->types, 0, sizeof(*o->types));
-		if (!(o->types[0].name = strdup("")))
-			err = -ENOMEM;
-		else
-			o->ntypes = 1;
-	}
-	if (err)
-		err = jma_fail(c->s, JMA_ERR_TARGET, err, "out of memory");
+	if (!ty.slots || !c->btype || heap_strtab_init(&ty.names))
+		err = jma_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
 	if (!err)
 		err = cen_blocks_read(c, 8, "types", type_block, &ty);
 	for (size_t i = 0; !err && i < c->nstacks; i++) {
 		long t = cen_block_of(c, c->stacks[i]);
 		if (t >= 0)
-			c->btype[t] = type_named(c, &ty, "(jemalloc: thread cache stacks)");
+			c->btype[t] = type_named(&ty, "(jemalloc: thread cache stacks)");
 	}
 	free(ty.slots);
-	free(ty.names);
-	if (err)
+	if (!err && !(o->types = calloc(ty.names.n, sizeof(*o->types))))
+		err = jma_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
+	if (err) {
+		heap_strtab_free(&ty.names);
 		return err;
+	}
+	/* The names pass to the result. */
+	for (size_t i = 0; i < ty.names.n; i++) {
+		o->types[i].name = ty.names.str[i];
+		ty.names.str[i] = NULL;
+	}
+	o->ntypes = ty.names.n;
+	heap_strtab_free(&ty.names);
 	for (size_t b = 0; b < c->nblocks; b++) {
 		o->types[c->btype[b]].blocks++;
 		o->types[c->btype[b]].bytes += c->bsize[b];
