@@ -60,11 +60,15 @@ t_debian() {
 	expect_match "$OUT" "decoded from malloc_usable_size"
 }
 
-t_debian_hpa() {
-	local pid
-	start_fixture pid "$FIXTURES/censusfix" MALLOC_CONF=hpa:true
-	fill "$pid"
-	census_exact "$pid" hpa
+# hpa's page slabs; background threads asleep inside jemalloc (in a
+# condition wait, which holds no lock: the stop goes ahead).
+t_debian_hpa_and_background_threads() {
+	local pid conf n=0
+	for conf in hpa:true background_thread:true; do
+		start_fixture pid "$FIXTURES/censusfix" MALLOC_CONF=$conf
+		fill "$pid"
+		census_exact "$pid" "conf$((n++))"
+	done
 }
 
 t_versions() {
