@@ -31,13 +31,22 @@ echo "N=$N runs per cell, interleaved across sizes; medians"
 
 declare -A port rpid
 for gib in $SIZES; do
-	p=$((20000 + RANDOM % 40000))
-	redis-server --port "$p" --bind 127.0.0.1 --save '' --appendonly no --enable-debug-command local \
-		--dir "$dir" --logfile "$dir/redis-$gib.log" --daemonize no --dbfilename "d$gib.rdb" &
-	rpid[$gib]=$!
-	pids+=("$!")
+	# A port taken meanwhile makes redis exit: another one; up to 20 s to
+	# answer on a loaded machine.
+	for _ in 1 2 3; do
+		p=$((20000 + RANDOM % 40000))
+		redis-server --port "$p" --bind 127.0.0.1 --save '' --appendonly no \
+			--enable-debug-command local --dir "$dir" --logfile "$dir/redis-$gib.log" \
+			--daemonize no --dbfilename "d$gib.rdb" &
+		rpid[$gib]=$!
+		pids+=("$!")
+		for _ in $(seq 400); do
+			[[ $(redis-cli -p "$p" ping 2>/dev/null) == PONG ]] && break 2
+			kill -0 "${rpid[$gib]}" 2>/dev/null || break
+			sleep 0.05
+		done
+	done
 	port[$gib]=$p
-	for _ in $(seq 100); do [[ $(redis-cli -p "$p" ping 2>/dev/null) == PONG ]] && break; sleep 0.05; done
 	keys=$(awk -v g="$gib" 'BEGIN { printf "%d", g * 1073741824 / 1150 }')
 	[[ $(redis-cli -p "$p" debug populate "$keys" key 1024) == OK ]] ||
 		{ echo "census.sh: debug populate failed on redis $gib GiB" >&2; exit 1; }

@@ -89,6 +89,7 @@ struct cen {
 	size_t nraw, capraw;
 	uint64_t walk_end;		/* end of the last extent the walk took */
 	uint64_t *wbuf;			/* the walk's root, leaf and sorted-root buffers */
+	int defer_map;			/* the map is to be found once the threads are stopped */
 	struct cen_extent *ext;
 	size_t next, capext;
 	uint64_t *baddr, *bsize;	/* live blocks, by address (when kept) */

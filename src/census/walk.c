@@ -24,7 +24,9 @@
 #define EDATA_SIZE	128
 #define BITMAP_OFF	0x40
 #define NREGS_MAX	512	/* the bitmap's 64 bytes */
-#define RAW_RESERVE	65536	/* extents made room for before the stop (6.5 MiB) */
+/* Extents made room for before the stop: those the map names then, and an
+ * eighth more, up to 4M (416 MiB); past that the array grows in the stop. */
+#define RAW_RESERVE_MAX	(4u << 20)
 
 /* @how: cen_is_cached's answer for @addr. */
 static int add_block(struct cen *c, unsigned szind, uint64_t addr, uint64_t usize, int how)
@@ -268,17 +270,42 @@ int cen_walk(struct cen *c)
 	return err;
 }
 
+/* How many extents the map names now (distinct runs of leaf words, an
+ * upper bound), read while the threads run: room for them is made before
+ * the stop.  0 when the map cannot be read (the walk will say so). */
+static size_t extents_now(struct cen *c)
+{
+	uint64_t *root = c->wbuf, *leaf = c->wbuf + ROOT_N;
+	size_t n = 0;
+
+	if (c->defer_map || cen_read(c, c->map + c->L->root_off, root, ROOT_N * sizeof(*root)))
+		return 0;
+	for (unsigned i = 0; i < ROOT_N; i++) {
+		if (!root[i] || !cen_ptr_ok(root[i]) || cen_read(c, root[i], leaf, LEAF_N * sizeof(*leaf)))
+			continue;
+		for (unsigned j = 0; j < LEAF_N; j++)
+			n += leaf[j] && leaf[j] != (j ? leaf[j - 1] : 0);
+		if (n > RAW_RESERVE_MAX)
+			return RAW_RESERVE_MAX;
+	}
+	return n;
+}
+
 int cen_walk_prepare(struct cen *c)
 {
-	size_t cap = c->capraw;
+	size_t cap = c->capraw, want;
 
 	/* Touched now, so that the kernel finds its pages while the target
 	 * runs, not during the stop (a third of a stop went to page faults
 	 * into fresh buffers). */
 	c->wbuf = malloc((ROOT_N * 2 + LEAF_N) * sizeof(*c->wbuf));
-	if (!c->wbuf || cen_grow(&c->raw, &c->capraw, RAW_RESERVE, sizeof(*c->raw)))
+	if (!c->wbuf)
 		return jma_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
 	memset(c->wbuf, 0, (ROOT_N * 2 + LEAF_N) * sizeof(*c->wbuf));
+	want = extents_now(c);
+	want += want / 8 + 4096;
+	if (cen_grow(&c->raw, &c->capraw, want, sizeof(*c->raw)))
+		return jma_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
 	memset(c->raw + cap, 0, (c->capraw - cap) * sizeof(*c->raw));
 	return cen_cache_prepare(c);
 }
