@@ -30,7 +30,7 @@ ALL_CFLAGS := $(CFLAGS) $(WARN) $(SAN_FLAGS) -std=gnu11 -fPIC -D_GNU_SOURCE -Ite
 ALL_LDFLAGS := $(LDFLAGS) $(SAN_FLAGS)
 
 # The library: the ptrace engine (attach/) and src/ by concern (see README "Layout").
-LIB_DIRS  := symbols process emulate jemalloc heap series
+LIB_DIRS  := symbols process emulate jemalloc heap series census
 LIB_SRCS  := $(wildcard attach/*.c attach/arch/$(ARCH)/*.c $(foreach d,$(LIB_DIRS),src/$(d)/*.c))
 CLI_SRCS  := $(wildcard src/cli/*.c)
 PROTOS    := $(wildcard src/heap/*.proto)
@@ -217,12 +217,20 @@ VER_DIR   := $(BUILD)/versions
 $(VER_DIR)/%/inst/.done:
 	@scripts/build-jemalloc.sh $*
 
-$(VER_DIR)/%/jemfix: tests/fixtures/jemfix.c tests/fixtures/fixture.h $(VER_DIR)/%/inst/.done
-	@[ ! -f $(VER_DIR)/$*/unavailable ] || exit 0; \
-	echo "  FIXTURE $@"; $(CC) $(FIX_CFLAGS) $(if $(findstring -je_,$*),-DJE_PREFIX=je_) -I$(VER_DIR)/$*/inst/include \
-		-o $@ $< -L$(VER_DIR)/$*/inst/lib -Wl,-rpath,$(abspath $(VER_DIR)/$*/inst/lib) -ljemalloc
+# A fixture linked against one version of the matrix; none when that
+# version's source could not be had (NAME/unavailable; its tests skip).
+VER_FIX = @[ ! -f $(VER_DIR)/$*/unavailable ] || exit 0; \
+	echo "  FIXTURE $@"; $(CC) $(FIX_CFLAGS) $(if $(findstring -je_,$*),-DJE_PREFIX=je_) \
+		-I$(VER_DIR)/$*/inst/include -o $@ $< -L$(VER_DIR)/$*/inst/lib \
+		-Wl,-rpath,$(abspath $(VER_DIR)/$*/inst/lib) -ljemalloc
 
-versions: $(foreach v,$(JE_BUILD),$(VER_DIR)/$(v)/jemfix)
+$(VER_DIR)/%/jemfix: tests/fixtures/jemfix.c tests/fixtures/fixture.h $(VER_DIR)/%/inst/.done
+	$(VER_FIX)
+
+$(VER_DIR)/%/censusfix: tests/fixtures/censusfix.c tests/fixtures/fixture.h $(VER_DIR)/%/inst/.done
+	$(VER_FIX)
+
+versions: $(foreach v,$(JE_BUILD),$(VER_DIR)/$(v)/jemfix $(VER_DIR)/$(v)/censusfix)
 
 check-versions: deps
 	@$(MAKE) --no-print-directory all JE_BUILD="$(JE_ALL)" versions

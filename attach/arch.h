@@ -25,6 +25,8 @@ int arch_extregs_set(pid_t tid, const struct arch_extregs *x);
 
 uint64_t arch_pc(const struct arch_gpregs *r);
 uint64_t arch_sp(const struct arch_gpregs *r);
+/* The thread pointer (x86_64: fs_base): where its TLS is. */
+uint64_t arch_tls_base(const struct arch_gpregs *r);
 uint64_t arch_retval(const struct arch_gpregs *r);
 /* Integer argument registers, in ABI order. */
 #define ARCH_NARGS 6

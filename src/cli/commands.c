@@ -28,6 +28,18 @@ const struct cli_cmd cli_commands[] = {
 	  "watch [-i SEC] [-n COUNT] [-o FILE] [--format jsonl|csv|prom] [--arenas]",
 	  "record memory stats every SEC seconds (default 10) until Ctrl-C or the process exits "
 	  "(exit 0; 1 if fewer than COUNT samples)", NULL },
+	{ "census", 1, 0, cmd_census,
+	  "census [--by size|type|root] [--leaks] [--top N] [--json] [--blocks FILE] [--no-stats]",
+	  "every live block, from jemalloc's own map of extents read with every thread stopped "
+	  "(nothing runs in the target): by size class or C++ type (vtable), thread-cached "
+	  "blocks apart, leaks (anchored/leaked/unreferenced); 5.0 and later",
+	  "  --by size|type|root group by size class (default), by the type of the vtable\n"
+	  "                      the block's first word points to (demangled), or by what\n"
+	  "                      each global and thread retains (dominator tree)\n"
+	  "  --leaks             blocks no static data, stack or register reaches\n"
+	  "  --top N             the N largest rows only\n"
+	  "  --blocks FILE       every live block as '0xADDR USABLE_SIZE [TYPE]', one a line\n"
+	  "  --no-stats          do not read stats.allocated afterwards (one short call)\n" },
 	{ "shell", 1, 0, cmd_shell, "shell [FILE|-]\n-",
 	  "run commands (one a line, as after PID) from stdin or FILE in one session: "
 	  "jemalloc is found once, each command pays only its own stop", NULL },

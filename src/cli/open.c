@@ -12,6 +12,9 @@ const char *cli_emulate_refuses(const struct cli_cmd *k, int argc, char **argv, 
 		return "needs a live process, not a core file";
 	static const char *const prof_writes[] = { "on", "off", "reset", "gdump", "window" };
 
+	if (!core && !strcmp(k->name, "census"))
+		return "reads the process's memory itself and runs nothing in it: --emulate is not "
+		       "needed (--force counts a process with a thread stuck inside jemalloc)";
 	if (!strcmp(k->name, "set") || !strcmp(k->name, "purge") || !strcmp(k->name, "decay"))
 		return "changes the process, but jemalloc runs on a copy of its memory here";
 	if (!strcmp(k->name, "prof") && argc > 1)

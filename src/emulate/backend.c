@@ -138,6 +138,20 @@ static int emu_take_file(struct jma_backend *b, char **buf, size_t *len)
 	return 0;
 }
 
+static int emu_threads(struct jma_backend *b, pid_t **tids, struct arch_gpregs **regs, size_t *n)
+{
+	struct emu_be *e = (struct emu_be *)b;
+
+	return e->o->threads ? e->o->threads(e->o, tids, regs, n) : -ENOTSUP;
+}
+
+static int emu_maps_text(struct jma_backend *b, char **text, size_t *len)
+{
+	struct emu_be *e = (struct emu_be *)b;
+
+	return e->o->maps_text(e->o, text, len);
+}
+
 static void emu_destroy(struct jma_backend *b)
 {
 	struct emu_be *e = (struct emu_be *)b;
@@ -156,6 +170,8 @@ static const struct jma_backend_ops emu_ops = {
 	.read = emu_read,
 	.read_str = emu_read_str,
 	.take_file = emu_take_file,
+	.threads = emu_threads,
+	.maps_text = emu_maps_text,
 	.destroy = emu_destroy,
 };
 

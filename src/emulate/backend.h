@@ -15,6 +15,8 @@ struct emu_origin {
 	/* Undo prepare (let frozen threads go). */
 	void (*finish)(struct emu_origin *o);
 	int (*maps_text)(void *arg, char **text, size_t *len);
+	/* Optional: the source's threads (a core's), as backend.h's threads. */
+	int (*threads)(struct emu_origin *o, pid_t **tids, struct arch_gpregs **regs, size_t *n);
 	void (*destroy)(struct emu_origin *o);
 };
 

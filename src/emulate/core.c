@@ -100,6 +100,8 @@ static int parse_notes(struct emu_core *c, Elf *elf, const GElf_Phdr *ph)
 			memcpy(&ps, desc, sizeof(ps));
 			t[c->nthreads].tid = ps.pr_pid;
 			t[c->nthreads].fs_base = (uint64_t)ps.pr_reg[REG_FS_BASE];
+			_Static_assert(sizeof(ps.pr_reg) == sizeof(t->regs), "pr_reg is user_regs_struct");
+			memcpy(&t[c->nthreads].regs, &ps.pr_reg, sizeof(t->regs));
 			c->nthreads++;
 		}
 	}

@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "attach/arch.h"
+
 struct emu_seg {
 	uint64_t vaddr, memsz, offset, filesz;
 	unsigned flags;		/* PF_R | PF_W | PF_X */
@@ -28,6 +30,7 @@ struct emu_fmap {
 struct emu_thread {
 	pid_t tid;
 	uint64_t fs_base;
+	struct arch_gpregs regs;	/* NT_PRSTATUS's pr_reg */
 };
 
 struct emu_core {

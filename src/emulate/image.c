@@ -132,13 +132,36 @@ static int ensure(struct emu_image *im, uint64_t addr, size_t len)
 	return 0;
 }
 
+/* A page not in the image yet is read from the source without being copied
+ * in: the same bytes (nothing wrote it), and a reader of much memory (the
+ * census) does not grow unicorn's region list, which it searches linearly. */
 int emu_image_read(struct emu_image *im, uint64_t addr, void *buf, size_t len)
 {
-	int err = ensure(im, addr, len);
+	unsigned char page[EMU_PAGE];
+	uint64_t end = addr + len;
 
-	if (err)
-		return err;
-	return emu_uc.mem_read(im->uc, addr, buf, len) == UC_ERR_OK ? 0 : -EFAULT;
+	if (end < addr)
+		return -EFAULT;
+	while (addr < end) {
+		uint64_t pg = addr & ~(EMU_PAGE - 1), off = addr - pg;
+		size_t n = EMU_PAGE - off < end - addr ? EMU_PAGE - off : end - addr;
+
+		if (is_mapped(im, pg)) {
+			if (emu_uc.mem_read(im->uc, addr, buf, n) != UC_ERR_OK)
+				return -EFAULT;
+		} else if (pg >= im->tool_lo && pg < im->tool_hi) {
+			memset(buf, 0, n);
+		} else {
+			if (im->src.read_page(im->src.arg, pg, page)) {
+				im->fault_addr = addr;
+				return -EFAULT;
+			}
+			memcpy(buf, page + off, n);
+		}
+		buf = (unsigned char *)buf + n;
+		addr += n;
+	}
+	return 0;
 }
 
 int emu_image_write(struct emu_image *im, uint64_t addr, const void *buf, size_t len)

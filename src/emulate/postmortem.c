@@ -102,6 +102,26 @@ static int pm_prepare(struct emu_origin *o, jma_session *s, struct emu_source *s
 	return 0;
 }
 
+static int pm_threads(struct emu_origin *o, pid_t **tids, struct arch_gpregs **regs, size_t *n)
+{
+	struct postmortem *p = (struct postmortem *)o;
+	const struct emu_core *c = &p->core;
+
+	*tids = calloc(c->nthreads, sizeof(**tids));
+	*regs = calloc(c->nthreads, sizeof(**regs));
+	if (!*tids || !*regs) {
+		free(*tids);
+		free(*regs);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < c->nthreads; i++) {
+		(*tids)[i] = c->threads[i].tid;
+		(*regs)[i] = c->threads[i].regs;
+	}
+	*n = c->nthreads;
+	return 0;
+}
+
 static void pm_finish(struct emu_origin *o)
 {
 	(void)o;
@@ -187,6 +207,7 @@ int jma_open_core(jma_session *s, const char *core, const char *exe, const char 
 	p->o.prepare = pm_prepare;
 	p->o.finish = pm_finish;
 	p->o.maps_text = pm_maps_text;
+	p->o.threads = pm_threads;
 	p->o.destroy = pm_destroy;
 	if (emu_core_check_files(&p->core) == -ESTALE) {
 		jma_fail(s, JMA_ERR_MISSING, -ESTALE, "core %s: %s", core, p->core.err);

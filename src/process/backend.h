@@ -18,6 +18,8 @@
 
 #include <jemattach/session.h>
 
+#include "attach/arch.h"
+
 #define JMA_CALL_MAXARGS 6
 
 /* Receives one piece of callback text (NUL-free, not NUL-terminated). */
@@ -61,6 +63,11 @@ struct jma_backend_ops {
 	 * closed, for engines where such files never reach the target's disk
 	 * (the emulator captures them).  NULL: files are real. */
 	int (*take_file)(struct jma_backend *b, char **buf, size_t *len);
+	/* Optional, for engines over a source with no threads to stop (a
+	 * core): its threads' ids and registers (malloc'd arrays), and its
+	 * mappings as /proc/PID/maps text (malloc'd). */
+	int (*threads)(struct jma_backend *b, pid_t **tids, struct arch_gpregs **regs, size_t *n);
+	int (*maps_text)(struct jma_backend *b, char **text, size_t *len);
 	void (*destroy)(struct jma_backend *b);
 };
 

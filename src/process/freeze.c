@@ -10,7 +10,8 @@
 
 #define STOP_MS 1000
 
-int jma_freeze_all(jma_session *s, struct jma_freeze *fz, const struct att_candidate *c, size_t n)
+static int freeze(jma_session *s, struct jma_freeze *fz, const struct att_candidate *c, size_t n,
+		  int refuse)
 {
 	size_t nm;
 	const struct att_map *maps = jma_syms_maps(s->syms, &nm);
@@ -45,6 +46,12 @@ int jma_freeze_all(jma_session *s, struct jma_freeze *fz, const struct att_candi
 		if (!jma_holder_of(s, t->tid, pcs, nf, &h))
 			continue;
 		snprintf(h.comm, sizeof(h.comm), "%s", c[i].comm);
+		if (!refuse) {
+			jma_holder_format(s, &h, "stopped anyway (--force)", "what it was changing "
+					  "may be read half-changed", 0, msg, sizeof(msg));
+			jma_logf(s, JMA_LOG_WARN, "%s", msg);
+			continue;
+		}
 		jma_holder_format(s, &h, "--freeze refused", "try again, or omit --freeze", 1, msg,
 				  sizeof(msg));
 		jma_fail(s, JMA_ERR_UNSAFE, -EAGAIN, "%s", msg);
@@ -53,6 +60,17 @@ int jma_freeze_all(jma_session *s, struct jma_freeze *fz, const struct att_candi
 	}
 	jma_logf(s, JMA_LOG_INFO, "froze %zu threads", fz->n);
 	return 0;
+}
+
+int jma_freeze_all(jma_session *s, struct jma_freeze *fz, const struct att_candidate *c, size_t n)
+{
+	return freeze(s, fz, c, n, 1);
+}
+
+int jma_freeze_all_anyway(jma_session *s, struct jma_freeze *fz, const struct att_candidate *c,
+			  size_t n)
+{
+	return freeze(s, fz, c, n, 0);
 }
 
 int jma_freeze_take(struct jma_freeze *fz, pid_t tid, struct att_thread *out)

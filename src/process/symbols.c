@@ -1053,6 +1053,33 @@ static uint64_t syms_object(struct jma_syms *sy, const char *name)
 	return of.addr;
 }
 
+int jma_syms_jemalloc_sym(struct jma_syms *sy, const char *name, uint64_t *addr, uint64_t *size,
+			  int *is_tls)
+{
+	const struct jma_copy *c = jma_syms_jemalloc(sy);
+	Dwfl_Module *mod;
+	int n, found = 0;
+
+	cur = sy;
+	mod = c && syms_dwfl(sy) ? dwfl_addrmodule(sy->dwfl, c->fn_mallctl) : NULL;
+	n = mod ? dwfl_module_getsymtab(mod) : 0;
+	for (int i = 1; i < n && !found; i++) {
+		GElf_Sym s;
+		GElf_Addr a;
+		const char *nm = dwfl_module_getsym_info(mod, i, &s, &a, NULL, NULL, NULL);
+
+		if (!nm || s.st_shndx == SHN_UNDEF ||
+		    (strcmp(nm, name) && (strncmp(nm, "je_", 3) || strcmp(nm + 3, name))))
+			continue;
+		*is_tls = GELF_ST_TYPE(s.st_info) == STT_TLS;
+		*addr = *is_tls ? s.st_value : a;
+		*size = s.st_size;
+		found = 1;
+	}
+	cur = NULL;
+	return found;
+}
+
 uint64_t jma_syms_malloc_message(struct jma_syms *sy)
 {
 	const struct jma_copy *c = jma_syms_jemalloc(sy);

@@ -87,6 +87,13 @@ int jma_syms_from_dwfl(struct Dwfl *dwfl, pid_t pid, const char *prefix, const c
  * emulator's relocations), NULL when unavailable. */
 struct Elf *jma_syms_jemalloc_elf(struct jma_syms *sy, uint64_t *bias);
 
+/* A symbol of jemalloc's own module named @name or je_@name (jemalloc's
+ * private namespace), from its symbol table or separate debuginfo, else its
+ * dynamic symbols: 1 with its address (for STT_TLS: its offset in the
+ * module's TLS block) and size, 0 when there is none (stripped). */
+int jma_syms_jemalloc_sym(struct jma_syms *sy, const char *name, uint64_t *addr, uint64_t *size,
+			  int *is_tls);
+
 /* Address of jemalloc's <prefix>malloc_message variable, 0 if none: where
  * several modules define it, the copy outside jemalloc (an executable's copy
  * relocation of a library variable is the one in use).  Found once per

@@ -38,6 +38,7 @@ int arch_extregs_set(pid_t tid, const struct arch_extregs *x)
 
 uint64_t arch_pc(const struct arch_gpregs *r) { return r->r.rip; }
 uint64_t arch_sp(const struct arch_gpregs *r) { return r->r.rsp; }
+uint64_t arch_tls_base(const struct arch_gpregs *r) { return r->r.fs_base; }
 uint64_t arch_retval(const struct arch_gpregs *r) { return r->r.rax; }
 
 void arch_args(const struct arch_gpregs *r, uint64_t a[ARCH_NARGS])

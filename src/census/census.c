@@ -1,0 +1,270 @@
+/* census.c -- jma_census_run: the phases in order, and the result.
+ *
+ *   1. layout.c, findmap.c   what this jemalloc is, where its map is (threads running)
+ *   2. target.c              every thread stopped, none inside jemalloc
+ *   3. tcache.c, walk.c      thread caches, then the map: the metadata
+ *   4. target.c              threads go on (the stop is only 2-3)
+ *   5. types.c, leaks.c      block contents, read live
+ *
+ * Memory: 16 bytes per live block and 24 per extent when blocks are kept
+ * (types, leaks, lists), 8 per thread-cached block, 4 MiB for a root and a
+ * leaf, 8 MiB of metadata page cache; leaks add 9 bytes per block.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "attach/clock.h"
+#include "census/census.h"
+
+/* Type indexes, by bytes descending then name (qsort_r's argument: the table). */
+static int cmp_type(const void *a, const void *b, void *arg)
+{
+	const struct jma_census_type *t = arg, *x = &t[*(const uint32_t *)a], *y = &t[*(const uint32_t *)b];
+	return x->bytes < y->bytes ? 1 : x->bytes > y->bytes ? -1 : strcmp(x->name, y->name);
+}
+
+/* [0] (untyped) stays first, the rest by bytes; blocks' indexes follow. */
+static int sort_types(struct cen *c)
+{
+	struct jma_census *o = c->out;
+	uint32_t *order = malloc(o->ntypes * sizeof(*order)), *where = malloc(o->ntypes * sizeof(*where));
+	struct jma_census_type *t = malloc(o->ntypes * sizeof(*t));
+
+	if (!order || !where || !t) {
+		free(order);
+		free(where);
+		free(t);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < o->ntypes; i++)
+		order[i] = (uint32_t)i;
+	qsort_r(order + 1, o->ntypes - 1, sizeof(*order), cmp_type, o->types);
+	for (size_t k = 0; k < o->ntypes; k++) {
+		t[k] = o->types[order[k]];
+		where[order[k]] = (uint32_t)k;
+	}
+	for (size_t b = 0; b < c->nblocks; b++)
+		c->btype[b] = where[c->btype[b]];
+	free(o->types);
+	o->types = t;
+	free(order);
+	free(where);
+	return 0;
+}
+
+/* The result's tables from the run's. */
+static int finish(struct cen *c)
+{
+	struct jma_census *o = c->out;
+	size_t n = 0;
+
+	o->sizes = calloc(CEN_NSIZES, sizeof(*o->sizes));
+	if (!o->sizes)
+		return -ENOMEM;
+	for (unsigned i = 0; i < CEN_NSIZES; i++)
+		if (c->bysz[i].blocks) {
+			o->sizes[n] = c->bysz[i];
+			o->sizes[n++].size = c->sizes[i];
+		}
+	o->nsizes = n;
+	if (o->ntypes > 2 && sort_types(c))
+		return -ENOMEM;
+	if (c->o && (c->o->flags & (JMA_CENSUS_LIST | JMA_CENSUS_TYPES | JMA_CENSUS_LEAKS))) {
+		o->list = calloc(c->nblocks ? c->nblocks : 1, sizeof(*o->list));
+		if (!o->list)
+			return -ENOMEM;
+		for (size_t b = 0; b < c->nblocks; b++) {
+			o->list[b].addr = c->baddr[b];
+			o->list[b].size = c->bsize[b];
+			o->list[b].type = c->btype ? c->btype[b] : 0;
+			o->list[b].cls = c->bcls ? c->bcls[b] : 0;
+		}
+		o->nlist = c->nblocks;
+	}
+	return 0;
+}
+
+static void cen_free(struct cen *c)
+{
+	cen_cache_free(c);
+	if (c->s->offline)
+		att_maps_free(c->maps, c->nmaps);
+	free(c->th);
+	free(c->cached);
+	free(c->stacks);
+	free(c->raw);
+	free(c->wbuf);
+	free(c->ext);
+	free(c->baddr);
+	free(c->bsize);
+	free(c->btype);
+	free(c->bcls);
+}
+
+/* This thread's CPU time: the stop's wall time on a loaded machine says
+ * little about what the census itself spent. */
+static int64_t cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int get_maps(struct cen *c)
+{
+	const struct jma_backend_ops *ops = c->s->be->ops;
+	char *text = NULL;
+	size_t len;
+	int err;
+
+	if (!c->s->offline) {
+		c->maps = (struct att_map *)jma_syms_maps(c->s->syms, &c->nmaps);
+		return 0;
+	}
+	err = ops->maps_text ? ops->maps_text(c->s->be, &text, &len) : -ENOTSUP;
+	if (!err)
+		err = att_maps_parse(text, &c->maps, &c->nmaps);
+	free(text);
+	if (err)
+		return jma_fail(c->s, JMA_ERR_TARGET, err, "census: the core's mappings: %s",
+				strerror(-err));
+	return 0;
+}
+
+/* What a partial or odd run should say. */
+static void warnings(struct cen *c)
+{
+	struct jma_census *o = c->out;
+	size_t used = strlen(o->warn);
+
+	if (c->forced) {
+		snprintf(o->warn + used, sizeof(o->warn) - used, "%sa thread was inside jemalloc "
+			 "(--force): what it was changing may be counted wrong", used ? "; " : "");
+		used = strlen(o->warn);
+	}
+	if (c->bad_words || c->bad_nfree)
+		snprintf(o->warn + used, sizeof(o->warn) - used, "%s%llu map entries and %llu slab "
+			 "counts disagreed with the metadata they name (skipped)", used ? "; " : "",
+			 (unsigned long long)c->bad_words, (unsigned long long)c->bad_nfree);
+}
+
+int jma_census_run(jma_session *s, const struct jma_census_opts *o, struct jma_census **out)
+{
+	struct cen c = { .s = s, .o = o };
+	unsigned flags = o ? o->flags : 0;
+	int64_t t0 = att_now_ns(), t1;
+	int err, here = 0;
+	int64_t cpu0 = 0;
+	void *tok = NULL;
+
+	*out = NULL;
+	if (!(c.out = calloc(1, sizeof(*c.out))))
+		return jma_fail(s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
+	if (!jma_syms_jemalloc(s->syms)) {
+		free(c.out);
+		return jma_fail(s, JMA_ERR_MISSING, -ENOENT, "no jemalloc found in process %d",
+				(int)s->pid);
+	}
+	c.keep = !!(flags & (JMA_CENSUS_LIST | JMA_CENSUS_TYPES | JMA_CENSUS_LEAKS | JMA_CENSUS_ROOTS));
+	/* The stop is bounded by the timeout (10 s unless given); reading
+	 * contents afterwards costs the target nothing and is bounded only by
+	 * an explicit --timeout. */
+	c.start_ns = t0;
+	c.deadline_ns = t0 + (int64_t)jma_timeout_ms(s) * 1000000;
+	/* A core's memory is read through the emulator's image. */
+	err = s->offline ? jma_auto_begin(s, &here) : 0;
+	if (!err)
+		err = get_maps(&c);
+	if (!err)
+		err = cen_layout_find(&c);
+	if (!err) {
+		/* Not found from the code: perhaps from a thread's cache, once
+		 * they are stopped (the message stays if that fails too). */
+		err = cen_map_find(&c);
+		c.defer_map = err == -ENOENT;
+		if (c.defer_map)
+			err = 0;
+	}
+	if (!err)
+		err = cen_walk_prepare(&c);
+	if (!err)
+		err = cen_stop(&c, &tok);
+	if (!err) {
+		t1 = att_now_ns();
+		cpu0 = cpu_ns();
+		cen_cache_flush(&c);
+		if (c.defer_map && cen_map_from_tsd(&c)) {
+			char why[sizeof(s->err)];
+			snprintf(why, sizeof(why), "%s", jma_errmsg(s));
+			err = jma_fail(s, JMA_ERR_MISSING, -ENOENT, "%s; nor from the threads' lookup "
+				       "caches", why);
+		}
+		c.out->map_addr = c.map;
+		if (!err)
+			err = cen_tcache_read(&c);
+		if (!err)
+			err = cen_walk(&c);
+		c.out->meta_ns = (uint64_t)(att_now_ns() - t1);
+		cpu0 = cpu_ns() - cpu0;
+		cen_go(&c, tok);
+		cen_cache_flush(&c);
+		if (!err)
+			err = cen_expand(&c);
+		jma_logf(s, JMA_LOG_INFO, "census: %zu threads stopped %.1f ms (metadata read %.1f ms, "
+			 "%.1f ms of our CPU); %llu reads (%llu pages), %llu extents, %llu blocks", c.nth,
+			 (double)c.out->stop_ns / 1e6, (double)c.out->meta_ns / 1e6, (double)cpu0 / 1e6,
+			 (unsigned long long)c.reads, (unsigned long long)c.misses,
+			 (unsigned long long)c.out->extents,
+			 (unsigned long long)(c.out->live.blocks + c.out->cached.blocks));
+	}
+	if (s->opt.timeout <= 0)
+		c.deadline_ns = 0;
+	if (!err && (flags & JMA_CENSUS_TYPES)) {
+		t1 = att_now_ns();
+		err = cen_types(&c);
+		jma_logf(s, JMA_LOG_INFO, "census: types in %.1f ms", (double)(att_now_ns() - t1) / 1e6);
+	}
+	if (!err && (flags & (JMA_CENSUS_LEAKS | JMA_CENSUS_ROOTS))) {
+		t1 = att_now_ns();
+		err = cen_leaks(&c);
+		jma_logf(s, JMA_LOG_INFO, "census: leaks%s in %.1f ms", flags & JMA_CENSUS_ROOTS ?
+			 " and dominators" : "", (double)(att_now_ns() - t1) / 1e6);
+	}
+	if (!err && finish(&c))
+		err = jma_fail(s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
+	if (here)
+		err = jma_auto_end(s, here, err);
+	warnings(&c);
+	c.out->mem_bytes = c.capblocks * 16 + c.capext * sizeof(*c.ext) + c.capcached * 8 +
+			   c.capraw * sizeof(*c.raw) +
+			   (c.btype ? c.nblocks * 4 : 0) + (c.bcls ? c.nblocks : 0) + (12ULL << 20);
+	c.out->total_ns = (uint64_t)(att_now_ns() - t0);
+	cen_free(&c);
+	if (err) {
+		jma_census_free(c.out);
+		return err;
+	}
+	*out = c.out;
+	return 0;
+}
+
+void jma_census_free(struct jma_census *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->ntypes; i++)
+		free(c->types[i].name);
+	for (size_t i = 0; i < c->nroots; i++)
+		free(c->roots[i].name);
+	free(c->types);
+	free(c->sizes);
+	free(c->list);
+	free(c->roots);
+	for (size_t i = 0; i < c->nholders; i++)
+		free(c->holders[i].path);
+	free(c->holders);
+	free(c);
+}

@@ -1,0 +1,203 @@
+/* census.h -- the census's private state, shared by the files of src/census/.
+ *
+ * One struct cen per run: what layout.c learned about the jemalloc build, the
+ * stopped threads (target.c), the thread-cached blocks (tcache.c), the
+ * extents and blocks the map walk found (walk.c), then types (types.c) and
+ * leaks (leaks.c) read from the blocks' contents.  Every address read from
+ * the target is checked (cen_ptr_ok) before it is followed, and every loop
+ * over target data has a bound of its own.
+ */
+#ifndef JMA_CENSUS_CENSUS_H
+#define JMA_CENSUS_CENSUS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jemattach/census.h>
+
+#include "attach/arch.h"
+#include "attach/procfs.h"
+#include "heap/heap.h"	/* heap_strtab: names interned (types, roots) */
+#include "process/session.h"
+
+#define CEN_PAGE	4096ULL
+#define CEN_NSIZES	232	/* SC_NSIZES: lg_quantum 4, 64-bit */
+#define CEN_NBINS	36	/* SC_NBINS: 4 KiB pages */
+#define CEN_VADDR_MAX	(1ULL << 47)	/* user space, 48-bit addresses */
+
+/* The facts of one family of jemalloc builds (layout.c). */
+struct cen_layout {
+	const char *name;
+	unsigned major, minor;
+	uint64_t tls_size;	/* sizeof(tsd_t) = the library's PT_TLS memsz */
+	unsigned sh_slab, sh_state, w_state, sh_szind, sh_nfree;	/* edata e_bits */
+	uint64_t root_off;	/* rtree root within the map */
+	uint64_t edata_low;	/* low bits of a leaf word that are not the edata pointer */
+	int leaf_state;		/* 5.3+: leaf bits 2-4 hold the extent state */
+	uint64_t tcache_off;	/* tsd.tcache */
+	int bins53;		/* 5.3+ cache_bin_t (stack_head, low_bits_empty) */
+	unsigned nbins;		/* 5.3+: TCACHE_NBINS_MAX */
+	uint64_t large_off;	/* 5.0-5.2: tcache.bins_large */
+	int large_by_size;	/* dev: a large block's usable size is its extent's size - pad */
+	uint64_t rtree_ctx_off;	/* tsd.rtree_ctx, 0 when not known for this row */
+};
+
+struct cen_thread {
+	pid_t tid;
+	struct arch_gpregs regs;
+};
+
+/* An active extent as the walk copied it (stopped). */
+struct cen_raw {
+	uint64_t e_bits, e_addr, base, size;
+	uint64_t bitmap[8];	/* slabs: 1 = free */
+	uint16_t szind;
+	uint8_t slab;
+};
+
+struct cen_extent {
+	uint64_t base, size;	/* the extent's pages */
+	uint32_t first;		/* its first block in cen.blocks */
+	uint32_t nblocks;
+	uint16_t szind;
+	uint8_t slab;
+};
+
+struct cen {
+	jma_session *s;
+	struct jma_census *out;
+	const struct jma_census_opts *o;
+	const struct cen_layout *L;
+	uint64_t sizes[CEN_NSIZES];	/* sz_index2size */
+	uint64_t large_pad;
+	uint64_t map;			/* the emap/rtree; root at map + L->root_off */
+	uint64_t tpoff;			/* tsd = fs_base + tpoff */
+	int have_tpoff;
+	uint64_t tcaches, tcaches_past;	/* symbols, 0 when unknown */
+	const char *je_path;		/* jemalloc's module file, as the maps name it */
+	struct att_map *maps;
+	size_t nmaps;
+	struct cen_thread *th;
+	size_t nth;
+	uint64_t *cached;		/* thread-cached blocks, sorted */
+	size_t ncached, capcached;
+	/* Where each thread cache keeps its stacks of cached pointers: a block
+	 * jemalloc allocated for itself, never a root of anything (tcache.c). */
+	uint64_t *stacks;
+	size_t nstacks, capstacks;
+	struct cen_raw *raw;
+	size_t nraw, capraw;
+	uint64_t walk_end;		/* end of the last extent the walk took */
+	uint64_t *wbuf;			/* the walk's root, leaf and sorted-root buffers */
+	int defer_map;			/* the map is to be found once the threads are stopped */
+	struct cen_extent *ext;
+	size_t next, capext;
+	uint64_t *baddr, *bsize;	/* live blocks, by address (when kept) */
+	size_t nblocks, capblocks;
+	int keep;			/* keep blocks and extents (types, leaks, lists) */
+	struct jma_census_size bysz[CEN_NSIZES];
+	uint64_t bad_words, bad_nfree, stray_cached;	/* inconsistencies seen */
+	uint32_t *btype;		/* types.c: per block, index into out->types */
+	uint8_t *bcls;			/* leaks.c: per block, enum jma_census_class */
+	int64_t start_ns, deadline_ns;
+	int forced;			/* stopped with a thread inside jemalloc (--force) */
+	int64_t last_progress_ns;
+	/* mem.c: metadata pages read so far (edata come 32 to a page). */
+	uint64_t *ctag;
+	unsigned char *cpage;
+	uint64_t reads, misses;		/* cen_read calls; pages read into the cache */
+};
+
+/* layout.c: the row named @name ("5.3", "dev", ...), NULL if none (tests). */
+const struct cen_layout *cen_layout_named(const char *name);
+/* findmap.c: targets of `lea disp32(%rip)` in @code (at @pc), deduplicated. */
+size_t cen_rip_leas(const unsigned char *code, size_t len, uint64_t pc, uint64_t *out, size_t max);
+/* layout.c: find the build's facts (version, layout row, TLS offset, map,
+ * symbols); -ENOTSUP for 3.x/4.x and unknown layouts, message in the session. */
+int cen_layout_find(struct cen *c);
+/* sizes.c: jemalloc's size classes for lg_quantum 4, 4 KiB pages. */
+void cen_sizes_compute(uint64_t sizes[CEN_NSIZES]);
+/* Is the table at @tab jemalloc's sz_index2size_tab, and ours?  0 yes, 1 not
+ * a size table, -ENOTSUP (message set) another configuration's. */
+int cen_sizes_check(struct cen *c, uint64_t tab);
+/* findmap.c: the map of active extents (by symbol, else decoded from
+ * malloc_usable_size), its root validated. */
+int cen_map_find(struct cen *c);
+/* The same from a thread's lookup cache (tsd.rtree_ctx: {leafkey, leaf}
+ * pairs), the leaf pointer looked for in jemalloc's writable data: needs
+ * the threads' registers (after cen_stop). */
+int cen_map_from_tsd(struct cen *c);
+int cen_root_valid(struct cen *c, uint64_t map);
+/* target.c: stop every thread (none inside jemalloc; retried) and read
+ * their registers / let them go.  On a core: the dumped threads. */
+int cen_stop(struct cen *c, void **token);
+void cen_go(struct cen *c, void *token);
+/* tcache.c: every thread's cache and tcache.create's, into c->cached. */
+int cen_tcache_read(struct cen *c);
+/* 0: @addr is in no cache, 1: in a thread's, 2: in a tcache.create one. */
+int cen_is_cached(const struct cen *c, uint64_t addr);
+/* The first cached address >= @addr (its index; ncached if none). */
+size_t cen_cached_from(const struct cen *c, uint64_t addr);
+/* walk.c: the map walk, stopped: active extents copied into c->raw; then,
+ * running: their blocks (live or thread-cached), counted and kept. */
+int cen_walk(struct cen *c);
+int cen_expand(struct cen *c);
+/* Before the stop: the walk's buffers allocated and touched. */
+int cen_walk_prepare(struct cen *c);
+/* index.c: the live block holding @addr (its index), or -1. */
+long cen_block_of(const struct cen *c, uint64_t addr);
+/* contents.c: call @fn for every kept block with its words, read extent
+ * by extent: a slab whole, a large block's first @max bytes (all when 0) in
+ * pieces of at most a MiB (@off: where the piece starts in the block).  A
+ * block that cannot be read is skipped. */
+typedef int (*cen_block_fn)(struct cen *c, size_t b, const uint64_t *w, size_t nw, uint64_t off,
+			    void *arg);
+int cen_blocks_read(struct cen *c, uint64_t max, const char *phase, cen_block_fn fn, void *arg);
+/* types.c, leaks.c: from block contents, threads running. */
+int cen_types(struct cen *c);
+int cen_leaks(struct cen *c);
+
+/* roots.c: where the program's own pointers live -- static data (its
+ * modules' writable segments, jemalloc's own excluded), each thread's stack
+ * and registers.  @fn gets their words a piece at a time: @tid is 0 for
+ * static data, @at the address of w[0] (0 for registers). */
+typedef int (*cen_words_fn)(struct cen *c, pid_t tid, uint64_t at, const uint64_t *w, size_t nw,
+			    void *arg);
+int cen_roots_scan(struct cen *c, cen_words_fn fn, void *arg);
+/* The name of static-data word @at: "symbol (module)" or "module+0xoff". */
+void cen_root_name(struct cen *c, uint64_t at, char *buf, size_t len);
+
+/* The pointer graph (leaks.c): block -> blocks, compressed rows. */
+struct cen_graph {
+	uint64_t *off;		/* nblocks + 1 */
+	uint32_t *to;
+	size_t nedges, cap;
+};
+/* A root word pointing into a block. */
+struct cen_rootref {
+	uint64_t at;		/* the word's address (static data), 0 for a thread */
+	pid_t tid;		/* the thread (stack or registers), 0 for static data */
+	uint32_t block;
+};
+/* dominators.c: what each root source retains (--by root) into c->out->roots,
+ * and the blocks retaining most into c->out->holders; @parent[b] is the block
+ * through which b was first reached from a root (UINT32_MAX: a root itself). */
+int cen_dominators(struct cen *c, const struct cen_graph *g, const struct cen_rootref *r, size_t nr,
+		   const uint32_t *parent);
+
+/* mem.c: make room for @need elements of @each bytes in the array at
+ * *(void **)@p of capacity *@cap (doubling); -ENOMEM. */
+int cen_grow(void *p, size_t *cap, size_t need, size_t each);
+int cen_ptr_ok(uint64_t p);
+int cen_read(struct cen *c, uint64_t addr, void *buf, size_t len);
+/* Forget the pages kept by cen_read (the threads ran since). */
+void cen_cache_flush(struct cen *c);
+void cen_cache_free(struct cen *c);
+/* The cache's memory, allocated and touched (before a stop); -ENOMEM. */
+int cen_cache_prepare(struct cen *c);
+int cen_timed_out(struct cen *c);
+/* Half of the time to the deadline gone by? */
+int cen_half_timed_out(struct cen *c);
+void cen_progress(struct cen *c, const char *phase, uint64_t done, uint64_t total);
+
+#endif

@@ -1,0 +1,19 @@
+/* index.c -- which live block an address falls in: binary search of the blocks by address. */
+#include "census/census.h"
+
+long cen_block_of(const struct cen *c, uint64_t addr)
+{
+	size_t lo = 0, hi = c->nblocks;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (addr < c->baddr[mid])
+			hi = mid;
+		else if (addr - c->baddr[mid] >= c->bsize[mid])
+			lo = mid + 1;
+		else
+			return (long)mid;
+	}
+	return -1;
+}

@@ -1,0 +1,117 @@
+/* mem.c -- reading the target for the census: bounds, a page cache for metadata, time and progress.
+ *
+ * Small reads (an edata, a bin, a tsd field) go through a direct-mapped
+ * cache of CACHE_SLOTS pages (8 MiB): edata sit 32 to a page, so the walk
+ * costs one system call per page instead of one per extent.  Reads larger
+ * than a page (leaves, the root, slab contents) go straight to the backend.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attach/clock.h"
+#include "census/census.h"
+
+#define CACHE_SLOTS	2048
+#define CACHE_MAXLEN	512
+
+int cen_grow(void *pp, size_t *cap, size_t need, size_t each)
+{
+	void **p = pp, *m;
+	size_t cap2;
+
+	if (need <= *cap)
+		return 0;
+	cap2 = *cap ? *cap * 2 : 4096;
+	while (cap2 < need)
+		cap2 *= 2;
+	m = realloc(*p, cap2 * each);
+	if (!m)
+		return -ENOMEM;
+	*p = m;
+	*cap = cap2;
+	return 0;
+}
+
+int cen_ptr_ok(uint64_t p)
+{
+	return p >= CEN_PAGE && p < CEN_VADDR_MAX;
+}
+
+void cen_cache_flush(struct cen *c)
+{
+	if (c->ctag)
+		memset(c->ctag, 0, CACHE_SLOTS * sizeof(*c->ctag));
+}
+
+int cen_cache_prepare(struct cen *c)
+{
+	if (c->ctag)
+		return 0;
+	c->ctag = calloc(CACHE_SLOTS, sizeof(*c->ctag));
+	c->cpage = calloc(CACHE_SLOTS, CEN_PAGE);
+	if (!c->ctag || !c->cpage) {
+		cen_cache_free(c);
+		return -ENOMEM;
+	}
+	/* calloc's fresh pages are mapped lazily: touch them now. */
+	memset(c->cpage, 0, CACHE_SLOTS * CEN_PAGE);
+	return 0;
+}
+
+void cen_cache_free(struct cen *c)
+{
+	free(c->ctag);
+	free(c->cpage);
+	c->ctag = NULL;
+	c->cpage = NULL;
+}
+
+int cen_read(struct cen *c, uint64_t addr, void *buf, size_t len)
+{
+	uint64_t page = addr & ~(CEN_PAGE - 1);
+	size_t slot;
+	int err;
+
+	if (!cen_ptr_ok(addr) || len > CEN_VADDR_MAX - addr)
+		return -EFAULT;
+	c->reads++;
+	if (len > CACHE_MAXLEN || (addr + len - 1) / CEN_PAGE != addr / CEN_PAGE)
+		return jma_read(c->s, addr, buf, len);
+	if (!c->ctag && cen_cache_prepare(c))
+		return jma_read(c->s, addr, buf, len);
+	slot = (size_t)(page / CEN_PAGE) % CACHE_SLOTS;
+	/* Tag = page | 1: page 0 is never read, so 0 means empty. */
+	if (c->ctag[slot] != (page | 1)) {
+		c->misses++;
+		err = jma_read(c->s, page, c->cpage + slot * CEN_PAGE, CEN_PAGE);
+		if (err)
+			return jma_read(c->s, addr, buf, len);	/* a page partly mapped */
+		c->ctag[slot] = page | 1;
+	}
+	memcpy(buf, c->cpage + slot * CEN_PAGE + (addr - page), len);
+	return 0;
+}
+
+int cen_timed_out(struct cen *c)
+{
+	return c->deadline_ns && att_now_ns() > c->deadline_ns;
+}
+
+int cen_half_timed_out(struct cen *c)
+{
+	return !c->deadline_ns || att_now_ns() > c->start_ns + (c->deadline_ns - c->start_ns) / 2;
+}
+
+void cen_progress(struct cen *c, const char *phase, uint64_t done, uint64_t total)
+{
+	int64_t now;
+
+	if (!c->o || !c->o->progress)
+		return;
+	now = att_now_ns();
+	if (done < total && now - c->last_progress_ns < 200000000)
+		return;
+	c->last_progress_ns = now;
+	c->o->progress(c->o->progress_arg, phase, done, total);
+}

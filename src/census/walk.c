@@ -1,0 +1,311 @@
+/* walk.c -- the walk of jemalloc's map of active extents: every live block.
+ *
+ * Leaves are read whole (2 MiB, one per GiB of address space in use).  A
+ * leaf word names the extent its page belongs to; an extent is taken at its
+ * first page only (its last and interior pages repeat it), and only when its
+ * own e_bits say active and its size index is a real class (5.3's SEC keeps
+ * cached extents active with szind SC_NSIZES).  A slab's regions are live
+ * unless its bitmap marks them free (1 = free) or a thread cache holds them;
+ * its nfree is checked against the bitmap.  A large extent is one block at
+ * e_addr (past the cache-oblivious random offset).  While the threads are
+ * stopped only each extent's edata is copied (cen_walk); its blocks are
+ * counted once they run again (cen_expand).  Full slabs and large
+ * extents of automatic arenas are listed nowhere else: only this walk finds
+ * every block.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "census/census.h"
+
+#define ROOT_N		(1u << 18)
+#define LEAF_N		(1u << 18)
+#define EDATA_SIZE	128
+#define BITMAP_OFF	0x40
+#define NREGS_MAX	512	/* the bitmap's 64 bytes */
+/* Extents made room for before the stop: those the map names then, and an
+ * eighth more, up to 4M (416 MiB); past that the array grows in the stop. */
+#define RAW_RESERVE_MAX	(4u << 20)
+
+/* @how: cen_is_cached's answer for @addr. */
+static int add_block(struct cen *c, unsigned szind, uint64_t addr, uint64_t usize, int how)
+{
+	if (how) {
+		c->out->cached.blocks++;
+		c->out->cached.bytes += usize;
+		if (how == 2) {
+			c->out->explicit_cached.blocks++;
+			c->out->explicit_cached.bytes += usize;
+		}
+		return 0;
+	}
+	c->out->live.blocks++;
+	c->out->live.bytes += usize;
+	c->bysz[szind].blocks++;
+	c->bysz[szind].bytes += usize;
+	if (!c->keep)
+		return 0;
+	if (c->nblocks == c->capblocks) {
+		size_t cap = c->capblocks, cap2 = c->capblocks;
+		/* bsize grows with baddr: same capacity. */
+		if (cen_grow(&c->baddr, &cap, c->nblocks + 1, sizeof(*c->baddr)) ||
+		    cen_grow(&c->bsize, &cap2, c->nblocks + 1, sizeof(*c->bsize)))
+			return -ENOMEM;
+		c->capblocks = cap;
+	}
+	c->baddr[c->nblocks] = addr;
+	c->bsize[c->nblocks++] = usize;
+	return 0;
+}
+
+static int add_extent(struct cen *c, uint64_t base, uint64_t size, unsigned szind, int slab,
+		      size_t first)
+{
+	struct cen_extent *x;
+
+	c->out->extents++;
+	c->out->slabs += !!slab;
+	if (!c->keep || c->nblocks == first)
+		return 0;
+	if (cen_grow(&c->ext, &c->capext, c->next + 1, sizeof(*c->ext)))
+		return -ENOMEM;
+	x = &c->ext[c->next++];
+	x->base = base;
+	x->size = size;
+	x->first = (uint32_t)first;
+	x->nblocks = (uint32_t)(c->nblocks - first);
+	x->szind = (uint16_t)szind;
+	x->slab = (uint8_t)slab;
+	return 0;
+}
+
+static int slab_blocks(struct cen *c, const struct cen_raw *x)
+{
+	uint64_t reg = c->sizes[x->szind], base = x->base, e_bits = x->e_bits;
+	uint64_t nregs = x->size / reg, nfree = 0;
+	const uint64_t *bitmap = x->bitmap;
+	unsigned szind = x->szind;
+	int err = 0;
+
+	if (szind >= CEN_NBINS || nregs == 0 || nregs > NREGS_MAX) {
+		c->bad_words++;
+		return 0;
+	}
+	/* The cached addresses are sorted: one search per slab, then a walk
+	 * along with the regions. */
+	size_t k = cen_cached_from(c, base);
+	for (uint64_t r = 0; r < nregs && !err; r++) {
+		uint64_t a = base + r * reg;
+		int how = 0;
+
+		while (k < c->ncached && (c->cached[k] & ~1ULL) < a)
+			k++;
+		if (k < c->ncached && (c->cached[k] & ~1ULL) == a)
+			how = 1 + (int)(c->cached[k] & 1);
+		if (bitmap[r / 64] >> (r % 64) & 1)
+			nfree++;
+		else
+			err = add_block(c, szind, a, reg, how);
+	}
+	if (nfree != ((e_bits >> c->L->sh_nfree) & 0x3ff))
+		c->bad_nfree++;
+	return err;
+}
+
+/* What the expansion needs of an extent, copied while the threads are stopped. */
+static int add_raw(struct cen *c, const unsigned char *e, uint64_t e_addr, uint64_t base,
+		   uint64_t size, unsigned szind, unsigned slab)
+{
+	struct cen_raw *x;
+
+	if (cen_grow(&c->raw, &c->capraw, c->nraw + 1, sizeof(*c->raw)))
+		return -ENOMEM;
+	x = &c->raw[c->nraw++];
+	memcpy(&x->e_bits, e, 8);
+	x->e_addr = e_addr;
+	x->base = base;
+	x->size = size;
+	x->szind = (uint16_t)szind;
+	x->slab = (uint8_t)slab;
+	if (slab)
+		memcpy(x->bitmap, e + BITMAP_OFF, sizeof(x->bitmap));
+	return 0;
+}
+
+/* The blocks of the extents the walk copied: live, or in a thread cache. */
+int cen_expand(struct cen *c)
+{
+	const struct cen_layout *L = c->L;
+	int err = 0;
+
+	for (size_t i = 0; i < c->nraw && !err; i++) {
+		const struct cen_raw *x = &c->raw[i];
+		size_t first = c->nblocks;
+
+		if (x->slab)
+			err = slab_blocks(c, x);
+		else
+			err = add_block(c, x->szind, x->e_addr, x->szind < CEN_NBINS || !L->large_by_size ?
+					c->sizes[x->szind] : x->size - c->large_pad,
+					cen_is_cached(c, x->e_addr));
+		if (!err)
+			err = add_extent(c, x->base, x->size, x->szind, x->slab, first);
+	}
+	if (err)
+		return jma_fail(c->s, JMA_ERR_TARGET, err, "census: out of memory after %zu blocks",
+				c->nblocks);
+	return 0;
+}
+
+/* Is [base, base + size) inside one mapping of the target? */
+static int in_mapping(const struct cen *c, uint64_t base, uint64_t size)
+{
+	const struct att_map *m = att_maps_find(c->maps, c->nmaps, base);
+
+	return m && size <= m->end - base;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* Is leaf pointer @p named by more than one root entry (@sorted: them all)?
+ * Each GiB has a leaf of its own: a repeated one is forged. */
+static int repeated(const uint64_t *sorted, size_t n, uint64_t p)
+{
+	const uint64_t *hit = bsearch(&p, sorted, n, sizeof(*sorted), cmp_u64);
+
+	return hit && ((hit > sorted && hit[-1] == p) || (hit + 1 < sorted + n && hit[1] == p));
+}
+
+/* Leaf @i's words: the extents starting in its GiB. */
+static int walk_leaf(struct cen *c, unsigned i, const uint64_t *leaf)
+{
+	const struct cen_layout *L = c->L;
+	unsigned char e[EDATA_SIZE];
+	int err = 0;
+
+	for (unsigned j = 0; j < LEAF_N && !err; j++) {
+		uint64_t w = leaf[j], ed, page, e_bits, e_addr, base, size;
+		unsigned szind = (unsigned)(w >> 48), state, slab;
+
+		/* A slab's interior pages repeat its first page's word: the
+		 * extent was settled there. */
+		if (!w || w == (j ? leaf[j - 1] : 0) || szind >= CEN_NSIZES ||
+		    (L->leaf_state && ((w >> 2) & 7)))
+			continue;
+		ed = w & ((1ULL << 48) - 1) & ~L->edata_low;
+		page = ((uint64_t)i << 30) | ((uint64_t)j << 12);
+		if (!cen_ptr_ok(ed) || cen_read(c, ed, e, sizeof(e))) {
+			c->bad_words++;
+			continue;
+		}
+		memcpy(&e_bits, e, 8);
+		memcpy(&e_addr, e + 8, 8);
+		memcpy(&size, e + 16, 8);
+		base = e_addr & ~(CEN_PAGE - 1);
+		size &= ~(CEN_PAGE - 1);
+		if (page != base)
+			continue;	/* not the extent's first page, or moved under us */
+		state = (unsigned)(e_bits >> L->sh_state) & ((1u << L->w_state) - 1);
+		slab = (unsigned)(e_bits >> L->sh_slab) & 1;
+		if (state != 0)
+			continue;
+		if (((e_bits >> L->sh_szind) & 0xff) != szind || size == 0 || !cen_ptr_ok(e_addr) ||
+		    !in_mapping(c, base, size) || base < c->walk_end) {
+			c->bad_words++;
+			continue;
+		}
+		/* Extents come in address order and never overlap: a forged map
+		 * cannot name more of them than the target has pages. */
+		c->walk_end = base + size;
+		err = add_raw(c, e, e_addr, base, size, szind, slab);
+	}
+	return err;
+}
+
+int cen_walk(struct cen *c)
+{
+	uint64_t *root = c->wbuf, *leaf = c->wbuf + ROOT_N, *sorted = c->wbuf + ROOT_N + LEAF_N;
+	unsigned nleaves = 0, done = 0;
+	int err = 0;
+
+	if (!c->wbuf)
+		return jma_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
+	if (cen_read(c, c->map + c->L->root_off, root, ROOT_N * sizeof(*root)))
+		return jma_fail(c->s, JMA_ERR_TARGET, -EFAULT, "census: reading the map's root at 0x%llx",
+				(unsigned long long)(c->map + c->L->root_off));
+	for (unsigned i = 0; i < ROOT_N; i++)
+		if (root[i])
+			sorted[nleaves++] = root[i];
+	qsort(sorted, nleaves, sizeof(*sorted), cmp_u64);
+	c->walk_end = 0;
+	for (unsigned i = 0; i < ROOT_N && !err; i++) {
+		if (!root[i])
+			continue;
+		if (repeated(sorted, nleaves, root[i])) {
+			c->bad_words++;
+			continue;
+		}
+		if (cen_timed_out(c)) {
+			err = jma_fail(c->s, JMA_ERR_UNSAFE, -ETIMEDOUT, "census: timed out walking the "
+				       "map (%u of %u leaves read)", done, nleaves);
+			break;
+		}
+		cen_progress(c, "map", done, nleaves);
+		if (!cen_ptr_ok(root[i]) || cen_read(c, root[i], leaf, LEAF_N * sizeof(*leaf))) {
+			c->bad_words++;
+			continue;
+		}
+		err = walk_leaf(c, i, leaf);
+		done++;
+		if (err)
+			err = jma_fail(c->s, JMA_ERR_TARGET, err, "census: out of memory after %zu extents",
+				       c->nraw);
+	}
+	cen_progress(c, "map", done, nleaves);
+	return err;
+}
+
+/* How many extents the map names now (distinct runs of leaf words, an
+ * upper bound), read while the threads run: room for them is made before
+ * the stop.  0 when the map cannot be read (the walk will say so). */
+static size_t extents_now(struct cen *c)
+{
+	uint64_t *root = c->wbuf, *leaf = c->wbuf + ROOT_N;
+	size_t n = 0;
+
+	if (c->defer_map || cen_read(c, c->map + c->L->root_off, root, ROOT_N * sizeof(*root)))
+		return 0;
+	for (unsigned i = 0; i < ROOT_N; i++) {
+		if (!root[i] || !cen_ptr_ok(root[i]) || cen_read(c, root[i], leaf, LEAF_N * sizeof(*leaf)))
+			continue;
+		for (unsigned j = 0; j < LEAF_N; j++)
+			n += leaf[j] && leaf[j] != (j ? leaf[j - 1] : 0);
+		if (n > RAW_RESERVE_MAX)
+			return RAW_RESERVE_MAX;
+	}
+	return n;
+}
+
+int cen_walk_prepare(struct cen *c)
+{
+	size_t cap = c->capraw, want;
+
+	/* Touched now, so that the kernel finds its pages while the target
+	 * runs, not during the stop (a third of a stop went to page faults
+	 * into fresh buffers). */
+	c->wbuf = malloc((ROOT_N * 2 + LEAF_N) * sizeof(*c->wbuf));
+	if (!c->wbuf)
+		return jma_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
+	memset(c->wbuf, 0, (ROOT_N * 2 + LEAF_N) * sizeof(*c->wbuf));
+	want = extents_now(c);
+	want += want / 8 + 4096;
+	if (cen_grow(&c->raw, &c->capraw, want, sizeof(*c->raw)))
+		return jma_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
+	memset(c->raw + cap, 0, (c->capraw - cap) * sizeof(*c->raw));
+	return cen_cache_prepare(c);
+}

@@ -1,0 +1,349 @@
+/* check_census.c -- the census's pieces: size classes, the lea decoder, and the map walk on
+ * forged metadata (a target controls its own memory: the walk must stay bounded and sane). */
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attach/clock.h"
+#include "census/census.h"
+
+START_TEST(test_census_sizes)
+{
+	uint64_t s[CEN_NSIZES];
+
+	cen_sizes_compute(s);
+	ck_assert_uint_eq(s[0], 8);
+	ck_assert_uint_eq(s[1], 16);
+	ck_assert_uint_eq(s[4], 64);
+	ck_assert_uint_eq(s[5], 80);
+	ck_assert_uint_eq(s[8], 128);
+	ck_assert_uint_eq(s[CEN_NBINS - 1], 14336);	/* SC_SMALL_MAXCLASS */
+	ck_assert_uint_eq(s[CEN_NBINS], 16384);		/* SC_LARGE_MINCLASS */
+	ck_assert_uint_eq(s[40], 32768);
+	ck_assert_uint_eq(s[CEN_NSIZES - 1], 7ULL << 60);	/* SC_LARGE_MAXCLASS group, one short */
+	for (unsigned i = 1; i < CEN_NSIZES; i++)
+		ck_assert(s[i] > s[i - 1]);
+}
+END_TEST
+
+START_TEST(test_census_rip_leas)
+{
+	/* Debian 5.3.0's malloc_usable_size: lea 0x2bae0c(%rip),%rax at 0x31b4d,
+	 * mov 0x9b414(%rip),%rdi (not a lea), lea 0x2b9ef9(%rip),%rax at 0x31bc0,
+	 * the first again, and a lea through %rsi (r/m 110: not rip-relative). */
+	static const unsigned char code[] = {
+		0x48, 0x8d, 0x05, 0x0c, 0xae, 0x2b, 0x00,
+		0x48, 0x8b, 0x3d, 0x14, 0xb4, 0x09, 0x00,
+		0x48, 0x8d, 0x05, 0xf9, 0x9e, 0x2b, 0x00,
+		0x48, 0x8d, 0x05, 0xf7, 0xad, 0x2b, 0x00,
+		0x48, 0x8d, 0x46, 0x08,
+	};
+	uint64_t out[8];
+	size_t n = cen_rip_leas(code, sizeof(code), 0x31b4d, out, 8);
+
+	ck_assert_uint_eq(n, 2);
+	ck_assert_uint_eq(out[0], 0x2ec960);
+	ck_assert_uint_eq(out[1], 0x31b4d + 14 + 7 + 0x2b9ef9);
+	ck_assert_uint_eq(cen_rip_leas(code, sizeof(code), 0x31b4d, out, 1), 1);
+}
+END_TEST
+
+/* A forged target: a few regions of memory, the rest unmapped. */
+#define MAP_AT		0x10000000ULL
+#define LEAF_AT		0x20000000ULL
+#define EDATA_AT	0x30000000ULL
+#define HEAP_AT		0x40000000ULL	/* GiB 1: root[1] */
+#define TSD_AT		0x50000000ULL
+#define LEAFSZ		(1ULL << 21)
+
+struct fake {
+	struct jma_backend be;
+	unsigned char *map, *leaf, *edata, *tsd;
+	unsigned seed;
+};
+
+static unsigned char *region(struct fake *f, uint64_t a, uint64_t *base, uint64_t *len)
+{
+	if (a >= MAP_AT && a < MAP_AT + 0x78 + LEAFSZ) {
+		*base = MAP_AT;
+		*len = 0x78 + LEAFSZ;
+		return f->map;
+	}
+	if (a >= LEAF_AT && a < LEAF_AT + LEAFSZ) {
+		*base = LEAF_AT;
+		*len = LEAFSZ;
+		return f->leaf;
+	}
+	if (a >= TSD_AT && a < TSD_AT + 4096) {
+		*base = TSD_AT;
+		*len = 4096;
+		return f->tsd;
+	}
+	if (a >= EDATA_AT && a < EDATA_AT + 1024 * 128) {
+		*base = EDATA_AT;
+		*len = 1024 * 128;
+		return f->edata;
+	}
+	return NULL;
+}
+
+static int fake_read(struct jma_backend *b, uint64_t addr, void *buf, size_t len)
+{
+	struct fake *f = (struct fake *)b;
+	uint64_t base, rlen;
+	unsigned char *r = region(f, addr, &base, &rlen);
+
+	if (!r || len > rlen - (addr - base))
+		return -EFAULT;
+	memcpy(buf, r + (addr - base), len);
+	return 0;
+}
+
+static const struct jma_backend_ops fake_ops = { .name = "fake", .read = fake_read };
+
+static struct att_map fake_maps[] = {
+	{ MAP_AT, MAP_AT + 0x78 + LEAFSZ + 4096, 0, "rw-p", 0, 0, "/fake/libjemalloc.so.2" },
+	{ LEAF_AT, LEAF_AT + LEAFSZ, 0, "rw-p", 0, 0, NULL },
+	{ EDATA_AT, EDATA_AT + 1024 * 128, 0, "rw-p", 0, 0, NULL },
+	{ HEAP_AT, HEAP_AT + (64ULL << 20), 0, "rw-p", 0, 0, NULL },
+	{ TSD_AT, TSD_AT + 4096, 0, "rw-p", 0, 0, NULL },
+};
+
+static void setup_fake(struct fake *f, struct cen *c, jma_session **s, struct jma_census *out)
+{
+	memset(f, 0, sizeof(*f));
+	f->be.ops = &fake_ops;
+	f->map = calloc(1, 0x78 + LEAFSZ);
+	f->leaf = calloc(1, LEAFSZ);
+	f->edata = calloc(1024, 128);
+	f->tsd = calloc(1, 4096);
+	ck_assert(f->map && f->leaf && f->edata && f->tsd);
+	*s = jma_new(NULL);
+	ck_assert_ptr_nonnull(*s);
+	(*s)->be = &f->be;
+	f->be.s = *s;
+	memset(c, 0, sizeof(*c));
+	memset(out, 0, sizeof(*out));
+	c->s = *s;
+	c->out = out;
+	c->L = cen_layout_named("5.3");
+	ck_assert_ptr_nonnull(c->L);
+	cen_sizes_compute(c->sizes);
+	c->map = MAP_AT;
+	c->maps = fake_maps;
+	c->nmaps = sizeof(fake_maps) / sizeof(*fake_maps);
+	c->deadline_ns = att_now_ns() + 5000000000LL;
+	ck_assert_int_eq(cen_walk_prepare(c), 0);
+}
+
+static void teardown_fake(struct fake *f, struct cen *c, jma_session *s)
+{
+	free(c->raw);
+	free(c->wbuf);
+	free(c->baddr);
+	free(c->bsize);
+	free(c->ext);
+	cen_cache_free(c);
+	s->be = NULL;
+	jma_free(s);
+	free(f->map);
+	free(f->leaf);
+	free(f->edata);
+	free(f->tsd);
+}
+
+static void set_root(struct fake *f, unsigned i, uint64_t leaf)
+{
+	memcpy(f->map + 0x78 + i * 8, &leaf, 8);
+}
+
+/* Leaf word for edata @k (5.3: szind << 48 | edata | slab). */
+static void set_word(struct fake *f, unsigned page, unsigned k, unsigned szind, int slab)
+{
+	uint64_t w = ((uint64_t)szind << 48) | (EDATA_AT + k * 128) | (uint64_t)slab;
+	memcpy(f->leaf + page * 8, &w, 8);
+}
+
+/* edata @k: active, @szind, slab or not, at @addr of @size. */
+static void set_edata(struct fake *f, unsigned k, uint64_t addr, uint64_t size, unsigned szind,
+		      int slab, unsigned nfree)
+{
+	const struct cen_layout *L = cen_layout_named("5.3");
+	uint64_t bits = ((uint64_t)slab << L->sh_slab) | ((uint64_t)szind << L->sh_szind) |
+			((uint64_t)nfree << L->sh_nfree);
+	unsigned char *e = f->edata + k * 128;
+
+	memcpy(e, &bits, 8);
+	memcpy(e + 8, &addr, 8);
+	memcpy(e + 16, &size, 8);
+}
+
+START_TEST(test_census_walk_honest)
+{
+	struct fake f;
+	struct cen c;
+	struct jma_census out;
+	jma_session *s;
+	uint64_t free_bits = ~0ULL << 4;	/* regions 0-3 of slab 0 allocated */
+
+	setup_fake(&f, &c, &s, &out);
+	set_root(&f, 1, LEAF_AT);
+	/* A 4 KiB slab of 64-byte regions (szind 4) at page 0 of GiB 1, 4 live. */
+	set_edata(&f, 0, HEAP_AT, 4096, 4, 1, 60);
+	memcpy(f.edata + 0x40, &free_bits, 8);
+	memset(f.edata + 0x48, 0xff, 56);
+	set_word(&f, 0, 0, 4, 1);
+	/* A 20 KiB large extent at page 2 (szind 37, 20480), its last page too. */
+	set_edata(&f, 1, HEAP_AT + 2 * 4096 + 64, 24576, 37, 0, 0);
+	set_word(&f, 2, 1, 37, 0);
+	set_word(&f, 7, 1, 37, 0);
+	ck_assert_int_eq(cen_root_valid(&c, MAP_AT), 0);
+	c.keep = 1;
+	ck_assert_int_eq(cen_walk(&c), 0);
+	ck_assert_uint_eq(c.nraw, 2);
+	ck_assert_int_eq(cen_expand(&c), 0);
+	ck_assert_uint_eq(out.live.blocks, 5);
+	ck_assert_uint_eq(out.live.bytes, 4 * 64 + 20480);
+	ck_assert_uint_eq(c.baddr[4], HEAP_AT + 2 * 4096 + 64);
+	ck_assert_uint_eq(c.bad_nfree, 0);
+	teardown_fake(&f, &c, s);
+}
+END_TEST
+
+/* No symbol, no usable code: a thread's lookup cache names a leaf, and the
+ * root entry holding it is found in jemalloc's writable data. */
+START_TEST(test_census_map_from_tsd)
+{
+	struct fake f;
+	struct cen c;
+	struct jma_census out;
+	struct cen_thread th;
+	jma_session *s;
+	uint64_t ctx[4] = { 1, 0, 1ULL << 30, LEAF_AT };	/* an unused entry, then GiB 1's */
+
+	setup_fake(&f, &c, &s, &out);
+	set_root(&f, 1, LEAF_AT);
+	set_edata(&f, 0, HEAP_AT, 4096, 4, 1, 64);
+	memset(f.edata + 0x40, 0xff, 64);
+	set_word(&f, 0, 0, 4, 1);
+	memcpy(f.tsd + c.L->rtree_ctx_off, ctx, sizeof(ctx));
+	memset(&th, 0, sizeof(th));
+	th.regs.r.fs_base = TSD_AT;
+	c.th = &th;
+	c.nth = 1;
+	c.have_tpoff = 1;
+	c.map = 0;
+	c.je_path = "/fake/libjemalloc.so.2";
+	ck_assert_int_eq(cen_map_from_tsd(&c), 0);
+	ck_assert_uint_eq(c.map, MAP_AT);
+	/* Not jemalloc's data: not looked at. */
+	c.je_path = "/other.so";
+	c.map = 0;
+	ck_assert_int_eq(cen_map_from_tsd(&c), -ENOENT);
+	c.th = NULL;
+	teardown_fake(&f, &c, s);
+}
+END_TEST
+
+/* jemalloc's own size table: ours, another configuration's (8-byte quanta,
+ * as Redis bundles), or no table at all. */
+START_TEST(test_census_sizes_check)
+{
+	struct fake f;
+	struct cen c;
+	struct jma_census out;
+	jma_session *s;
+	uint64_t q8[48];
+
+	setup_fake(&f, &c, &s, &out);
+	memcpy(f.tsd, c.sizes, 48 * 8);
+	ck_assert_int_eq(cen_sizes_check(&c, TSD_AT), 0);
+	for (unsigned i = 0; i < 48; i++)
+		q8[i] = i < 8 ? 8 * (i + 1) : 64 + 16 * (i - 7);
+	memcpy(f.tsd, q8, sizeof(q8));
+	cen_cache_flush(&c);	/* the census reads through a page cache */
+	ck_assert_int_eq(cen_sizes_check(&c, TSD_AT), -ENOTSUP);
+	ck_assert(strstr(jma_errmsg(s), "size classes differ") != NULL);
+	memset(f.tsd, 0x5a, 48 * 8);
+	cen_cache_flush(&c);
+	ck_assert_int_eq(cen_sizes_check(&c, TSD_AT), 1);
+	ck_assert_int_eq(cen_sizes_check(&c, 0xdead0000), 1);
+	teardown_fake(&f, &c, s);
+}
+END_TEST
+
+START_TEST(test_census_walk_forged)
+{
+	struct fake f;
+	struct cen c;
+	struct jma_census out;
+	jma_session *s;
+	int64_t t0;
+
+	setup_fake(&f, &c, &s, &out);
+	/* Every root entry the same leaf; every leaf word an extent whose
+	 * edata claims the whole address space, a slab of 8-byte regions, or
+	 * an address outside any mapping; random words besides. */
+	for (unsigned i = 0; i < (1u << 18); i++)
+		set_root(&f, i, LEAF_AT);
+	srand(42);
+	for (unsigned k = 0; k < 1024; k++) {
+		uint64_t addr = HEAP_AT + (uint64_t)(rand() % 16384) * 4096;
+		switch (k % 4) {
+		case 0:
+			set_edata(&f, k, addr, ~0ULL, 0, 1, 1023);
+			break;
+		case 1:
+			set_edata(&f, k, addr, 1ULL << 40, 100, 0, 0);
+			break;
+		case 2:
+			set_edata(&f, k, 0xdead000000ULL, 4096, 5, 1, 3);
+			break;
+		default:
+			for (unsigned b = 0; b < 128; b++)
+				f.edata[k * 128 + b] = (unsigned char)rand();
+		}
+	}
+	for (unsigned j = 0; j < (1u << 18); j++) {
+		unsigned k = (unsigned)rand() % 1024;
+		set_word(&f, j, k, (unsigned)rand() % 240, rand() & 1);
+	}
+	/* A root whose leaves repeat is not a map, nor walked. */
+	ck_assert_int_ne(cen_root_valid(&c, MAP_AT), 0);
+	c.keep = 1;
+	ck_assert_int_eq(cen_walk(&c), 0);
+	ck_assert_uint_eq(c.nraw, 0);
+	ck_assert(c.bad_words >= (1u << 18));
+	/* One leaf of forged words. */
+	for (unsigned i = 0; i < (1u << 18); i++)
+		set_root(&f, i, 0);
+	set_root(&f, 1, LEAF_AT);
+	t0 = att_now_ns();
+	(void)cen_walk(&c);
+	ck_assert(att_now_ns() - t0 < 5000000000LL);
+	/* One leaf read; extents only inside the heap mapping, not overlapping. */
+	ck_assert(c.nraw <= (64ULL << 20) / 4096);
+	for (size_t i = 1; i < c.nraw; i++)
+		ck_assert(c.raw[i].base >= c.raw[i - 1].base + c.raw[i - 1].size);
+	ck_assert_int_eq(cen_expand(&c), 0);
+	ck_assert(out.live.bytes <= (64ULL << 20));
+	teardown_fake(&f, &c, s);
+}
+END_TEST
+
+Suite *suite_census(void)
+{
+	Suite *s = suite_create("census");
+	TCase *tc = tcase_create("core");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_census_sizes);
+	tcase_add_test(tc, test_census_rip_leas);
+	tcase_add_test(tc, test_census_walk_honest);
+	tcase_add_test(tc, test_census_walk_forged);
+	tcase_add_test(tc, test_census_map_from_tsd);
+	tcase_add_test(tc, test_census_sizes_check);
+	suite_add_tcase(s, tc);
+	return s;
+}

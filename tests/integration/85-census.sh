@@ -1,0 +1,229 @@
+#!/bin/bash
+# 85-census.sh -- census: every live block the fixture knows of is found with
+# its usable size, no block it freed is reported live, and census bytes +
+# thread-cached bytes = stats.allocated; on Debian's jemalloc, on the version
+# matrix from 5.0, live and from a gcore core, with hpa; C++ types and leaks;
+# Redis's allocator_allocated.
+source tests/lib.sh
+VERSIONS_DIR=$(readlink -f "${VERSIONS_DIR:-build/versions}")
+
+# census_lists PID TAG: the fixture's own lists of its live and freed blocks.
+census_lists() {
+	fix "$1" "list $TMPD/$2.live" >/dev/null
+	fix "$1" "freed $TMPD/$2.freed" >/dev/null
+	[[ -s $TMPD/$2.live ]] || fail "$2: the fixture listed no block"
+	[[ -s $TMPD/$2.freed ]] || fail "$2: the fixture freed nothing"
+}
+
+# census_check TAG WHERE...: the census of WHERE (a PID, or core CORE)
+# against the lists of TAG; its bytes + thread-cached bytes in CENSUS_SUM.
+census_check() {
+	local tag=$1; shift
+	jm "$@" census --json --no-stats --blocks "$TMPD/$tag.blocks"
+	expect_rc 0
+	local json=$OUT bad
+	# Every live block: present, same usable size.
+	bad=$(awk 'NR == FNR { s[$1] = $2; next } !($1 in s) { m++ } ($1 in s) && s[$1] != $2 { d++ }
+		END { printf "%d %d", m, d }' "$TMPD/$tag.blocks" "$TMPD/$tag.live")
+	expect_eq "$bad" "0 0"
+	# No freed block live.
+	bad=$(awk 'NR == FNR { s[$1] = 1; next } ($1 in s) { n++ } END { print n + 0 }' \
+		"$TMPD/$tag.blocks" "$TMPD/$tag.freed")
+	expect_eq "$bad" 0
+	CENSUS_SUM=$(jq '.bytes + .thread_cached.bytes' <<<"$json")
+	CENSUS_CACHED=$(jq '.thread_cached.blocks' <<<"$json")
+}
+
+# census_exact PID TAG: census_compare, and the sum equals stats.allocated.
+census_exact() {
+	census_lists "$1" "$2"
+	census_check "$2" "$1"
+	jm "$1" get stats.allocated
+	expect_rc 0
+	expect_eq "$CENSUS_SUM" "$OUT"
+	((CENSUS_CACHED > 0)) || fail "$2: no thread-cached block found"
+}
+
+fill() {
+	expect_eq "$(fix "$1" "alloc 20000")" ok
+	expect_eq "$(fix "$1" "threads 3")" ok
+}
+
+t_debian() {
+	local pid
+	start_fixture pid "$FIXTURES/censusfix"
+	fill "$pid"
+	census_exact "$pid" debian
+	jm "$pid" census
+	expect_rc 0
+	expect_match "$OUT" "stats.allocated: [0-9]+ = live \+ thread-cached \(exact\)"
+	expect_match "$OUT" "decoded from malloc_usable_size"
+}
+
+# hpa's page slabs; background threads asleep inside jemalloc (in a
+# condition wait, which holds no lock: the stop goes ahead).
+t_debian_hpa_and_background_threads() {
+	local pid conf n=0
+	for conf in hpa:true background_thread:true; do
+		start_fixture pid "$FIXTURES/censusfix" MALLOC_CONF=$conf
+		fill "$pid"
+		census_exact "$pid" "conf$((n++))"
+	done
+}
+
+t_versions() {
+	local dir v n=0 pid
+	for dir in "$VERSIONS_DIR"/*/; do
+		v=$(basename "$dir")
+		[[ -x $dir/censusfix ]] || continue
+		start_fixture pid "$dir/censusfix"
+		if [[ $v == [34].* ]]; then
+			jm "$pid" census
+			expect_rc 4
+			expect_match "$ERR" "census: jemalloc ${v%.*} is not supported \(chunks and runs\)"
+			continue
+		fi
+		fill "$pid"
+		# Symbols: tcache.create's caches are found too.
+		[[ $(fix "$pid" tcache) == ok* ]] || fail "$v: tcache.create failed"
+		census_exact "$pid" "$v"
+		n=$((n + 1))
+		if [[ $v == dev* || $v == 5.3* ]]; then
+			start_fixture pid "$dir/censusfix" MALLOC_CONF=hpa:true JE_MALLOC_CONF=hpa:true
+			fill "$pid"
+			census_exact "$pid" "$v-hpa"
+		fi
+	done
+	((n > 0)) || skip "no 5.x build under $VERSIONS_DIR (make versions)"
+}
+
+# A stripped copy of each version's library (LD_LIBRARY_PATH wins over the
+# fixture's RUNPATH): the map is decoded from malloc_usable_size.
+t_versions_stripped() {
+	local dir v n=0 pid
+	for dir in "$VERSIONS_DIR"/5.*/ "$VERSIONS_DIR"/dev*/; do
+		v=$(basename "$dir")
+		[[ -x $dir/censusfix ]] || continue
+		mkdir -p "$TMPD/strip-$v"
+		strip -o "$TMPD/strip-$v/libjemalloc.so.2" "$dir/inst/lib/libjemalloc.so.2"
+		start_fixture pid "$dir/censusfix" LD_LIBRARY_PATH="$TMPD/strip-$v"
+		grep -q "strip-$v" "/proc/$pid/maps" || fail "$v: the stripped copy is not loaded"
+		fill "$pid"
+		census_exact "$pid" "strip-$v"
+		jm "$pid" census --no-stats
+		expect_match "$OUT" "decoded from (je_)?malloc_usable_size"
+		n=$((n + 1))
+	done
+	((n > 0)) || skip "no 5.x build under $VERSIONS_DIR (make versions)"
+}
+
+t_timeout_and_usage() {
+	local pid
+	start_fixture pid "$FIXTURES/censusfix"
+	jm "$pid" census --by colour
+	expect_rc 2
+	jm "$pid" census --top 0
+	expect_rc 2
+	jm "$pid" census extra
+	expect_rc 2
+	jm --emulate "$pid" census
+	expect_rc 2
+	expect_match "$ERR" "--emulate is not needed"
+	# The leak scan is bounded by an explicit --timeout.
+	expect_eq "$(fix "$pid" "alloc 200000")" ok
+	jm --timeout 0.001 "$pid" census --leaks
+	expect_rc 5
+	expect_match "$ERR" "timed out"
+}
+
+# A thread that stays inside jemalloc (the dump lock held while it writes to
+# a FIFO nobody reads: a hung process): refused until the timeout, then with
+# --force counted anyway, saying so.
+t_thread_inside_jemalloc() {
+	local pid
+	start_fixture pid "$FIXTURES/jemfix" MALLOC_CONF=prof:true
+	fix "$pid" "alloc 100 100000" >/dev/null
+	mkfifo "$TMPD/fifo.census"
+	expect_eq "$(fix "$pid" "dump $TMPD/fifo.census")" ok
+	sleep 0.2
+	jm --timeout 1 "$pid" census --no-stats
+	expect_rc 5
+	expect_match "$ERR" "is inside jemalloc"
+	jm --timeout 1 --force "$pid" census --no-stats
+	expect_rc 0
+	expect_match "$OUT" "live: [0-9]+ blocks"
+	expect_match "$OUT" "a thread was inside jemalloc \(--force\)"
+	cat "$TMPD/fifo.census" >/dev/null
+	expect_eq "$(fix "$pid" ping)" pong
+}
+
+t_core() {
+	local pid bin v
+	command -v gcore >/dev/null || skip "no gcore"
+	for bin in "$FIXTURES/censusfix" "$VERSIONS_DIR"/5.*/censusfix "$VERSIONS_DIR"/dev*/censusfix; do
+		[[ -x $bin ]] || continue
+		start_fixture pid "$bin"
+		fill "$pid"
+		v=$(basename "$(dirname "$bin")")
+		census_lists "$pid" "core-$v"
+		jm "$pid" get stats.allocated
+		expect_rc 0
+		local alloc=$OUT
+		gcore -o "$TMPD/c.tmp" "$pid" >/dev/null 2>&1 || fail "gcore $pid failed"
+		mv "$TMPD/c.tmp.$pid" "$TMPD/$v.core"
+		census_check "core-$v" core "$TMPD/$v.core"
+		expect_eq "$CENSUS_SUM" "$alloc"
+	done
+}
+
+t_cxx_types_and_leaks() {
+	local pid n
+	start_fixture pid "$FIXTURES/censuscpp"
+	expect_eq "$(fix "$pid" "make 10000 3000")" ok
+	expect_eq "$(fix "$pid" "drop 2000")" ok
+	fix "$pid" "list $TMPD/held" >/dev/null
+	jm "$pid" census --by type --leaks --json --blocks "$TMPD/cxx.blocks"
+	expect_rc 0
+	expect_eq "$(jq '.types[] | select(.type == "shop::Order") | .blocks' <<<"$OUT")" 10000
+	expect_eq "$(jq '.types[] | select(.type == "shop::Customer") | .blocks' <<<"$OUT")" 3000
+	# The 2000 dropped orders leak (within 1%); none of the held ones.
+	within "$(jq .leaked.blocks <<<"$OUT")" 2000 20
+	n=$(awk 'NR == FNR { h[$1] = 1; next } ($1 in h) && /\[(leaked|unreferenced)\]/ { n++ }
+		END { print n + 0 }' "$TMPD/held" "$TMPD/cxx.blocks")
+	expect_eq "$n" 0
+	n=$(grep -c ' shop::Order \[' "$TMPD/cxx.blocks")
+	within "$n" 2000 20
+	# What holds them: the two global arrays, by name.
+	jm "$pid" census --by root --top 2
+	expect_rc 0
+	expect_match "$OUT" "8001 +[0-9]+ +[0-9.]+%  orders \(censuscpp\)"
+	expect_match "$OUT" "3001 +[0-9]+ +[0-9.]+%  customers \(censuscpp\)"
+}
+
+t_refused_without_jemalloc() {
+	local pid
+	start_fixture pid "$FIXTURES/callee"
+	jm "$pid" census
+	expect_rc 4
+}
+
+t_redis() {
+	local pid alloc
+	start_redis pid
+	expect_eq "$(redis-cli -p "$REDIS_PORT" debug populate 100000 key 100)" OK
+	jm "$pid" census --json
+	expect_rc 0
+	alloc=$(redis-cli -p "$REDIS_PORT" info memory | tr -d '\r' | awk -F: '$1 == "allocator_allocated" { print $2 }')
+	# INFO's figure is stats.allocated: live + thread-cached, exactly (idle redis).
+	expect_eq "$(jq '.bytes + .thread_cached.bytes' <<<"$OUT")" "$alloc"
+	((alloc > 10000000)) || fail "redis holds only $alloc bytes"
+	# What holds them: reached from the global `server`, one block (the
+	# redisDb array) retains nearly all of it.
+	jm --timeout 300 "$pid" census --by root --json --no-stats
+	expect_rc 0
+	expect_match "$(jq -r '.holders[0].path' <<<"$OUT")" "^server \(redis"
+	jq -e '.holders[0].bytes * 10 > .bytes * 9' <<<"$OUT" >/dev/null ||
+		fail "the top block retains only $(jq '.holders[0].bytes' <<<"$OUT") of $(jq .bytes <<<"$OUT")"
+}
+
+run_tests
