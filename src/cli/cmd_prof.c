@@ -61,7 +61,7 @@ static int prof_status(struct cli *c, int argc, char **argv)
 	}
 	printf("%-24s %s\n", "available", avail ? "yes" : "no");
 	if (!avail)
-		printf("%-24s %s\n", "why", why);
+		printf("%-24s %s\n", "why", cli_esc(why));
 	for (size_t i = 0; i < NSTATUS; i++) {
 		if (have[i])
 			jma_value_format(&v[i], buf, sizeof(buf));
@@ -72,10 +72,10 @@ static int prof_status(struct cli *c, int argc, char **argv)
 			       "%llu bytes (opt.lg_prof_sample %zu)\n", status_names[i],
 			       1ULL << (v[ST_OPT_LG_SAMPLE].z & 63), v[ST_OPT_LG_SAMPLE].z);
 		else if (i == ST_LG_SAMPLE && have[i])
-			printf("%-24s %s (sample period %llu bytes)\n", status_names[i], buf,
+			printf("%-24s %s (sample period %llu bytes)\n", status_names[i], cli_esc(buf),
 			       1ULL << (v[i].z & 63));
 		else
-			printf("%-24s %s\n", status_names[i], buf);
+			printf("%-24s %s\n", status_names[i], cli_esc(buf));
 	}
 out:
 	for (size_t i = 0; i < NSTATUS; i++)
@@ -223,7 +223,7 @@ static int analyze(struct cli *c, const char *path, const char *buf, size_t len,
 	jma_heap *h;
 	int rc = load_profile(c, path, buf, len, NULL, &h);
 
-	if (!rc && jma_heap_report_file(h, &ro, stdout))
+	if (!rc && cli_heap_report(h, &ro, stdout))
 		rc = cli_error(EXIT_TARGET, "analysing %s: %s", path, jma_heap_errmsg(h));
 	else if (!rc)
 		cli_hint_unnamed(h, &ro);
@@ -252,7 +252,7 @@ static void window_section(const struct jma_heap_site *s, size_t n, int sign, un
 		running += x->flat;
 		printf("%8.1f %5.1f%% %5.1f%% %8.1f %5.1f%% %s\n", x->flat / 1048576,
 		       x->flat * 100 / total, running * 100 / total, x->cum / 1048576,
-		       x->cum * 100 / total, x->name);
+		       x->cum * 100 / total, cli_esc(x->name));
 		shown++;
 	}
 	if (!shown)

@@ -67,7 +67,7 @@ static void print_executable(pid_t pid)
 	}
 	/* comm is the first 15 bytes of the name it was started as. */
 	if (strncmp(base_name(exe), comm, strlen(comm)) || !comm[0])
-		printf("process %d (%s) runs %s\n", (int)pid, comm, exe);
+		printf("process %d (%s) runs %s\n", (int)pid, cli_esc(comm), cli_esc(exe));
 }
 
 static int print_text(void *arg, const struct jma_thread *t)
@@ -75,21 +75,21 @@ static int print_text(void *arg, const struct jma_thread *t)
 	char act[128];
 
 	(void)arg;
-	printf("TID %d (%s) %s%s%s\n", (int)t->tid, t->comm, activity(t, act, sizeof(act)),
+	printf("TID %d (%s) %s%s%s\n", (int)t->tid, cli_esc(t->comm), cli_esc(activity(t, act, sizeof(act))),
 	       t->in_jemalloc ? ", INSIDE JEMALLOC" : "", t->may_hold_lock ? ", MAY HOLD A LOCK" : "");
 	if (t->err)
-		printf("    (no stack: %s)\n", t->errmsg);
+		printf("    (no stack: %s)\n", cli_esc(t->errmsg));
 	for (int i = 0; i < t->nframes; i++) {
 		const struct jma_frame *f = &t->frames[i];
 
 		printf("#%-2d 0x%016llx ", i, (unsigned long long)f->pc);
 		if (f->func)
-			printf("%s+0x%llx", f->func, (unsigned long long)f->off);
+			printf("%s+0x%llx", cli_esc(f->func), (unsigned long long)f->off);
 		else
 			printf("??");
-		printf(" (%s)", base_name(f->module));
+		printf(" (%s)", cli_esc(base_name(f->module)));
 		if (f->file)
-			printf(" %s:%d", f->file, f->line);
+			printf(" %s:%d", cli_esc(f->file), f->line);
 		printf("%s\n", f->in_jemalloc ? " [jemalloc]" : "");
 	}
 	return 0;
