@@ -111,6 +111,7 @@ struct jma_heap {
 
 	struct heap_strtab str;
 	size_t mem_max;		/* the work allowed for this profile (heap_mem_check) */
+	size_t ndistinct;	/* distinct addresses, counted by heap_index */
 	char err[512];
 };
 
@@ -136,7 +137,8 @@ int heap_fail(jma_heap *h, int err, const char *fmt, ...) __attribute__((format(
 
 /* Un-sample every stack from raw into val. */
 void heap_unsample(jma_heap *h);
-/* (Re)build locs and pc_loc, dropping any symbolization. */
+/* (Re)build locs and pc_loc, dropping any symbolization.  -E2BIG (nothing
+ * changed) when the distinct addresses would pass h->mem_max. */
 int heap_index(jma_heap *h);
 /* Parse lines of /proc/PID/maps syntax from @text (@len bytes) into @m
  * (paths interned in h->str); messages name @name and the line. */

@@ -149,7 +149,7 @@ t_crafted_dump_memory_is_bounded() {
 	    w.append("MAPPED_LIBRARIES:\n")
 	    open(path, 'w').write(''.join(w))
 	write(sys.argv[1], 32 << 20, 1 << 30)	# every address distinct: refused
-	write(sys.argv[2], 32 << 20, 380000)	# just inside the bound: analyzed
+	write(sys.argv[2], 32 << 20, 250000)	# inside the bound: analyzed
 	EOF
 	bound=$(( (8 * $(stat -c %s "$TMPD/big.heap") + (64 << 20)) / 1024 ))
 	run_limited "analyze big.heap" 120 /usr/bin/time -f %M -o "$TMPD/kb" "$JEMATTACH" analyze "$TMPD/big.heap"
