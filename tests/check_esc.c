@@ -137,6 +137,29 @@ START_TEST(test_esc_stream_json)
 }
 END_TEST
 
+/* The CLI's own JSON strings: valid for any bytes, nothing raw. */
+START_TEST(test_esc_json_string)
+{
+	static const char in[] = "q\"b\\n\nt\te\x1b\xc2\x9b\xe2\x80\xae\xff\xc3\xa9";
+	char *out = NULL, doc[512];
+	size_t olen = 0;
+	FILE *f = open_memstream(&out, &olen);
+	json_error_t err;
+	json_t *j;
+
+	cli_esc_json_string(f, in);
+	fclose(f);
+	ck_assert_str_eq(out, "\"q\\\"b\\\\n\\nt\\te\\u001b\\u009b\\u202e\\u00ff\xc3\xa9\"");
+	snprintf(doc, sizeof(doc), "[%s]", out);
+	j = json_loads(doc, 0, &err);
+	ck_assert_msg(j != NULL, "%s: %s", err.text, doc);
+	ck_assert_str_eq(json_string_value(json_array_get(j, 0)),
+			 "q\"b\\n\nt\te\x1b\xc2\x9b\xe2\x80\xae\xc3\xbf\xc3\xa9");
+	json_decref(j);
+	free(out);
+}
+END_TEST
+
 Suite *suite_esc(void)
 {
 	Suite *s = suite_create("esc");
@@ -150,6 +173,7 @@ Suite *suite_esc(void)
 	tcase_add_test(tc, test_esc_all_bytes);
 	tcase_add_test(tc, test_esc_stream_text);
 	tcase_add_test(tc, test_esc_stream_json);
+	tcase_add_test(tc, test_esc_json_string);
 	suite_add_tcase(s, tc);
 	return s;
 }
