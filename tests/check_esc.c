@@ -118,7 +118,7 @@ START_TEST(test_esc_stream_json)
 {
 	/* jemalloc writes strings as they are: a prefix with escapes, a bad byte. */
 	static const char in[] = "{\"opt\": {\"prof_prefix\": \"jeprof\x1b]0;t\x07\t\xff\\\"x\", "
-				 "\"n\": 1}\x01}\n";
+				 "\"n\": 1}\x01\xc2\x9b}\n";
 	json_error_t err;
 	json_t *j;
 

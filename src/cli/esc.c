@@ -77,6 +77,18 @@ static int unsafe(unsigned cp, int keep_nl)
 	       (cp >= 0x2066 && cp <= 0x2069);
 }
 
+/* How many bytes at @p need nothing: printable ASCII but the backslash (and
+ * newlines when kept) -- written at once, not a character at a time. */
+static size_t plain_run(const unsigned char *p, size_t n, int keep_nl)
+{
+	size_t i = 0;
+
+	while (i < n && ((p[i] >= 0x20 && p[i] < 0x7f && p[i] != '\\') || p[i] == '\t' ||
+			 (keep_nl && p[i] == '\n')))
+		i++;
+	return i;
+}
+
 /* [p, p + n) as text; returns how much was taken: all of it when @final,
  * else it stops before a character or a backslash the end cuts. */
 static size_t esc_text(struct sink *k, const unsigned char *p, size_t n, int keep_nl, int final)
@@ -85,8 +97,15 @@ static size_t esc_text(struct sink *k, const unsigned char *p, size_t n, int kee
 
 	while (i < n) {
 		unsigned cp;
-		int m = utf8_char(p + i, n - i, &cp);
+		size_t run = plain_run(p + i, n - i, keep_nl);
+		int m;
 
+		if (run) {
+			put(k, p + i, run);
+			i += run;
+			continue;
+		}
+		m = utf8_char(p + i, n - i, &cp);
 		if (m < 0 && !final)
 			break;
 		if (m <= 0 || unsafe(cp, keep_nl)) {
@@ -118,14 +137,36 @@ static size_t esc_json(struct cli_esc_stream *e, struct sink *k, const unsigned 
 		int m;
 
 		if (!e->in_str) {
+			size_t run = 0;
+
+			while (i + run < n && p[i + run] != '"' && p[i + run] < 0x7f &&
+			       (p[i + run] >= 0x20 || p[i + run] == '\n' || p[i + run] == '\r' ||
+				p[i + run] == '\t'))
+				run++;
+			if (run) {
+				put(k, p + i, run);
+				i += run;
+				continue;
+			}
+			/* What is left: a quote, or a byte never valid here (a
+			 * control, DEL, anything not ASCII). */
 			if (p[i] == '"')
 				e->in_str = 1;
-			if ((p[i] < 0x20 && p[i] != '\n' && p[i] != '\r' && p[i] != '\t') || p[i] == 0x7f)
-				put(k, " ", 1);
-			else
-				put(k, p + i, 1);
+			put(k, p[i] == '"' ? "\"" : " ", 1);
 			i++;
 			continue;
+		}
+		if (!e->after_bs) {
+			size_t run = 0;
+
+			while (i + run < n && p[i + run] >= 0x20 && p[i + run] < 0x7f &&
+			       p[i + run] != '"' && p[i + run] != '\\')
+				run++;
+			if (run) {
+				put(k, p + i, run);
+				i += run;
+				continue;
+			}
 		}
 		m = utf8_char(p + i, n - i, &cp);
 		if (m < 0 && !final)

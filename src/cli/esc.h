@@ -26,9 +26,9 @@ void cli_esc_json_string(FILE *f, const char *s);
 
 /* A stream of text written to @f with cli_esc_lines' escapes, or, with
  * @json, a JSON document whose strings get control bytes, C1 controls,
- * overrides and invalid UTF-8 as \u00XX (\u202E...) and whose other
- * control bytes (never valid there) become spaces: jemalloc writes its JSON
- * unescaped.  Pieces may cut a character or an escape anywhere. */
+ * overrides and invalid UTF-8 as \u00XX (\u202E...) and whose bytes
+ * outside strings that are never valid there (controls but whitespace,
+ * DEL, non-ASCII) become spaces: jemalloc writes its JSON unescaped.  Pieces may cut a character or an escape anywhere. */
 struct cli_esc_stream {
 	FILE *f;
 	int json;
