@@ -168,10 +168,10 @@ static int too_big(jma_heap *h, struct cur *c, size_t need)
 
 	if (h->ndistinct)
 		snprintf(distinct, sizeof(distinct), " (%zu distinct)", h->ndistinct);
-	snprintf(c->msg, c->msglen, "%s: %zu addresses%s in %zu stacks would take "
-		 "about %zu MiB to analyze, more than the %zu MiB allowed for a profile of this size "
-		 "(%d times its size + %llu MiB): refused (jemalloc does not write such profiles)",
-		 c->name, h->npcs, distinct, h->nstacks, need >> 20, h->mem_max >> 20,
+	snprintf(c->msg, c->msglen, "%s: %zu addresses%s in %zu stacks would take about %zu MiB "
+		 "to analyze besides the text, more than the %zu MiB allowed for a profile of this "
+		 "size (%d times its size + %llu MiB in all): refused (jemalloc does not write such "
+		 "profiles)", c->name, h->npcs, distinct, h->nstacks, need >> 20, h->mem_max >> 20,
 		 HEAP_MEM_PER_BYTE, HEAP_MEM_BASE >> 20);
 	return -E2BIG;
 }
