@@ -378,8 +378,11 @@ static int call_sigframe(struct att_thread *t, const struct att_call *c, uint64_
 						return err;
 					/* Output is progress, not a lock wait: jemalloc before 5.3
 					 * writes a stats report a line at a time (thousands of
-					 * writes), so the timeout counts from the last one. */
-					deadline = att_now_ns() + (int64_t)c->timeout_ms * 1000000;
+					 * writes), so the timeout counts from the last one --
+					 * while the text is wanted: once the callback refused it
+					 * (too much, too long) writing on is no progress. */
+					if (!cb_err)
+						deadline = att_now_ns() + (int64_t)c->timeout_ms * 1000000;
 				} else {
 					att_log(t, ATT_LOG_DEBUG, "tid %d: the call makes system call %ld",
 						(int)t->tid, arch_syscall_nr(&r));

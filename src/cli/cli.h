@@ -7,6 +7,8 @@
 
 #include <jemattach.h>
 
+#include "cli/esc.h"
+
 /* Exit codes; the same list is in --help, README.md and doc/jemattach.1. */
 enum {
 	EXIT_OK = 0,
@@ -64,6 +66,8 @@ int cli_usage(const struct cli *c, const char *cmd, const char *fmt, ...)
 /* On stderr, when 1% or more of the report of @h under @o sits in functions
  * without a symbol: how much, in which modules, how to get names (unnamed.c). */
 void cli_hint_unnamed(jma_heap *h, const struct jma_heap_report_opts *o);
+/* jma_heap_report_file with the text escaped (esc.h): names are the target's. */
+int cli_heap_report(jma_heap *h, const struct jma_heap_report_opts *o, FILE *f);
 
 /* empty.c: whether the report of @h under @o is empty for want of samples
  * (none of o->sample's kind in the profile; a --base difference never is);

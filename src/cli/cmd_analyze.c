@@ -184,7 +184,7 @@ static int run(struct analyze *a, jma_heap *h, FILE *out)
 	}
 	if (jma_heap_symbolize(h, &a->sym))
 		return cli_error(a->sym.pid ? EXIT_ATTACH : EXIT_TARGET, "%s", jma_heap_errmsg(h));
-	err = jma_heap_report_file(h, &a->r, out);
+	err = cli_heap_report(h, &a->r, out);
 	/* Bad regexes and missing alloc_* counts are the caller's to fix. */
 	if (err)
 		return cli_error(err == -EINVAL || err == -ENODATA ? EXIT_USAGE : EXIT_TARGET, "%s",

@@ -30,9 +30,9 @@ static void print_values(char **names, const struct jma_value *v, char **errs, i
 		} else {
 			jma_value_format(&v[i], buf, sizeof(buf));
 			if (n == 1)
-				printf("%s\n", buf);
+				printf("%s\n", cli_esc(buf));
 			else
-				printf("%s %s\n", names[i], buf);
+				printf("%s %s\n", cli_esc(names[i]), cli_esc(buf));
 		}
 		first = 0;
 	}
@@ -221,9 +221,9 @@ int cmd_set(struct cli *c, int argc, char **argv)
 		jma_value_format(&in, b, sizeof(b));
 		if (old.type != JMA_T_UNKNOWN) {
 			jma_value_format(&old, a, sizeof(a));
-			printf("%s -> %s\n", a, b);
+			printf("%s -> %s\n", cli_esc(a), cli_esc(b));
 		} else {
-			printf("%s <- %s\n", name, b);
+			printf("%s <- %s\n", cli_esc(name), cli_esc(b));
 		}
 	}
 	jma_value_clear(&in);

@@ -57,20 +57,20 @@ int cmd_info(struct cli *c, int argc, char **argv)
 		printf("}}\n");
 	} else {
 		char buf[4200];
-		printf("%-16s %d (%s), %d thread%s\n", "process", (int)ti.pid, ti.comm, ti.nthreads,
+		printf("%-16s %d (%s), %d thread%s\n", "process", (int)ti.pid, cli_esc(ti.comm), ti.nthreads,
 		       ti.nthreads == 1 ? "" : "s");
-		printf("%-16s %s (%s, %s%s%s)\n", "module", ti.module,
+		printf("%-16s %s (%s, %s%s%s)\n", "module", cli_esc(ti.module),
 		       ti.is_static ? "static" : "shared", ti.prefix[0] ? "prefix " : "no prefix",
-		       ti.prefix, "");
+		       cli_esc(ti.prefix), "");
 		for (size_t i = 0; i < NINFO; i++) {
 			if (have[i])
 				jma_value_format(&v[i], buf, sizeof(buf));
 			else
 				snprintf(buf, sizeof(buf), "n/a");
-			printf("%-16s %s\n", info_names[i], buf);
+			printf("%-16s %s\n", info_names[i], cli_esc(buf));
 		}
-		printf("%-16s %d (%s), %s\n", "call thread", (int)ti.tid, ti.tid_comm,
-		       ti.tid_why ? ti.tid_why : "");
+		printf("%-16s %d (%s), %s\n", "call thread", (int)ti.tid, cli_esc(ti.tid_comm),
+		       cli_esc(ti.tid_why ? ti.tid_why : ""));
 	}
 out:
 	for (size_t i = 0; i < NINFO; i++)

@@ -62,7 +62,7 @@ static int prof_status(struct cli *c, int argc, char **argv)
 	}
 	printf("%-24s %s\n", "available", avail ? "yes" : "no");
 	if (!avail)
-		printf("%-24s %s\n", "why", why);
+		printf("%-24s %s\n", "why", cli_esc(why));
 	for (size_t i = 0; i < NSTATUS; i++) {
 		if (have[i])
 			jma_value_format(&v[i], buf, sizeof(buf));
@@ -73,10 +73,10 @@ static int prof_status(struct cli *c, int argc, char **argv)
 			       "%llu bytes (opt.lg_prof_sample %zu)\n", status_names[i],
 			       1ULL << (v[ST_OPT_LG_SAMPLE].z & 63), v[ST_OPT_LG_SAMPLE].z);
 		else if (i == ST_LG_SAMPLE && have[i])
-			printf("%-24s %s (sample period %llu bytes)\n", status_names[i], buf,
+			printf("%-24s %s (sample period %llu bytes)\n", status_names[i], cli_esc(buf),
 			       1ULL << (v[i].z & 63));
 		else
-			printf("%-24s %s\n", status_names[i], buf);
+			printf("%-24s %s\n", status_names[i], cli_esc(buf));
 	}
 out:
 	for (size_t i = 0; i < NSTATUS; i++)
@@ -190,9 +190,11 @@ static int dump_to(struct cli *c, const char *path)
 	return EXIT_OK;
 }
 
-/* The profile at @path (minus @base if not NULL), symbolized from the live
- * target, into *@out (NULL on failure, after the message). */
-static int load_profile(struct cli *c, const char *path, const char *base, jma_heap **out)
+/* The profile at @path -- or in @buf (@len bytes) when not NULL, @path naming
+ * it -- minus @base if not NULL, symbolized from the live target, into *@out
+ * (NULL on failure, after the message). */
+static int load_profile(struct cli *c, const char *path, const char *buf, size_t len,
+			const char *base, jma_heap **out)
 {
 	struct jma_heap_symopts so = { .pid = c->pid, .log = c->opt.log, .log_arg = c->opt.log_arg };
 	jma_heap *h = NULL, *b = NULL;
@@ -200,7 +202,8 @@ static int load_profile(struct cli *c, const char *path, const char *base, jma_h
 	int rc = EXIT_OK;
 
 	*out = NULL;
-	if (jma_heap_load(path, &h, msg, sizeof(msg)) ||
+	if ((buf ? jma_heap_parse(buf, len, path, &h, msg, sizeof(msg)) :
+		   jma_heap_load(path, &h, msg, sizeof(msg))) ||
 	    (base && jma_heap_load(base, &b, msg, sizeof(msg)))) {
 		rc = cli_error(EXIT_TARGET, "%s", msg);
 	} else if ((b && jma_heap_subtract(h, b)) || jma_heap_symbolize(h, &so)) {
@@ -214,15 +217,15 @@ static int load_profile(struct cli *c, const char *path, const char *base, jma_h
 	return rc;
 }
 
-/* Where the memory is, as jeprof-style text. */
-static int analyze(struct cli *c, const char *path, unsigned top)
+/* Where the memory is, as jeprof-style text (@buf: as for load_profile). */
+static int analyze(struct cli *c, const char *path, const char *buf, size_t len, unsigned top)
 {
 	struct jma_heap_report_opts ro = { .format = JMA_HEAP_TEXT, .top = top,
 					   .no_demangle = !!(c->opt.flags & JMA_F_NO_DEMANGLE) };
 	jma_heap *h;
-	int rc = load_profile(c, path, NULL, &h);
+	int rc = load_profile(c, path, buf, len, NULL, &h);
 
-	if (!rc && jma_heap_report_file(h, &ro, stdout))
+	if (!rc && cli_heap_report(h, &ro, stdout))
 		rc = cli_error(EXIT_TARGET, "analysing %s: %s", path, jma_heap_errmsg(h));
 	else if (!rc && cli_heap_empty(h, &ro))
 		cli_hint_empty(c, h, &ro, NULL);
@@ -271,7 +274,7 @@ static int window_report(struct cli *c, const char *final, const char *base, uns
 	size_t n = 0, i;
 	double total;
 	jma_heap *h;
-	int rc = load_profile(c, final, base, &h);
+	int rc = load_profile(c, final, NULL, 0, base, &h);
 
 	if (rc)
 		return rc;
@@ -291,6 +294,20 @@ static int window_report(struct cli *c, const char *final, const char *base, uns
 	}
 	free(s);
 	jma_heap_free(h);
+	return rc;
+}
+
+/* prof dump --analyze without -o: the dump is read and analyzed, never saved. */
+static int dump_analyze(struct cli *c, unsigned top)
+{
+	char *buf;
+	size_t len;
+	int rc;
+
+	if (jma_prof_dump(c->s, &buf, &len))
+		return cli_fail_session(c);
+	rc = analyze(c, "the dump", buf, len, top);
+	free(buf);
 	return rc;
 }
 
@@ -336,6 +353,9 @@ static int prof_dump(struct cli *c, int argc, char **argv)
 		return cli_usage(c, "prof", "unexpected argument \"%s\"", argv[optind]);
 	if (an && out && !strcmp(out, "-"))
 		return cli_usage(c, "prof", "--analyze needs the dump in a file, not -o -");
+	/* Analyzed without -o: in memory, no copy left in the current directory. */
+	if (an && !out)
+		return dump_analyze(c, top);
 	if (!out) {
 		default_name(c->pid, name, sizeof(name));
 		out = name;
@@ -343,7 +363,7 @@ static int prof_dump(struct cli *c, int argc, char **argv)
 	rc = dump_to(c, out);
 	if (rc == EXIT_OK && an) {
 		fflush(stdout);
-		rc = analyze(c, out, top);
+		rc = analyze(c, out, NULL, 0, top);
 	}
 	return rc;
 }

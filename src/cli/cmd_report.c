@@ -190,7 +190,7 @@ static int write_svg(struct report *r)
 	if (err)
 		return cli_error(EXIT_USAGE, "cannot create %s: %s", r->svg, cli_out_strerror(err));
 	if (s0->pid)
-		snprintf(title, sizeof(title), "%s (pid %d): %s", s0->comm, (int)s0->pid,
+		snprintf(title, sizeof(title), "%s (pid %d): %s", cli_esc(s0->comm), (int)s0->pid,
 			 jma_metric_name(m));
 	else
 		snprintf(title, sizeof(title), "%s: %s", r->path, jma_metric_name(m));

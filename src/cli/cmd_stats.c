@@ -25,7 +25,7 @@ int cmd_stats(struct cli *c, int argc, char **argv)
 	};
 	const char *letters = "", *out = NULL;
 	char opts[40];
-	FILE *f = stdout;
+	FILE *f = stdout, *esc;
 	struct cli_out o;
 	int err;
 	int json = 0, opt, rc = EXIT_OK;
@@ -48,8 +48,15 @@ int cmd_stats(struct cli *c, int argc, char **argv)
 		return cli_error(EXIT_USAGE, "cannot create %s: %s", out, cli_out_strerror(err));
 	if (out)
 		f = o.f;
-	if (jma_stats_print(c->s, opts, write_all, f))
+	/* The report is the target's text (jemalloc's JSON is not escaped). */
+	esc = cli_esc_open(f, json);
+	if (!esc)
+		rc = cli_error(EXIT_TARGET, "out of memory");
+	else if (jma_stats_print(c->s, opts, write_all, esc))
 		rc = cli_fail_session(c);
+	if (esc && fclose(esc) && rc == EXIT_OK)
+		rc = cli_error(EXIT_TARGET, "writing %s: %s", out ? out : "standard output",
+			       strerror(errno));
 	if (out && (err = cli_out_close(&o, true)) && rc == EXIT_OK)
 		rc = cli_error(EXIT_TARGET, "writing %s: %s", out, strerror(-err));
 	return rc;

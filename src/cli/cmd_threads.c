@@ -76,10 +76,10 @@ static int print_text(void *arg, const struct jma_thread *t)
 	const int *mangled = arg;
 	char act[128];
 
-	printf("TID %d (%s) %s%s%s\n", (int)t->tid, cli_esc(t->comm), activity(t, act, sizeof(act)),
+	printf("TID %d (%s) %s%s%s\n", (int)t->tid, cli_esc(t->comm), cli_esc(activity(t, act, sizeof(act))),
 	       t->in_jemalloc ? ", INSIDE JEMALLOC" : "", t->may_hold_lock ? ", MAY HOLD A LOCK" : "");
 	if (t->err)
-		printf("    (no stack: %s)\n", t->errmsg);
+		printf("    (no stack: %s)\n", cli_esc(t->errmsg));
 	for (int i = 0; i < t->nframes; i++) {
 		const struct jma_frame *f = &t->frames[i];
 

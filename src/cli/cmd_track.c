@@ -192,12 +192,18 @@ static int restore_inactive(struct cli *c)
 
 static int finish(jma_track *t, const struct track_args *a, FILE *rank)
 {
-	FILE *f;
+	FILE *f, *esc;
 	int err;
 
 	if (!jma_track_nsnapshots(t))
 		return EXIT_OK;
-	if (jma_track_write_ranking(t, a->top, rank))
+	/* Site names are the target's symbols: escaped (esc.h). */
+	if (!(esc = cli_esc_open(rank, 0)))
+		return cli_error(EXIT_TARGET, "out of memory");
+	err = jma_track_write_ranking(t, a->top, esc);
+	if (fclose(esc) && !err)
+		err = -EIO;
+	if (err)
 		return cli_error(EXIT_TARGET, "%s", jma_track_errmsg(t));
 	if (!a->svg)
 		return EXIT_OK;

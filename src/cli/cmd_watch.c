@@ -78,7 +78,8 @@ static int sample(struct cli *c, struct watch *w, unsigned iter, struct jma_samp
 		if (err != -EAGAIN || jma_errkind(c->s) != JMA_ERR_UNSAFE)
 			return -1;
 		if (tries == BUSY_TRIES) {
-			fprintf(stderr, "%s: iteration %u skipped: %s\n", c->prog, iter, jma_errmsg(c->s));
+			fprintf(stderr, "%s: iteration %u skipped: %s\n", c->prog, iter,
+				cli_esc_lines(jma_errmsg(c->s)));
 			return 1;
 		}
 		if (pause_until(now_s() + BUSY_PAUSE_MS / 1000.0))

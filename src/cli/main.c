@@ -131,7 +131,7 @@ static void log_stderr(void *arg, int level, const char *msg)
 	static const char *const lv[] = { "error", "warning", "info", "debug" };
 
 	(void)arg;
-	fprintf(stderr, "%s: %s: %s\n", cli_prog, lv[level & 3], msg);
+	fprintf(stderr, "%s: %s: %s\n", cli_prog, lv[level & 3], cli_esc_lines(msg));
 }
 
 static int parse_pid(const char *s, pid_t *pid)

@@ -46,8 +46,8 @@ void cli_hint_unnamed(jma_heap *h, const struct jma_heap_report_opts *o)
 					m += s[k].flat;
 			if (m * 1000 < total)
 				continue;
-			fprintf(stderr, "  %.1f%% in %s (build-id %s)\n", m * 100 / total, s[i].module,
-				s[i].build_id ? s[i].build_id : "unknown");
+			fprintf(stderr, "  %.1f%% in %s (build-id %s)\n", m * 100 / total,
+				cli_esc(s[i].module), cli_esc(s[i].build_id ? s[i].build_id : "unknown"));
 			shown++;
 		}
 		fputs("  fn_0xSTART is a function known by its start address only (from .eh_frame).\n"

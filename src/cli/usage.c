@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -10,15 +11,25 @@
 
 const char *const cli_prog = "jemattach";
 
+/* A message on stderr, "jemattach: " first: it may quote the target's
+ * names and text, so control bytes are escaped (esc.h). */
+static void say(const char *fmt, va_list ap)
+{
+	char *msg = NULL;
+
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
+	fprintf(stderr, "%s: %s\n", cli_prog, msg ? cli_esc_lines(msg) : "(out of memory)");
+	free(msg);
+}
+
 int cli_error(int code, const char *fmt, ...)
 {
 	va_list ap;
 
-	fprintf(stderr, "%s: ", cli_prog);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	say(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	return code;
 }
 
@@ -72,11 +83,9 @@ int cli_usage(const struct cli *c, const char *cmd, const char *fmt, ...)
 	va_list ap;
 
 	(void)c;
-	fprintf(stderr, "%s: ", cli_prog);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	say(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	if (k) {
 		char lead[64];
 		snprintf(lead, sizeof(lead), "usage: %s ", cli_prog);

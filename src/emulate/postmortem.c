@@ -11,10 +11,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "emulate/backend.h"
 #include "emulate/core.h"
+#include "symbols/debuginfo.h"
 
 struct postmortem {
 	struct emu_origin o;
@@ -32,12 +34,22 @@ static int find_elf(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr ba
 		    char **file_name, Elf **elfp)
 {
 	char path[4096];
+	struct stat st;
 	int fd;
 
 	if (name && name[0] == '/') {
 		snprintf(path, sizeof(path), "%s%s", cur_sysroot ? cur_sysroot : "", name);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
+		/* The core names these files: never a FIFO's open that blocks. */
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+		if (fd >= 0 && (fstat(fd, &st) || !S_ISREG(st.st_mode))) {
+			close(fd);
+			fd = -1;
+		}
 		if (fd >= 0) {
+			fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+			/* Private: DWARF past the inflate budget is made NOBITS. */
+			*elfp = elf_begin(fd, ELF_C_READ_MMAP_PRIVATE, NULL);
+			sym_inflate_charge(*elfp, 1, NULL);
 			*file_name = strdup(path);
 			return fd;
 		}
@@ -45,10 +57,21 @@ static int find_elf(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr ba
 	return dwfl_build_id_find_elf(mod, ud, name, base, file_name, elfp);
 }
 
+/* Separate debuginfo on this host with our rights, by the rules of
+ * symbols/debuginfo.h: the core's file names and their debuglinks are
+ * another's text. */
+static int find_debuginfo(Dwfl_Module *mod, void **ud, const char *modname, Dwarf_Addr base,
+			  const char *file_name, const char *debuglink, GElf_Word crc, char **out)
+{
+	static const struct sym_dbg d = { .open = sym_open_host, .debuginfod = 1 };
+
+	return sym_find_debuginfo(&d, mod, ud, modname, base, file_name, debuglink, crc, out);
+}
+
 static char *debuginfo_path;
 static const Dwfl_Callbacks core_callbacks = {
 	.find_elf = find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = find_debuginfo,
 	.debuginfo_path = &debuginfo_path,
 };
 

@@ -116,15 +116,35 @@ struct jma_heap {
 	size_t nmodules;
 
 	struct heap_strtab str;
+	size_t mem_max;		/* the work allowed for this profile (heap_mem_check) */
+	size_t ndistinct;	/* distinct addresses, counted by heap_index */
 	char err[512];
 };
+
+/* A profile is hostile input: the memory its analysis takes is bounded by
+ * its size.  What it takes grows with its addresses, stacks and distinct
+ * addresses (each array of the pipeline, counted at its peak, below); one
+ * needing more than HEAP_MEM_PER_BYTE times its size plus HEAP_MEM_BASE is
+ * refused before the work.  jemalloc writes every address as 0x and 12 or
+ * more hex digits: a real profile needs a fraction of this. */
+#define HEAP_MEM_PER_BYTE	8
+#define HEAP_MEM_BASE		(64ULL << 20)
+#define HEAP_COST_PC		40	/* pcs (with growth), heap_index's three arrays, pc_loc */
+#define HEAP_COST_STACK		160	/* heap_stack (with growth), the view's stack, its frames */
+#define HEAP_COST_LOC		320	/* heap_loc, its frames, hex or symbol names, a view site */
+/* The memory allowed for a profile of @len bytes. */
+size_t heap_mem_max(size_t len);
+/* 0, or -E2BIG when @npcs addresses in @nstacks stacks, @nlocs of them
+ * distinct, would take more than h->mem_max: *@need gets the estimate. */
+int heap_mem_check(const jma_heap *h, size_t npcs, size_t nstacks, size_t nlocs, size_t *need);
 
 /* Record an error: returns -|err|. */
 int heap_fail(jma_heap *h, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Un-sample every stack from raw into val. */
 void heap_unsample(jma_heap *h);
-/* (Re)build locs and pc_loc, dropping any symbolization. */
+/* (Re)build locs and pc_loc, dropping any symbolization.  -E2BIG (nothing
+ * changed) when the distinct addresses would pass h->mem_max. */
 int heap_index(jma_heap *h);
 /* Parse lines of /proc/PID/maps syntax from @text (@len bytes) into @m
  * (paths interned in h->str); messages name @name and the line. */

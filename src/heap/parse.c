@@ -149,11 +149,39 @@ static int oom(struct cur *c)
 	return -ENOMEM;
 }
 
+size_t heap_mem_max(size_t len)
+{
+	/* The text itself is held while it is parsed: one of the multiples. */
+	return len * (HEAP_MEM_PER_BYTE - 1) + HEAP_MEM_BASE;
+}
+
+int heap_mem_check(const jma_heap *h, size_t npcs, size_t nstacks, size_t nlocs, size_t *need)
+{
+	/* No overflow: each count is below the profile's size, at most 1 GiB. */
+	*need = npcs * HEAP_COST_PC + nstacks * HEAP_COST_STACK + nlocs * HEAP_COST_LOC;
+	return *need > h->mem_max ? -E2BIG : 0;
+}
+
+static int too_big(jma_heap *h, struct cur *c, size_t need)
+{
+	char distinct[48] = "";
+
+	if (h->ndistinct)
+		snprintf(distinct, sizeof(distinct), " (%zu distinct)", h->ndistinct);
+	snprintf(c->msg, c->msglen, "%s: %zu addresses%s in %zu stacks would take about %zu MiB "
+		 "to analyze besides the text, more than the %zu MiB allowed for a profile of this "
+		 "size (%d times its size + %llu MiB in all): refused (jemalloc does not write such "
+		 "profiles)", c->name, h->npcs, distinct, h->nstacks, need >> 20, h->mem_max >> 20,
+		 HEAP_MEM_PER_BYTE, HEAP_MEM_BASE >> 20);
+	return -E2BIG;
+}
+
 /* The addresses of "@ 0x.. 0x.." (the '@' already taken) as a new stack. */
 static int take_stack(jma_heap *h, struct cur *c, struct tok *t)
 {
 	struct heap_stack *s;
 	uint32_t n = 0;
+	size_t need;
 
 	if (heap_grow((void **)&h->stacks, &h->stacks_cap, h->nstacks + 1, sizeof(*h->stacks)))
 		return oom(c);
@@ -180,6 +208,8 @@ static int take_stack(jma_heap *h, struct cur *c, struct tok *t)
 	}
 	s->npc = n;
 	h->nstacks++;
+	if (heap_mem_check(h, h->npcs, h->nstacks, 0, &need))
+		return too_big(h, c, need);
 	return 0;
 }
 
@@ -357,13 +387,19 @@ static int parse_v1(jma_heap *h, struct cur *c, struct tok *t)
 
 static int finish(jma_heap *h, struct cur *c)
 {
+	size_t need;
+	int err;
+
 	for (size_t i = 0; i < h->nstacks; i++)
 		if (h->stacks[i].raw[HEAP_ACC_OBJS] || h->stacks[i].raw[HEAP_ACC_BYTES])
 			h->has_alloc = 1;
 	heap_unsample(h);
-	if (heap_index(h))
-		return oom(c);
-	return 0;
+	err = heap_index(h);
+	if (err == -E2BIG) {
+		heap_mem_check(h, h->npcs, h->nstacks, h->ndistinct, &need);
+		return too_big(h, c, need);
+	}
+	return err ? oom(c) : 0;
 }
 
 int jma_heap_parse(const void *buf, size_t len, const char *name, jma_heap **out, char *msg,
@@ -388,6 +424,7 @@ int jma_heap_parse(const void *buf, size_t len, const char *name, jma_heap **out
 		jma_heap_free(h);
 		return oom(&c);
 	}
+	h->mem_max = heap_mem_max(len);
 	if (!next_line(&c, &t, &nl)) {
 		err = bad(&c, 1, "empty file: not a heap profile");
 	} else if (take(&t, "heap_v2/")) {
@@ -444,11 +481,18 @@ int jma_heap_load(const char *path, jma_heap **out, char *msg, size_t msglen)
 				err = -EFBIG;
 				break;
 			}
-			if (heap_grow((void **)&buf, &cap, cap ? cap * 2 : 1 << 20, 1)) {
+			/* The size it has now (+1: its end is seen without a
+			 * second buffer; /proc says 0), then doubling if it grows. */
+			size_t want = cap ? cap * 2 : (size_t)st.st_size + 1;
+			char *nb = realloc(buf, want < 65536 ? 65536 : want);
+
+			if (!nb) {
 				snprintf(msg, msglen, "%s: out of memory", path);
 				err = -ENOMEM;
 				break;
 			}
+			buf = nb;
+			cap = want < 65536 ? 65536 : want;
 		}
 		n = read(fd, buf + len, cap - len);
 		if (n < 0 && errno == EINTR)

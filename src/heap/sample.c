@@ -131,7 +131,7 @@ int heap_index(jma_heap *h)
 	uint32_t *pc_loc = malloc((h->npcs ? h->npcs : 1) * sizeof(*pc_loc));
 	uint64_t *tmp = malloc((h->npcs ? h->npcs : 1) * sizeof(*tmp));
 	struct heap_loc *locs;
-	size_t n = 0;
+	size_t n = 0, need;
 
 	if (!addr || !pc_loc || !tmp)
 		goto oom;
@@ -143,6 +143,13 @@ int heap_index(jma_heap *h)
 	for (size_t i = 0; i < h->npcs; i++)
 		if (!n || addr[n - 1] != addr[i])
 			addr[n++] = addr[i];
+	/* The distinct addresses are known: checked before their tables are made. */
+	h->ndistinct = n;
+	if (heap_mem_check(h, h->npcs, h->nstacks, n, &need)) {
+		free(addr);
+		free(pc_loc);
+		return -E2BIG;
+	}
 	locs = calloc(n ? n : 1, sizeof(*locs));
 	if (!locs)
 		goto oom;
@@ -272,6 +279,7 @@ int jma_heap_subtract(jma_heap *h, const jma_heap *base)
 
 	struct heap_stack *ns;
 	uint64_t *np;
+	int err;
 
 	/* Room for every base stack up front: those not in @h are appended. */
 	ns = realloc(h->stacks, (h->nstacks + base->nstacks + 1) * sizeof(*ns));
@@ -305,7 +313,11 @@ int jma_heap_subtract(jma_heap *h, const jma_heap *base)
 	h->pcs_cap = h->npcs;
 	h->is_diff = 1;
 	h->has_alloc = h->has_alloc && base->has_alloc;
-	if (heap_index(h))
+	h->mem_max += base->mem_max;
+	err = heap_index(h);
+	if (err == -E2BIG)
+		return heap_fail(h, err, "the difference needs more memory than its profiles allow");
+	if (err)
 		return heap_fail(h, -ENOMEM, "out of memory");
 	return 0;
 }

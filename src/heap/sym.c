@@ -4,26 +4,28 @@
  * host, checked against the inode the profile recorded) or from a live
  * process's /proc/PID/maps (files opened through /proc/PID/map_files, which
  * works for deleted and replaced files, else resolved inside /proc/PID/root
- * with openat2(RESOLVE_IN_ROOT) so a container's symlinks cannot point us at
- * host files).  Debuginfo is libdwfl's standard search: build-id under
- * /usr/lib/debug/.build-id, .gnu_debuglink, MiniDebugInfo (.gnu_debugdata,
- * read when libdw is built with lzma).  Naming itself is modsym.c's.
+ * with the target's rights, process/targetfs.h, so a container's symlinks
+ * cannot point us at host files).  Debuginfo: build-id under
+ * /usr/lib/debug/.build-id, .gnu_debuglink (symbols/debuginfo.h: plain
+ * names, regular files, bounded), MiniDebugInfo (.gnu_debugdata, read when
+ * libdw is built with lzma), debuginfod when DEBUGINFOD_URLS is set.  Naming
+ * itself is modsym.c's.
  */
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "heap/heap.h"
 #include "heap/modsym.h"
 #include "attach/procfs.h"
+#include "process/targetfs.h"
+#include "symbols/debuginfo.h"
 
 struct symctx;
 
@@ -37,7 +39,6 @@ struct modref {
 struct symctx {
 	jma_heap *h;
 	const struct jma_heap_symopts *o;
-	int root_fd;
 	char *debuginfo_path;
 	Dwfl_Callbacks cb;
 	Dwfl *dwfl;
@@ -71,20 +72,21 @@ static int open_regular(int fd)
 	return fd;
 }
 
-/* The file of module @m as the live process maps it. */
+/* The file of module @m as the live process maps it, else as it sees @path,
+ * with its rights. */
 static int open_live(struct symctx *c, const struct heap_module *m, const char *path)
 {
-	struct open_how how = { .flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK,
-				.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
 	char mf[96];
 	int fd;
 
 	snprintf(mf, sizeof(mf), "/proc/%d/map_files/%llx-%llx", (int)c->o->pid,
 		 (unsigned long long)m->lo, (unsigned long long)m->first_end);
 	fd = open_regular(open(mf, O_RDONLY | O_CLOEXEC));
-	if (fd >= 0 || c->root_fd < 0)
+	if (fd >= 0)
 		return fd;
-	return open_regular((int)syscall(SYS_openat2, c->root_fd, path, &how, sizeof(how)));
+	fd = jma_tfs_open(c->o->pid, path, O_RDONLY | O_NOCTTY | O_NONBLOCK);
+	errno = -fd;
+	return open_regular(fd);
 }
 
 /* The file of module @m as the profile names it, on this host. */
@@ -125,7 +127,11 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_A
 			     c->o->pid ? "" : " (with --pid, files are read through the live process)");
 		return -1;
 	}
-	*elfp = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	/* Private: sections whose DWARF would pass the budget are made NOBITS. */
+	*elfp = elf_begin(fd, ELF_C_READ_MMAP_PRIVATE, NULL);
+	if (*elfp && sym_inflate_charge(*elfp, 1, NULL))
+		warn(c, "%s: its compressed debug sections would pass the %llu MiB a command "
+		     "inflates: its DWARF is not read", path, SYM_INFLATE_MAX >> 20);
 	*file_name = strdup(path);
 	if (!*elfp || !*file_name) {
 		if (*elfp)
@@ -137,6 +143,33 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_A
 		return -1;
 	}
 	return fd;
+}
+
+static int open_as_target(void *arg, const char *path, int flags)
+{
+	return jma_tfs_open(((struct symctx *)arg)->o->pid, path, flags);
+}
+
+static void dbg_warn(void *arg, const char *msg)
+{
+	warn(arg, "%s", msg);
+}
+
+/* Separate debuginfo (symbols/debuginfo.h): debuglinks in the live process's
+ * view with its rights, or on this host with ours; then debuginfod. */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+			  Dwarf_Addr base, const char *file_name, const char *debuglink,
+			  GElf_Word crc, char **out)
+{
+	struct modref *r = *userdata;
+	struct sym_dbg d = { .path = NULL, .debuginfod = 1, .warn = dbg_warn };
+
+	if (!r)
+		return -1;
+	d.arg = r->c;
+	d.path = r->c->debuginfo_path;
+	d.open = r->c->o->pid ? open_as_target : sym_open_host;
+	return sym_find_debuginfo(&d, mod, userdata, modname, base, file_name, debuglink, crc, out);
 }
 
 /* Whether @elf carries DWARF itself (a -g build), rather than in a separate file. */
@@ -266,15 +299,13 @@ static int live_modules(struct symctx *c)
 	free(live.v);
 	if (err)
 		return heap_fail(c->h, err, "%s", err == -ENOMEM ? "out of memory" : msg);
-	snprintf(path, sizeof(path), "/proc/%d/root", (int)c->o->pid);
-	c->root_fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	return 0;
 }
 
 int jma_heap_symbolize(jma_heap *h, const struct jma_heap_symopts *o)
 {
 	static const struct jma_heap_symopts none;
-	struct symctx c = { .h = h, .o = o ? o : &none, .root_fd = -1 };
+	struct symctx c = { .h = h, .o = o ? o : &none };
 	int err;
 
 	err = heap_index(h);
@@ -287,7 +318,7 @@ int jma_heap_symbolize(jma_heap *h, const struct jma_heap_symopts *o)
 	}
 	c.debuginfo_path = c.o->debuginfo_path ? strdup(c.o->debuginfo_path) : NULL;
 	c.cb.find_elf = find_elf;
-	c.cb.find_debuginfo = dwfl_standard_find_debuginfo;
+	c.cb.find_debuginfo = find_debuginfo;
 	c.cb.debuginfo_path = &c.debuginfo_path;
 	c.dwfl = dwfl_begin(&c.cb);
 	if (!c.dwfl) {
@@ -309,7 +340,5 @@ out:
 		dwfl_end(c.dwfl);
 	free(c.refs);
 	free(c.debuginfo_path);
-	if (c.root_fd >= 0)
-		close(c.root_fd);
 	return err;
 }

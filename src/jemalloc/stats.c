@@ -3,19 +3,37 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attach/clock.h"
 #include "process/session.h"
+
+/* The report is the target's text: a target that changed its own code or
+ * data can make it endless.  What a report may take, in bytes and in time
+ * from the call's start (a multiple of the progress timeout, which each
+ * write restarts); past either the text is refused, and the call, no longer
+ * making progress, ends within one more timeout.  jemalloc 5.3 with 256
+ * arenas and every option writes about 10 MiB. */
+#define STATS_MAX_BYTES		(64u << 20)
+#define STATS_TIME_TIMEOUTS	6
 
 struct capture {
 	jma_write_fn write;
 	void *arg;
 	size_t bytes;
 	unsigned chunks;
+	int64_t deadline;	/* att_now_ns clock */
+	int over;		/* -EFBIG or -ETIME once a bound was passed */
 };
 
 static int on_text(void *arg, const char *text, size_t len)
 {
 	struct capture *cap = arg;
 
+	if (cap->over)
+		return cap->over;
+	if (len > STATS_MAX_BYTES - cap->bytes)
+		return cap->over = -EFBIG;
+	if (att_now_ns() > cap->deadline)
+		return cap->over = -ETIME;
 	cap->chunks++;
 	cap->bytes += len;
 	return cap->write(cap->arg, text, len);
@@ -63,8 +81,18 @@ int jma_stats_print(jma_session *s, const char *opts, jma_write_fn write, void *
 		/* malloc_stats_print(write_cb, cbopaque, opts) */
 		c.args[1] = 0;
 		c.args[2] = ropts;
+		cap.deadline = att_now_ns() + (int64_t)jma_timeout_ms(s) * STATS_TIME_TIMEOUTS * 1000000;
 		err = jma_call(s, &c, &ret);
 		jma_logf(s, JMA_LOG_DEBUG, "stats: %zu bytes in %u callback(s)", cap.bytes, cap.chunks);
+		if (cap.over) {
+			char why[256];
+
+			snprintf(why, sizeof(why), "%s", err ? jma_errmsg(s) : "it returned");
+			err = jma_fail(s, JMA_ERR_UNSAFE, cap.over, "the statistics report went on "
+				       "past %s: %zu bytes passed on, the rest refused; %s",
+				       cap.over == -EFBIG ? "64 MiB" : "6 times the timeout",
+				       cap.bytes, why);
+		}
 	}
 	return jma_auto_end(s, here, err);
 }

@@ -4,10 +4,9 @@
  * (works for deleted or replaced files and inside containers), then the path
  * resolved inside /proc/PID/root with openat2(RESOLVE_IN_ROOT), never a host
  * path.  Debuginfo is searched on the local disk only (build-id under
- * /usr/lib/debug, the .gnu_debuglink places, MiniDebugInfo): see
- * find_debuginfo.
+ * /usr/lib/debug, the .gnu_debuglink places in the target's view,
+ * MiniDebugInfo): see find_debuginfo.
  */
-#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -24,6 +23,7 @@
 #include "process/symbols.h"
 #include "symbols/dnames.h"
 #include "process/targetfs.h"
+#include "symbols/debuginfo.h"
 
 /* Names already looked up, by pc: dwfl_module_addrinfo scans a module's
  * whole symbol table per address, and the threads of a process mostly share
@@ -136,65 +136,37 @@ static int find_elf(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_A
 	fd = open_in_target(cur, name);
 	if (fd < 0)
 		return -1;
-	*elfp = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	/* Private: sections whose DWARF would pass the budget are made NOBITS. */
+	*elfp = elf_begin(fd, ELF_C_READ_MMAP_PRIVATE, NULL);
 	if (!*elfp) {
 		close(fd);
 		return -1;
 	}
+	sym_inflate_charge(*elfp, 1, NULL);
 	*file_name = strdup(name);
 	return fd;
 }
 
-/* A debuglink names a file, not a version of it: symbols from another build
- * would send our calls to wrong addresses.  Accept it only when its build-id
- * matches the module's (or neither has one). */
-static int same_build_id(Dwfl_Module *mod, int fd)
+static int open_as_target(void *arg, const char *path, int flags)
 {
-	const unsigned char *want;
-	GElf_Addr vaddr;
-	int n = dwfl_module_build_id(mod, &want, &vaddr), m = -1;
-	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	const void *got = NULL;
-
-	if (elf)
-		m = (int)dwelf_elf_gnu_build_id(elf, &got);
-	m = (n <= 0 && m <= 0) || (n > 0 && m == n && !memcmp(want, got, (size_t)n));
-	elf_end(elf);
-	return m;
+	return jma_tfs_open(((struct jma_syms *)arg)->pid, path, flags);
 }
 
-/* Separate debuginfo, from the local disk only: build-id first, then the
- * places gdb and libdwfl look for a .gnu_debuglink name (next to the file, in
- * its .debug/, under /usr/lib/debug).  dwfl_standard_find_debuginfo would do
- * the same and then, when nothing is found -- the usual case for a stripped
- * libjemalloc.so.2 -- dlopen the debuginfod client (curl, TLS, LDAP, Kerberos:
- * ~30 libraries, 10-20 ms of start-up) even when no server is configured.  A
- * live command must not pay that, nor wait on a network. */
+/* Separate debuginfo: build-id under /usr/lib/debug on this host, then the
+ * .gnu_debuglink places in the target's view and with its rights
+ * (symbols/debuginfo.h).  dwfl_standard_find_debuginfo would, when nothing
+ * is found -- the usual case for a stripped libjemalloc.so.2 -- dlopen the
+ * debuginfod client (curl, TLS, LDAP, Kerberos: ~30 libraries, 10-20 ms of
+ * start-up) even when no server is configured.  A live command must not pay
+ * that, nor wait on a network. */
 static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
 			  const char *file_name, const char *debuglink, GElf_Word crc, char **out)
 {
-	static const char *const fmt[] = { "%.*s/%s", "%.*s/.debug/%s", "/usr/lib/debug%.*s/%s" };
-	const char *slash = file_name ? strrchr(file_name, '/') : NULL;
-	int fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name, debuglink,
-					      crc, out);
+	struct sym_dbg d = { .open = open_as_target, .arg = cur };
 
-	if (fd >= 0 || !debuglink || !slash || strchr(debuglink, '/'))
-		return fd;
-	for (size_t i = 0; i < sizeof(fmt) / sizeof(*fmt); i++) {
-		char path[4096];
-
-		snprintf(path, sizeof(path), fmt[i], (int)(slash - file_name), file_name, debuglink);
-		if (!strcmp(path, file_name))
-			continue;
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd >= 0 && same_build_id(mod, fd)) {
-			*out = strdup(path);
-			return fd;
-		}
-		if (fd >= 0)
-			close(fd);
-	}
-	return -1;
+	if (!cur)
+		return -1;
+	return sym_find_debuginfo(&d, mod, userdata, modname, base, file_name, debuglink, crc, out);
 }
 
 static char *debuginfo_path;
