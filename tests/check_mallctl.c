@@ -209,6 +209,9 @@ START_TEST(test_mallctl_probed_values)
 	ck_assert_uint_eq(v.u64, 1ULL << 40);
 	ck_fails(s, jma_get_as(s, "fake.u64", JMA_T_UNSIGNED, &v), -EINVAL, JMA_ERR_TARGET,
 		 "EINVAL");
+	/* A target that says success with fewer bytes than the type's. */
+	ck_fails(s, jma_get_as(s, "fake.short", JMA_T_U64, &v), -EINVAL, JMA_ERR_TARGET,
+		 "got 4 bytes, expected 8");
 	jma_free(s);
 }
 END_TEST

@@ -294,6 +294,16 @@ static int ctl(struct fake_be *f, const char *name, const struct req *r)
 			return ret;
 		return wr(f, r, &je->wo, sizeof(je->wo), &given);
 	}
+	/* A target that says success but gives back fewer bytes. */
+	if (IS("fake.short")) {
+		unsigned char *lenp = at(f, r->oldlenp, sizeof(z));
+
+		if (!lenp || readonly(r))
+			return lenp ? EPERM : CRASH;
+		z = 4;
+		memcpy(lenp, &z, sizeof(z));
+		return 0;
+	}
 	if (IS("fake.wide"))
 		return ro(f, r, (uint64_t[2]){ 1, 2 }, 16);
 	/* Everything of profiling: ENOENT without --enable-prof. */
@@ -336,6 +346,9 @@ static int fake_end(struct jma_backend *b)
 
 	f->je.ends++;
 	f->begun = 0;
+	if (f->je.fail_end)
+		return jma_fail(b->s, JMA_ERR_UNSAFE, f->je.fail_end, "fake: cannot end: %s",
+				strerror(-f->je.fail_end));
 	return 0;
 }
 
@@ -476,11 +489,18 @@ static const struct jma_backend_ops fake_ops = {
 
 int fake_open(jma_session *s, uint32_t version, struct fake_je **je)
 {
-	struct fake_be *f = calloc(1, sizeof(*f));
 	struct jma_range code = { FAKE_CODE_LO, FAKE_CODE_HI };
+
+	return fake_open_at(s, version, 0, &code, 1, je);
+}
+
+int fake_open_at(jma_session *s, uint32_t version, pid_t pid, const struct jma_range *code,
+		 size_t ncode, struct fake_je **je)
+{
+	struct fake_be *f = calloc(1, sizeof(*f));
 	struct jma_copy c = { .path = "/fake/libjemalloc.so.2", .prefix = "", .conf_env = "MALLOC_CONF",
 			      .fn_mallctl = FAKE_FN_MALLCTL, .fn_stats_print = FAKE_FN_STATS_PRINT,
-			      .code = &code, .ncode = 1 };
+			      .code = (struct jma_range *)code, .ncode = ncode };
 	char vs[64];
 	int err;
 
@@ -501,7 +521,7 @@ int fake_open(jma_session *s, uint32_t version, struct fake_je **je)
 	f->cactive_at = place(f, NULL, sizeof(size_t), 8);
 	f->fixed = f->top;
 	*je = &f->je;
-	err = jma_open_backend(s, 0, &f->be, &c);
+	err = jma_open_backend(s, pid, &f->be, &c);
 	if (err)
 		*je = NULL;
 	return err;

@@ -44,10 +44,16 @@ struct fake_je {
 	char last_name[256];		/* the last mallctl's name */
 	int fail_begin;			/* begin fails with it (-errno) when set */
 	int fail_call;			/* call fails with it (-errno) when set */
+	int fail_end;			/* end fails with it (-errno) when set */
 };
 
 /* Open @s (from jma_new) over a fake jemalloc of @version (JMA_JEVERSION),
  * its state in *@je (owned by the session).  0 or -errno (message in @s). */
 int fake_open(jma_session *s, uint32_t version, struct fake_je **je);
+/* The same with jemalloc's code at @code[0..ncode) (sorted; the fake's
+ * functions are called at FAKE_FN_* all the same) in process @pid (0: none),
+ * whose maps the session reads: for looks at live threads. */
+int fake_open_at(jma_session *s, uint32_t version, pid_t pid, const struct jma_range *code,
+		 size_t ncode, struct fake_je **je);
 
 #endif
