@@ -10,6 +10,7 @@
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <gelf.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -84,6 +85,8 @@ static const Dwfl_Callbacks file_cb = {
 	.section_address = dwfl_offline_section_address,
 };
 
+static uint64_t live_in = 0;	/* an address of the module to name; 0: this program */
+
 static void named_open(struct named *n, const char *path, int use_dwarf)
 {
 	n->h = calloc(1, sizeof(*n->h));
@@ -101,7 +104,7 @@ static void named_open(struct named *n, const char *path, int use_dwarf)
 		ck_assert_ptr_nonnull(n->dwfl);
 		dwfl_report_begin(n->dwfl);
 		ck_assert_int_eq(dwfl_linux_proc_report(n->dwfl, getpid()), 0);
-		n->dm = dwfl_addrmodule(n->dwfl, (uintptr_t)modsym_outer);
+		n->dm = dwfl_addrmodule(n->dwfl, live_in ? live_in : (uintptr_t)modsym_outer);
 	}
 	ck_assert_int_eq(dwfl_report_end(n->dwfl, NULL, NULL), 0);
 	ck_assert_msg(n->dm != NULL, "%s: %s", path ? path : "self", dwfl_errmsg(-1));
@@ -210,6 +213,27 @@ START_TEST(test_modsym_label)
 }
 END_TEST
 
+/* Versioned definitions (pthread_cond_wait@@GLIBC_2.3.2 in libc's symbol
+ * table, where its debuginfo is installed: libc6-dbg) are named without the
+ * version. */
+START_TEST(test_modsym_symbol_versions)
+{
+	struct named n = { 0 };
+	struct heap_loc l;
+	const char *name;
+
+	live_in = (uintptr_t)pthread_cond_wait;
+	named_open(&n, NULL, 0);
+	name_at(&n, live_in, &l);
+	ck_assert_int_eq(l.named, HEAP_NAMED_SYMBOL);
+	/* As this libc binds its aliases: either name, no version. */
+	name = frame_func(&n, &l, 0);
+	ck_assert_msg(!strcmp(name, "pthread_cond_wait") || !strcmp(name, "__pthread_cond_wait"),
+		      "%s", name);
+	named_close(&n);
+}
+END_TEST
+
 /* The address of "main" in @path by its symbol table; 0 when none. */
 static uint64_t main_of(Dwfl_Module *dm)
 {
@@ -268,6 +292,7 @@ Suite *suite_modsym(void)
 	tcase_add_test(t, test_modsym_aliases);
 	tcase_add_test(t, test_modsym_inlined_frames);
 	tcase_add_test(t, test_modsym_label);
+	tcase_add_test(t, test_modsym_symbol_versions);
 	tcase_add_test(t, test_modsym_stripped_by_fde);
 	suite_add_tcase(s, t);
 	return s;

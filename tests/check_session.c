@@ -223,6 +223,14 @@ START_TEST(test_session_auto_end_errors)
 	ck_assert_str_eq(jma_errmsg(s), "the operation's own error");
 	ck_assert_int_eq(jma_errkind(s), JMA_ERR_TARGET);
 	ck_assert_uint_eq(je->ends, 1);
+	/* Whatever the end wrote meanwhile. */
+	je->end_note = true;
+	ck_assert_int_eq(jma_auto_begin(s, &here), 0);
+	(void)jma_fail(s, JMA_ERR_TARGET, -EIO, "the next operation's error");
+	ck_assert_int_eq(jma_auto_end(s, here, -EIO), -EIO);
+	ck_assert_str_eq(jma_errmsg(s), "the next operation's error");
+	ck_assert_int_eq(jma_errkind(s), JMA_ERR_TARGET);
+	je->end_note = false;
 
 	je->fail_end = -ESRCH;
 	ck_assert_int_eq(jma_auto_begin(s, &here), 0);

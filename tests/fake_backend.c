@@ -349,6 +349,8 @@ static int fake_end(struct jma_backend *b)
 	if (f->je.fail_end)
 		return jma_fail(b->s, JMA_ERR_UNSAFE, f->je.fail_end, "fake: cannot end: %s",
 				strerror(-f->je.fail_end));
+	if (f->je.end_note)
+		(void)jma_fail(b->s, JMA_ERR_UNSAFE, 0, "fake: a note of the end");
 	return 0;
 }
 

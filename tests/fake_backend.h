@@ -45,6 +45,7 @@ struct fake_je {
 	int fail_begin;			/* begin fails with it (-errno) when set */
 	int fail_call;			/* call fails with it (-errno) when set */
 	int fail_end;			/* end fails with it (-errno) when set */
+	bool end_note;			/* end succeeds but leaves a message of its own */
 };
 
 /* Open @s (from jma_new) over a fake jemalloc of @version (JMA_JEVERSION),
