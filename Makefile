@@ -41,7 +41,7 @@ CLI_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(CLI_SRCS))
 # Check unit tests: every tests/check_<m>.c defines Suite *suite_<m>(void);
 # one runner runs them all so Check prints one summary line.
 TEST_SRCS := $(wildcard tests/check_*.c)
-TEST_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(TEST_SRCS) tests/tutil.c)
+TEST_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(TEST_SRCS) tests/tutil.c tests/fake_backend.c)
 SUITES    := $(patsubst tests/check_%.c,%,$(TEST_SRCS))
 
 # Fixture targets are never sanitized: only the tool is.

@@ -112,6 +112,22 @@ void jma_free(jma_session *s)
 	free(s);
 }
 
+int jma_open_backend(jma_session *s, pid_t pid, struct jma_backend *be, const struct jma_copy *je)
+{
+	char msg[sizeof(s->err)];
+	int err;
+
+	be->s = s;
+	if (s->be || s->syms) {
+		be->ops->destroy(be);
+		return jma_fail(s, JMA_ERR_USAGE, -EALREADY, "session already open");
+	}
+	s->be = be;
+	s->pid = pid;
+	err = jma_syms_given(pid, je, &s->syms, msg, sizeof(msg));
+	return err ? jma_fail(s, JMA_ERR_MISSING, err, "%s", msg) : 0;
+}
+
 static void log_cb(void *arg, int level, const char *msg)
 {
 	const jma_session *s = arg;

@@ -44,6 +44,12 @@ struct jma_session {
  * can be attached and find jemalloc in it (s->pid, s->st, s->syms). */
 int jma_open_process(jma_session *s, pid_t pid);
 
+/* Open @s over the backend @be (the session owns it from now on, also on
+ * failure) and the jemalloc copy @je of process @pid (0: none, no maps):
+ * for backends that serve no real process (tests/fake_backend.c).  Not
+ * exported. */
+int jma_open_backend(jma_session *s, pid_t pid, struct jma_backend *be, const struct jma_copy *je);
+
 /* Record an error: returns -|err| so callers write `return jma_fail(...)`. */
 int jma_fail(jma_session *s, enum jma_errkind kind, int err, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));

@@ -711,13 +711,32 @@ static int from_cache(struct jma_syms *sy, const char *dir, const char *key)
 	return 0;
 }
 
+/* One read of @pid's maps, for us and for libdwfl. */
+static int read_maps(struct jma_syms *sy, pid_t pid, char *msg, size_t len)
+{
+	char path[64];
+	size_t tlen = 0;
+	int err;
+
+	sy->pid = pid;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	err = att_proc_read(path, &sy->code_maps, &tlen);
+	if (!err)
+		err = att_maps_parse(sy->code_maps, &sy->maps, &sy->nmaps);
+	if (err) {
+		snprintf(msg, len, "reading /proc/%d/maps: %s", (int)pid, strerror(-err));
+		return err;
+	}
+	code_files_only(sy->code_maps, sy->maps, sy->nmaps);
+	return 0;
+}
+
 int jma_syms_open(pid_t pid, const char *prefix, const char *module, int allow_none,
 		  const char *cache_dir, struct jma_syms **out, char *msg, size_t len)
 {
 	struct jma_syms *sy = calloc(1, sizeof(*sy));
 	struct scan sc = { .sy = sy, .want_prefix = prefix, .want_module = module };
-	char path[64], *key = NULL;
-	size_t tlen = 0;
+	char *key = NULL;
 	int err;
 
 	*out = NULL;
@@ -725,17 +744,8 @@ int jma_syms_open(pid_t pid, const char *prefix, const char *module, int allow_n
 		snprintf(msg, len, "out of memory");
 		return -ENOMEM;
 	}
-	sy->pid = pid;
-	/* One read of the maps, for us and for libdwfl. */
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	err = att_proc_read(path, &sy->code_maps, &tlen);
-	if (!err)
-		err = att_maps_parse(sy->code_maps, &sy->maps, &sy->nmaps);
-	if (err) {
-		snprintf(msg, len, "reading /proc/%d/maps: %s", (int)pid, strerror(-err));
+	if ((err = read_maps(sy, pid, msg, len)))
 		goto fail;
-	}
-	code_files_only(sy->code_maps, sy->maps, sy->nmaps);
 	key = cache_dir ? jma_symcache_key(pid, sy->maps, sy->nmaps, prefix, module) : NULL;
 	if (key && !(err = from_cache(sy, cache_dir, key)))
 		goto done;
@@ -953,6 +963,40 @@ Elf *jma_syms_jemalloc_elf(struct jma_syms *sy, uint64_t *bias)
 	cur = NULL;
 	*bias = b;
 	return e;
+}
+
+int jma_syms_given(pid_t pid, const struct jma_copy *c, struct jma_syms **out, char *msg, size_t len)
+{
+	struct jma_syms *sy = calloc(1, sizeof(*sy));
+	struct jma_copy *k = sy ? calloc(1, sizeof(*k)) : NULL;
+	int err = -ENOMEM;
+
+	*out = NULL;
+	if (!k) {
+		free(sy);
+		snprintf(msg, len, "out of memory");
+		return -ENOMEM;
+	}
+	sy->copies = k;
+	sy->ncopies = 1;
+	*k = *c;
+	k->path = strdup(c->path);
+	k->prefix = strdup(c->prefix);
+	k->code = calloc(c->ncode ? c->ncode : 1, sizeof(*k->code));
+	if (!k->path || !k->prefix || !k->code)
+		goto nomem;
+	memcpy(k->code, c->code, c->ncode * sizeof(*k->code));
+	/* No malloc_message or trampoline to look for: nothing runs. */
+	sy->message_known = sy->restorer_known = 1;
+	if (pid > 0 && (err = read_maps(sy, pid, msg, len)))
+		goto fail;
+	*out = sy;
+	return 0;
+nomem:
+	snprintf(msg, len, "out of memory");
+fail:
+	jma_syms_close(sy);
+	return err;
 }
 
 int jma_syms_from_dwfl(Dwfl *dwfl, pid_t pid, const char *prefix, const char *module,

@@ -83,6 +83,12 @@ struct Dwfl;
 int jma_syms_from_dwfl(struct Dwfl *dwfl, pid_t pid, const char *prefix, const char *module,
 		       struct jma_syms **out, char *msg, size_t len);
 
+/* Symbols that know only the jemalloc copy @c (copied), for a backend that
+ * runs no jemalloc code (tests' fake one): the maps of @pid are read when
+ * @pid > 0, and what else is asked for is found there on need.  Errors as
+ * jma_syms_open. */
+int jma_syms_given(pid_t pid, const struct jma_copy *c, struct jma_syms **out, char *msg, size_t len);
+
 /* The ELF file of the module holding jemalloc and its load bias (for the
  * emulator's relocations), NULL when unavailable. */
 struct Elf *jma_syms_jemalloc_elf(struct jma_syms *sy, uint64_t *bias);
