@@ -64,11 +64,12 @@ static int stack_room(struct att_thread *t, uint64_t below, uint64_t *room)
 }
 
 /* Use the self-restoring call unless something it needs is missing; the
- * reason goes to engine_why. */
+ * reason goes to nosf and engine_why. */
 static void choose_engine(struct att_thread *t)
 {
 	t->engine = ATT_ENGINE_SENTINEL;
 	if (t->no_sigframe) {
+		t->nosf = ATT_NOSF_ASKED;
 		snprintf(t->engine_why, sizeof(t->engine_why), "the fallback engine was asked for");
 		return;
 	}
@@ -77,19 +78,24 @@ static void choose_engine(struct att_thread *t)
 	    att_restorer_find(t->pid, t->maps, t->nmaps, &t->restorer))
 		t->restorer = 0;
 	if (!t->restorer) {
+		t->nosf = ATT_NOSF_TRAMPOLINE;
 		snprintf(t->engine_why, sizeof(t->engine_why), "process %d has no rt_sigreturn "
 			 "trampoline (__restore_rt)", (int)t->pid);
 		return;
 	}
 	if (arch_sigframe_refuses(&t->saved_gp)) {
+		t->nosf = ATT_NOSF_RESTART;
 		snprintf(t->engine_why, sizeof(t->engine_why), "tid %d is stopped in restart_syscall",
 			 (int)t->tid);
 		return;
 	}
 	if (t->rc.fd < 0 && att_retcap_open(&t->rc, t->tid, t->restorer, t->engine_why,
-					     sizeof(t->engine_why)))
+					     sizeof(t->engine_why))) {
+		t->nosf = ATT_NOSF_BREAKPOINT;
 		return;
+	}
 	t->engine = ATT_ENGINE_SIGFRAME;
+	t->nosf = ATT_NOSF_NONE;
 	t->engine_why[0] = '\0';
 }
 
@@ -121,6 +127,9 @@ int att_thread_hijack(struct att_thread *t)
 	if (err)
 		return err;
 	choose_engine(t);
+	if (t->engine == ATT_ENGINE_SENTINEL && t->sigframe_only)
+		return att_fail(t, -ENOTSUP, "tid %d: the self-restoring call cannot be used: %s",
+				(int)t->tid, t->engine_why);
 	t->resume_gp = t->saved_gp;
 	/* Whether a signal waits matters only for an EINTR, which
 	 * att_thread_seize has usually turned into a restart already: /proc
