@@ -38,7 +38,7 @@ intact() {
 # command run before each (to put the target in some state); KR_AFTER one
 # run after each check of the target (more checks), with the round number.
 kill_rounds() {
-	local pid=$1 n=$2 i jpid rc args opts tid mode before
+	local pid=$1 n=$2 i jpid rc args opts tid mode before hit
 	local ops=($3)
 	shift 3
 	local tids=("$@")
@@ -58,12 +58,11 @@ kill_rounds() {
 		mode=$((RANDOM % 4))
 		start_bg jpid sh -c 'exec "$@" >/dev/null 2>"$0"' "$TMPD/jm.err" "$JEMATTACH" "${opts[@]}" \
 			"$pid" "${args[@]}"
+		hit=none
 		case $((RANDOM % 8)) in
-		0|1|2|3|4)	# Aim inside a call: once a thread has every signal blocked.
-			for _ in $(seq 2000); do
-				in_call "$pid" && break
-				kill -0 "$jpid" 2>/dev/null || break
-			done ;;
+		0|1|2|3|4)	# Aim inside a call: once a thread has every signal blocked,
+			# at once or up to 1.5 ms later.
+			hit=$("$FIXTURES/killat" "$pid" "$jpid" $((RANDOM % 2 ? 0 : RANDOM % 1500)) 20000) ;;
 		5|6)	# Aim at the attachment: once it traces a thread, a little later.
 			for _ in $(seq 300); do
 				grep -qs "^TracerPid:[[:space:]]*$jpid\$" /proc/"$pid"/task/*/status && break
@@ -72,12 +71,14 @@ kill_rounds() {
 			sleep "0.00$((RANDOM % 4))$((RANDOM % 10))" ;;
 		7)	sleep "0.0$((RANDOM % 60))" ;;
 		esac
-		in_call "$pid" && CALLS=$((CALLS + 1)) || true
+		{ [[ $hit == call ]] || in_call "$pid"; } && CALLS=$((CALLS + 1)) || true
 		if (( mode == 0 )); then
 			kill -STOP "$jpid" 2>/dev/null || true
 			sleep 0.0$((RANDOM % 5))
 		fi
-		kill -KILL "$jpid" 2>/dev/null && KILLED=$((KILLED + 1))
+		# (One killat killed may have been reaped already.)
+		[[ $hit != none ]] && KILLED=$((KILLED + 1))
+		kill -KILL "$jpid" 2>/dev/null && [[ $hit == none ]] && KILLED=$((KILLED + 1))
 		rc=0; wait "$jpid" 2>/dev/null || rc=$?
 		[[ $rc =~ ^(0|5|137)$ ]] ||
 			{ fail "round $i (${opts[*]} ${args[*]}): exit $rc: $(cat "$TMPD/jm.err")"; return 1; }
