@@ -449,9 +449,10 @@ static int try_list(struct ptrace_be *p, const struct att_candidate *c, size_t n
 		err = try_thread(p, &c[i], why, len);
 		/* The main thread is usually only briefly busy (or inside jemalloc):
 		 * waiting a little for it beats borrowing a thread jemalloc has
-		 * never seen (see att_select_threads). */
-		for (int retry = 0; err > 0 && !p->fz.t && c[i].tid == s->pid && retry < MAIN_RETRIES;
-		     retry++) {
+		 * never seen (see att_select_threads).  Not out of restart_syscall:
+		 * that waits in ptrace_begin. */
+		for (int retry = 0; err > 0 && !p->fz.t && c[i].tid == s->pid &&
+		     p->restart_tid != c[i].tid && retry < MAIN_RETRIES; retry++) {
 			usleep(MAIN_RETRY_US);
 			err = try_thread(p, &c[i], why, len);
 		}
@@ -700,6 +701,7 @@ static uint64_t find_sink(struct ptrace_be *p)
 	char where[256];
 	size_t n;
 	int64_t t0 = att_now_ns();
+	double ms;
 
 	if (p->sink_known)
 		return p->sink;
@@ -707,14 +709,17 @@ static uint64_t find_sink(struct ptrace_be *p)
 	maps = jma_syms_maps(s->syms, &n);
 	if (att_sink_find(s->pid, maps, n, &p->sink)) {
 		p->sink = 0;
-		jma_logf(s, JMA_LOG_DEBUG, "no text sink (getpid-like code) in process %d",
+		jma_logf(s, JMA_LOG_INFO, "no text sink (getpid-like code) in process %d",
 			 (int)s->pid);
 		return 0;
 	}
+	/* Naming code may load every module's symbols: only for -v. */
+	if (!s->opt.log || s->opt.log_level < JMA_LOG_INFO)
+		return p->sink;
+	ms = (double)(att_now_ns() - t0) / 1e6;
 	jma_syms_describe(s->syms, p->sink, where, sizeof(where));
-	jma_logf(s, JMA_LOG_DEBUG, "text sink at 0x%llx (%s), found in %.3f ms: a report cut "
-		 "short by our death is dropped there", (unsigned long long)p->sink, where,
-		 (double)(att_now_ns() - t0) / 1e6);
+	jma_logf(s, JMA_LOG_INFO, "text taken at %s, a harmless system call of the process "
+		 "(found in %.3f ms): a report cut short by our death is dropped there", where, ms);
 	return p->sink;
 }
 
