@@ -80,7 +80,7 @@ extern const size_t arch_restorer_len;
  * when @r was changed. */
 int arch_restart_adjust(struct arch_gpregs *r, int all, int eintr);
 /* @r cannot be resumed through rt_sigreturn without the application seeing
- * EINTR (stopped in restart_syscall). */
+ * EINTR (stopped in restart_syscall, or about to enter it). */
 int arch_sigframe_refuses(const struct arch_gpregs *r);
 /* Build, in @buf, a kernel rt_sigframe whose rt_sigreturn resumes @r with FP
  * state @x and signal mask @sigmask, ending at or below @top, its return slot

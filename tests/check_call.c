@@ -324,6 +324,27 @@ START_TEST(test_sink_match_harmless_only)
 }
 END_TEST
 
+/* Which stops rt_sigreturn could not resume without an EINTR: in
+ * restart_syscall, or back on the syscall instruction with a restart set up
+ * (x86_64 numbers: poll 7, restart_syscall 219, -ERESTART_RESTARTBLOCK). */
+START_TEST(test_sigframe_refuses_restart_syscall)
+{
+	static const struct { long orig, rax; int refused; } cases[] = {
+		{ 219, -516, 1 }, { 7, 219, 1 }, { 219, 219, 1 },
+		{ 7, -516, 0 }, { 219, 0, 0 }, { -1, 219, 0 }, { 7, -4, 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		struct arch_gpregs r;
+
+		memset(&r, 0, sizeof(r));
+		r.r.orig_rax = (unsigned long)cases[i].orig;
+		r.r.rax = (unsigned long)cases[i].rax;
+		ck_assert_msg(arch_sigframe_refuses(&r) == cases[i].refused, "case %zu", i);
+	}
+}
+END_TEST
+
 /* write_cb is the target's getpid: each call is taken at its system call,
  * and the function goes on as if it had written. */
 START_TEST(test_sigframe_sink_takes_callbacks)
@@ -530,6 +551,7 @@ Suite *suite_call(void)
 	tcase_add_test(tc, test_sigframe_tracer_killed_after_a_call);
 	tcase_add_test(tc, test_sigframe_tracer_killed_mid_call);
 	tcase_add_test(tc, test_sink_match_harmless_only);
+	tcase_add_test(tc, test_sigframe_refuses_restart_syscall);
 	tcase_add_test(tc, test_sigframe_sink_takes_callbacks);
 	tcase_add_test(tc, test_sigframe_sink_tracer_killed_mid_call);
 	suite_add_tcase(s, tc);
