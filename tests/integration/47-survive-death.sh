@@ -24,20 +24,23 @@ no_stderr_writer() {
 }
 
 # to_restart PID: stop and continue the process (as a debugger's attach and
-# detach do): its poll resumes in restart_syscall until its timeout.
+# detach do): its poll resumes in restart_syscall until its timeout.  Again
+# when the timeout was so near that it returned at once.
 to_restart() {
 	local nr
-	# In its poll (7) or already resumed (a stop before the call started).
-	for _ in $(seq 200); do
-		nr=$(cut -d' ' -f1 "/proc/$1/syscall")
-		[[ $nr == 7 || $nr == "$RESTART_NR" ]] && break
-		sleep 0.005
-	done
-	kill -STOP "$1"
-	kill -CONT "$1"
-	for _ in $(seq 100); do
-		[[ $(cut -d' ' -f1 "/proc/$1/syscall") == "$RESTART_NR" ]] && return 0
-		sleep 0.005
+	for _ in $(seq 20); do
+		# In its poll (7) or already resumed (a stop before the call started).
+		for _ in $(seq 200); do
+			nr=$(cut -d' ' -f1 "/proc/$1/syscall")
+			[[ $nr == 7 || $nr == "$RESTART_NR" ]] && break
+			sleep 0.005
+		done
+		kill -STOP "$1"
+		kill -CONT "$1"
+		for _ in $(seq 20); do
+			[[ $(cut -d' ' -f1 "/proc/$1/syscall") == "$RESTART_NR" ]] && return 0
+			sleep 0.005
+		done
 	done
 	fail "process $1 is not in restart_syscall"
 }
