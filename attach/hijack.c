@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <unistd.h>
 
 #include "call.h"
 #include "crashpoint.h"
@@ -24,6 +25,7 @@
  * the stack frames of the function we call. */
 #define SCRATCH_MAX	(16 * 1024)
 #define CALLEE_MIN	(32 * 1024)
+#define BP_RETRIES	20
 
 /* The stack pointer must lie in a stack whose bounds are known: the main
  * thread's [stack], or a thread stack (an anonymous mapping right above its
@@ -63,6 +65,23 @@ static int stack_room(struct att_thread *t, uint64_t below, uint64_t *room)
 	return 0;
 }
 
+/* The return-value breakpoint, on the stopped thread.  Its four debug
+ * registers may all be taken for a moment by other jemattachs, which arm
+ * theirs before they try to seize the thread and close them at once when
+ * they find it taken (six at a time on one thread saw ENOSPC): a few more
+ * tries then, the thread held up to BP_RETRIES ms longer. */
+static int open_retcap(struct att_thread *t)
+{
+	int err = att_retcap_open(&t->rc, t->tid, t->restorer, t->engine_why, sizeof(t->engine_why));
+
+	for (int i = 0; (err == -ENOSPC || err == -EBUSY) && i < BP_RETRIES; i++) {
+		usleep(1000);
+		err = att_retcap_open(&t->rc, t->tid, t->restorer, t->engine_why,
+				      sizeof(t->engine_why));
+	}
+	return err;
+}
+
 /* Use the self-restoring call unless something it needs is missing; the
  * reason goes to nosf and engine_why. */
 static void choose_engine(struct att_thread *t)
@@ -89,8 +108,7 @@ static void choose_engine(struct att_thread *t)
 			 (int)t->tid);
 		return;
 	}
-	if (t->rc.fd < 0 && att_retcap_open(&t->rc, t->tid, t->restorer, t->engine_why,
-					     sizeof(t->engine_why))) {
+	if (t->rc.fd < 0 && open_retcap(t)) {
 		t->nosf = ATT_NOSF_BREAKPOINT;
 		return;
 	}

@@ -310,11 +310,25 @@ static void give_back(struct ptrace_be *p)
 	jma_freeze_put(&p->fz, &p->th);
 }
 
+static int exec_fail(jma_session *s)
+{
+	return jma_fail(s, JMA_ERR_ATTACH, -ENOEXEC, "process %d executed a new program since "
+			"jemattach read its symbols", (int)s->pid);
+}
+
 /* The fallback call engine returns into page 0: should jemattach die during
  * a call, the thread faults there and the process dies.  It is used only
  * with --force; @why says why the self-restoring engine cannot be. */
 static int engine_refused(jma_session *s, const char *why)
 {
+	const struct jma_copy *je = jma_syms_jemalloc(s->syms);
+
+	/* What it needs was not found because the process exited or ran
+	 * another program meanwhile?  That is the error then. */
+	if (kill(s->pid, 0) && errno == ESRCH)
+		return jma_fail(s, JMA_ERR_ATTACH, -ESRCH, "process %d exited", (int)s->pid);
+	if (jma_exec_same(s->pid, s->exec_mark, &s->exec_where, je->path, je->fn_mallctl) == -ENOEXEC)
+		return exec_fail(s);
 	return jma_fail(s, JMA_ERR_UNSAFE, -ENOTSUP, "%s: only the fallback call engine could call "
 			"into process %d, and if jemattach died during a call the process would die "
 			"too: refused (--force uses it anyway; --emulate reads the numbers from a "
@@ -413,8 +427,7 @@ static int try_thread(struct ptrace_be *p, const struct att_candidate *c, char *
 	if (jma_exec_same(s->pid, s->exec_mark, &s->exec_where, jma_syms_jemalloc(s->syms)->path,
 			  jma_syms_jemalloc(s->syms)->fn_mallctl) == -ENOEXEC) {
 		give_back(p);
-		return jma_fail(s, JMA_ERR_ATTACH, -ENOEXEC, "process %d executed a new program "
-				"since jemattach read its symbols", (int)s->pid);
+		return exec_fail(s);
 	}
 	unsafe = unsafe_frames(p, c->tid, where, sizeof(where));
 	if (unsafe == FRAMES_LOADER) {
@@ -573,8 +586,7 @@ static int ptrace_begin(struct jma_backend *b)
 		const struct att_map *maps = jma_syms_maps(s->syms, &n);
 
 		if (jma_exec_check(maps, n, je->path, je->fn_mallctl))
-			return jma_fail(s, JMA_ERR_ATTACH, -ENOEXEC, "process %d executed a new "
-					"program since jemattach read its symbols", (int)s->pid);
+			return exec_fail(s);
 	}
 	/* Before any thread stops: a search reads up to 64 MiB of code. */
 	if (!p->restorer)
