@@ -30,8 +30,10 @@ enum { ATT_LOG_ERR, ATT_LOG_WARN, ATT_LOG_INFO, ATT_LOG_DEBUG };
 /* How calls run (call.h).  SIGFRAME: each call returns through the target's
  * rt_sigreturn into a signal frame holding the thread's own state, so it
  * restores itself even if we die.  SENTINEL (the fallback, when the target
- * has no trampoline or perf breakpoints are unavailable): returns fault in
- * page 0 and we put the state back; our death mid-call kills the target. */
+ * has no trampoline, perf breakpoints are unavailable or the thread is in
+ * restart_syscall: enum att_nosigframe; a caller may forbid it with
+ * sigframe_only): returns fault in page 0 and we put the state back; our
+ * death mid-call kills the target. */
 enum { ATT_ENGINE_SIGFRAME = 1, ATT_ENGINE_SENTINEL };
 
 /* Why the self-restoring engine cannot be used (engine_why says it in words). */
