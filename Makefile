@@ -278,7 +278,8 @@ bench: deps
 soak: deps
 	@$(MAKE) --no-print-directory all $(BUILD)/stress_driver
 	@STRESS_DRIVER=$(BUILD)/stress_driver tests/stress.sh $${SOAK_OPS:-10000}
-	@SURVIVE_KILLS=$${SOAK_KILLS:-750} SURVIVE_EINTR=$${SOAK_EINTR:-200} JEMATTACH=$(BUILD)/jemattach \
+	@SURVIVE_KILLS=$${SOAK_KILLS:-750} SURVIVE_EINTR=$${SOAK_EINTR:-200} \
+		DEATH_KILLS=$${SOAK_DEATH_KILLS:-200} JEMATTACH=$(BUILD)/jemattach \
 		FIXTURES=$(BUILD)/fixtures tests/run-integration.sh 47-survive
 
 # --- fuzzing (by hand: `make fuzz FUZZ_TIME=600`; make check replays the corpus) ---

@@ -56,6 +56,9 @@ enum arch_sc_class {
 	ARCH_SC_FUTEX,		/* waiting on a lock or condition */
 	ARCH_SC_MEMORY,		/* mapping or returning memory: mmap, munmap, madvise, brk... */
 	ARCH_SC_OTHER,
+	/* resuming a timed wait an earlier stop cut short (restart_syscall): its
+	 * call is unknown, the self-restoring call cannot resume it */
+	ARCH_SC_RESTART,
 };
 enum arch_sc_class arch_syscall_class(long nr);
 /* Name of system call @nr, or NULL. */
@@ -79,7 +82,7 @@ extern const size_t arch_restorer_len;
  * when @r was changed. */
 int arch_restart_adjust(struct arch_gpregs *r, int all, int eintr);
 /* @r cannot be resumed through rt_sigreturn without the application seeing
- * EINTR (stopped in restart_syscall). */
+ * EINTR (stopped in restart_syscall, or about to enter it). */
 int arch_sigframe_refuses(const struct arch_gpregs *r);
 /* Build, in @buf, a kernel rt_sigframe whose rt_sigreturn resumes @r with FP
  * state @x and signal mask @sigmask, ending at or below @top, its return slot
@@ -96,6 +99,17 @@ long arch_syscall_arg(const struct arch_gpregs *r, int i);
 void arch_syscall_set_arg(struct arch_gpregs *r, int i, long v);
 void arch_set_retval(struct arch_gpregs *r, uint64_t v);
 long arch_syscall_write_nr(void);
+/* --- the text sink (sink.c) --- */
+
+/* The first place in @buf where code, started there, makes a system call
+ * that changes nothing, cannot fail and ignores its arguments (getpid,
+ * gettid...), then returns: its whole length (arch_sink_len) inside @buf.
+ * NULL if none. */
+const unsigned char *arch_sink_match(const unsigned char *buf, size_t len);
+extern const size_t arch_sink_len;
+/* @r is the syscall-entry stop of the sink found at @sink. */
+int arch_at_sink(const struct arch_gpregs *r, uint64_t sink);
+
 /* perf_event sample_regs_user: the return value register, then the stack
  * pointer, in perf's order. */
 extern const uint64_t arch_perf_regs;

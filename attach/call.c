@@ -13,6 +13,7 @@
 #include "mem.h"
 #include "procfs.h"
 #include "retcap.h"
+#include "sink.h"
 
 int att_call_check_sentinels(pid_t pid, const struct att_map *maps, size_t n, char *msg,
 			     size_t len)
@@ -147,6 +148,16 @@ static int busy_elsewhere(struct att_thread *t, char *where, size_t len)
 	return !(nr >= 0 && arch_syscall_class(nr) == ARCH_SC_FUTEX);
 }
 
+/* Call the caller's callback, unless one failed before (the function still
+ * runs to its end: call.h); the first failure, whose message stays in
+ * t->err, is the call's. */
+static void run_cb(struct att_thread *t, const struct att_call *c, const uint64_t *args,
+		   uint64_t *retval, int *cb_err)
+{
+	if (!*cb_err)
+		*cb_err = c->cb(t, args, retval, c->cb_arg);
+}
+
 static int serve_callback(struct att_thread *t, const struct att_call *c, struct arch_gpregs *r,
 			  int *cb_err)
 {
@@ -160,19 +171,27 @@ static int serve_callback(struct att_thread *t, const struct att_call *c, struct
 					(int)t->tid, strerror(-err));
 	}
 	arch_args(r, args);
-	if (!*cb_err) {
-		char keep[sizeof(t->err)];
-
-		err = c->cb(t, args, &retval, c->cb_arg);
-		if (err) {
-			/* Keep the callback's message: it is the error to report. */
-			memcpy(keep, t->err, sizeof(keep));
-			*cb_err = err;
-			memcpy(t->err, keep, sizeof(keep));
-		}
-	}
+	run_cb(t, c, args, &retval, cb_err);
 	arch_emulate_return(r, ret_word, retval);
 	return arch_gpregs_set(t->tid, r);
+}
+
+/* A stop at the entry of the sink's system call: when it is our callback
+ * (the cookie in its first argument), hand its arguments to the caller.  The
+ * system call then runs as it would without us. */
+static void serve_sink(struct att_thread *t, const struct att_call *c, const struct arch_gpregs *r,
+		       int *cb_err)
+{
+	uint64_t args[ARCH_NARGS], ignored = 0;
+
+	arch_args(r, args);
+	if (args[0] != ATT_SINK_COOKIE) {
+		att_log(t, ATT_LOG_DEBUG, "tid %d: the call itself makes the sink's system call",
+			(int)t->tid);
+		return;
+	}
+	att_crashpoint("text");
+	run_cb(t, c, args, &ignored, cb_err);
 }
 
 /* Text jemalloc hands write_cb is at most 64 KiB (5.3) or a line; bound what
@@ -372,6 +391,10 @@ static int call_sigframe(struct att_thread *t, const struct att_call *c, uint64_
 						return err;
 					return att_fail(t, -EIO, "tid %d: the call returned but its "
 							"return value was not sampled", (int)t->tid);
+				} else if (c->sink && c->cb && arch_at_sink(&r, c->sink)) {
+					serve_sink(t, c, &r, &cb_err);
+					/* Progress, as a write below. */
+					deadline = att_now_ns() + (int64_t)c->timeout_ms * 1000000;
 				} else if (c->on_write && arch_syscall_nr(&r) == arch_syscall_write_nr() &&
 					   arch_syscall_arg(&r, 0) == 2) {
 					if ((err = take_write(t, c, &r, &write_len, &cb_err)))

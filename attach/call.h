@@ -12,10 +12,13 @@
  *   original state or a call that ends by restoring it.  We follow it with
  *   PTRACE_SYSCALL: the return value comes from a perf breakpoint on the
  *   trampoline (retcap.h), and its rt_sigreturn, when we see it complete
- *   (att_call_settle), is checked to land where the thread was.  Text the function writes to fd 2 (jemalloc's default
- *   writer) is taken at the write's syscall entry and the write is made to
- *   fail harmlessly (fd -1) while it returns its length: without us the text
- *   lands on the target's stderr.
+ *   (att_call_settle), is checked to land where the thread was.  A callback
+ *   is the sink (sink.h), the target's own getpid: each call of it is
+ *   served at its system call's entry, and without us the text is dropped.
+ *   Text the function writes to fd 2 (jemalloc's default writer) is taken
+ *   at the write's syscall entry and the write is made to fail harmlessly
+ *   (fd -1) while it returns its length: without us the text lands on the
+ *   target's stderr.
  * - sentinel (fallback): the return address is a sentinel in page 0 and
  *   returning faults there; a second sentinel stands in for a callback
  *   function pointer, each call of it faults, the tracer serves it and
@@ -46,6 +49,10 @@ struct att_call {
 	unsigned nargs;
 	att_cb_fn cb;		/* NULL: the callback sentinel is a fault like any other */
 	void *cb_arg;
+	/* Sigframe engine: the callback argument holds this sink (sink.h), and
+	 * its first argument ATT_SINK_COOKIE: @cb serves each call of it (its
+	 * *retval is not used: the sink returns what it returns).  0: none. */
+	uint64_t sink;
 	int timeout_ms;		/* the sigframe engine restarts it at each write it takes */
 	/* When the timeout expires and the thread is not waiting on a futex --
 	 * it is still working, or blocked in I/O, possibly holding locks -- it is

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <unistd.h>
 
 #include "call.h"
 #include "crashpoint.h"
@@ -24,6 +25,7 @@
  * the stack frames of the function we call. */
 #define SCRATCH_MAX	(16 * 1024)
 #define CALLEE_MIN	(32 * 1024)
+#define BP_RETRIES	20
 
 /* The stack pointer must lie in a stack whose bounds are known: the main
  * thread's [stack], or a thread stack (an anonymous mapping right above its
@@ -63,12 +65,30 @@ static int stack_room(struct att_thread *t, uint64_t below, uint64_t *room)
 	return 0;
 }
 
+/* The return-value breakpoint, on the stopped thread.  Its four debug
+ * registers may all be taken for a moment by other jemattachs, which arm
+ * theirs before they try to seize the thread and close them at once when
+ * they find it taken (six at a time on one thread saw ENOSPC): a few more
+ * tries then, the thread held up to BP_RETRIES ms longer. */
+static int open_retcap(struct att_thread *t)
+{
+	int err = att_retcap_open(&t->rc, t->tid, t->restorer, t->engine_why, sizeof(t->engine_why));
+
+	for (int i = 0; (err == -ENOSPC || err == -EBUSY) && i < BP_RETRIES; i++) {
+		usleep(1000);
+		err = att_retcap_open(&t->rc, t->tid, t->restorer, t->engine_why,
+				      sizeof(t->engine_why));
+	}
+	return err;
+}
+
 /* Use the self-restoring call unless something it needs is missing; the
- * reason goes to engine_why. */
+ * reason goes to nosf and engine_why. */
 static void choose_engine(struct att_thread *t)
 {
 	t->engine = ATT_ENGINE_SENTINEL;
 	if (t->no_sigframe) {
+		t->nosf = ATT_NOSF_ASKED;
 		snprintf(t->engine_why, sizeof(t->engine_why), "the fallback engine was asked for");
 		return;
 	}
@@ -77,19 +97,23 @@ static void choose_engine(struct att_thread *t)
 	    att_restorer_find(t->pid, t->maps, t->nmaps, &t->restorer))
 		t->restorer = 0;
 	if (!t->restorer) {
+		t->nosf = ATT_NOSF_TRAMPOLINE;
 		snprintf(t->engine_why, sizeof(t->engine_why), "process %d has no rt_sigreturn "
 			 "trampoline (__restore_rt)", (int)t->pid);
 		return;
 	}
 	if (arch_sigframe_refuses(&t->saved_gp)) {
+		t->nosf = ATT_NOSF_RESTART;
 		snprintf(t->engine_why, sizeof(t->engine_why), "tid %d is stopped in restart_syscall",
 			 (int)t->tid);
 		return;
 	}
-	if (t->rc.fd < 0 && att_retcap_open(&t->rc, t->tid, t->restorer, t->engine_why,
-					     sizeof(t->engine_why)))
+	if (t->rc.fd < 0 && open_retcap(t)) {
+		t->nosf = ATT_NOSF_BREAKPOINT;
 		return;
+	}
 	t->engine = ATT_ENGINE_SIGFRAME;
+	t->nosf = ATT_NOSF_NONE;
 	t->engine_why[0] = '\0';
 }
 
@@ -121,6 +145,9 @@ int att_thread_hijack(struct att_thread *t)
 	if (err)
 		return err;
 	choose_engine(t);
+	if (t->engine == ATT_ENGINE_SENTINEL && t->sigframe_only)
+		return att_fail(t, -ENOTSUP, "tid %d: the self-restoring call cannot be used: %s",
+				(int)t->tid, t->engine_why);
 	t->resume_gp = t->saved_gp;
 	/* Whether a signal waits matters only for an EINTR, which
 	 * att_thread_seize has usually turned into a restart already: /proc

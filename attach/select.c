@@ -21,22 +21,23 @@ static int rank_of(struct att_candidate *c)
 		else
 			snprintf(c->why, sizeof(c->why), "asleep in %s", nm ? nm : "the kernel");
 		if (c->syscall < 0)
-			return 2;
+			return ATT_RANK_OTHER;
 		switch (arch_syscall_class(c->syscall)) {
-		case ARCH_SC_IDLE: return 0;
-		case ARCH_SC_FUTEX: return 1;
-		default: return 2;
+		case ARCH_SC_IDLE: return ATT_RANK_IDLE;
+		case ARCH_SC_FUTEX: return ATT_RANK_FUTEX;
+		case ARCH_SC_RESTART: return ATT_RANK_RESTART;
+		default: return ATT_RANK_OTHER;
 		}
 	case 'R':
 		snprintf(c->why, sizeof(c->why), "running");
-		return 3;
+		return ATT_RANK_RUNNING;
 	case 'T':
 	case 't':
 		snprintf(c->why, sizeof(c->why), "stopped");
-		return 4;
+		return ATT_RANK_STOPPED;
 	default:
 		snprintf(c->why, sizeof(c->why), "in state %c", c->state);
-		return 5;
+		return ATT_RANK_ELSE;
 	}
 }
 
@@ -44,18 +45,23 @@ static int cmp_cand(const void *a, const void *b, void *arg)
 {
 	const struct att_candidate *x = a, *y = b;
 	pid_t main_tid = *(const pid_t *)arg;
+	int xm = x->tid == main_tid, ym = y->tid == main_tid;
+	/* The busy states the main thread leads, whatever its own. */
+	int xb = x->rank > ATT_RANK_IDLE && x->rank <= ATT_RANK_RUNNING;
+	int yb = y->rank > ATT_RANK_IDLE && y->rank <= ATT_RANK_RUNNING;
 
-	/* Past the idle sleepers, the main thread comes first whatever its state:
+	/* Past the idle sleepers, the main thread comes first whatever it does:
 	 * it is the thread most likely to have initialised the per-thread state
 	 * of the libraries we call into.  A thread that never did would have it
 	 * created by our call (for jemalloc: a tcache, an arena binding, possibly
-	 * a new arena and its background thread). */
-	if (x->rank > 0 && y->rank > 0 && (x->tid == main_tid) != (y->tid == main_tid))
-		return x->tid == main_tid ? -1 : 1;
+	 * a new arena and its background thread).  Not when it is stopped, or in
+	 * restart_syscall, where only the fallback engine could use it. */
+	if (xb && yb && xm != ym)
+		return xm ? -1 : 1;
 	if (x->rank != y->rank)
 		return x->rank - y->rank;
-	if ((x->tid == main_tid) != (y->tid == main_tid))
-		return x->tid == main_tid ? -1 : 1;
+	if (xm != ym)
+		return xm ? -1 : 1;
 	return (x->tid > y->tid) - (x->tid < y->tid);
 }
 
@@ -86,7 +92,7 @@ int att_select_threads(pid_t pid, pid_t only, int first_idle, struct att_candida
 	 * PID, so no need to list thousands of them.  Likewise the main thread
 	 * when idle is the first choice whatever the others do (cmp_cand). */
 	if (only || first_idle) {
-		if (look_at(pid, only ? only : pid, v) == 0 && (only || v->rank == 0)) {
+		if (look_at(pid, only ? only : pid, v) == 0 && (only || v->rank == ATT_RANK_IDLE)) {
 			*out = v;
 			*n = 1;
 			return !only;
@@ -108,7 +114,7 @@ int att_select_threads(pid_t pid, pid_t only, int first_idle, struct att_candida
 			continue;
 		/* With @first_idle the main thread (looked at above) is busy: the
 		 * first idle thread, by tid, is the best choice. */
-		if (first_idle && v[k].rank == 0 && v[k].tid != pid) {
+		if (first_idle && v[k].rank == ATT_RANK_IDLE && v[k].tid != pid) {
 			v[0] = v[k];
 			free(tids);
 			*out = v;

@@ -2,10 +2,11 @@
  *
  * Order: threads asleep in an idle system call (event loop, read, sleep),
  * then threads waiting on a futex, then in any other system call, then
- * running threads, then stopped ones; the main thread first among equals and
- * ahead of every thread that is not idle (see cmp_cand).
- * Threads in uninterruptible sleep (D) come last: they cannot be stopped
- * until the kernel lets go of them.
+ * running threads, then threads in restart_syscall (resuming a timed wait
+ * an earlier stop cut short: only the fallback engine can borrow them), then
+ * stopped ones; the main thread first among equals and ahead of every
+ * thread that is busy (see cmp_cand).  Threads in uninterruptible sleep (D)
+ * come last: they cannot be stopped until the kernel lets go of them.
  */
 #ifndef ATTACH_SELECT_H
 #define ATTACH_SELECT_H
@@ -14,9 +15,14 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+enum {
+	ATT_RANK_IDLE, ATT_RANK_FUTEX, ATT_RANK_OTHER, ATT_RANK_RUNNING, ATT_RANK_RESTART,
+	ATT_RANK_STOPPED, ATT_RANK_ELSE,
+};
+
 struct att_candidate {
 	pid_t tid;
-	int rank;
+	int rank;		/* ATT_RANK_* */
 	char state;
 	long syscall;		/* -1 running, -2 unknown */
 	uint64_t sp, pc;	/* where it entered that system call (0: unknown) */

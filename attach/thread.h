@@ -30,9 +30,20 @@ enum { ATT_LOG_ERR, ATT_LOG_WARN, ATT_LOG_INFO, ATT_LOG_DEBUG };
 /* How calls run (call.h).  SIGFRAME: each call returns through the target's
  * rt_sigreturn into a signal frame holding the thread's own state, so it
  * restores itself even if we die.  SENTINEL (the fallback, when the target
- * has no trampoline or perf breakpoints are unavailable): returns fault in
- * page 0 and we put the state back; our death mid-call kills the target. */
+ * has no trampoline, perf breakpoints are unavailable or the thread is in
+ * restart_syscall: enum att_nosigframe; a caller may forbid it with
+ * sigframe_only): returns fault in page 0 and we put the state back; our
+ * death mid-call kills the target. */
 enum { ATT_ENGINE_SIGFRAME = 1, ATT_ENGINE_SENTINEL };
+
+/* Why the self-restoring engine cannot be used (engine_why says it in words). */
+enum att_nosigframe {
+	ATT_NOSF_NONE,
+	ATT_NOSF_ASKED,		/* no_sigframe */
+	ATT_NOSF_TRAMPOLINE,	/* the process has no rt_sigreturn trampoline */
+	ATT_NOSF_RESTART,	/* this thread is stopped in restart_syscall */
+	ATT_NOSF_BREAKPOINT,	/* the return-value breakpoint cannot be set */
+};
 
 typedef void (*att_log_fn)(void *arg, int level, const char *msg);
 /* Describe a code address ("mallctl+0x12 in /usr/lib/libjemalloc.so.2"). */
@@ -63,7 +74,11 @@ struct att_thread {
 	int hijacked;
 	int engine;		/* ATT_ENGINE_*, chosen by att_thread_hijack */
 	int no_sigframe;	/* set by the caller: use the fallback engine */
-	char engine_why[200];	/* why the fallback engine was used */
+	/* Set by the caller: never fall back; hijack fails with -ENOTSUP
+	 * instead, leaving the thread as it was (see nosf). */
+	int sigframe_only;
+	int nosf;		/* enum att_nosigframe: why the fallback engine was (or would be) used */
+	char engine_why[200];	/* ... in words */
 	int in_call;		/* our registers are in the thread */
 	int left_running;	/* a self-restoring call left to finish on its own */
 	int sigret_pending;	/* stopped at our frame's rt_sigreturn entry (att_call_settle) */
@@ -111,7 +126,9 @@ int att_thread_release(struct att_thread *t);
 /* Save registers, FP state and signal mask; check the stack pointer lies in
  * a known stack (-EFAULT otherwise); choose the engine.  The fallback engine
  * blocks all signals here; the sigframe engine changes nothing until a call.
- * Undone by att_thread_restore. */
+ * Undone by att_thread_restore.  With sigframe_only, -ENOTSUP (t->nosf and
+ * t->engine_why say why) where the fallback engine would be chosen: nothing
+ * was changed, the caller releases the thread. */
 int att_thread_hijack(struct att_thread *t);
 int att_thread_restore(struct att_thread *t);
 

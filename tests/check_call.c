@@ -11,6 +11,7 @@
 #include "attach/call.h"
 #include "attach/defer.h"
 #include "attach/mem.h"
+#include "attach/sink.h"
 #include "tutil.h"
 
 static struct tproc p;
@@ -316,6 +317,72 @@ START_TEST(test_sigframe_writes_are_taken_not_written)
 }
 END_TEST
 
+/* The sink's code, and code of the same shape whose system call would act
+ * on the callback's arguments (futex, umask, clock_gettime, close). */
+START_TEST(test_sink_match_harmless_only)
+{
+	static const unsigned char getpid_code[] = { 0xcc, 0xb8, 0x27, 0, 0, 0, 0x0f, 0x05, 0xc3 };
+	static const unsigned char gettid_code[] = { 0xb8, 0xba, 0, 0, 0, 0x0f, 0x05, 0xc3 };
+	static const unsigned char harmful[][8] = {
+		{ 0xb8, 0xca, 0, 0, 0, 0x0f, 0x05, 0xc3 }, { 0xb8, 0x5f, 0, 0, 0, 0x0f, 0x05, 0xc3 },
+		{ 0xb8, 0xe4, 0, 0, 0, 0x0f, 0x05, 0xc3 }, { 0xb8, 0x03, 0, 0, 0, 0x0f, 0x05, 0xc3 },
+		{ 0xb8, 0x27, 1, 0, 0, 0x0f, 0x05, 0xc3 }, { 0xb8, 0x27, 0, 0, 0, 0x0f, 0x05, 0xc2 },
+	};
+
+	ck_assert_ptr_eq(arch_sink_match(getpid_code, sizeof(getpid_code)), getpid_code + 1);
+	ck_assert_ptr_eq(arch_sink_match(gettid_code, sizeof(gettid_code)), gettid_code);
+	ck_assert_ptr_null(arch_sink_match(gettid_code, sizeof(gettid_code) - 1));
+	for (size_t i = 0; i < sizeof(harmful) / sizeof(*harmful); i++)
+		ck_assert_ptr_null(arch_sink_match(harmful[i], sizeof(harmful[i])));
+}
+END_TEST
+
+/* Which stops rt_sigreturn could not resume without an EINTR: in
+ * restart_syscall, or back on the syscall instruction with a restart set up
+ * (x86_64 numbers: poll 7, restart_syscall 219, -ERESTART_RESTARTBLOCK). */
+START_TEST(test_sigframe_refuses_restart_syscall)
+{
+	static const struct { long orig, rax; int refused; } cases[] = {
+		{ 219, -516, 1 }, { 7, 219, 1 }, { 219, 219, 1 },
+		{ 7, -516, 0 }, { 219, 0, 0 }, { -1, 219, 0 }, { 7, -4, 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		struct arch_gpregs r;
+
+		memset(&r, 0, sizeof(r));
+		r.r.orig_rax = (unsigned long)cases[i].orig;
+		r.r.rax = (unsigned long)cases[i].rax;
+		ck_assert_msg(arch_sigframe_refuses(&r) == cases[i].refused, "case %zu", i);
+	}
+}
+END_TEST
+
+/* write_cb is the target's getpid: each call is taken at its system call,
+ * and the function goes on as if it had written. */
+START_TEST(test_sigframe_sink_takes_callbacks)
+{
+	struct cbstate st = { 0 };
+	struct att_call c = { .fn = tproc_fn(&p, "write_cb_lines"), .nargs = 4, .timeout_ms = 5000,
+			      .cb = cb, .cb_arg = &st };
+	uint64_t ret = 0, sink;
+
+	ck_assert_int_eq(att_sink_find(p.pid, NULL, 0, &sink), 0);
+	ck_assert_int_eq(att_sink_check(p.pid, sink), 0);
+	ck_assert_int_eq(att_sink_check(p.pid, sink + 1), -ENOENT);
+	c.sink = sink;
+	c.args[0] = sink;
+	c.args[1] = ATT_SINK_COOKIE;
+	c.args[2] = 5;
+	ck_assert_int_eq(att_call(&t, &c, &ret), 0);
+	ck_assert_uint_eq(ret, 5);
+	ck_assert_int_eq(st.calls, 5);
+	ck_assert_str_eq(st.last, "line 4");
+	att_thread_release(&t);
+	ck_assert_str_eq(tproc_cmd(&p, "cbdone"), "5");
+}
+END_TEST
+
 START_TEST(test_sigframe_restores_fp_state_and_mask)
 {
 	struct arch_extregs *before = malloc(sizeof(*before)), *after = malloc(sizeof(*after));
@@ -444,6 +511,36 @@ START_TEST(test_sigframe_tracer_killed_after_a_call)
 }
 END_TEST
 
+/* Killed after some callbacks: the rest go to getpid and are dropped, the
+ * function returns and the thread restores itself. */
+START_TEST(test_sigframe_sink_tracer_killed_mid_call)
+{
+	uint64_t mask = sigblk(p.pid), sink;
+	pid_t child;
+
+	ck_assert_int_eq(att_sink_find(p.pid, NULL, 0, &sink), 0);
+	att_thread_release(&t);
+	child = fork();
+	if (child == 0) {
+		struct cbstate st = { 0 };
+		struct att_call c = { .fn = tproc_fn(&p, "write_cb_lines"), .nargs = 4,
+				      .timeout_ms = 5000, .cb = cb, .cb_arg = &st, .sink = sink,
+				      .args = { sink, ATT_SINK_COOKIE, 300, 1 } };
+		uint64_t ret;
+
+		att_thread_init(&t, p.pid, p.pid);
+		if (att_thread_seize(&t, 5000) || att_thread_hijack(&t))
+			_exit(1);
+		att_call(&t, &c, &ret);
+		_exit(2);
+	}
+	usleep(150000);
+	kill_tracer_expect_restored(child, 600000, mask);
+	att_thread_release(&t);
+	ck_assert_str_eq(tproc_cmd(&p, "cbdone"), "300");
+}
+END_TEST
+
 Suite *suite_call(void)
 {
 	Suite *s = suite_create("call");
@@ -464,6 +561,10 @@ Suite *suite_call(void)
 	tcase_add_test(tc, test_sigframe_timeout_leaves_the_call_to_finish);
 	tcase_add_test(tc, test_sigframe_tracer_killed_after_a_call);
 	tcase_add_test(tc, test_sigframe_tracer_killed_mid_call);
+	tcase_add_test(tc, test_sink_match_harmless_only);
+	tcase_add_test(tc, test_sigframe_refuses_restart_syscall);
+	tcase_add_test(tc, test_sigframe_sink_takes_callbacks);
+	tcase_add_test(tc, test_sigframe_sink_tracer_killed_mid_call);
 	suite_add_tcase(s, tc);
 	tcase_add_checked_fixture(fb, setup_fallback, teardown);
 	tcase_set_timeout(fb, 60);

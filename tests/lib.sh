@@ -86,7 +86,8 @@ free_port() {
 }
 
 # start_redis VAR [ENV=VALUE...]: Debian's redis-server on 127.0.0.1, random
-# port (in $REDIS_PORT), no persistence.  A port taken between free_port and
+# port (in $REDIS_PORT), no persistence, its stderr to $REDIS_STDERR (default
+# /dev/null).  A port taken between free_port and
 # the bind makes redis exit: another port is tried.  Up to 20 s to answer,
 # for a loaded CI machine; a redis that never answers fails the test by name.
 start_redis() {
@@ -97,7 +98,8 @@ start_redis() {
 		__dir=$(mktemp -d "$TMPD/redis.XXXX")
 		env "$@" redis-server --port "$__port" --bind 127.0.0.1 --save '' --appendonly no \
 			--enable-debug-command local \
-			--dir "$__dir" --logfile "$__dir/log" --daemonize no >/dev/null 2>&1 &
+			--dir "$__dir" --logfile "$__dir/log" --daemonize no >/dev/null \
+			2>"${REDIS_STDERR:-/dev/null}" &
 		__pid=$!
 		STARTED+=("$__pid")
 		for _ in $(seq 400); do

@@ -96,7 +96,10 @@ static void usage(FILE *f)
 		"                      512 KiB left under its memory cgroup limit; call while a\n"
 		"                      thread stays asleep inside jemalloc holding a lock (the\n"
 		"                      call waits for it); get names that act (arenas.create,\n"
-		"                      arena.N.reset|destroy, thread.*)\n"
+		"                      arena.N.reset|destroy, thread.*); use the fallback call\n"
+		"                      engine (a thread in restart_syscall, no rt_sigreturn\n"
+		"                      trampoline or perf breakpoint): if jemattach then dies\n"
+		"                      during a call, the target dies too\n"
 		"      --freeze        stop every thread while attached, for a consistent snapshot\n"
 		"                      (refused if a thread may hold a jemalloc lock)\n"
 		"      --emulate       run jemalloc's code in an emulator on a copy of the process's\n"
@@ -121,7 +124,8 @@ static void usage(FILE *f)
 		"     feature compiled out or disabled)\n"
 		"  5  timed out or refused as unsafe (a thread stays asleep inside jemalloc\n"
 		"     where it may hold a lock: refused before anything stops; no thread safe\n"
-		"     to use, as in a program still running its constructors; the target was\n"
+		"     to use, as in a program still running its constructors; only the\n"
+		"     fallback call engine could be used, without --force; the target was\n"
 		"     restored, or a call waiting inside jemalloc was left to finish and\n"
 		"     restore the thread by itself)\n");
 }

@@ -18,6 +18,7 @@
 #include "process/cgmem.h"
 #include "process/execcheck.h"
 #include "attach/select.h"
+#include "attach/sink.h"
 #include "attach/unwind.h"
 #include "process/freeze.h"
 #include "process/session.h"
@@ -36,6 +37,11 @@
 /* jemalloc 5.3 hands write_cb 64 KiB at a time; older and debug builds a
  * line (<= 4 KiB).  Anything much larger is not jemalloc's doing. */
 #define TEXT_MAX	(4 * 1024 * 1024)
+/* A thread in restart_syscall returns from its timed wait by itself: how
+ * long to wait for that at most (less when the call timeout is shorter), and
+ * how often to look. */
+#define RESTART_WAIT_MS	3000
+#define RESTART_POLL_US	2000
 
 struct ptrace_be {
 	struct jma_backend be;
@@ -45,6 +51,12 @@ struct ptrace_be {
 	int begun;			/* begin ran before: the maps snapshot is old */
 	int text_checked;		/* malloc_message read for this command (expect_text) */
 	int has_logger;			/* ... and the application had set it */
+	uint64_t sink;			/* the text sink (sink.h), 0 if none */
+	int sink_known;			/* looked for in this session */
+	size_t stray;			/* bytes the last call wrote to fd 2 besides its text */
+	pid_t restart_tid;		/* a thread this begin passed over for restart_syscall */
+	char restart_why[200];		/* ... in words */
+	char waited[96];		/* what begin waited for, for tid_why */
 };
 
 static struct jma_backend *ptrace_new(jma_session *s);
@@ -300,6 +312,48 @@ static void give_back(struct ptrace_be *p)
 	jma_freeze_put(&p->fz, &p->th);
 }
 
+static int exec_fail(jma_session *s)
+{
+	return jma_fail(s, JMA_ERR_ATTACH, -ENOEXEC, "process %d executed a new program since "
+			"jemattach read its symbols", (int)s->pid);
+}
+
+/* The fallback call engine returns into page 0: should jemattach die during
+ * a call, the thread faults there and the process dies.  It is used only
+ * with --force; @why says why the self-restoring engine cannot be. */
+static int engine_refused(jma_session *s, const char *why)
+{
+	const struct jma_copy *je = jma_syms_jemalloc(s->syms);
+
+	/* What it needs was not found because the process exited or ran
+	 * another program meanwhile?  That is the error then. */
+	if (kill(s->pid, 0) && errno == ESRCH)
+		return jma_fail(s, JMA_ERR_ATTACH, -ESRCH, "process %d exited", (int)s->pid);
+	if (jma_exec_same(s->pid, s->exec_mark, &s->exec_where, je->path, je->fn_mallctl) == -ENOEXEC)
+		return exec_fail(s);
+	return jma_fail(s, JMA_ERR_UNSAFE, -ENOTSUP, "%s: only the fallback call engine could call "
+			"into process %d, and if jemattach died during a call the process would die "
+			"too: refused (--force uses it anyway; --emulate reads the numbers from a "
+			"copy without calling)", why, (int)s->pid);
+}
+
+/* Thread @tid is in restart_syscall: a timed wait (poll, nanosleep, a futex
+ * with a timeout...) resumed after an earlier stop -- a debugger, gcore, a
+ * killed jemattach -- cut it short.  Its original call is gone from its
+ * registers and rt_sigreturn would end it with EINTR: the self-restoring
+ * call cannot borrow it.  Pass it over, remembering it for ptrace_begin to
+ * wait for.  Returns 1 (unsuitable). */
+static int restart_skip(struct ptrace_be *p, pid_t tid, const char *comm, char *why, size_t len)
+{
+	snprintf(why, len, "tid %d (%s) is in restart_syscall, resuming a timed wait an earlier "
+		 "stop cut short: only the fallback call engine could borrow it", (int)tid, comm);
+	if (!p->restart_tid) {
+		p->restart_tid = tid;
+		snprintf(p->restart_why, sizeof(p->restart_why), "%s", why);
+	}
+	return 1;
+}
+
 /* Try one candidate.  0: attached and hijacked.  >0: unsuitable, reason in
  * @why, try the next.  <0: fatal. */
 static int try_thread(struct ptrace_be *p, const struct att_candidate *c, char *why, size_t len)
@@ -317,6 +371,8 @@ static int try_thread(struct ptrace_be *p, const struct att_candidate *c, char *
 		}
 		err = 0;
 	} else {
+		if (c->rank == ATT_RANK_RESTART && !(s->opt.flags & JMA_F_FORCE))
+			return restart_skip(p, c->tid, c->comm, why, len);
 		if (!(s->opt.thread && (s->opt.flags & JMA_F_FORCE)) &&
 		    known_in_jemalloc(s, c, where, sizeof(where))) {
 			snprintf(why, len, "tid %d (%s) is inside jemalloc: %s (seen before stopping it)",
@@ -352,8 +408,19 @@ static int try_thread(struct ptrace_be *p, const struct att_candidate *c, char *
 		snprintf(why, len, "%s", t->err);
 		return 1;
 	}
-	/* Registers are needed for the stack checks: hijack saves them. */
+	/* Registers are needed for the stack checks: hijack saves them.  The
+	 * fallback engine only with --force (engine_refused). */
+	t->sigframe_only = !(s->opt.flags & JMA_F_FORCE);
 	err = att_thread_hijack(t);
+	if (err == -ENOTSUP && t->nosf == ATT_NOSF_RESTART) {
+		give_back(p);
+		return restart_skip(p, c->tid, c->comm, why, len);
+	}
+	if (err == -ENOTSUP) {
+		snprintf(why, len, "%s", t->engine_why);
+		give_back(p);
+		return engine_refused(s, why);
+	}
 	if (err) {
 		snprintf(why, len, "%s", t->err);
 		give_back(p);
@@ -362,8 +429,7 @@ static int try_thread(struct ptrace_be *p, const struct att_candidate *c, char *
 	if (jma_exec_same(s->pid, s->exec_mark, &s->exec_where, jma_syms_jemalloc(s->syms)->path,
 			  jma_syms_jemalloc(s->syms)->fn_mallctl) == -ENOEXEC) {
 		give_back(p);
-		return jma_fail(s, JMA_ERR_ATTACH, -ENOEXEC, "process %d executed a new program "
-				"since jemattach read its symbols", (int)s->pid);
+		return exec_fail(s);
 	}
 	unsafe = unsafe_frames(p, c->tid, where, sizeof(where));
 	if (unsafe == FRAMES_LOADER) {
@@ -398,9 +464,10 @@ static int try_list(struct ptrace_be *p, const struct att_candidate *c, size_t n
 		err = try_thread(p, &c[i], why, len);
 		/* The main thread is usually only briefly busy (or inside jemalloc):
 		 * waiting a little for it beats borrowing a thread jemalloc has
-		 * never seen (see att_select_threads). */
-		for (int retry = 0; err > 0 && !p->fz.t && c[i].tid == s->pid && retry < MAIN_RETRIES;
-		     retry++) {
+		 * never seen (see att_select_threads).  Not out of restart_syscall:
+		 * that waits in ptrace_begin. */
+		for (int retry = 0; err > 0 && !p->fz.t && c[i].tid == s->pid &&
+		     p->restart_tid != c[i].tid && retry < MAIN_RETRIES; retry++) {
 			usleep(MAIN_RETRY_US);
 			err = try_thread(p, &c[i], why, len);
 		}
@@ -420,13 +487,19 @@ static int try_list(struct ptrace_be *p, const struct att_candidate *c, size_t n
 			*attached = 1;
 			s->tid = c[i].tid;
 			snprintf(s->tid_comm, sizeof(s->tid_comm), "%s", c[i].comm);
-			snprintf(s->tid_why, sizeof(s->tid_why), "%s%s; %s%s", seen,
+			snprintf(s->tid_why, sizeof(s->tid_why), "%s%s; %s%s%s", seen,
 				 s->opt.thread ? ", chosen with --thread" : "",
 				 p->th.engine == ATT_ENGINE_SIGFRAME ? "self-restoring calls"
-								     : "fallback engine: ",
-				 p->th.engine == ATT_ENGINE_SIGFRAME ? "" : p->th.engine_why);
+								     : "fallback engine (--force): ",
+				 p->th.engine == ATT_ENGINE_SIGFRAME ? "" : p->th.engine_why,
+				 p->waited);
 			jma_logf(s, JMA_LOG_INFO, "using tid %d (%s), %s", (int)c[i].tid, c[i].comm,
 				 s->tid_why);
+			if (p->th.engine != ATT_ENGINE_SIGFRAME)
+				jma_logf(s, JMA_LOG_WARN, "tid %d: fallback call engine (--force): %s; "
+					 "if jemattach dies during a call, process %d dies too "
+					 "(SIGSEGV at address 0x%x)", (int)c[i].tid, p->th.engine_why,
+					 (int)s->pid, (unsigned)ATT_RET_SENTINEL);
 			return 0;
 		}
 		jma_logf(s, JMA_LOG_INFO, "skipping tid %d: %s", (int)c[i].tid, why);
@@ -434,48 +507,25 @@ static int try_list(struct ptrace_be *p, const struct att_candidate *c, size_t n
 	return err;
 }
 
-static int ptrace_begin(struct jma_backend *b)
+/* Choose, seize and hijack a thread: 0 with *attached, >0 when none could be
+ * used (the last reason in @why), <0 on a refusal recorded in the session. */
+static int pick_thread(struct ptrace_be *p, char *why, size_t len, int *attached)
 {
-	struct ptrace_be *p = (struct ptrace_be *)b;
-	jma_session *s = b->s;
+	jma_session *s = p->be.s;
 	struct att_candidate *c;
 	size_t n;
-	char why[512] = "";
-	int err = 0, attached = 0;
+	int err;
 	pid_t tried = 0;
 
-	if (!jma_syms_jemalloc(s->syms))
-		return jma_fail(s, JMA_ERR_MISSING, -ENOENT, "no jemalloc found in process %d",
-				(int)s->pid);
-	/* Before anything stops: one maps snapshot for the command (jma_open's
-	 * for the first, a new one for each later command of a session),
-	 * jemalloc looked for in it; a stopped candidate only compares the exec
-	 * mark (execcheck.h). */
-	if (p->begun++ && (err = jma_syms_refresh_maps(s->syms)))
-		return jma_fail(s, JMA_ERR_ATTACH, err, "reading /proc/%d/maps: %s", (int)s->pid,
-				strerror(-err));
-	{
-		const struct jma_copy *je = jma_syms_jemalloc(s->syms);
-		const struct att_map *maps = jma_syms_maps(s->syms, &n);
-
-		if (jma_exec_check(maps, n, je->path, je->fn_mallctl))
-			return jma_fail(s, JMA_ERR_ATTACH, -ENOEXEC, "process %d executed a new "
-					"program since jemattach read its symbols", (int)s->pid);
-	}
-	/* Before any thread stops: a search reads up to 64 MiB of code. */
-	if (!p->restorer)
-		p->restorer = jma_syms_restorer(s->syms);
-	if ((err = stuck_check(s)))
-		return err;
 	/* The best candidate alone when it is idle; all of them only if it is
 	 * not, or turns out unusable. */
 	if (!s->opt.thread && !(s->opt.flags & JMA_F_FREEZE)) {
 		err = att_select_threads(s->pid, 0, 1, &c, &n);
 		if (err == 1) {
-			err = try_list(p, c, n, 0, why, sizeof(why), &attached);
+			err = try_list(p, c, n, 0, why, len, attached);
 			tried = c[0].tid;
 			free(c);
-			if (attached || err < 0)
+			if (*attached || err < 0)
 				return err;
 			err = att_select_threads(s->pid, 0, 0, &c, &n);
 		}
@@ -492,16 +542,102 @@ static int ptrace_begin(struct jma_backend *b)
 		free(c);
 		return err;
 	}
-	err = try_list(p, c, n, tried, why, sizeof(why), &attached);
+	err = try_list(p, c, n, tried, why, len, attached);
 	free(c);
-	if (!attached)
+	if (!*attached)
 		jma_thaw_all(&p->fz);
-	if (err > 0 && kill(s->pid, 0) && errno == ESRCH)
-		return jma_fail(s, JMA_ERR_ATTACH, -ESRCH, "process %d exited", (int)s->pid);
-	if (err > 0 || (err == 0 && !attached))
-		return jma_fail(s, JMA_ERR_UNSAFE, -EAGAIN, "no thread of process %d is safe to use%s%s",
-				(int)s->pid, why[0] ? "; last: " : "", why);
 	return err;
+}
+
+/* Wait until thread @tid is out of restart_syscall (or gone), polling /proc
+ * up to @deadline: 0, or -ETIMEDOUT. */
+static int restart_wait(struct ptrace_be *p, pid_t tid, int64_t deadline)
+{
+	for (;;) {
+		long nr = att_proc_syscall(p->be.s->pid, tid);
+
+		if (nr < 0 || arch_syscall_class(nr) != ARCH_SC_RESTART)
+			return 0;
+		if (att_now_ns() >= deadline)
+			return -ETIMEDOUT;
+		usleep(RESTART_POLL_US);
+	}
+}
+
+static int ptrace_begin(struct jma_backend *b)
+{
+	struct ptrace_be *p = (struct ptrace_be *)b;
+	jma_session *s = b->s;
+	size_t n;
+	char why[512] = "";
+	int err = 0, attached = 0, wait_ms;
+	int64_t t0 = 0, deadline = 0;
+
+	if (!jma_syms_jemalloc(s->syms))
+		return jma_fail(s, JMA_ERR_MISSING, -ENOENT, "no jemalloc found in process %d",
+				(int)s->pid);
+	/* Before anything stops: one maps snapshot for the command (jma_open's
+	 * for the first, a new one for each later command of a session),
+	 * jemalloc looked for in it; a stopped candidate only compares the exec
+	 * mark (execcheck.h). */
+	if (p->begun++ && (err = jma_syms_refresh_maps(s->syms)))
+		return jma_fail(s, JMA_ERR_ATTACH, err, "reading /proc/%d/maps: %s", (int)s->pid,
+				strerror(-err));
+	{
+		const struct jma_copy *je = jma_syms_jemalloc(s->syms);
+		const struct att_map *maps = jma_syms_maps(s->syms, &n);
+
+		if (jma_exec_check(maps, n, je->path, je->fn_mallctl))
+			return exec_fail(s);
+	}
+	/* Before any thread stops: a search reads up to 64 MiB of code. */
+	if (!p->restorer)
+		p->restorer = jma_syms_restorer(s->syms);
+	if (!p->restorer && !(s->opt.flags & JMA_F_FORCE)) {
+		snprintf(why, sizeof(why), "process %d has no rt_sigreturn trampoline (__restore_rt)",
+			 (int)s->pid);
+		return engine_refused(s, why);
+	}
+	if ((err = stuck_check(s)))
+		return err;
+	wait_ms = jma_timeout_ms(s) < RESTART_WAIT_MS ? jma_timeout_ms(s) : RESTART_WAIT_MS;
+	p->waited[0] = '\0';
+	for (;;) {
+		pid_t rt;
+
+		p->restart_tid = 0;
+		err = pick_thread(p, why, sizeof(why), &attached);
+		if (attached || err < 0)
+			return err;
+		if (!p->restart_tid || (deadline && att_now_ns() >= deadline))
+			break;
+		/* Only threads in restart_syscall are left: wait for one to return
+		 * from its timed wait, then choose again. */
+		rt = p->restart_tid;
+		if (!deadline) {
+			t0 = att_now_ns();
+			deadline = t0 + (int64_t)wait_ms * 1000000;
+			jma_logf(s, JMA_LOG_INFO, "tid %d is in restart_syscall (a timed wait resumed "
+				 "after an earlier stop); waiting up to %d ms for it to return",
+				 (int)rt, wait_ms);
+		}
+		if (restart_wait(p, rt, deadline))
+			break;
+		snprintf(p->waited, sizeof(p->waited), ", after waiting %.0f ms for tid %d to leave "
+			 "restart_syscall", (double)(att_now_ns() - t0) / 1e6, (int)rt);
+		jma_logf(s, JMA_LOG_INFO, "tid %d left restart_syscall after %.1f ms", (int)rt,
+			 (double)(att_now_ns() - t0) / 1e6);
+	}
+	if (kill(s->pid, 0) && errno == ESRCH)
+		return jma_fail(s, JMA_ERR_ATTACH, -ESRCH, "process %d exited", (int)s->pid);
+	if (p->restart_tid)
+		return jma_fail(s, JMA_ERR_UNSAFE, -EAGAIN, "no thread of process %d can be borrowed: "
+				"%s, and it was still there after %d ms; if jemattach died during a "
+				"fallback call the process would die too: refused (--force uses that "
+				"engine anyway; or try again once it has returned)", (int)s->pid,
+				p->restart_why, wait_ms);
+	return jma_fail(s, JMA_ERR_UNSAFE, -EAGAIN, "no thread of process %d is safe to use%s%s",
+			(int)s->pid, why[0] ? "; last: " : "", why);
 }
 
 static int ptrace_end(struct jma_backend *b)
@@ -539,11 +675,24 @@ static int on_write(struct att_thread *t, const char *buf, size_t len, void *arg
 	return 0;
 }
 
+/* Text going through the sink, yet the call wrote to fd 2 (jemalloc's own
+ * error messages go there whatever write_cb is): taken from the target's
+ * stderr all the same, counted, not mixed into the text. */
+static int on_stray_write(struct att_thread *t, const char *buf, size_t len, void *arg)
+{
+	struct ptrace_be *p = arg;
+
+	(void)t;
+	(void)buf;
+	p->stray += len;
+	return 0;
+}
+
 /* With write_cb NULL, jemalloc writes through je_malloc_message when the
  * application set it (its own logger): then our capture of fd 2 would see
  * nothing.  Looked at before the stop when the operation says it will print
  * (without a cache entry the symbol search takes milliseconds), else at the
- * call.  1 when it is set (or cannot be read). */
+ * call.  1 when it is set (or cannot be read).  Only without a sink. */
 static int app_has_logger(struct ptrace_be *p)
 {
 	jma_session *s = p->be.s;
@@ -557,16 +706,52 @@ static int app_has_logger(struct ptrace_be *p)
 	return p->has_logger;
 }
 
+/* The process's text sink (sink.h), 0 when it has none: searched once per
+ * session, before the stop when the operation says it will print. */
+static uint64_t find_sink(struct ptrace_be *p)
+{
+	jma_session *s = p->be.s;
+	const struct att_map *maps;
+	char where[256];
+	size_t n;
+	int64_t t0 = att_now_ns();
+	double ms;
+
+	if (p->sink_known)
+		return p->sink;
+	p->sink_known = 1;
+	maps = jma_syms_maps(s->syms, &n);
+	if (att_sink_find(s->pid, maps, n, &p->sink)) {
+		p->sink = 0;
+		jma_logf(s, JMA_LOG_INFO, "no text sink (getpid-like code) in process %d",
+			 (int)s->pid);
+		return 0;
+	}
+	/* Naming code may load every module's symbols: only for -v. */
+	if (!s->opt.log || s->opt.log_level < JMA_LOG_INFO)
+		return p->sink;
+	ms = (double)(att_now_ns() - t0) / 1e6;
+	jma_syms_describe(s->syms, p->sink, where, sizeof(where));
+	jma_logf(s, JMA_LOG_INFO, "text taken at %s, a harmless system call of the process "
+		 "(found in %.3f ms): a report cut short by our death is dropped there", where, ms);
+	return p->sink;
+}
+
 static void ptrace_expect_text(struct jma_backend *b)
 {
 	struct ptrace_be *p = (struct ptrace_be *)b;
 
-	if (jma_syms_jemalloc(b->s->syms))
+	if (!jma_syms_jemalloc(b->s->syms))
+		return;
+	/* A later command of a session: is the sink still there? */
+	if (p->sink && att_sink_check(b->s->pid, p->sink))
+		p->sink_known = 0;
+	if (!find_sink(p))
 		app_has_logger(p);
 }
 
-/* The callback sentinel: write_cb(void *opaque, const char *s) was called;
- * hand its text to the caller and emulate the return. */
+/* write_cb(void *opaque, const char *s) was called, at the callback
+ * sentinel or at the sink: hand its text to the caller. */
 static int on_text(struct att_thread *t, const uint64_t args[ARCH_NARGS], uint64_t *retval,
 		   void *arg)
 {
@@ -588,6 +773,55 @@ static int on_text(struct att_thread *t, const uint64_t args[ARCH_NARGS], uint64
 	return 0;
 }
 
+/* How @bc's text reaches us.  The self-restoring engine hands it to the
+ * sink, where nothing is left to write once we are gone.  Without a sink,
+ * only with --force: jemalloc's default writer, whose write(2)s to fd 2
+ * are taken (our death sends the rest of the text to the target's stderr),
+ * or, when the application set its own malloc_message, the callback
+ * sentinel (our death kills the target).  The fallback engine serves the
+ * sentinel, as it serves everything. */
+static int route_text(struct ptrace_be *p, const struct jma_bcall *bc, struct att_call *c)
+{
+	jma_session *s = p->be.s;
+	int sigframe = p->th.engine == ATT_ENGINE_SIGFRAME;
+
+	c->cb = on_text;
+	c->cb_arg = (void *)bc;
+	if (sigframe && find_sink(p)) {
+		if (bc->text_arg + 1 >= (int)bc->nargs)
+			return jma_fail(s, JMA_ERR_USAGE, -EINVAL, "a text callback without its "
+					"opaque argument");
+		c->args[bc->text_arg] = p->sink;
+		c->args[bc->text_arg + 1] = ATT_SINK_COOKIE;
+		c->sink = p->sink;
+		p->stray = 0;
+		c->on_write = on_stray_write;
+		c->write_arg = p;
+		return 0;
+	}
+	if (sigframe && !(s->opt.flags & JMA_F_FORCE))
+		return jma_fail(s, JMA_ERR_UNSAFE, -ENOTSUP, "process %d has no code to take the text "
+				"through safely (a getpid-like `mov $NR,%%eax; syscall; ret`): should "
+				"jemattach die during the call, the rest of the text would go to the "
+				"process's stderr: refused (--force prints it anyway; --emulate reads it "
+				"from a copy)", (int)s->pid);
+	if (sigframe && !app_has_logger(p)) {
+		jma_logf(s, JMA_LOG_WARN, "no text sink in process %d (--force): should jemattach "
+			 "die during the call, the rest of the text goes to its stderr", (int)s->pid);
+		c->cb = NULL;
+		c->args[bc->text_arg] = 0;
+		c->on_write = on_write;
+		c->write_arg = (void *)bc;
+		return 0;
+	}
+	if (sigframe)
+		jma_logf(s, JMA_LOG_WARN, "no text sink in process %d, and the application set its "
+			 "own malloc_message (--force): this text comes through a fault address; a "
+			 "death of jemattach during it would kill the process", (int)s->pid);
+	c->args[bc->text_arg] = ATT_CB_SENTINEL;
+	return 0;
+}
+
 static int ptrace_call(struct jma_backend *b, const struct jma_bcall *bc, uint64_t *ret)
 {
 	struct ptrace_be *p = (struct ptrace_be *)b;
@@ -596,24 +830,16 @@ static int ptrace_call(struct jma_backend *b, const struct jma_bcall *bc, uint64
 	int err;
 
 	memcpy(c.args, bc->args, sizeof(uint64_t) * bc->nargs);
-	if (bc->text && p->th.engine == ATT_ENGINE_SIGFRAME && !app_has_logger(p)) {
-		/* No fault address anywhere: jemalloc's default writer, whose
-		 * write(2)s we take at their syscall stops. */
-		c.args[bc->text_arg] = 0;
-		c.on_write = on_write;
-		c.write_arg = (void *)bc;
-	} else if (bc->text) {
-		if (p->th.engine == ATT_ENGINE_SIGFRAME)
-			jma_logf(s, JMA_LOG_WARN, "the application set its own malloc_message: "
-				 "this text comes through a fault address; a death of jemattach "
-				 "during it would kill the target");
-		c.args[bc->text_arg] = ATT_CB_SENTINEL;
-		c.cb = on_text;
-		c.cb_arg = (void *)bc;
+	if (bc->text && (err = route_text(p, bc, &c))) {
+		att_scratch_reset(&p->th);
+		return err;
 	}
 	c.timeout_ms = jma_timeout_ms(s);
 	c.grace_ms = c.timeout_ms;
 	err = att_call(&p->th, &c, ret);
+	if (c.sink && p->stray)
+		jma_logf(s, JMA_LOG_WARN, "the call also wrote %zu bytes to fd 2 of process %d "
+			 "(jemalloc's own messages): taken, not printed", p->stray, (int)s->pid);
 	if (err == -ETIMEDOUT && p->th.left_running)
 		snprintf(p->th.err + strlen(p->th.err), sizeof(p->th.err) - strlen(p->th.err),
 			 "; --emulate reads the numbers from a copy meanwhile");

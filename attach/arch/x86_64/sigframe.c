@@ -98,8 +98,15 @@ int arch_restart_adjust(struct arch_gpregs *r, int all, int eintr)
 int arch_sigframe_refuses(const struct arch_gpregs *r)
 {
 	/* Stopped in restart_syscall itself: its original call is unknown, and
-	 * rt_sigreturn would turn the restart into EINTR. */
-	return (long)r->r.orig_rax == SYS_restart_syscall && restart_code((int64_t)r->r.rax);
+	 * rt_sigreturn would turn the restart into EINTR.  Or stopped after the
+	 * kernel already set a restart up (rax = restart_syscall, rip back on
+	 * the syscall instruction: a second stop caught it between that and the
+	 * return to user space; orig_rax still names the call): rt_sigreturn
+	 * would make that restart_syscall fail with EINTR too.  Rarely, a
+	 * call that just returned 219 looks the same: that thread is only
+	 * passed over. */
+	return ((long)r->r.orig_rax == SYS_restart_syscall && restart_code((int64_t)r->r.rax)) ||
+	       ((long)r->r.orig_rax >= 0 && r->r.rax == SYS_restart_syscall);
 }
 
 size_t arch_sigframe_build(const struct arch_gpregs *r, const struct arch_extregs *x, uint64_t sigmask,

@@ -33,6 +33,7 @@ static const struct { long nr; enum arch_sc_class cls; } table[] = {
 	{ SYS_io_getevents, ARCH_SC_IDLE },
 	{ SYS_io_uring_enter, ARCH_SC_IDLE },
 	{ SYS_futex, ARCH_SC_FUTEX },
+	{ SYS_restart_syscall, ARCH_SC_RESTART },
 	{ SYS_sched_yield, ARCH_SC_OTHER },
 	{ SYS_connect, ARCH_SC_OTHER },
 	{ SYS_sendto, ARCH_SC_OTHER },
