@@ -393,8 +393,9 @@ static int call_sigframe(struct att_thread *t, const struct att_call *c, uint64_
 							"return value was not sampled", (int)t->tid);
 				} else if (c->sink && c->cb && arch_at_sink(&r, c->sink)) {
 					serve_sink(t, c, &r, &cb_err);
-					/* Progress, as a write below. */
-					deadline = att_now_ns() + (int64_t)c->timeout_ms * 1000000;
+					/* Progress, as a write below, while the text is wanted. */
+					if (!cb_err)
+						deadline = att_now_ns() + (int64_t)c->timeout_ms * 1000000;
 				} else if (c->on_write && arch_syscall_nr(&r) == arch_syscall_write_nr() &&
 					   arch_syscall_arg(&r, 0) == 2) {
 					if ((err = take_write(t, c, &r, &write_len, &cb_err)))
