@@ -16,7 +16,7 @@ VERSION   := 0.1.0
 PKGS      := libdw libelf libunwind-ptrace libprotobuf-c zlib jansson
 # unicorn's headers only: the emulator dlopens it (src/emulate/uc.h).
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) unicorn 2>/dev/null)
-PKG_LIBS  := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lstdc++
+PKG_LIBS  := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lbpf -lstdc++
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
 
 WARN      := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-format-nonliteral -Wno-format-truncation
@@ -30,8 +30,8 @@ ALL_CFLAGS := $(CFLAGS) $(WARN) $(SAN_FLAGS) -std=gnu11 -fPIC -D_GNU_SOURCE -Ite
 ALL_LDFLAGS := $(LDFLAGS) $(SAN_FLAGS)
 
 # The library: the ptrace engine (attach/) and src/ by concern (see README "Layout").
-LIB_DIRS  := symbols process emulate jemalloc heap series
-LIB_SRCS  := $(wildcard attach/*.c attach/arch/$(ARCH)/*.c $(foreach d,$(LIB_DIRS),src/$(d)/*.c))
+LIB_DIRS  := symbols process emulate jemalloc heap series sampler
+LIB_SRCS  := $(filter-out %.bpf.c,$(wildcard attach/*.c attach/arch/$(ARCH)/*.c $(foreach d,$(LIB_DIRS),src/$(d)/*.c)))
 CLI_SRCS  := $(wildcard src/cli/*.c)
 PROTOS    := $(wildcard src/heap/*.proto)
 GEN_SRCS  := $(patsubst src/heap/%.proto,$(BUILD)/gen/%.pb-c.c,$(PROTOS))
@@ -81,6 +81,23 @@ $(BUILD)/gen/%.pb-c.o: $(BUILD)/gen/%.pb-c.c
 # Generated protobuf headers must exist before anything includes them.
 $(LIB_OBJS) $(CLI_OBJS) $(TEST_OBJS): | $(GEN_SRCS)
 
+# --- the sampler's BPF program (src/sampler, `prof sample`) ---------------
+# Compiled for the BPF target against the uapi headers only (no vmlinux.h,
+# no CO-RE: it reads nothing of the kernel's), then embedded in a skeleton
+# header that sampler.c includes; libbpf loads it only when `prof sample` runs.
+BPF_ARCH  := $(patsubst x86_64,x86,$(patsubst aarch64,arm64,$(ARCH)))
+$(BUILD)/gen/sampler.bpf.o: src/sampler/sampler.bpf.c src/sampler/events.h
+	@mkdir -p $(dir $@)
+	@echo "  BPF     $@"
+	@clang -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -g -O2 -mcpu=v3 -Wall -Werror -Isrc \
+		-I/usr/include/$(ARCH)-linux-gnu -c -o $@ $<
+
+$(BUILD)/gen/sampler.skel.h: $(BUILD)/gen/sampler.bpf.o
+	@echo "  SKEL    $@"
+	@bpftool gen skeleton $< name sampler_bpf > $@
+
+$(BUILD)/obj/src/sampler/sampler.o: $(BUILD)/gen/sampler.skel.h
+
 $(BUILD)/libjemattach.a: $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
@@ -94,7 +111,7 @@ $(BUILD)/libjemattach.so: $(LIB_OBJS)
 # libunwind too, built once from Debian's source (Debian's archive is not
 # position-independent; see scripts/build-libunwind.sh): `-V` 1.7 -> 1.2 ms.
 # UNWIND=shared links Debian's shared libunwind instead.
-CLI_LIBS  := -Wl,-Bstatic -ldw -lelf -lprotobuf-c -ljansson -lbz2 -lz -llzma -lstdc++ -Wl,-Bdynamic \
+CLI_LIBS  := -Wl,-Bstatic -lbpf -ldw -lelf -lprotobuf-c -ljansson -lbz2 -lz -llzma -lstdc++ -Wl,-Bdynamic \
 	-pthread -ldl -lm
 UNWIND_DIR := build/libunwind
 

@@ -18,5 +18,6 @@
 #include <jemattach/heap.h>
 #include <jemattach/series.h>
 #include <jemattach/track.h>
+#include <jemattach/sampler.h>
 
 #endif

@@ -104,6 +104,15 @@ int cmd_core(struct cli *c, int argc, char **argv);
 int cmd_watch(struct cli *c, int argc, char **argv);
 int cmd_shell(struct cli *c, int argc, char **argv);
 int cmd_report(struct cli *c, int argc, char **argv);
+/* cmd_prof.c, shared with the other prof subcommands: write a profile
+ * ("-": stdout; -errno), the first free jeprof.<pid>.<n>.heap, analyze a
+ * profile file (@sample: enum jma_heap_sample), parse --top. */
+int prof_save(const char *path, const char *buf, size_t len);
+void prof_default_name(pid_t pid, char *out, size_t len);
+int prof_analyze(struct cli *c, const char *path, unsigned top, int sample);
+int prof_parse_top(struct cli *c, const char *arg, unsigned *top);
+/* cmd_sample.c: "prof sample". */
+int cmd_prof_sample(struct cli *c, int argc, char **argv);
 /* cmd_track.c: "prof track" and "report sites". */
 int cmd_prof_track(struct cli *c, int argc, char **argv);
 int cmd_report_sites(struct cli *c, int argc, char **argv);

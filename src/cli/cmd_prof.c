@@ -150,7 +150,7 @@ static int prof_reset(struct cli *c, int argc, char **argv)
 }
 
 /* Write @len bytes to @path ("-" = stdout), replacing a regular file atomically. */
-static int save(const char *path, const char *buf, size_t len)
+int prof_save(const char *path, const char *buf, size_t len)
 {
 	struct cli_out o;
 	int err = cli_out_open(path, true, &o);
@@ -162,7 +162,7 @@ static int save(const char *path, const char *buf, size_t len)
 }
 
 /* jeprof.<pid>.<n>.heap, the first n not taken in the current directory. */
-static void default_name(pid_t pid, char *out, size_t len)
+void prof_default_name(pid_t pid, char *out, size_t len)
 {
 	for (unsigned n = 0;; n++) {
 		snprintf(out, len, "jeprof.%d.%u.heap", (int)pid, n);
@@ -179,7 +179,7 @@ static int dump_to(struct cli *c, const char *path)
 
 	if (jma_prof_dump(c->s, &buf, &len))
 		return cli_fail_session(c);
-	err = save(path, buf, len);
+	err = prof_save(path, buf, len);
 	free(buf);
 	if (err)
 		return cli_error(err == -EPERM ? EXIT_USAGE : EXIT_TARGET, "writing %s: %s", path,
@@ -213,10 +213,10 @@ static int load_profile(struct cli *c, const char *path, const char *base, jma_h
 	return rc;
 }
 
-/* Where the memory is, as jeprof-style text. */
-static int analyze(struct cli *c, const char *path, unsigned top)
+/* Where the memory is, as jeprof-style text (@sample: enum jma_heap_sample). */
+int prof_analyze(struct cli *c, const char *path, unsigned top, int sample)
 {
-	struct jma_heap_report_opts ro = { .format = JMA_HEAP_TEXT, .top = top };
+	struct jma_heap_report_opts ro = { .format = JMA_HEAP_TEXT, .sample = sample, .top = top };
 	jma_heap *h;
 	int rc = load_profile(c, path, NULL, &h);
 
@@ -284,7 +284,7 @@ static int window_report(struct cli *c, const char *final, const char *base, uns
 	return rc;
 }
 
-static int parse_top(struct cli *c, const char *arg, unsigned *top)
+int prof_parse_top(struct cli *c, const char *arg, unsigned *top)
 {
 	char *end;
 	unsigned long v;
@@ -316,7 +316,7 @@ static int prof_dump(struct cli *c, int argc, char **argv)
 		case 'o': out = optarg; break;
 		case 'a': an = 1; break;
 		case 'n':
-			if ((rc = parse_top(c, optarg, &top)))
+			if ((rc = prof_parse_top(c, optarg, &top)))
 				return rc;
 			break;
 		default: return cli_usage(c, "prof", "invalid option to prof dump");
@@ -327,13 +327,13 @@ static int prof_dump(struct cli *c, int argc, char **argv)
 	if (an && out && !strcmp(out, "-"))
 		return cli_usage(c, "prof", "--analyze needs the dump in a file, not -o -");
 	if (!out) {
-		default_name(c->pid, name, sizeof(name));
+		prof_default_name(c->pid, name, sizeof(name));
 		out = name;
 	}
 	rc = dump_to(c, out);
 	if (rc == EXIT_OK && an) {
 		fflush(stdout);
-		rc = analyze(c, out, top);
+		rc = prof_analyze(c, out, top, 0);
 	}
 	return rc;
 }
@@ -389,7 +389,7 @@ static int prof_window(struct cli *c, int argc, char **argv)
 			outdir = optarg;
 		else if (opt != 'n')
 			return cli_usage(c, "prof", "invalid option to prof window");
-		else if ((rc = parse_top(c, optarg, &top)))
+		else if ((rc = prof_parse_top(c, optarg, &top)))
 			return rc;
 	}
 	if (argc - optind != 1)
@@ -505,5 +505,7 @@ int cmd_prof(struct cli *c, int argc, char **argv)
 		return prof_window(c, argc, argv);
 	if (!strcmp(argv[0], "track"))
 		return cmd_prof_track(c, argc, argv);
+	if (!strcmp(argv[0], "sample"))
+		return cmd_prof_sample(c, argc, argv);
 	return cli_usage(c, "prof", "unknown subcommand \"%s\"", argv[0]);
 }

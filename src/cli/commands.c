@@ -16,8 +16,18 @@ const struct cli_cmd cli_commands[] = {
 	  "prof dump [-o FILE|-] [--analyze [--top N]]\nprof reset [LG_SAMPLE]\nprof gdump on|off\n"
 	  "prof window SECONDS [-o DIR] [--top N]\n"
 	  "prof track [-i SEC] [--churn SIZE] [-n COUNT] [-o FILE] [--format text|jsonl] [--top N] "
-	  "[--svg OUT.svg] [--fold REGEX] [--no-default-folds]",
-	  "heap-profiling control (needs MALLOC_CONF=prof:true at the target's start)", NULL },
+	  "[--svg OUT.svg] [--fold REGEX] [--no-default-folds]\n"
+	  "prof sample SECONDS [-o FILE|-] [--lg-sample N] [--alloc-only] [--analyze [--top N]] "
+	  "[--max-overhead PCT]",
+	  "heap-profiling control (needs MALLOC_CONF=prof:true at the target's start; "
+	  "prof sample does not: uprobes and eBPF, root)",
+	  "  prof sample: a heap_v2 profile of what the process allocated in the window\n"
+	  "  and what of it is still in use at its end, without prof:true or a restart.\n"
+	  "  Every malloc/free-family call traps into the kernel (~10 us on a VM): the\n"
+	  "  cost is shown, and the window ends early past --max-overhead (default 5%\n"
+	  "  of the process's CPU time).  --lg-sample N: one sample per 2^N bytes on\n"
+	  "  average (default 19, jemalloc's).  --alloc-only: no frees followed, about\n"
+	  "  half the traps.  Exit 4 when the kernel or privileges do not allow it.\n" },
 	{ "purge", 1, 0, cmd_purge, "purge [ARENA|all]",
 	  "purge unused dirty pages now (arena.<i>.purge); shows resident/retained before -> after", NULL },
 	{ "decay", 1, 0, cmd_decay, "decay [ARENA|all]",

@@ -993,6 +993,8 @@ int jma_syms_from_dwfl(Dwfl *dwfl, pid_t pid, const char *prefix, const char *mo
 
 struct obj_find {
 	const char *name;
+	int type;		/* STT_OBJECT or STT_FUNC */
+	struct jma_syms *sy;	/* STT_FUNC: only jemalloc's own code */
 	uint64_t addr;
 	int in_jemalloc;	/* found only in jemalloc's own module so far */
 };
@@ -1010,9 +1012,15 @@ static int find_object(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr
 		GElf_Addr addr;
 		const char *nm = dwfl_module_getsym_info(mod, i, &s, &addr, NULL, NULL, NULL);
 
-		if (!nm || s.st_shndx == SHN_UNDEF || GELF_ST_TYPE(s.st_info) != STT_OBJECT ||
+		if (!nm || s.st_shndx == SHN_UNDEF || GELF_ST_TYPE(s.st_info) != of->type ||
 		    strcmp(nm, of->name))
 			continue;
+		if (of->type == STT_FUNC) {
+			if (!jma_syms_in_jemalloc(of->sy, addr))
+				continue;
+			of->addr = addr;
+			return DWARF_CB_ABORT;
+		}
 		/* A copy relocation in the executable is the live variable; the
 		 * library's own definition is then unused. */
 		if (!of->addr || (of->in_jemalloc && !maybe_jemalloc(mod))) {
@@ -1024,9 +1032,9 @@ static int find_object(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr
 	return DWARF_CB_OK;
 }
 
-static uint64_t syms_object(struct jma_syms *sy, const char *name)
+static uint64_t syms_find(struct jma_syms *sy, const char *name, int type)
 {
-	struct obj_find of = { name, 0, 0 };
+	struct obj_find of = { name, type, sy, 0, 0 };
 
 	cur = sy;
 	if (syms_dwfl(sy))
@@ -1042,10 +1050,15 @@ uint64_t jma_syms_malloc_message(struct jma_syms *sy)
 
 	if (!sy->message_known && c) {
 		snprintf(name, sizeof(name), "%smalloc_message", c->prefix);
-		sy->message = syms_object(sy, name);
+		sy->message = syms_find(sy, name, STT_OBJECT);
 		sy->message_known = 1;
 	}
 	return sy->message;
+}
+
+uint64_t jma_syms_func(struct jma_syms *sy, const char *name)
+{
+	return jma_syms_jemalloc(sy) ? syms_find(sy, name, STT_FUNC) : 0;
 }
 
 uint64_t jma_syms_restorer(struct jma_syms *sy)

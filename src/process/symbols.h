@@ -86,6 +86,11 @@ struct Elf *jma_syms_jemalloc_elf(struct jma_syms *sy, uint64_t *bias);
  * for), and kept in the cache with jemalloc. */
 uint64_t jma_syms_malloc_message(struct jma_syms *sy);
 
+/* Address of function @name (the full symbol name: prefix included) in
+ * jemalloc's own code, 0 if none: the entry points the sampler probes.
+ * Reads the symbol tables of the modules (libdwfl loaded if not yet). */
+uint64_t jma_syms_func(struct jma_syms *sy, const char *name);
+
 /* Address of the process's rt_sigreturn trampoline, 0 if none
  * (att_restorer_find): searched once per session before a thread stops (up
  * to a megabyte of code read), and kept in the cache with jemalloc; a kept

@@ -1,0 +1,156 @@
+/* cmd_sample.c -- `prof sample SECONDS`: a heap profile of a process started
+ * without prof:true, by uprobes and eBPF (src/sampler), written as jemalloc's
+ * heap_v2 so that analyze and --base work on it unchanged.
+ *
+ * Ctrl-C (SIGINT, SIGTERM, SIGHUP) ends the window early: the profile of the
+ * samples so far is still written, as when the target exits or the cost
+ * passes --max-overhead.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "esc.h"
+
+static volatile sig_atomic_t sample_stop;
+
+static void on_stop(int sig)
+{
+	sample_stop = sig;
+}
+
+static int parse_num(struct cli *c, const char *what, const char *arg, double lo, double hi,
+		     double *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtod(arg, &end);
+	if (errno || *end || !arg[0] || !(*v >= lo) || !(*v <= hi))
+		return cli_usage(c, "prof", "invalid %s \"%s\"", what, arg);
+	return EXIT_OK;
+}
+
+static const char *const ends[] = {
+	[JMA_SAMPLER_TIME] = NULL,
+	[JMA_SAMPLER_STOPPED] = "interrupted",
+	[JMA_SAMPLER_OVERHEAD] = "ended early: the probes' cost passed --max-overhead",
+	[JMA_SAMPLER_EXITED] = "the process exited",
+	[JMA_SAMPLER_EXECED] = "the process executed another program (its probes went with it)",
+};
+
+static void summary(const struct jma_sampler_result *r, const struct jma_sampler_opts *o)
+{
+	char a[32], b[32];
+
+	if (ends[r->end])
+		fprintf(stderr, "jemattach: %s after %.1f s; the profile holds the samples so far\n",
+			ends[r->end], r->seconds);
+	fprintf(stderr, "jemattach: %.1f s, %u probes: %llu hits, %llu samples (%llu lost), "
+		"%s allocated", r->seconds, r->nprobes, (unsigned long long)r->hits,
+		(unsigned long long)r->samples, (unsigned long long)r->lost,
+		cli_bytes(r->alloc_bytes, a, sizeof(a)));
+	if (!o->alloc_only)
+		fprintf(stderr, ", %s of it still in use", cli_bytes(r->inuse_bytes, b, sizeof(b)));
+	fprintf(stderr, "\njemattach: cost to the process: ~%.3f s of its %.3f s CPU (%.1f%%; "
+		"%.1f us a hit, %.1f ms in BPF)\n",
+		(double)r->hits * r->hit_us / 1e6 + (double)r->bpf_ns / 1e9, r->target_cpu,
+		r->overhead * 100, r->hit_us, (double)r->bpf_ns / 1e6);
+	if (r->samples && r->unwound_short * 10 > r->samples)
+		fprintf(stderr, "jemattach: %llu of %llu stacks have fewer than 4 frames (no unwind "
+			"information for some code?)\n", (unsigned long long)r->unwound_short,
+			(unsigned long long)r->samples);
+	if (r->untracked)
+		fprintf(stderr, "jemattach: %llu sampled pointers were not followed (table full): "
+			"counted as freed\n", (unsigned long long)r->untracked);
+}
+
+int cmd_prof_sample(struct cli *c, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "lg-sample", required_argument, NULL, 'l' },
+		{ "alloc-only", no_argument, NULL, 'A' },
+		{ "analyze", no_argument, NULL, 'a' },
+		{ "top", required_argument, NULL, 'n' },
+		{ "max-overhead", required_argument, NULL, 'm' },
+		{ 0 },
+	};
+	struct jma_sampler_opts o = { .max_overhead = 0.05, .stop = &sample_stop };
+	struct sigaction sa = { .sa_handler = on_stop }, old_int, old_term, old_hup;
+	struct jma_sampler_result r;
+	const char *out = NULL;
+	unsigned top = 20;
+	char name[256];
+	int opt, rc, an = 0, err;
+	double v;
+
+	optind = 0;
+	while ((opt = getopt_long(argc, argv, "o:", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'o': out = optarg; break;
+		case 'A': o.alloc_only = 1; break;
+		case 'a': an = 1; break;
+		case 'l':
+			if ((rc = parse_num(c, "--lg-sample", optarg, 0, 40, &v)) || v != (unsigned)v)
+				return rc ? rc : cli_usage(c, "prof", "invalid --lg-sample \"%s\"", optarg);
+			o.lg_sample = (unsigned)v;
+			break;
+		case 'm':
+			if ((rc = parse_num(c, "--max-overhead", optarg, 0, 100, &v)))
+				return rc;
+			o.max_overhead = v / 100;
+			break;
+		case 'n':
+			if ((rc = prof_parse_top(c, optarg, &top)))
+				return rc;
+			break;
+		default: return cli_usage(c, "prof", "invalid option to prof sample");
+		}
+	}
+	if (argc - optind != 1)
+		return cli_usage(c, "prof", "prof sample needs SECONDS");
+	if ((rc = parse_num(c, "SECONDS", argv[optind], 0, 86400, &o.seconds)) || !(o.seconds > 0))
+		return rc ? rc : cli_usage(c, "prof", "invalid SECONDS \"%s\"", argv[optind]);
+	if (an && out && !strcmp(out, "-"))
+		return cli_usage(c, "prof", "--analyze needs the profile in a file, not -o -");
+	if (!out) {
+		prof_default_name(c->pid, name, sizeof(name));
+		out = name;
+	}
+	if (cli_out_check_link(out))
+		return cli_error(EXIT_USAGE, "writing %s: %s", out, cli_out_strerror(-EPERM));
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	sigaction(SIGHUP, &sa, &old_hup);
+	fprintf(stderr, "jemattach: sampling process %d for %g s (1 in 2^%u bytes on average%s)\n",
+		(int)c->pid, o.seconds, o.lg_sample ? o.lg_sample : 19,
+		o.alloc_only ? ", allocations only" : "");
+	err = jma_sampler_run(c->s, &o, &r);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	sigaction(SIGHUP, &old_hup, NULL);
+	if (err)
+		return cli_fail_session(c);
+	summary(&r, &o);
+	err = prof_save(out, r.profile, r.len);
+	if (err) {
+		rc = cli_error(err == -EPERM ? EXIT_USAGE : EXIT_TARGET, "writing %s: %s", out,
+			       cli_out_strerror(err));
+	} else {
+		rc = EXIT_OK;
+		if (strcmp(out, "-"))
+			printf("%s (%zu bytes)\n", cli_esc(out), r.len);
+		if (an) {
+			fflush(stdout);
+			rc = prof_analyze(c, out, top, o.alloc_only ? JMA_HEAP_ALLOC_SPACE
+								    : JMA_HEAP_INUSE_SPACE);
+		}
+	}
+	jma_sampler_result_free(&r);
+	return rc;
+}
