@@ -50,6 +50,7 @@ FIX_CFLAGS := -O1 -g -Wall -Wextra -Werror -D_GNU_SOURCE -pthread
 FIX_SRCS  := $(wildcard tests/fixtures/*.c)
 FIX_DYN   := $(patsubst tests/fixtures/%.c,$(FIX_DIR)/%,$(filter-out tests/fixtures/callee.c,$(FIX_SRCS)))
 FIX_STATIC := $(FIX_DIR)/jemfix-static $(FIX_DIR)/jemfix-static-je $(FIX_DIR)/jemfix-static-rjem \
+	$(FIX_DIR)/leakfix-static-rjem \
 	$(FIX_DIR)/jemfix-static-stripped $(FIX_DIR)/jemfix-static-debuglink $(FIX_DIR)/jemfix-in-so \
 	$(FIX_DIR)/jemfix-full-static
 FIXTURES  := $(FIX_DYN) $(FIX_DIR)/callee $(FIX_STATIC) $(FIX_DIR)/libctorwait.so \
@@ -169,7 +170,8 @@ $(FIX_DIR)/libjemalloc-%.a: $(JEM_PIC) tests/fixtures/public-symbols.txt
 $(FIX_DIR)/jemfix-static-je: tests/fixtures/jemfix.c tests/fixtures/fixture.h $(FIX_DIR)/libjemalloc-je_.a
 	$(CC) $(FIX_CFLAGS) -DJE_PREFIX=je_ -o $@ $< $(FIX_DIR)/libjemalloc-je_.a -lm -ldl
 
-$(FIX_DIR)/jemfix-static-rjem: tests/fixtures/jemfix.c tests/fixtures/fixture.h $(FIX_DIR)/libjemalloc-_rjem_.a
+$(FIX_DIR)/jemfix-static-rjem $(FIX_DIR)/leakfix-static-rjem: $(FIX_DIR)/%-static-rjem: tests/fixtures/%.c \
+		tests/fixtures/fixture.h $(FIX_DIR)/libjemalloc-_rjem_.a
 	$(CC) $(FIX_CFLAGS) -DJE_PREFIX=_rjem_ -o $@ $< $(FIX_DIR)/libjemalloc-_rjem_.a -lm -ldl
 
 # Everything static, libc too: no PLT to libc, its ifunc slots relocated by
@@ -217,11 +219,17 @@ VER_DIR   := $(BUILD)/versions
 $(VER_DIR)/%/inst/.done:
 	@scripts/build-jemalloc.sh $*
 
-$(VER_DIR)/%/jemfix: tests/fixtures/jemfix.c tests/fixtures/fixture.h $(VER_DIR)/%/inst/.done
-	$(CC) $(FIX_CFLAGS) $(if $(findstring -je_,$*),-DJE_PREFIX=je_) -I$(VER_DIR)/$*/inst/include \
+VER_LINK = $(CC) $(FIX_CFLAGS) $(if $(findstring -je_,$*),-DJE_PREFIX=je_) -I$(VER_DIR)/$*/inst/include \
 		-o $@ $< -L$(VER_DIR)/$*/inst/lib -Wl,-rpath,$(abspath $(VER_DIR)/$*/inst/lib) -ljemalloc
 
-versions: $(foreach v,$(JE_BUILD),$(VER_DIR)/$(v)/jemfix)
+$(VER_DIR)/%/jemfix: tests/fixtures/jemfix.c tests/fixtures/fixture.h $(VER_DIR)/%/inst/.done
+	$(VER_LINK)
+
+# The sampler's fixture (65-sampler), on every version of the matrix.
+$(VER_DIR)/%/leakfix: tests/fixtures/leakfix.c tests/fixtures/fixture.h $(VER_DIR)/%/inst/.done
+	$(VER_LINK)
+
+versions: $(foreach v,$(JE_BUILD),$(VER_DIR)/$(v)/jemfix $(VER_DIR)/$(v)/leakfix)
 
 check-versions: deps
 	@$(MAKE) --no-print-directory all JE_BUILD="$(JE_ALL)" versions
