@@ -1,10 +1,10 @@
 /* sampler.c -- `prof sample`: load the BPF program, probe the target's
  * jemalloc per process, take the samples off the ring buffer, unwind them.
  *
- * Per process: each uprobe is a perf event opened with the target's pid, so
- * the kernel inserts its breakpoint into that address space only (a probe on
- * the file would trap every process using the library) and removes it when
- * the last descriptor closes -- our exit, SIGKILL included.  New threads of
+ * Per process (probes.c): the kernel is given the target's pid and inserts
+ * the breakpoints into that address space only (a probe on the file would
+ * trap every process using the library), and removes them when our
+ * descriptors close -- our exit, SIGKILL included.  New threads of
  * the target share its address space and are covered; a forked child gets a
  * copy of the breakpoints, which the kernel removes at their first hit there
  * (the child is not ours: not sampled); an exec replaces the address space,
@@ -35,13 +35,15 @@
 #include "process/execcheck.h"
 #include "process/session.h"
 #include "sampler/events.h"
+#include "sampler/probes.h"
 #include "sampler/profile.h"
 #include "sampler/sites.h"
 #include "sampler.skel.h"
 
 #define POLL_MS		100
 #define CHECK_EVERY_NS	500000000ull	/* exit, exec and overhead checks */
-#define CALIB_CALLS	400
+#define CALIB_CALLS	100
+#define CALIB_ROUNDS	4
 #define MIN_COST_S	0.02		/* below this, an overhead share is noise */
 
 struct run {
@@ -54,8 +56,8 @@ struct run {
 	size_t nmaps;
 	struct smp_site *sites;
 	size_t nsites;
-	struct bpf_link **links;
-	size_t nlinks;
+	struct smp_probes probes;
+	int multi;			/* programs loaded for uprobe_multi */
 	int stats_fd;
 	uint64_t base_cnt, base_ns;	/* the programs' counters before the window */
 	uint64_t period;
@@ -158,27 +160,6 @@ static int probe_place(struct run *u, uint64_t addr, char *path, size_t len, uin
 	return 0;
 }
 
-static int attach_one(struct run *u, struct bpf_program *prog, pid_t pid, const char *path,
-		      uint64_t off, uint64_t cookie, bool ret)
-{
-	LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = cookie, .retprobe = ret);
-	struct bpf_link *l = bpf_program__attach_uprobe_opts(prog, pid, path, off, &opts);
-
-	if (!l)
-		return -errno;
-	u->links[u->nlinks++] = l;
-	return 0;
-}
-
-/* The kernel waits for a grace period for each uprobe it removes, one after
- * the other (about 0.1 s each on this VM, threads or not): Debian's 49
- * probes take 5 s to go, during which the last ones still fire. */
-static void detach_all(struct run *u)
-{
-	while (u->nlinks)
-		bpf_link__destroy(u->links[--u->nlinks]);
-}
-
 static int prog_stats(struct run *u, uint64_t *cnt, uint64_t *ns)
 {
 	struct bpf_program *progs[] = { u->skel->progs.on_alloc, u->skel->progs.on_alloc_ret,
@@ -205,17 +186,36 @@ __attribute__((noinline)) void smp_calibration_point(void *p)
 	__asm__ volatile("" : : "r"(p) : "memory");
 }
 
+/* Nanoseconds a call of smp_calibration_point: the least of a few rounds
+ * (on a shared machine, the others include someone else's time). */
+static double timed_calls(void)
+{
+	double best = 1e12;
+
+	for (int r = 0; r < CALIB_ROUNDS; r++) {
+		uint64_t t = now_ns();
+
+		for (int i = 0; i < CALIB_CALLS; i++)
+			smp_calibration_point(&i);
+		t = now_ns() - t;
+		if ((double)t / CALIB_CALLS < best)
+			best = (double)t / CALIB_CALLS;
+	}
+	return best;
+}
+
 /* What one probe hit costs a process here, apart from our program's own run
  * time (counted by the kernel for every hit): a probe on a function of our
  * own, called with and without it.  Microseconds; 10 when it cannot be
  * measured (the figure measured on this machine kind). */
 static double calibrate(struct run *u)
 {
-	uint64_t addr = (uint64_t)(uintptr_t)&smp_calibration_point, t0, t1, t2, t3;
+	uint64_t addr = (uint64_t)(uintptr_t)&smp_calibration_point;
 	uint64_t c0 = 0, n0 = 0, c1 = 0, n1 = 0;
+	struct smp_probes self = u->probes;
 	struct att_map *maps = NULL;
 	const struct att_map *m;
-	double per, prog;
+	double per, prog, base;
 	char path[96];
 	size_t n = 0;
 	int err;
@@ -225,27 +225,27 @@ static double calibrate(struct run *u)
 	m = att_maps_find(maps, n, addr);
 	err = !m || !m->path;
 	if (!err) {
-		snprintf(path, sizeof(path), "/proc/self/map_files/%llx-%llx",
+		self.pid = 0;
+	snprintf(path, sizeof(path), "/proc/self/map_files/%llx-%llx",
 			 (unsigned long long)m->start, (unsigned long long)m->end);
 		addr = addr - m->start + m->offset;
 	}
 	att_maps_free(maps, n);
 	if (err)
 		return 10;
-	t0 = now_ns();
-	for (int i = 0; i < CALIB_CALLS; i++)
-		smp_calibration_point(&i);
-	t1 = now_ns();
-	if (attach_one(u, u->skel->progs.on_free, 0, path, addr, SMP_COOKIE(0, 0, 1, 0, 0, 0), false))
+	base = timed_calls();
+	if (smp_probes_add(&self, SMP_P_FREE, path, addr, SMP_COOKIE(0, 0, 1, 0, 0, 0)) ||
+	    smp_probes_commit(&self)) {
+		smp_probes_remove(&self);
 		return 10;
+	}
+	/* The first hit of a process maps the kernel's out-of-line area. */
+	smp_calibration_point(&base);
 	prog_stats(u, &c0, &n0);
-	t2 = now_ns();
-	for (int i = 0; i < CALIB_CALLS; i++)
-		smp_calibration_point(&i);
-	t3 = now_ns();
+	per = timed_calls();
 	prog_stats(u, &c1, &n1);
-	detach_all(u);
-	per = ((double)(t3 - t2) - (double)(t1 - t0)) / CALIB_CALLS;
+	smp_probes_remove(&self);
+	per -= base;
 	prog = c1 > c0 ? (double)(n1 - n0) / (double)(c1 - c0) : 0;
 	return per > prog ? (per - prog) / 1000 : 10;
 }
@@ -302,19 +302,48 @@ static void fill_expo(volatile __u64 *t, uint64_t period)
 		t[i] = (__u64)(-log((i + 0.5) / SMP_EXPO_N) * (double)period) + 1;
 }
 
+/* Open and load the programs, for uprobe_multi when the kernel has it. */
+static int load_for(struct run *u, int multi)
+{
+	struct bpf_program *progs[SMP_NKINDS];
+	int err;
+
+	u->skel = sampler_bpf__open();
+	if (!u->skel)
+		return -errno;
+	progs[SMP_P_ENTRY] = u->skel->progs.on_alloc;
+	progs[SMP_P_RETURN] = u->skel->progs.on_alloc_ret;
+	progs[SMP_P_FREE] = u->skel->progs.on_free;
+	fill_expo(u->skel->rodata->expo, u->period);
+	u->skel->rodata->target_tgid = (__u32)u->s->pid;
+	for (int k = 0; k < SMP_NKINDS; k++) {
+		u->probes.prog[k] = progs[k];
+		if (multi)
+			bpf_program__set_expected_attach_type(progs[k], SMP_TRACE_UPROBE_MULTI);
+	}
+	err = sampler_bpf__load(u->skel);
+	if (err) {
+		sampler_bpf__destroy(u->skel);
+		u->skel = NULL;
+		return err < 0 ? err : -EINVAL;
+	}
+	u->multi = u->probes.multi = multi;
+	return 0;
+}
+
 static int load(struct run *u)
 {
 	int err;
 
 	libbpf_set_print(libbpf_log);
-	u->skel = sampler_bpf__open();
-	if (!u->skel)
-		return refused(u, -errno, "opening the BPF program");
-	fill_expo(u->skel->rodata->expo, u->period);
-	u->skel->rodata->target_tgid = (__u32)u->s->pid;
-	err = sampler_bpf__load(u->skel);
+	u->probes.pid = u->s->pid;
+	err = load_for(u, 1);
+	if (err == -EINVAL || err == -EOPNOTSUPP) {
+		jma_logf(u->s, JMA_LOG_INFO, "no uprobe_multi in this kernel: one perf event a probe");
+		err = load_for(u, 0);
+	}
 	if (err)
-		return refused(u, err < 0 ? err : -EINVAL, "loading the BPF program");
+		return refused(u, err, "loading the BPF program");
 	/* The kernel counts run time only while someone holds this. */
 	u->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 	return 0;
@@ -324,12 +353,10 @@ static int attach_sites(struct run *u)
 {
 	char path[96];
 	uint64_t off;
-	int err;
+	int err = 0;
 
-	if (!(u->links = calloc(u->nsites * 2 + 1, sizeof(*u->links))))
-		return -ENOMEM;
 	u->r->hit_us = calibrate(u);
-	for (size_t i = 0; i < u->nsites; i++) {
+	for (size_t i = 0; i < u->nsites && !err; i++) {
 		const struct smp_site *st = &u->sites[i];
 		int track = !u->o->alloc_only;
 		uint64_t cookie = st->cookie | SMP_COOKIE(0, 0, 0, 0, track, i);
@@ -341,19 +368,18 @@ static int attach_sites(struct run *u)
 				 st->name, (unsigned long long)st->addr);
 			continue;
 		}
-		err = attach_one(u, st->frees ? u->skel->progs.on_free : u->skel->progs.on_alloc,
-				 u->s->pid, path, off, cookie, false);
+		err = smp_probes_add(&u->probes, st->frees ? SMP_P_FREE : SMP_P_ENTRY, path, off, cookie);
 		if (!err && !st->frees && track)
-			err = attach_one(u, u->skel->progs.on_alloc_ret, u->s->pid, path, off, cookie,
-					 true);
-		if (err) {
-			detach_all(u);
-			if (err == -ESRCH)
-				return jma_fail(u->s, JMA_ERR_ATTACH, err, "process %d exited",
-						(int)u->s->pid);
-			return refused(u, err, "attaching a uprobe");
-		}
-		u->r->nprobes += 1 + (!st->frees && track);
+			err = smp_probes_add(&u->probes, SMP_P_RETURN, path, off, cookie);
+	}
+	if (!err)
+		err = smp_probes_commit(&u->probes);
+	u->r->nprobes = u->probes.count;
+	if (err) {
+		smp_probes_remove(&u->probes);
+		if (err == -ESRCH)
+			return jma_fail(u->s, JMA_ERR_ATTACH, err, "process %d exited", (int)u->s->pid);
+		return refused(u, err, "attaching a uprobe");
 	}
 	return 0;
 }
@@ -373,7 +399,9 @@ static double overhead(struct run *u, double cpu0, double *cost, double *cpu)
 	if (*cpu < 0)
 		return 0;
 	*cpu -= cpu0;
-	return *cpu > 0 ? *cost / *cpu : 0;
+	/* The CPU time is counted in clock ticks: a light target's can be
+	 * below the estimate, which is part of it. */
+	return *cpu > 0 ? (*cost < *cpu ? *cost / *cpu : 1) : 0;
 }
 
 static enum jma_sampler_end window(struct run *u, struct ring_buffer *rb, double cpu0)
@@ -460,10 +488,10 @@ int jma_sampler_run(jma_session *s, const struct jma_sampler_opts *o, struct jma
 	r->end = window(&u, rb, cpu0);
 	overhead(&u, cpu0, &cost, &cpu);
 	r->target_cpu = cpu > 0 ? cpu : 0;
-	r->overhead = r->target_cpu > 0 ? cost / r->target_cpu : 0;
+	r->overhead = r->target_cpu > 0 ? (cost < r->target_cpu ? cost / r->target_cpu : 1) : 0;
 	/* Breakpoints out first, then what they sent before. */
 	__atomic_store_n(&u.skel->bss->active, 0, __ATOMIC_RELEASE);
-	detach_all(&u);
+	smp_probes_remove(&u.probes);
 	ring_buffer__consume(rb);
 	if (u.err) {
 		err = jma_fail(s, JMA_ERR_TARGET, u.err, "keeping samples: %s", strerror(-u.err));
@@ -498,12 +526,11 @@ int jma_sampler_run(jma_session *s, const struct jma_sampler_opts *o, struct jma
 	if (err)
 		err = jma_fail(s, JMA_ERR_TARGET, err, "writing the profile: out of memory");
 out:
-	detach_all(&u);
+	smp_probes_remove(&u.probes);
 	ring_buffer__free(rb);
 	sampler_bpf__destroy(u.skel);
 	if (u.stats_fd >= 0)
 		close(u.stats_fd);
-	free(u.links);
 	smp_sites_free(u.sites, u.nsites);
 	smp_profile_free(u.prof);
 	free(maps_text);

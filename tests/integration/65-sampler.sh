@@ -8,7 +8,7 @@ source tests/lib.sh
 
 RATE=2621440			# leakfix's bytes a second, per site
 SECS=${SAMPLER_SECS:-5}
-KILLS=${SAMPLER_KILLS:-5}
+KILLS=${SAMPLER_KILLS:-20}
 VERSIONS_DIR=$(dirname "$FIXTURES")/versions
 # lg_sample 14: about 1400 samples in 5 s, so a 15% bound is several standard
 # errors wide (at jemalloc's 19, 5 s of this leak is 25 samples: +-20%).
@@ -114,7 +114,7 @@ t_other_process_untouched() {
 	orig=$(byte_at "$b" "$baddr")
 	expect_eq "$(byte_at "$a" "$addr")" "$orig"	# the same library file
 	before=$(fix "$b" "time 200000" | awk '{ printf "%d", $2 }')
-	start_bg jpid "$JEMATTACH" "$a" prof sample 30 --max-overhead 0 -o "$TMPD/u.heap" 2>/dev/null
+	start_bg jpid "$JEMATTACH" "$a" prof sample 30 --max-overhead 0 -o "$TMPD/u.heap" >/dev/null 2>&1
 	for _ in $(seq 100); do [[ $(byte_at "$a" "$addr") == cc ]] && break; sleep 0.1; done
 	expect_eq "$(byte_at "$a" "$addr")" cc		# the probe is there, in a
 	expect_eq "$(byte_at "$b" "$baddr")" "$orig"	# and not in b
@@ -134,7 +134,7 @@ t_sigkill_leaves_no_breakpoint() {
 	orig=$(byte_at "$pid" "$addr")
 	[[ $orig != cc ]] || fail "malloc starts with 0xcc before any probe"
 	for i in $(seq "$KILLS"); do
-		start_bg jpid "$JEMATTACH" "$pid" prof sample 60 --max-overhead 0 -o "$TMPD/k.heap" 2>/dev/null
+		start_bg jpid "$JEMATTACH" "$pid" prof sample 60 --max-overhead 0 -o "$TMPD/k.heap" >/dev/null 2>&1
 		# At a random moment once the probes are in: 0-0.5 s after the first.
 		for _ in $(seq 100); do [[ $(byte_at "$pid" "$addr") == cc ]] && break; sleep 0.1; done
 		expect_eq "$(byte_at "$pid" "$addr")" cc
@@ -150,7 +150,7 @@ t_target_exits_mid_window() {
 	local pid jpid
 	can_sample
 	start_fixture pid "$FIXTURES/leakfix"
-	start_bg jpid bash -c "exec '$JEMATTACH' $pid prof sample 60 --max-overhead 0 -o '$TMPD/x.heap' 2>'$TMPD/x.err'"
+	start_bg jpid bash -c "exec '$JEMATTACH' $pid prof sample 60 --max-overhead 0 -o '$TMPD/x.heap' >/dev/null 2>'$TMPD/x.err'"
 	sleep 3
 	echo exit >&"${FIX_IN[$pid]}"
 	wait "$jpid" || fail "jemattach ended with $? after the target's exit: $(cat "$TMPD/x.err")"
