@@ -19,6 +19,8 @@ struct jma_sampler_opts {
 	double seconds;			/* the window */
 	unsigned lg_sample;		/* mean sample interval 2^lg_sample bytes; 0: 19 */
 	int alloc_only;			/* follow no frees: allocation totals only */
+	int slow_paths;			/* jemalloc 5: probe allocations on their slow paths only
+					 * (fewer traps; small allocations under-counted) */
 	double max_overhead;		/* end early past this share of the target's CPU (0..1); 0: none */
 	volatile sig_atomic_t *stop;	/* set asynchronously: end the window now (may be NULL) */
 };
@@ -37,6 +39,7 @@ struct jma_sampler_result {
 	enum jma_sampler_end end;
 	double seconds;			/* the window's actual length */
 	unsigned nprobes;		/* probes attached */
+	unsigned nslow;			/* of the allocation functions, probed on their slow path */
 	uint64_t hits;			/* probe hits (the kernel's count of program runs) */
 	uint64_t bpf_ns;		/* time in our BPF programs (kernel run-time stats; 0: unknown) */
 	double hit_us;			/* cost of one hit to the target, measured at start */

@@ -55,6 +55,9 @@ static void summary(const struct jma_sampler_result *r, const struct jma_sampler
 		cli_bytes(r->alloc_bytes, a, sizeof(a)));
 	if (!o->alloc_only)
 		fprintf(stderr, ", %s of it still in use", cli_bytes(r->inuse_bytes, b, sizeof(b)));
+	if (o->slow_paths)
+		fprintf(stderr, "\njemattach: %u allocation functions probed on their slow path: small "
+			"allocations are counted only when they leave jemalloc's fast path", r->nslow);
 	fprintf(stderr, "\njemattach: cost to the process: ~%.3f s of its %.3f s CPU (%.1f%%; "
 		"%.1f us a hit, %.1f ms in BPF)\n",
 		(double)r->hits * r->hit_us / 1e6 + (double)r->bpf_ns / 1e9, r->target_cpu,
@@ -74,6 +77,7 @@ int cmd_prof_sample(struct cli *c, int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "lg-sample", required_argument, NULL, 'l' },
 		{ "alloc-only", no_argument, NULL, 'A' },
+		{ "slow-paths", no_argument, NULL, 'S' },
 		{ "analyze", no_argument, NULL, 'a' },
 		{ "top", required_argument, NULL, 'n' },
 		{ "max-overhead", required_argument, NULL, 'm' },
@@ -93,6 +97,7 @@ int cmd_prof_sample(struct cli *c, int argc, char **argv)
 		switch (opt) {
 		case 'o': out = optarg; break;
 		case 'A': o.alloc_only = 1; break;
+		case 'S': o.slow_paths = 1; break;
 		case 'a': an = 1; break;
 		case 'l':
 			if ((rc = parse_num(c, "--lg-sample", optarg, 0, 40, &v)) || v != (unsigned)v)

@@ -164,6 +164,12 @@ void smp_profile_freed(struct smp_profile *p, uint64_t id)
 		p->recs[id].state = REC_FREED;
 }
 
+void smp_expo_fill(volatile uint64_t *t, size_t n, uint64_t period)
+{
+	for (size_t i = 0; i < n; i++)
+		t[i] = (uint64_t)(-log(((double)i + 0.5) / (double)n) * (double)period) + 1;
+}
+
 double smp_unbias(uint64_t size, uint64_t period)
 {
 	double r = (double)size / (double)period;

@@ -21,6 +21,12 @@ int smp_profile_add(struct smp_profile *p, uint64_t id, uint64_t size, const uin
 void smp_profile_returned(struct smp_profile *p, uint64_t id);
 void smp_profile_freed(struct smp_profile *p, uint64_t id);
 
+/* @n exponential quantiles of mean @period into @t: a threshold drawn at
+ * random among them, counted down by the bytes a thread allocates, makes
+ * Poisson sampling by bytes as jemalloc's own (which draws from a geometric
+ * distribution of the same mean); BPF has no floating point to draw one. */
+void smp_expo_fill(volatile uint64_t *t, size_t n, uint64_t period);
+
 /* The unbiased estimate of bytes sampled @size at a time: jeprof's
  * s / (1 - exp(-s / period)), the inverse of the chance to be sampled. */
 double smp_unbias(uint64_t size, uint64_t period);

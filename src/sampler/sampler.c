@@ -293,15 +293,6 @@ static int on_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-/* Exponential quantiles of mean @period: thresholds drawn at random from
- * them are Poisson sampling by bytes, as jemalloc's own (which draws from a
- * geometric distribution with the same mean). */
-static void fill_expo(volatile __u64 *t, uint64_t period)
-{
-	for (int i = 0; i < SMP_EXPO_N; i++)
-		t[i] = (__u64)(-log((i + 0.5) / SMP_EXPO_N) * (double)period) + 1;
-}
-
 /* Open and load the programs, for uprobe_multi when the kernel has it. */
 static int load_for(struct run *u, int multi)
 {
@@ -314,7 +305,7 @@ static int load_for(struct run *u, int multi)
 	progs[SMP_P_ENTRY] = u->skel->progs.on_alloc;
 	progs[SMP_P_RETURN] = u->skel->progs.on_alloc_ret;
 	progs[SMP_P_FREE] = u->skel->progs.on_free;
-	fill_expo(u->skel->rodata->expo, u->period);
+	smp_expo_fill((volatile uint64_t *)u->skel->rodata->expo, SMP_EXPO_N, u->period);
 	u->skel->rodata->target_tgid = (__u32)u->s->pid;
 	for (int k = 0; k < SMP_NKINDS; k++) {
 		u->probes.prog[k] = progs[k];
@@ -361,7 +352,7 @@ static int attach_sites(struct run *u)
 		int track = !u->o->alloc_only;
 		uint64_t cookie = st->cookie | SMP_COOKIE(0, 0, 0, 0, track, i);
 
-		if (st->frees && u->o->alloc_only)
+		if ((st->frees && u->o->alloc_only) || st->skip)
 			continue;
 		if (probe_place(u, st->addr, path, sizeof(path), &off)) {
 			jma_logf(u->s, JMA_LOG_INFO, "%s at 0x%llx: not in a mapped file; not probed",
@@ -465,6 +456,11 @@ int jma_sampler_run(jma_session *s, const struct jma_sampler_opts *o, struct jma
 	if (att_proc_read(path, &maps_text, &len))
 		return jma_fail(s, JMA_ERR_ATTACH, -ESRCH, "process %d exited", (int)s->pid);
 	err = smp_sites_find(s->syms, &u.sites, &u.nsites, msg, sizeof(msg));
+	if (!err && o->slow_paths) {
+		err = smp_sites_slow(s->syms, s->pid, u.sites, u.nsites, s);
+		r->nslow = err > 0 ? (unsigned)err : 0;
+		err = err < 0 ? err : 0;
+	}
 	if (err) {
 		free(maps_text);
 		return err == -ENOMEM ? jma_fail(s, JMA_ERR_TARGET, err, "out of memory")
