@@ -509,8 +509,9 @@ int jma_sampler_run(jma_session *s, const struct jma_sampler_opts *o, struct jma
 	smp_profile_totals(u.prof, &alloc, &inuse, &r->live);
 	r->alloc_bytes = (uint64_t)alloc;
 	r->inuse_bytes = (uint64_t)inuse;
-	/* The maps as they are now, when the target still runs. */
-	if (r->end != JMA_SAMPLER_EXITED) {
+	/* The maps as they are now, when the target still runs the program
+	 * the samples come from. */
+	if (r->end != JMA_SAMPLER_EXITED && r->end != JMA_SAMPLER_EXECED) {
 		char *now = NULL;
 
 		if (!att_proc_read(path, &now, &len)) {

@@ -158,6 +158,30 @@ t_target_exits_mid_window() {
 	grep -q '^MAPPED_LIBRARIES:$' "$TMPD/x.heap" || fail "no profile written"
 }
 
+# Threads made during the window are sampled; a forked child runs through the
+# breakpoints it inherited (the kernel removes them) and is not sampled; an
+# exec ends the window with the profile so far.
+t_threads_fork_exec_during_window() {
+	local pid jpid addr
+	can_sample
+	start_fixture pid "$FIXTURES/leakfix"
+	addr=$(malloc_of "$pid")
+	start_bg jpid bash -c "exec '$JEMATTACH' $pid prof sample 60 ${SAMPLE[*]} -o '$TMPD/t.heap' \
+		>/dev/null 2>'$TMPD/t.err'"
+	for _ in $(seq 100); do [[ $(byte_at "$pid" "$addr") == cc ]] && break; sleep 0.1; done
+	expect_eq "$(byte_at "$pid" "$addr")" cc
+	sleep 1
+	expect_eq "$(fix "$pid" "threads 16")" ok
+	expect_eq "$(fix "$pid" fork)" "child 0"
+	expect_eq "$(fix "$pid" exec)" ready
+	wait "$jpid" || fail "jemattach ended with $?: $(cat "$TMPD/t.err")"
+	expect_match "$(cat "$TMPD/t.err")" 'executed another program'
+	jm analyze "$TMPD/t.heap" --format json --alloc-space
+	expect_rc 0
+	within "$(site "$OUT" thread_site)" $((16 << 20)) $(((16 << 20) * 15 / 100))
+	expect_eq "$(fix "$pid" rate)" "leak $RATE churn $RATE"
+}
+
 t_max_overhead_ends_early() {
 	local pid
 	can_sample
