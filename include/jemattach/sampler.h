@@ -21,6 +21,8 @@ struct jma_sampler_opts {
 	int alloc_only;			/* follow no frees: allocation totals only */
 	int slow_paths;			/* jemalloc 5: probe allocations on their slow paths only
 					 * (fewer traps; small allocations under-counted) */
+	double settle;			/* then follow frees only for this long, so that short-lived
+					 * objects sampled in the window are freed (prof window) */
 	double max_overhead;		/* end early past this share of the target's CPU (0..1); 0: none */
 	volatile sig_atomic_t *stop;	/* set asynchronously: end the window now (may be NULL) */
 };
@@ -38,6 +40,7 @@ struct jma_sampler_result {
 	size_t len;
 	enum jma_sampler_end end;
 	double seconds;			/* the window's actual length */
+	double settled;			/* how long frees were followed after it (settle) */
 	unsigned nprobes;		/* probes attached */
 	unsigned nslow;			/* of the allocation functions, probed on their slow path */
 	uint64_t hits;			/* probe hits (the kernel's count of program runs) */

@@ -372,9 +372,13 @@ static int prof_window(struct cli *c, int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "top", required_argument, NULL, 'n' },
+		{ "sampler", no_argument, NULL, 's' },
+		{ "max-overhead", required_argument, NULL, 'm' },
 		{ 0 },
 	};
 	unsigned top = 20;
+	bool sampler = false;
+	double budget = 5;
 	struct sigaction sa = { .sa_handler = on_stop }, old_int, old_term, old_hup;
 	char dir[4096], base[4200], final[4200];
 	const char *outdir = NULL;
@@ -387,7 +391,11 @@ static int prof_window(struct cli *c, int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "o:", longopts, NULL)) != -1) {
 		if (opt == 'o')
 			outdir = optarg;
-		else if (opt != 'n')
+		else if (opt == 's')
+			sampler = true;
+		else if (opt == 'm' && (rc = cli_parse_percent(c, optarg, &budget)))
+			return rc;
+		else if (opt != 'n' && opt != 'm')
 			return cli_usage(c, "prof", "invalid option to prof window");
 		else if ((rc = prof_parse_top(c, optarg, &top)))
 			return rc;
@@ -404,7 +412,7 @@ static int prof_window(struct cli *c, int argc, char **argv)
 		snprintf(dir, sizeof(dir), "jemattach-window.%d.%ld", (int)c->pid, (long)time(NULL));
 	/* Everything that can fail before the target is touched is checked
 	 * first: a failed window leaves nothing behind. */
-	if (jma_prof_check(c->s))
+	if (!sampler && jma_prof_check(c->s))
 		return cli_fail_session(c);
 	if (cli_out_check_link(dir))
 		return cli_error(EXIT_USAGE, "cannot write in %s: %s", dir, cli_out_strerror(-EPERM));
@@ -420,6 +428,15 @@ static int prof_window(struct cli *c, int argc, char **argv)
 	}
 	snprintf(base, sizeof(base), "%s/base.heap", dir);
 	snprintf(final, sizeof(final), "%s/window.heap", dir);
+	if (sampler) {
+		/* Nothing from before the window is seen: no base to subtract. */
+		rc = cli_sample_window(c, secs, final, top, budget / 100);
+		if (rc != EXIT_OK && made_dir) {
+			unlink(final);
+			rmdir(dir);
+		}
+		return rc;
+	}
 
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, &old_int);

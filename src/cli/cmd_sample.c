@@ -71,6 +71,40 @@ static void summary(const struct jma_sampler_result *r, const struct jma_sampler
 			"counted as freed\n", (unsigned long long)r->untracked);
 }
 
+/* Run the sampler as @o says and write its profile to @out ("-": stdout). */
+static int run_and_save(struct cli *c, const struct jma_sampler_opts *o, const char *out)
+{
+	struct sigaction sa = { .sa_handler = on_stop }, old_int, old_term, old_hup;
+	struct jma_sampler_result r;
+	int err, rc = EXIT_OK;
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	sigaction(SIGHUP, &sa, &old_hup);
+	fprintf(stderr, "jemattach: sampling process %d for %g s (1 in 2^%u bytes on average%s)",
+		(int)c->pid, o->seconds, o->lg_sample ? o->lg_sample : 19,
+		o->alloc_only ? ", allocations only" : "");
+	if (o->settle > 0)
+		fprintf(stderr, ", then following frees for %g s", o->settle);
+	fprintf(stderr, "\n");
+	err = jma_sampler_run(c->s, o, &r);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	sigaction(SIGHUP, &old_hup, NULL);
+	if (err)
+		return cli_fail_session(c);
+	summary(&r, o);
+	err = prof_save(out, r.profile, r.len);
+	if (err)
+		rc = cli_error(err == -EPERM ? EXIT_USAGE : EXIT_TARGET, "writing %s: %s", out,
+			       cli_out_strerror(err));
+	else if (strcmp(out, "-"))
+		printf("%s (%zu bytes)\n", cli_esc(out), r.len);
+	jma_sampler_result_free(&r);
+	return rc;
+}
+
 int cmd_prof_sample(struct cli *c, int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -84,12 +118,10 @@ int cmd_prof_sample(struct cli *c, int argc, char **argv)
 		{ 0 },
 	};
 	struct jma_sampler_opts o = { .max_overhead = 0.05, .stop = &sample_stop };
-	struct sigaction sa = { .sa_handler = on_stop }, old_int, old_term, old_hup;
-	struct jma_sampler_result r;
 	const char *out = NULL;
 	unsigned top = 20;
 	char name[256];
-	int opt, rc, an = 0, err;
+	int opt, rc, an = 0;
 	double v;
 
 	optind = 0;
@@ -105,7 +137,7 @@ int cmd_prof_sample(struct cli *c, int argc, char **argv)
 			o.lg_sample = (unsigned)v;
 			break;
 		case 'm':
-			if ((rc = parse_num(c, "--max-overhead", optarg, 0, 100, &v)))
+			if ((rc = cli_parse_percent(c, optarg, &v)))
 				return rc;
 			o.max_overhead = v / 100;
 			break;
@@ -128,34 +160,30 @@ int cmd_prof_sample(struct cli *c, int argc, char **argv)
 	}
 	if (cli_out_check_link(out))
 		return cli_error(EXIT_USAGE, "writing %s: %s", out, cli_out_strerror(-EPERM));
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
-	sigaction(SIGHUP, &sa, &old_hup);
-	fprintf(stderr, "jemattach: sampling process %d for %g s (1 in 2^%u bytes on average%s)\n",
-		(int)c->pid, o.seconds, o.lg_sample ? o.lg_sample : 19,
-		o.alloc_only ? ", allocations only" : "");
-	err = jma_sampler_run(c->s, &o, &r);
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
-	sigaction(SIGHUP, &old_hup, NULL);
-	if (err)
-		return cli_fail_session(c);
-	summary(&r, &o);
-	err = prof_save(out, r.profile, r.len);
-	if (err) {
-		rc = cli_error(err == -EPERM ? EXIT_USAGE : EXIT_TARGET, "writing %s: %s", out,
-			       cli_out_strerror(err));
-	} else {
-		rc = EXIT_OK;
-		if (strcmp(out, "-"))
-			printf("%s (%zu bytes)\n", cli_esc(out), r.len);
-		if (an) {
-			fflush(stdout);
-			rc = prof_analyze(c, out, top, o.alloc_only ? JMA_HEAP_ALLOC_SPACE
-								    : JMA_HEAP_INUSE_SPACE);
-		}
+	rc = run_and_save(c, &o, out);
+	if (rc == EXIT_OK && an) {
+		fflush(stdout);
+		rc = prof_analyze(c, out, top, o.alloc_only ? JMA_HEAP_ALLOC_SPACE : JMA_HEAP_INUSE_SPACE);
 	}
-	jma_sampler_result_free(&r);
+	return rc;
+}
+
+int cli_parse_percent(struct cli *c, const char *arg, double *v)
+{
+	return parse_num(c, "--max-overhead", arg, 0, 100, v);
+}
+
+int cli_sample_window(struct cli *c, double secs, const char *path, unsigned top, double budget)
+{
+	struct jma_sampler_opts o = { .seconds = secs, .settle = secs, .max_overhead = budget,
+				      .stop = &sample_stop };
+	int rc = run_and_save(c, &o, path);
+
+	if (rc == EXIT_OK) {
+		printf("\nallocation sites that grew during the window (sampled by uprobes; in use %g s "
+		       "after it):\n", secs);
+		fflush(stdout);
+		rc = prof_analyze(c, path, top, JMA_HEAP_INUSE_SPACE);
+	}
 	return rc;
 }

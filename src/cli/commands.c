@@ -14,7 +14,7 @@ const struct cli_cmd cli_commands[] = {
 	  "the full malloc_stats_print report, captured here (not on the target's stderr)", NULL },
 	{ "prof", 1, 0, cmd_prof, "prof status [--json]\nprof on|off\n"
 	  "prof dump [-o FILE|-] [--analyze [--top N]]\nprof reset [LG_SAMPLE]\nprof gdump on|off\n"
-	  "prof window SECONDS [-o DIR] [--top N]\n"
+	  "prof window SECONDS [-o DIR] [--top N] [--sampler [--max-overhead PCT]]\n"
 	  "prof track [-i SEC] [--churn SIZE] [-n COUNT] [-o FILE] [--format text|jsonl] [--top N] "
 	  "[--svg OUT.svg] [--fold REGEX] [--no-default-folds]\n"
 	  "prof sample SECONDS [-o FILE|-] [--lg-sample N] [--alloc-only] [--slow-paths] "

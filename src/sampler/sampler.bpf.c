@@ -74,6 +74,8 @@ __u64 next_id;
 /* Set by the user side once every probe is in place: the window starts
  * then, with frees and returns followed from the first sample on. */
 __u32 active;
+/* Cleared for --settle: frees still followed, no new samples. */
+__u32 sampling;
 
 static __always_inline void count(__u32 which)
 {
@@ -185,7 +187,7 @@ int on_alloc(struct pt_regs *ctx)
 		size *= arg(&a, SMP_COUNT_ARG(cookie));
 	if (SMP_OLD_ARG(cookie))
 		untrack(arg(&a, SMP_OLD_ARG(cookie)));
-	if (!size)
+	if (!size || !sampling)
 		return 0;
 	st = bpf_map_lookup_elem(&threads, &tid);
 	if (!st) {

@@ -395,10 +395,13 @@ static double overhead(struct run *u, double cpu0, double *cost, double *cpu)
 	return *cpu > 0 ? (*cost < *cpu ? *cost / *cpu : 1) : 0;
 }
 
-static enum jma_sampler_end window(struct run *u, struct ring_buffer *rb, double cpu0)
+/* Consume events for @secs seconds (*@elapsed: how long it ran), or until
+ * the target exits or execs, the cost passes its budget or *stop is set. */
+static enum jma_sampler_end window(struct run *u, struct ring_buffer *rb, double cpu0, double secs,
+				   double *elapsed)
 {
 	const struct jma_copy *c = jma_syms_jemalloc(u->s->syms);
-	uint64_t t0 = now_ns(), last = t0, len = (uint64_t)(u->o->seconds * 1e9);
+	uint64_t t0 = now_ns(), last = t0, len = (uint64_t)(secs * 1e9);
 	double cost, cpu;
 
 	for (;;) {
@@ -410,7 +413,7 @@ static enum jma_sampler_end window(struct run *u, struct ring_buffer *rb, double
 		if (u->o->stop && *u->o->stop)
 			return JMA_SAMPLER_STOPPED;
 		t = now_ns();
-		u->r->seconds = (double)(t - t0) / 1e9;
+		*elapsed = (double)(t - t0) / 1e9;
 		if (t - t0 >= len)
 			return JMA_SAMPLER_TIME;
 		if (t - last < CHECK_EVERY_NS)
@@ -480,8 +483,17 @@ int jma_sampler_run(jma_session *s, const struct jma_sampler_opts *o, struct jma
 	}
 	prog_stats(&u, &u.base_cnt, &u.base_ns);
 	cpu0 = target_cpu(s->pid);
+	__atomic_store_n(&u.skel->bss->sampling, 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&u.skel->bss->active, 1, __ATOMIC_RELEASE);
-	r->end = window(&u, rb, cpu0);
+	r->end = window(&u, rb, cpu0, o->seconds, &r->seconds);
+	if (r->end == JMA_SAMPLER_TIME && o->settle > 0 && !o->alloc_only) {
+		enum jma_sampler_end e;
+
+		__atomic_store_n(&u.skel->bss->sampling, 0, __ATOMIC_RELEASE);
+		e = window(&u, rb, cpu0, o->settle, &r->settled);
+		if (e != JMA_SAMPLER_TIME)
+			r->end = e;
+	}
 	overhead(&u, cpu0, &cost, &cpu);
 	r->target_cpu = cpu > 0 ? cpu : 0;
 	r->overhead = r->target_cpu > 0 ? (cost < r->target_cpu ? cost / r->target_cpu : 1) : 0;

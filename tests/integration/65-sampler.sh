@@ -182,6 +182,19 @@ t_threads_fork_exec_during_window() {
 	expect_eq "$(fix "$pid" rate)" "leak $RATE churn $RATE"
 }
 
+# prof window --sampler: the window, then frees followed as long again; the
+# churn freed by then, the leak in use.
+t_window_with_sampler() {
+	local pid
+	can_sample
+	start_fixture pid "$FIXTURES/leakfix"
+	jm "$pid" prof window 3 --sampler --max-overhead 0 -o "$TMPD/w" --top 3
+	expect_rc 0
+	expect_match "$ERR" 'then following frees for 3 s'
+	expect_match "$OUT" $'allocation sites that grew during the window[^\n]*\nTotal: [0-9.]+ MB\n +[0-9.]+ +[0-9.]+% +[0-9.]+% +[0-9.]+ +[0-9.]+% leak_site'
+	expect_eq "$(ls "$TMPD/w")" window.heap
+}
+
 t_max_overhead_ends_early() {
 	local pid
 	can_sample
