@@ -229,7 +229,11 @@ $(VER_DIR)/%/jemfix: tests/fixtures/jemfix.c tests/fixtures/fixture.h $(VER_DIR)
 $(VER_DIR)/%/leakfix: tests/fixtures/leakfix.c tests/fixtures/fixture.h $(VER_DIR)/%/inst/.done
 	$(VER_LINK)
 
-versions: $(foreach v,$(JE_BUILD),$(VER_DIR)/$(v)/jemfix $(VER_DIR)/$(v)/leakfix)
+# A release built with --disable-prof, for the sampler only (not in 80-versions).
+JE_NOPROF := 5.3.0-noprof
+
+versions: $(foreach v,$(JE_BUILD),$(VER_DIR)/$(v)/jemfix $(VER_DIR)/$(v)/leakfix) \
+	$(VER_DIR)/$(JE_NOPROF)/leakfix
 
 check-versions: deps
 	@$(MAKE) --no-print-directory all JE_BUILD="$(JE_ALL)" versions

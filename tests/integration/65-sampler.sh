@@ -73,20 +73,42 @@ t_leak_first_without_prof() {
 	check_profile "$pid" "$TMPD/a.heap"
 }
 
-# Each version's own malloc and free, a prefixed one, a static _rjem_ copy.
+# Each version's own malloc and free, a prefixed one, one built with
+# --disable-prof (where prof dump points to prof sample), a static _rjem_ copy.
 t_versions_and_static_prefixed() {
 	local v bin pid n=0
 	can_sample
-	for v in ${JE_VERSIONS:-4.5.0 5.2.1-je_ dev-295e489} static-rjem; do
+	for v in ${JE_VERSIONS:-4.5.0 5.2.1-je_ dev-295e489} 5.3.0-noprof static-rjem; do
 		bin=$VERSIONS_DIR/$v/leakfix
 		[[ $v == static-rjem ]] && bin=$FIXTURES/leakfix-static-rjem
 		[[ -x $bin ]] || continue
 		start_fixture pid "$bin"
+		if [[ $v == *-noprof ]]; then
+			jm "$pid" prof dump -o "$TMPD/no.heap"
+			expect_rc 4
+			expect_match "$ERR" 'built without --enable-prof.*prof sample SECONDS'
+		fi
 		sample "$pid" "$TMPD/$v.heap"
 		check_profile "$pid" "$TMPD/$v.heap" || fail "on $v"
 		n=$((n + 1))
 	done
 	((n > 1)) || skip "no jemalloc version builds (make versions)"
+}
+
+# On a prof:true process the sampler and jemalloc's own window both find the
+# leak's bytes (each within 15% of the truth).
+t_agrees_with_prof_true() {
+	local pid truth
+	can_sample
+	start_fixture pid "$FIXTURES/leakfix" MALLOC_CONF=prof:true,prof_active:false,lg_prof_sample:14
+	sample "$pid" "$TMPD/p.heap"
+	check_profile "$pid" "$TMPD/p.heap"
+	jm "$pid" prof window 4 -o "$TMPD/pw"
+	expect_rc 0
+	jm analyze "$TMPD/pw/window.heap" --base "$TMPD/pw/base.heap" --format json --pid "$pid"
+	expect_rc 0
+	truth=$((RATE * 4))
+	within "$(site "$OUT" leak_site)" "$truth" $((truth * 15 / 100))
 }
 
 t_alloc_only() {
