@@ -43,6 +43,8 @@ struct jma_sampler_result {
 	double settled;			/* how long frees were followed after it (settle) */
 	unsigned nprobes;		/* probes attached */
 	unsigned nslow;			/* of the allocation functions, probed on their slow path */
+	int counted;			/* hits and bpf_ns known: the kernel's run-time statistics
+					 * could be enabled (CAP_SYS_ADMIN); else no cost limit */
 	uint64_t hits;			/* probe hits (the kernel's count of program runs) */
 	uint64_t bpf_ns;		/* time in our BPF programs (kernel run-time stats; 0: unknown) */
 	double hit_us;			/* cost of one hit to the target, measured at start */

@@ -49,19 +49,24 @@ static void summary(const struct jma_sampler_result *r, const struct jma_sampler
 	if (ends[r->end])
 		fprintf(stderr, "jemattach: %s after %.1f s; the profile holds the samples so far\n",
 			ends[r->end], r->seconds);
-	fprintf(stderr, "jemattach: %.1f s, %u probes: %llu hits, %llu samples (%llu lost), "
-		"%s allocated", r->seconds, r->nprobes, (unsigned long long)r->hits,
-		(unsigned long long)r->samples, (unsigned long long)r->lost,
-		cli_bytes(r->alloc_bytes, a, sizeof(a)));
+	fprintf(stderr, "jemattach: %.1f s, %u probes: ", r->seconds, r->nprobes);
+	if (r->counted)
+		fprintf(stderr, "%llu hits, ", (unsigned long long)r->hits);
+	fprintf(stderr, "%llu samples (%llu lost), %s allocated", (unsigned long long)r->samples,
+		(unsigned long long)r->lost, cli_bytes(r->alloc_bytes, a, sizeof(a)));
 	if (!o->alloc_only)
 		fprintf(stderr, ", %s of it still in use", cli_bytes(r->inuse_bytes, b, sizeof(b)));
 	if (o->slow_paths)
 		fprintf(stderr, "\njemattach: %u allocation functions probed on their slow path: small "
 			"allocations are counted only when they leave jemalloc's fast path", r->nslow);
-	fprintf(stderr, "\njemattach: cost to the process: ~%.3f s of its %.3f s CPU (%.1f%%; "
-		"%.1f us a hit, %.1f ms in BPF)\n",
-		(double)r->hits * r->hit_us / 1e6 + (double)r->bpf_ns / 1e9, r->target_cpu,
-		r->overhead * 100, r->hit_us, (double)r->bpf_ns / 1e6);
+	if (r->counted)
+		fprintf(stderr, "\njemattach: cost to the process: ~%.3f s of its %.3f s CPU (%.1f%%; "
+			"%.1f us a hit, %.1f ms in BPF)\n",
+			(double)r->hits * r->hit_us / 1e6 + (double)r->bpf_ns / 1e9, r->target_cpu,
+			r->overhead * 100, r->hit_us, (double)r->bpf_ns / 1e6);
+	else
+		fprintf(stderr, "\njemattach: probe hits not counted (the kernel's BPF statistics need "
+			"CAP_SYS_ADMIN): the cost was neither shown nor limited\n");
 	if (r->samples && r->unwound_short * 10 > r->samples)
 		fprintf(stderr, "jemattach: %llu of %llu stacks have fewer than 4 frames (no unwind "
 			"information for some code?)\n", (unsigned long long)r->unwound_short,

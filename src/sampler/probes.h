@@ -12,7 +12,7 @@ struct bpf_link;
 enum { SMP_P_ENTRY, SMP_P_RETURN, SMP_P_FREE, SMP_NKINDS };
 
 struct smp_batch {
-	char path[96];
+	char path[4200];	/* map_files link, or the file in the target's root */
 	uint64_t *offs, *cookies;
 	size_t n, cap;
 };

@@ -151,11 +151,21 @@ static int refused(struct run *u, int err, const char *what)
 static int probe_place(struct run *u, uint64_t addr, char *path, size_t len, uint64_t *off)
 {
 	const struct att_map *m = att_maps_find(u->maps, u->nmaps, addr);
+	int fd;
 
 	if (!m || !m->path || m->perms[2] != 'x')
 		return -ENOENT;
 	snprintf(path, len, "/proc/%d/map_files/%llx-%llx", (int)u->s->pid,
 		 (unsigned long long)m->start, (unsigned long long)m->end);
+	fd = open(path, O_PATH | O_CLOEXEC);
+	if (fd >= 0) {
+		close(fd);
+	} else if (snprintf(path, len, "/proc/%d/root%s", (int)u->s->pid, m->path) >= (int)len) {
+		/* Following map_files needs CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE:
+		 * with CAP_BPF and CAP_PERFMON alone, the file by its path in the
+		 * target's root. */
+		return -ENAMETOOLONG;
+	}
 	*off = addr - m->start + m->offset;
 	return 0;
 }
@@ -216,18 +226,17 @@ static double calibrate(struct run *u)
 	struct att_map *maps = NULL;
 	const struct att_map *m;
 	double per, prog, base;
-	char path[96];
+	char path[4200];
 	size_t n = 0;
 	int err;
 
 	if (att_proc_maps(getpid(), &maps, &n))
 		return 10;
 	m = att_maps_find(maps, n, addr);
-	err = !m || !m->path;
+	/* Our own file, as we map it: its path is ours to trust. */
+	err = !m || !m->path || snprintf(path, sizeof(path), "%s", m->path) >= (int)sizeof(path);
 	if (!err) {
 		self.pid = 0;
-	snprintf(path, sizeof(path), "/proc/self/map_files/%llx-%llx",
-			 (unsigned long long)m->start, (unsigned long long)m->end);
 		addr = addr - m->start + m->offset;
 	}
 	att_maps_free(maps, n);
@@ -342,7 +351,7 @@ static int load(struct run *u)
 
 static int attach_sites(struct run *u)
 {
-	char path[96];
+	char path[4200];
 	uint64_t off;
 	int err = 0;
 
@@ -383,8 +392,9 @@ static double overhead(struct run *u, double cpu0, double *cost, double *cpu)
 	prog_stats(u, &cnt, &ns);
 	cnt -= u->base_cnt;
 	ns -= u->base_ns;
-	u->r->hits = cnt;
-	u->r->bpf_ns = u->stats_fd >= 0 ? ns : 0;
+	u->r->counted = u->stats_fd >= 0;
+	u->r->hits = u->r->counted ? cnt : 0;
+	u->r->bpf_ns = u->r->counted ? ns : 0;
 	*cost = (double)cnt * u->r->hit_us / 1e6 + (double)u->r->bpf_ns / 1e9;
 	*cpu = target_cpu(u->s->pid);
 	if (*cpu < 0)

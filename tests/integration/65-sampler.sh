@@ -240,6 +240,20 @@ t_refused_without_capabilities() {
 	[[ ! -e $TMPD/r.heap ]] || fail "a profile was written"
 }
 
+# CAP_BPF and CAP_PERFMON without CAP_SYS_ADMIN: the files by their path in the
+# target's root (map_files cannot be followed), no run-time statistics (said).
+t_without_cap_sys_admin() {
+	local pid
+	can_sample
+	command -v capsh >/dev/null || skip "no capsh"
+	start_fixture pid "$FIXTURES/leakfix"
+	jm_run capsh --drop=cap_sys_admin,cap_checkpoint_restore -- -c \
+		"exec '$JEMATTACH' $pid prof sample $SECS ${SAMPLE[*]} -o '$TMPD/n.heap'"
+	expect_rc 0
+	expect_match "$ERR" 'probe hits not counted'
+	check_profile "$pid" "$TMPD/n.heap"
+}
+
 t_usage_errors() {
 	local pid
 	start_fixture pid "$FIXTURES/leakfix"
