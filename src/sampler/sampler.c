@@ -10,6 +10,11 @@
  * (the child is not ours: not sampled); an exec replaces the address space,
  * probes and all, and ends the window.
  *
+ * The window starts when every probe is in place (the programs do nothing
+ * until user space sets `active`), so that the frees and returns of every
+ * sample are followed; with a settle time, `sampling` is then cleared and
+ * only frees are followed for that long.
+ *
  * Cost: the kernel's run-time statistics count the hits and the time in our
  * programs; the trap around each (the bigger part on a VM) is measured at
  * start on a probe in our own process.  Their sum against the target's own
@@ -19,8 +24,6 @@
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <math.h>
-#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,7 +60,6 @@ struct run {
 	struct smp_site *sites;
 	size_t nsites;
 	struct smp_probes probes;
-	int multi;			/* programs loaded for uprobe_multi */
 	int stats_fd;
 	uint64_t base_cnt, base_ns;	/* the programs' counters before the window */
 	uint64_t period;
@@ -327,7 +329,7 @@ static int load_for(struct run *u, int multi)
 		u->skel = NULL;
 		return err < 0 ? err : -EINVAL;
 	}
-	u->multi = u->probes.multi = multi;
+	u->probes.multi = multi;
 	return 0;
 }
 
