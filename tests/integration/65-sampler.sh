@@ -111,6 +111,29 @@ t_agrees_with_prof_true() {
 	within "$(site "$OUT" leak_site)" "$truth" $((truth * 15 / 100))
 }
 
+# Debian's Redis (no prof:true) under redis-benchmark: complete stacks from
+# copied stacks and the CFI (no frame pointers): at least 90% of the sampled
+# bytes in stacks of 4 frames or more, and through Redis's event loop.
+t_redis_stacks_reach_redis_code() {
+	local pid bpid deep in_loop
+	can_sample
+	command -v redis-benchmark >/dev/null || skip "no redis-benchmark"
+	start_redis pid
+	start_bg bpid sh -c "exec redis-benchmark -p $REDIS_PORT -q -n 100000000 -t set,get -d 200 >/dev/null 2>&1"
+	sleep 1
+	jm "$pid" prof sample 3 "${SAMPLE[@]}" -o "$TMPD/r.heap"
+	expect_rc 0
+	kill "$bpid"
+	# Bytes in stacks of 4+ frames, of all: from the raw profile's t* lines.
+	deep=$(awk '/^@/ { n = NF - 1; next } /^  t\*:/ && n { split($5, b, "]"); t += b[1]; if (n >= 4) d += b[1]; n = 0 }
+		END { printf "%d %d", d * 100, t * 90 }' "$TMPD/r.heap")
+	(( ${deep% *} >= ${deep#* } && ${deep#* } > 0 )) || fail "bytes x100 in deep stacks vs 90% of all: $deep"
+	jm analyze "$TMPD/r.heap" --format collapsed --alloc-space --pid "$pid"
+	expect_rc 0
+	in_loop=$(awk '{ t += $NF; if ($1 ~ /;aeMain;/) a += $NF } END { printf "%d %d", a * 100, t * 90 }' <<<"$OUT")
+	(( ${in_loop% *} >= ${in_loop#* } && ${in_loop#* } > 0 )) || fail "bytes through aeMain: $in_loop"
+}
+
 t_alloc_only() {
 	local pid truth
 	can_sample
