@@ -121,14 +121,14 @@ t_redis_stacks_reach_redis_code() {
 	start_redis pid
 	start_bg bpid sh -c "exec redis-benchmark -p $REDIS_PORT -q -n 100000000 -t set,get -d 200 >/dev/null 2>&1"
 	sleep 1
-	jm "$pid" prof sample 3 "${SAMPLE[@]}" -o "$TMPD/r.heap"
+	jm "$pid" prof sample 3 "${SAMPLE[@]}" -o "$TMPD/redis.heap"
 	expect_rc 0
 	kill "$bpid"
 	# Bytes in stacks of 4+ frames, of all: from the raw profile's t* lines.
 	deep=$(awk '/^@/ { n = NF - 1; next } /^  t\*:/ && n { split($5, b, "]"); t += b[1]; if (n >= 4) d += b[1]; n = 0 }
-		END { printf "%d %d", d * 100, t * 90 }' "$TMPD/r.heap")
+		END { printf "%d %d", d * 100, t * 90 }' "$TMPD/redis.heap")
 	(( ${deep% *} >= ${deep#* } && ${deep#* } > 0 )) || fail "bytes x100 in deep stacks vs 90% of all: $deep"
-	jm analyze "$TMPD/r.heap" --format collapsed --alloc-space --pid "$pid"
+	jm analyze "$TMPD/redis.heap" --format collapsed --alloc-space --pid "$pid"
 	expect_rc 0
 	in_loop=$(awk '{ t += $NF; if ($1 ~ /;aeMain;/) a += $NF } END { printf "%d %d", a * 100, t * 90 }' <<<"$OUT")
 	(( ${in_loop% *} >= ${in_loop#* } && ${in_loop#* } > 0 )) || fail "bytes through aeMain: $in_loop"
@@ -256,11 +256,11 @@ t_refused_without_capabilities() {
 	command -v capsh >/dev/null || skip "no capsh"
 	start_fixture pid "$FIXTURES/leakfix"
 	jm_run capsh --drop=cap_bpf,cap_perfmon,cap_sys_admin -- -c \
-		"exec '$JEMATTACH' $pid prof sample 2 -o '$TMPD/r.heap'"
+		"exec '$JEMATTACH' $pid prof sample 2 -o '$TMPD/refused.heap'"
 	expect_rc 4
 	expect_match "$ERR" 'needs root, or CAP_BPF and CAP_PERFMON'
 	expect_match "$ERR" 'MALLOC_CONF=prof:true'
-	[[ ! -e $TMPD/r.heap ]] || fail "a profile was written"
+	[[ ! -e $TMPD/refused.heap ]] || fail "a profile was written"
 }
 
 # CAP_BPF and CAP_PERFMON without CAP_SYS_ADMIN: the files by their path in the
