@@ -16,7 +16,7 @@ VERSION   := 0.1.0
 PKGS      := libdw libelf libunwind-ptrace libprotobuf-c zlib jansson
 # unicorn's headers only: the emulator dlopens it (src/emulate/uc.h).
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) unicorn 2>/dev/null)
-PKG_LIBS  := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lstdc++
+PKG_LIBS  := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lbpf -lstdc++
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
 
 WARN      := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-format-nonliteral -Wno-format-truncation
@@ -30,8 +30,8 @@ ALL_CFLAGS := $(CFLAGS) $(WARN) $(SAN_FLAGS) -std=gnu11 -fPIC -D_GNU_SOURCE -Ite
 ALL_LDFLAGS := $(LDFLAGS) $(SAN_FLAGS)
 
 # The library: the ptrace engine (attach/) and src/ by concern (see README "Layout").
-LIB_DIRS  := symbols process emulate jemalloc heap series census
-LIB_SRCS  := $(wildcard attach/*.c attach/arch/$(ARCH)/*.c $(foreach d,$(LIB_DIRS),src/$(d)/*.c))
+LIB_DIRS  := symbols process emulate jemalloc heap series census sampler
+LIB_SRCS  := $(filter-out %.bpf.c,$(wildcard attach/*.c attach/arch/$(ARCH)/*.c $(foreach d,$(LIB_DIRS),src/$(d)/*.c)))
 CLI_SRCS  := $(wildcard src/cli/*.c)
 PROTOS    := $(wildcard src/heap/*.proto)
 GEN_SRCS  := $(patsubst src/heap/%.proto,$(BUILD)/gen/%.pb-c.c,$(PROTOS))
@@ -50,6 +50,7 @@ FIX_CFLAGS := -O1 -g -Wall -Wextra -Werror -D_GNU_SOURCE -pthread
 FIX_SRCS  := $(wildcard tests/fixtures/*.c)
 FIX_DYN   := $(patsubst tests/fixtures/%.c,$(FIX_DIR)/%,$(filter-out tests/fixtures/callee.c,$(FIX_SRCS)))
 FIX_STATIC := $(FIX_DIR)/jemfix-static $(FIX_DIR)/jemfix-static-je $(FIX_DIR)/jemfix-static-rjem \
+	$(FIX_DIR)/leakfix-static-rjem \
 	$(FIX_DIR)/jemfix-static-stripped $(FIX_DIR)/jemfix-static-debuglink $(FIX_DIR)/jemfix-in-so \
 	$(FIX_DIR)/jemfix-full-static
 # C++ fixtures (g++): mangled names for the demangling tests.
@@ -83,6 +84,23 @@ $(BUILD)/gen/%.pb-c.o: $(BUILD)/gen/%.pb-c.c
 # Generated protobuf headers must exist before anything includes them.
 $(LIB_OBJS) $(CLI_OBJS) $(TEST_OBJS): | $(GEN_SRCS)
 
+# --- the sampler's BPF program (src/sampler, `prof sample`) ---------------
+# Compiled for the BPF target against the uapi headers only (no vmlinux.h,
+# no CO-RE: it reads nothing of the kernel's), then embedded in a skeleton
+# header that sampler.c includes; libbpf loads it only when `prof sample` runs.
+BPF_ARCH  := $(patsubst x86_64,x86,$(patsubst aarch64,arm64,$(ARCH)))
+$(BUILD)/gen/sampler.bpf.o: src/sampler/sampler.bpf.c src/sampler/events.h
+	@mkdir -p $(dir $@)
+	@echo "  BPF     $@"
+	@clang -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -g -O2 -mcpu=v3 -Wall -Werror -Isrc \
+		-I/usr/include/$(ARCH)-linux-gnu -c -o $@ $<
+
+$(BUILD)/gen/sampler.skel.h: $(BUILD)/gen/sampler.bpf.o
+	@echo "  SKEL    $@"
+	@bpftool gen skeleton $< name sampler_bpf > $@
+
+$(BUILD)/obj/src/sampler/sampler.o: $(BUILD)/gen/sampler.skel.h
+
 $(BUILD)/libjemattach.a: $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
@@ -104,7 +122,7 @@ $(BUILD)/libjemattach.so: $(LIB_OBJS) src/libjemattach.map
 # libunwind too, built once from Debian's source (Debian's archive is not
 # position-independent; see scripts/build-libunwind.sh): `-V` 1.7 -> 1.2 ms.
 # UNWIND=shared links Debian's shared libunwind instead.
-CLI_LIBS  := -Wl,-Bstatic -ldw -lelf -lprotobuf-c -ljansson -lbz2 -lz -llzma -lstdc++ -Wl,-Bdynamic \
+CLI_LIBS  := -Wl,-Bstatic -lbpf -ldw -lelf -lprotobuf-c -ljansson -lbz2 -lz -llzma -lstdc++ -Wl,-Bdynamic \
 	-pthread -ldl -lm
 UNWIND_DIR := build/libunwind
 
@@ -166,7 +184,8 @@ $(FIX_DIR)/libjemalloc-%.a: $(JEM_PIC) tests/fixtures/public-symbols.txt
 $(FIX_DIR)/jemfix-static-je: tests/fixtures/jemfix.c tests/fixtures/fixture.h $(FIX_DIR)/libjemalloc-je_.a
 	$(CC) $(FIX_CFLAGS) -DJE_PREFIX=je_ -o $@ $< $(FIX_DIR)/libjemalloc-je_.a -lm -ldl
 
-$(FIX_DIR)/jemfix-static-rjem: tests/fixtures/jemfix.c tests/fixtures/fixture.h $(FIX_DIR)/libjemalloc-_rjem_.a
+$(FIX_DIR)/jemfix-static-rjem $(FIX_DIR)/leakfix-static-rjem: $(FIX_DIR)/%-static-rjem: tests/fixtures/%.c \
+		tests/fixtures/fixture.h $(FIX_DIR)/libjemalloc-_rjem_.a
 	$(CC) $(FIX_CFLAGS) -DJE_PREFIX=_rjem_ -o $@ $< $(FIX_DIR)/libjemalloc-_rjem_.a -lm -ldl
 
 # Everything static, libc too: no PLT to libc, its ifunc slots relocated by
@@ -227,10 +246,18 @@ VER_FIX = @[ ! -f $(VER_DIR)/$*/unavailable ] || exit 0; \
 $(VER_DIR)/%/jemfix: tests/fixtures/jemfix.c tests/fixtures/fixture.h $(VER_DIR)/%/inst/.done
 	$(VER_FIX)
 
+# The census's (85-census) and the sampler's (65-sampler) fixtures, on every version of the matrix.
 $(VER_DIR)/%/censusfix: tests/fixtures/censusfix.c tests/fixtures/fixture.h $(VER_DIR)/%/inst/.done
 	$(VER_FIX)
 
-versions: $(foreach v,$(JE_BUILD),$(VER_DIR)/$(v)/jemfix $(VER_DIR)/$(v)/censusfix)
+$(VER_DIR)/%/leakfix: tests/fixtures/leakfix.c tests/fixtures/fixture.h $(VER_DIR)/%/inst/.done
+	$(VER_FIX)
+
+# A release built with --disable-prof, for the sampler only (not in 80-versions).
+JE_NOPROF := 5.3.0-noprof
+
+versions: $(foreach v,$(JE_BUILD),$(VER_DIR)/$(v)/jemfix $(VER_DIR)/$(v)/censusfix $(VER_DIR)/$(v)/leakfix) \
+	$(VER_DIR)/$(JE_NOPROF)/leakfix
 
 check-versions: deps
 	@$(MAKE) --no-print-directory all JE_BUILD="$(JE_ALL)" versions

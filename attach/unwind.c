@@ -35,7 +35,8 @@
 struct uw {
 	void *upt;			/* libunwind-ptrace's handle, for what we pass through */
 	pid_t tid;
-	const uint64_t *at;		/* att_unwind_at: {sp, pc}; NULL: the stopped thread's */
+	const uint64_t *regs;		/* by libunwind number; NULL: the stopped thread's */
+	size_t nregs;
 	const struct att_stack *stk;
 	const struct att_map *maps;
 	size_t nmaps;
@@ -251,12 +252,12 @@ static int access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *val, in
 {
 	struct uw *u = arg;
 
-	if (!u->at)
+	if (!u->regs)
 		return _UPT_access_reg(as, reg, val, write, u->upt);
-	/* A running thread: only what /proc gave; the rest unknown (0). */
+	/* Registers the caller has: what it does not is unknown (0). */
 	if (write)
 		return -UNW_EINVAL;
-	*val = reg == UNW_REG_SP ? u->at[0] : reg == UNW_REG_IP ? u->at[1] : 0;
+	*val = reg >= 0 && (size_t)reg < u->nregs ? u->regs[reg] : 0;
 	return 0;
 }
 
@@ -296,7 +297,7 @@ static __thread struct uw *kept;
 static __thread unw_addr_space_t kept_as;
 static __thread pid_t kept_pid;
 
-static int walk(pid_t pid, pid_t tid, const uint64_t *at, const struct att_stack *stk,
+static int walk(pid_t pid, pid_t tid, const uint64_t *regs, size_t nregs, const struct att_stack *stk,
 		const struct att_map *maps, size_t nmaps, uint64_t *pcs, int max, int *complete)
 {
 	unw_cursor_t c;
@@ -322,7 +323,8 @@ static int walk(pid_t pid, pid_t tid, const uint64_t *at, const struct att_stack
 	}
 	u = kept;
 	u->tid = tid;
-	u->at = at;
+	u->regs = regs;
+	u->nregs = nregs;
 	u->stk = stk;
 	u->maps = maps;
 	u->nmaps = nmaps;
@@ -362,14 +364,22 @@ static int walk(pid_t pid, pid_t tid, const uint64_t *at, const struct att_stack
 int att_unwind(pid_t pid, pid_t tid, const struct att_stack *stk, const struct att_map *maps,
 	       size_t nmaps, uint64_t *pcs, int max, int *complete)
 {
-	return walk(pid, tid, NULL, stk, maps, nmaps, pcs, max, complete);
+	return walk(pid, tid, NULL, 0, stk, maps, nmaps, pcs, max, complete);
+}
+
+int att_unwind_regs(pid_t pid, const uint64_t *regs, size_t nregs, const struct att_stack *stk,
+		    const struct att_map *maps, size_t nmaps, uint64_t *pcs, int max, int *complete)
+{
+	return walk(pid, pid, regs, nregs, stk, maps, nmaps, pcs, max, complete);
 }
 
 int att_unwind_at(pid_t pid, pid_t tid, uint64_t sp, uint64_t pc, const struct att_map *maps,
 		  size_t nmaps, uint64_t *pcs, int max)
 {
-	const uint64_t at[2] = { sp, pc };
+	uint64_t at[UNW_REG_IP > UNW_REG_SP ? UNW_REG_IP + 1 : UNW_REG_SP + 1] = { 0 };
 	int complete;
 
-	return walk(pid, tid, at, NULL, maps, nmaps, pcs, max, &complete);
+	at[UNW_REG_SP] = sp;
+	at[UNW_REG_IP] = pc;
+	return walk(pid, tid, at, sizeof(at) / sizeof(*at), NULL, maps, nmaps, pcs, max, &complete);
 }

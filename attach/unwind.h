@@ -30,6 +30,13 @@ struct att_stack {
 int att_unwind(pid_t pid, pid_t tid, const struct att_stack *stk, const struct att_map *maps,
 	       size_t nmaps, uint64_t *pcs, int max, int *complete);
 
+/* The same from registers the caller copied (@regs[0..@nregs), indexed by
+ * libunwind's register numbers: the DWARF ones) and its copy of the stack
+ * (@stk) -- a sample taken by the kernel while the thread ran on (the
+ * sampler).  Memory outside @stk is read from process @pid as it is now. */
+int att_unwind_regs(pid_t pid, const uint64_t *regs, size_t nregs, const struct att_stack *stk,
+		    const struct att_map *maps, size_t nmaps, uint64_t *pcs, int max, int *complete);
+
 /* The same for a thread that is NOT stopped but blocked in a system call it
  * entered with stack pointer @sp at @pc (/proc/PID/task/TID/syscall): its last
  * known stack, good for deciding before stopping it and for warming the

@@ -19,5 +19,6 @@
 #include <jemattach/series.h>
 #include <jemattach/track.h>
 #include <jemattach/census.h>
+#include <jemattach/sampler.h>
 
 #endif

@@ -1,10 +1,12 @@
 #!/bin/sh
 # build-jemalloc.sh -- build one upstream jemalloc release for the version matrix.
 #
-#   scripts/build-jemalloc.sh NAME      e.g. 5.2.1, 4.5.0, 3.6.0, dev-295e489, 5.2.1-je_
+#   scripts/build-jemalloc.sh NAME      e.g. 5.2.1, 4.5.0, 3.6.0, dev-295e489, 5.2.1-je_,
+#                                       5.3.0-noprof
 #
 # Installs jemalloc VERSION, with profiling, into build/versions/NAME/inst; a
-# NAME ending in -PREFIX_ is built with that symbol prefix.  Does nothing when
+# NAME ending in -PREFIX_ is built with that symbol prefix, one ending in
+# -noprof with --disable-prof (for the sampler, 65-sampler).  Does nothing when
 # that install is complete.  The source is, in this order:
 #
 #   $JEMALLOC_SRC/jemalloc-VERSION.tar.xz   a local mirror of git trees with a
@@ -21,8 +23,10 @@
 # tests as skipped with that reason.
 set -eu
 name=${1:?usage: build-jemalloc.sh VERSION[-PREFIX_]}
+prof=--enable-prof
 case $name in
 *-*_) v=${name%-*}; prefix=${name##*-} ;;
+*-noprof) v=${name%-noprof}; prefix=; prof=--disable-prof ;;
 *) v=$name; prefix= ;;
 esac
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -106,7 +110,7 @@ echo "  JEMALLOC $name"
 	# The git trees of a mirror have no configure script yet; release assets do.
 	[ -x configure ] || autoconf
 	# Fixtures are ordinary executables: no reason to keep initial-exec TLS out.
-	./configure --prefix="$dest/inst" --enable-prof --disable-cxx \
+	./configure --prefix="$dest/inst" "$prof" --disable-cxx \
 		${prefix:+--with-jemalloc-prefix=$prefix}
 	make -j"${JOBS:-2}" build_lib_shared
 	make install_lib_shared install_include install_bin

@@ -118,6 +118,23 @@ int cmd_watch(struct cli *c, int argc, char **argv);
 int cmd_shell(struct cli *c, int argc, char **argv);
 int cmd_report(struct cli *c, int argc, char **argv);
 int cmd_census(struct cli *c, int argc, char **argv);
+/* cmd_prof.c, shared with the other prof subcommands: write a profile
+ * ("-": stdout; -errno), the first free jeprof.<pid>.<n>.heap, analyze a
+ * profile file (@sample: enum jma_heap_sample; prof_analyze_buf: one read
+ * already, @buf of @len), parse --top. */
+int prof_save(const char *path, const char *buf, size_t len);
+void prof_default_name(pid_t pid, char *out, size_t len);
+int prof_analyze(struct cli *c, const char *path, unsigned top, int sample);
+int prof_analyze_buf(struct cli *c, const char *path, const char *buf, size_t len, unsigned top,
+		     int sample);
+int prof_parse_top(struct cli *c, const char *arg, unsigned *top);
+/* cmd_sample.c: "prof sample"; "prof window --sampler": sample for @secs,
+ * follow frees for @secs more, write @path and report what is in use, the
+ * window ending early past @budget (0..1) of the target's CPU time;
+ * --max-overhead's PCT (0..100). */
+int cmd_prof_sample(struct cli *c, int argc, char **argv);
+int cli_sample_window(struct cli *c, double secs, const char *path, unsigned top, double budget);
+int cli_parse_percent(struct cli *c, const char *arg, double *v);
 /* cmd_track.c: "prof track" and "report sites". */
 int cmd_prof_track(struct cli *c, int argc, char **argv);
 int cmd_report_sites(struct cli *c, int argc, char **argv);

@@ -151,7 +151,7 @@ static int prof_reset(struct cli *c, int argc, char **argv)
 }
 
 /* Write @len bytes to @path ("-" = stdout), replacing a regular file atomically. */
-static int save(const char *path, const char *buf, size_t len)
+int prof_save(const char *path, const char *buf, size_t len)
 {
 	struct cli_out o;
 	int err = cli_out_open(path, true, &o);
@@ -163,7 +163,7 @@ static int save(const char *path, const char *buf, size_t len)
 }
 
 /* jeprof.<pid>.<n>.heap, the first n not taken in the current directory. */
-static void default_name(pid_t pid, char *out, size_t len)
+void prof_default_name(pid_t pid, char *out, size_t len)
 {
 	for (unsigned n = 0;; n++) {
 		snprintf(out, len, "jeprof.%d.%u.heap", (int)pid, n);
@@ -180,7 +180,7 @@ static int dump_to(struct cli *c, const char *path)
 
 	if (jma_prof_dump(c->s, &buf, &len))
 		return cli_fail_session(c);
-	err = save(path, buf, len);
+	err = prof_save(path, buf, len);
 	free(buf);
 	if (err)
 		return cli_error(err == -EPERM ? EXIT_USAGE : EXIT_TARGET, "writing %s: %s", path,
@@ -217,10 +217,12 @@ static int load_profile(struct cli *c, const char *path, const char *buf, size_t
 	return rc;
 }
 
-/* Where the memory is, as jeprof-style text (@buf: as for load_profile). */
-static int analyze(struct cli *c, const char *path, const char *buf, size_t len, unsigned top)
+/* Where the memory is, as jeprof-style text (@buf: as for load_profile;
+ * @sample: enum jma_heap_sample). */
+int prof_analyze_buf(struct cli *c, const char *path, const char *buf, size_t len, unsigned top,
+		     int sample)
 {
-	struct jma_heap_report_opts ro = { .format = JMA_HEAP_TEXT, .top = top,
+	struct jma_heap_report_opts ro = { .format = JMA_HEAP_TEXT, .sample = sample, .top = top,
 					   .no_demangle = !!(c->opt.flags & JMA_F_NO_DEMANGLE) };
 	jma_heap *h;
 	int rc = load_profile(c, path, buf, len, NULL, &h);
@@ -233,6 +235,11 @@ static int analyze(struct cli *c, const char *path, const char *buf, size_t len,
 		cli_hint_unnamed(h, &ro);
 	jma_heap_free(h);
 	return rc;
+}
+
+int prof_analyze(struct cli *c, const char *path, unsigned top, int sample)
+{
+	return prof_analyze_buf(c, path, NULL, 0, top, sample);
 }
 
 /* One section of the window's report: the sites whose flat change has the
@@ -306,12 +313,12 @@ static int dump_analyze(struct cli *c, unsigned top)
 
 	if (jma_prof_dump(c->s, &buf, &len))
 		return cli_fail_session(c);
-	rc = analyze(c, "the dump", buf, len, top);
+	rc = prof_analyze_buf(c, "the dump", buf, len, top, 0);
 	free(buf);
 	return rc;
 }
 
-static int parse_top(struct cli *c, const char *arg, unsigned *top)
+int prof_parse_top(struct cli *c, const char *arg, unsigned *top)
 {
 	char *end;
 	unsigned long v;
@@ -343,7 +350,7 @@ static int prof_dump(struct cli *c, int argc, char **argv)
 		case 'o': out = optarg; break;
 		case 'a': an = 1; break;
 		case 'n':
-			if ((rc = parse_top(c, optarg, &top)))
+			if ((rc = prof_parse_top(c, optarg, &top)))
 				return rc;
 			break;
 		default: return cli_usage(c, "prof", "invalid option to prof dump");
@@ -357,13 +364,13 @@ static int prof_dump(struct cli *c, int argc, char **argv)
 	if (an && !out)
 		return dump_analyze(c, top);
 	if (!out) {
-		default_name(c->pid, name, sizeof(name));
+		prof_default_name(c->pid, name, sizeof(name));
 		out = name;
 	}
 	rc = dump_to(c, out);
 	if (rc == EXIT_OK && an) {
 		fflush(stdout);
-		rc = analyze(c, out, NULL, 0, top);
+		rc = prof_analyze(c, out, top, 0);
 	}
 	return rc;
 }
@@ -402,9 +409,13 @@ static int prof_window(struct cli *c, int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "top", required_argument, NULL, 'n' },
+		{ "sampler", no_argument, NULL, 's' },
+		{ "max-overhead", required_argument, NULL, 'm' },
 		{ 0 },
 	};
 	unsigned top = 20;
+	bool sampler = false;
+	double budget = 5;
 	struct sigaction sa = { .sa_handler = on_stop }, old_int, old_term, old_hup;
 	char dir[4096], base[4200], final[4200];
 	const char *outdir = NULL;
@@ -417,9 +428,13 @@ static int prof_window(struct cli *c, int argc, char **argv)
 	while ((opt = getopt_long(argc, argv, "o:", longopts, NULL)) != -1) {
 		if (opt == 'o')
 			outdir = optarg;
-		else if (opt != 'n')
+		else if (opt == 's')
+			sampler = true;
+		else if (opt == 'm' && (rc = cli_parse_percent(c, optarg, &budget)))
+			return rc;
+		else if (opt != 'n' && opt != 'm')
 			return cli_usage(c, "prof", "invalid option to prof window");
-		else if ((rc = parse_top(c, optarg, &top)))
+		else if ((rc = prof_parse_top(c, optarg, &top)))
 			return rc;
 	}
 	if (argc - optind != 1)
@@ -434,7 +449,7 @@ static int prof_window(struct cli *c, int argc, char **argv)
 		snprintf(dir, sizeof(dir), "jemattach-window.%d.%ld", (int)c->pid, (long)time(NULL));
 	/* Everything that can fail before the target is touched is checked
 	 * first: a failed window leaves nothing behind. */
-	if (jma_prof_check(c->s))
+	if (!sampler && jma_prof_check(c->s))
 		return cli_fail_session(c);
 	if (cli_out_check_link(dir))
 		return cli_error(EXIT_USAGE, "cannot write in %s: %s", dir, cli_out_strerror(-EPERM));
@@ -450,6 +465,15 @@ static int prof_window(struct cli *c, int argc, char **argv)
 	}
 	snprintf(base, sizeof(base), "%s/base.heap", dir);
 	snprintf(final, sizeof(final), "%s/window.heap", dir);
+	if (sampler) {
+		/* Nothing from before the window is seen: no base to subtract. */
+		rc = cli_sample_window(c, secs, final, top, budget / 100);
+		if (rc != EXIT_OK && made_dir) {
+			unlink(final);
+			rmdir(dir);
+		}
+		return rc;
+	}
 
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, &old_int);
@@ -535,5 +559,7 @@ int cmd_prof(struct cli *c, int argc, char **argv)
 		return prof_window(c, argc, argv);
 	if (!strcmp(argv[0], "track"))
 		return cmd_prof_track(c, argc, argv);
+	if (!strcmp(argv[0], "sample"))
+		return cmd_prof_sample(c, argc, argv);
 	return cli_usage(c, "prof", "unknown subcommand \"%s\"", argv[0]);
 }

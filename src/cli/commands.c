@@ -14,10 +14,23 @@ const struct cli_cmd cli_commands[] = {
 	  "the full malloc_stats_print report, captured here (not on the target's stderr)", NULL },
 	{ "prof", 1, 0, cmd_prof, "prof status [--json]\nprof on|off\n"
 	  "prof dump [-o FILE|-] [--analyze [--top N]]\nprof reset [LG_SAMPLE]\nprof gdump on|off\n"
-	  "prof window SECONDS [-o DIR] [--top N]\n"
+	  "prof window SECONDS [-o DIR] [--top N] [--sampler [--max-overhead PCT]]\n"
 	  "prof track [-i SEC] [--churn SIZE] [-n COUNT] [-o FILE] [--format text|jsonl] [--top N] "
-	  "[--svg OUT.svg] [--fold REGEX] [--no-default-folds] [--no-demangle]",
-	  "heap-profiling control (needs MALLOC_CONF=prof:true at the target's start)", NULL },
+	  "[--svg OUT.svg] [--fold REGEX] [--no-default-folds] [--no-demangle]\n"
+	  "prof sample SECONDS [-o FILE|-] [--lg-sample N] [--alloc-only] [--slow-paths] "
+	  "[--analyze [--top N]] [--max-overhead PCT]",
+	  "heap-profiling control (needs MALLOC_CONF=prof:true at the target's start; "
+	  "prof sample does not: uprobes and eBPF, root)",
+	  "  prof sample: a heap_v2 profile of what the process allocated in the window\n"
+	  "  and what of it is still in use at its end, without prof:true or a restart.\n"
+	  "  Every malloc/free-family call traps into the kernel (~10 us on a VM): the\n"
+	  "  cost is shown, and the window ends early past --max-overhead (default 5%\n"
+	  "  of the process's CPU time).  --lg-sample N: one sample per 2^N bytes on\n"
+	  "  average (default 19, jemalloc's); --max-overhead 0: no limit.\n"
+	  "  --alloc-only: no frees followed, about half the traps.  --slow-paths\n"
+	  "  (jemalloc 5): malloc and operator new probed on their slow path only:\n"
+	  "  allocations above 4 KiB exact, smaller ones a lower bound, far fewer\n"
+	  "  traps.  Exit 4 when the kernel or privileges do not allow it.\n" },
 	{ "purge", 1, 0, cmd_purge, "purge [ARENA|all]",
 	  "purge unused dirty pages now (arena.<i>.purge); shows resident/retained before -> after", NULL },
 	{ "decay", 1, 0, cmd_decay, "decay [ARENA|all]",

@@ -841,26 +841,48 @@ int jma_syms_in_cond_wait(struct jma_syms *sy, uint64_t pc)
 /* A function without a symbol, named by where its frame description says
  * it starts, as analyze names it: "fn_0xSTART", START the address nm would
  * show.  Each module's table is loaded on first need.  NULL when none. */
-static const char *fde_name(struct jma_syms *sy, Dwfl_Module *mod, uint64_t pc, GElf_Off *off)
+/* @mod's table of function starts, loaded on first need; NULL on failure. */
+static struct fde_table *fde_table_of(struct jma_syms *sy, Dwfl_Module *mod)
 {
-	struct fde_table *t = NULL, *v;
-	uint64_t start;
-	char buf[40], **nv;
+	struct fde_table *t, *v;
 
 	for (size_t i = 0; i < sy->nfdes; i++)
 		if (sy->fdes[i].mod == mod)
-			t = &sy->fdes[i];
-	if (!t) {
-		if (!(v = realloc(sy->fdes, (sy->nfdes + 1) * sizeof(*v))))
-			return NULL;
-		sy->fdes = v;
-		t = &sy->fdes[sy->nfdes];
-		t->mod = mod;
-		if (jma_fdes_load(&t->f, mod))
-			return NULL;
-		sy->nfdes++;
-	}
-	if (jma_fdes_start(&t->f, pc, &start) ||
+			return &sy->fdes[i];
+	if (!(v = realloc(sy->fdes, (sy->nfdes + 1) * sizeof(*v))))
+		return NULL;
+	sy->fdes = v;
+	t = &sy->fdes[sy->nfdes];
+	t->mod = mod;
+	if (jma_fdes_load(&t->f, mod))
+		return NULL;
+	sy->nfdes++;
+	return t;
+}
+
+int jma_syms_func_start(struct jma_syms *sy, uint64_t pc, uint64_t *start)
+{
+	Dwfl_Module *mod;
+	struct fde_table *t;
+	uint64_t s;
+
+	cur = sy;
+	mod = syms_dwfl(sy) ? dwfl_addrmodule(sy->dwfl, pc) : NULL;
+	t = mod ? fde_table_of(sy, mod) : NULL;
+	cur = NULL;
+	if (!t || jma_fdes_start(&t->f, pc, &s))
+		return -ENOENT;
+	*start = s + t->f.bias;
+	return 0;
+}
+
+static const char *fde_name(struct jma_syms *sy, Dwfl_Module *mod, uint64_t pc, GElf_Off *off)
+{
+	struct fde_table *t = fde_table_of(sy, mod);
+	uint64_t start;
+	char buf[40], **nv;
+
+	if (!t || jma_fdes_start(&t->f, pc, &start) ||
 	    !(nv = realloc(sy->fde_names, (sy->nfde_names + 1) * sizeof(*nv))))
 		return NULL;
 	sy->fde_names = nv;
@@ -1027,7 +1049,9 @@ int jma_syms_from_dwfl(Dwfl *dwfl, pid_t pid, const char *prefix, const char *mo
 
 struct obj_find {
 	const char *name;
-	uint64_t addr;
+	int type;		/* STT_OBJECT or STT_FUNC */
+	struct jma_syms *sy;	/* STT_FUNC: only jemalloc's own code */
+	uint64_t addr, size;
 	int in_jemalloc;	/* found only in jemalloc's own module so far */
 };
 
@@ -1044,9 +1068,16 @@ static int find_object(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr
 		GElf_Addr addr;
 		const char *nm = dwfl_module_getsym_info(mod, i, &s, &addr, NULL, NULL, NULL);
 
-		if (!nm || s.st_shndx == SHN_UNDEF || GELF_ST_TYPE(s.st_info) != STT_OBJECT ||
+		if (!nm || s.st_shndx == SHN_UNDEF || GELF_ST_TYPE(s.st_info) != of->type ||
 		    strcmp(nm, of->name))
 			continue;
+		if (of->type == STT_FUNC) {
+			if (!jma_syms_in_jemalloc(of->sy, addr))
+				continue;
+			of->addr = addr;
+			of->size = s.st_size;
+			return DWARF_CB_ABORT;
+		}
 		/* A copy relocation in the executable is the live variable; the
 		 * library's own definition is then unused. */
 		if (!of->addr || (of->in_jemalloc && !maybe_jemalloc(mod))) {
@@ -1058,14 +1089,16 @@ static int find_object(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr
 	return DWARF_CB_OK;
 }
 
-static uint64_t syms_object(struct jma_syms *sy, const char *name)
+static uint64_t syms_find(struct jma_syms *sy, const char *name, int type, uint64_t *size)
 {
-	struct obj_find of = { name, 0, 0 };
+	struct obj_find of = { name, type, sy, 0, 0, 0 };
 
 	cur = sy;
 	if (syms_dwfl(sy))
 		dwfl_getmodules(sy->dwfl, find_object, &of, 0);
 	cur = NULL;
+	if (size)
+		*size = of.size;
 	return of.addr;
 }
 
@@ -1103,10 +1136,15 @@ uint64_t jma_syms_malloc_message(struct jma_syms *sy)
 
 	if (!sy->message_known && c) {
 		snprintf(name, sizeof(name), "%smalloc_message", c->prefix);
-		sy->message = syms_object(sy, name);
+		sy->message = syms_find(sy, name, STT_OBJECT, NULL);
 		sy->message_known = 1;
 	}
 	return sy->message;
+}
+
+uint64_t jma_syms_func(struct jma_syms *sy, const char *name, uint64_t *size)
+{
+	return jma_syms_jemalloc(sy) ? syms_find(sy, name, STT_FUNC, size) : 0;
 }
 
 uint64_t jma_syms_restorer(struct jma_syms *sy)

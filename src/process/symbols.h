@@ -107,6 +107,16 @@ int jma_syms_jemalloc_sym(struct jma_syms *sy, const char *name, uint64_t *addr,
  * for), and kept in the cache with jemalloc. */
 uint64_t jma_syms_malloc_message(struct jma_syms *sy);
 
+/* Address of function @name (the full symbol name: prefix included) in
+ * jemalloc's own code, 0 if none, and its size (@size may be NULL): the
+ * entry points the sampler probes.  Reads the symbol tables of the modules
+ * (libdwfl loaded if not yet). */
+uint64_t jma_syms_func(struct jma_syms *sy, const char *name, uint64_t *size);
+
+/* The run-time start of the function whose frame description covers @pc
+ * (stripped code included), or -ENOENT. */
+int jma_syms_func_start(struct jma_syms *sy, uint64_t pc, uint64_t *start);
+
 /* Address of the process's rt_sigreturn trampoline, 0 if none
  * (att_restorer_find): searched once per session before a thread stops (up
  * to a megabyte of code read), and kept in the cache with jemalloc; a kept

@@ -1,0 +1,194 @@
+/* cmd_sample.c -- `prof sample SECONDS`: a heap profile of a process started
+ * without prof:true, by uprobes and eBPF (src/sampler), written as jemalloc's
+ * heap_v2 so that analyze and --base work on it unchanged.
+ *
+ * Ctrl-C (SIGINT, SIGTERM, SIGHUP) ends the window early: the profile of the
+ * samples so far is still written, as when the target exits or the cost
+ * passes --max-overhead.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "esc.h"
+
+static volatile sig_atomic_t sample_stop;
+
+static void on_stop(int sig)
+{
+	sample_stop = sig;
+}
+
+static int parse_num(struct cli *c, const char *what, const char *arg, double lo, double hi,
+		     double *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtod(arg, &end);
+	if (errno || *end || !arg[0] || !(*v >= lo) || !(*v <= hi))
+		return cli_usage(c, "prof", "invalid %s \"%s\"", what, arg);
+	return EXIT_OK;
+}
+
+static const char *const ends[] = {
+	[JMA_SAMPLER_TIME] = NULL,
+	[JMA_SAMPLER_STOPPED] = "interrupted",
+	[JMA_SAMPLER_OVERHEAD] = "ended early: the probes' cost passed --max-overhead",
+	[JMA_SAMPLER_EXITED] = "the process exited",
+	[JMA_SAMPLER_EXECED] = "the process executed another program (its probes went with it)",
+};
+
+static void summary(const struct jma_sampler_result *r, const struct jma_sampler_opts *o)
+{
+	char a[32], b[32];
+
+	if (ends[r->end])
+		fprintf(stderr, "jemattach: %s after %.1f s; the profile holds the samples so far\n",
+			ends[r->end], r->seconds);
+	fprintf(stderr, "jemattach: %.1f s, %u probes: ", r->seconds, r->nprobes);
+	if (r->counted)
+		fprintf(stderr, "%llu hits, ", (unsigned long long)r->hits);
+	fprintf(stderr, "%llu samples (%llu lost), %s allocated", (unsigned long long)r->samples,
+		(unsigned long long)r->lost, cli_bytes(r->alloc_bytes, a, sizeof(a)));
+	if (!o->alloc_only)
+		fprintf(stderr, ", %s of it still in use", cli_bytes(r->inuse_bytes, b, sizeof(b)));
+	if (o->slow_paths)
+		fprintf(stderr, "\njemattach: %u allocation functions probed on their slow path: small "
+			"allocations are counted only when they leave jemalloc's fast path", r->nslow);
+	if (r->counted)
+		fprintf(stderr, "\njemattach: cost to the process: ~%.3f s of its %.3f s CPU (%.1f%%; "
+			"%.1f us a hit, %.1f ms in BPF)\n",
+			(double)r->hits * r->hit_us / 1e6 + (double)r->bpf_ns / 1e9, r->target_cpu,
+			r->overhead * 100, r->hit_us, (double)r->bpf_ns / 1e6);
+	else
+		fprintf(stderr, "\njemattach: probe hits not counted (the kernel's BPF statistics need "
+			"CAP_SYS_ADMIN): the cost was neither shown nor limited\n");
+	if (r->samples && r->unwound_short * 10 > r->samples)
+		fprintf(stderr, "jemattach: %llu of %llu stacks have fewer than 4 frames (no unwind "
+			"information for some code?)\n", (unsigned long long)r->unwound_short,
+			(unsigned long long)r->samples);
+	if (r->untracked)
+		fprintf(stderr, "jemattach: %llu sampled pointers were not followed (table full): "
+			"counted as freed\n", (unsigned long long)r->untracked);
+}
+
+/* Run the sampler as @o says and write its profile to @out ("-": stdout). */
+static int run_and_save(struct cli *c, const struct jma_sampler_opts *o, const char *out)
+{
+	struct sigaction sa = { .sa_handler = on_stop }, old_int, old_term, old_hup;
+	struct jma_sampler_result r;
+	int err, rc = EXIT_OK;
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	sigaction(SIGHUP, &sa, &old_hup);
+	fprintf(stderr, "jemattach: sampling process %d for %g s (1 in 2^%u bytes on average%s)",
+		(int)c->pid, o->seconds, o->lg_sample ? o->lg_sample : 19,
+		o->alloc_only ? ", allocations only" : "");
+	if (o->settle > 0)
+		fprintf(stderr, ", then following frees for %g s", o->settle);
+	fprintf(stderr, "\n");
+	err = jma_sampler_run(c->s, o, &r);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	sigaction(SIGHUP, &old_hup, NULL);
+	if (err)
+		return cli_fail_session(c);
+	summary(&r, o);
+	err = prof_save(out, r.profile, r.len);
+	if (err)
+		rc = cli_error(err == -EPERM ? EXIT_USAGE : EXIT_TARGET, "writing %s: %s", out,
+			       cli_out_strerror(err));
+	else if (strcmp(out, "-"))
+		printf("%s (%zu bytes)\n", cli_esc(out), r.len);
+	jma_sampler_result_free(&r);
+	return rc;
+}
+
+int cmd_prof_sample(struct cli *c, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "lg-sample", required_argument, NULL, 'l' },
+		{ "alloc-only", no_argument, NULL, 'A' },
+		{ "slow-paths", no_argument, NULL, 'S' },
+		{ "analyze", no_argument, NULL, 'a' },
+		{ "top", required_argument, NULL, 'n' },
+		{ "max-overhead", required_argument, NULL, 'm' },
+		{ 0 },
+	};
+	struct jma_sampler_opts o = { .max_overhead = 0.05, .stop = &sample_stop };
+	const char *out = NULL;
+	unsigned top = 20;
+	char name[256];
+	int opt, rc, an = 0;
+	double v;
+
+	optind = 0;
+	while ((opt = getopt_long(argc, argv, "o:", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'o': out = optarg; break;
+		case 'A': o.alloc_only = 1; break;
+		case 'S': o.slow_paths = 1; break;
+		case 'a': an = 1; break;
+		case 'l':
+			if ((rc = parse_num(c, "--lg-sample", optarg, 0, 40, &v)) || v != (unsigned)v)
+				return rc ? rc : cli_usage(c, "prof", "invalid --lg-sample \"%s\"", optarg);
+			o.lg_sample = (unsigned)v;
+			break;
+		case 'm':
+			if ((rc = cli_parse_percent(c, optarg, &v)))
+				return rc;
+			o.max_overhead = v / 100;
+			break;
+		case 'n':
+			if ((rc = prof_parse_top(c, optarg, &top)))
+				return rc;
+			break;
+		default: return cli_usage(c, "prof", "invalid option to prof sample");
+		}
+	}
+	if (argc - optind != 1)
+		return cli_usage(c, "prof", "prof sample needs SECONDS");
+	if ((rc = parse_num(c, "SECONDS", argv[optind], 0, 86400, &o.seconds)) || !(o.seconds > 0))
+		return rc ? rc : cli_usage(c, "prof", "invalid SECONDS \"%s\"", argv[optind]);
+	if (an && out && !strcmp(out, "-"))
+		return cli_usage(c, "prof", "--analyze needs the profile in a file, not -o -");
+	if (!out) {
+		prof_default_name(c->pid, name, sizeof(name));
+		out = name;
+	}
+	if (cli_out_check_link(out))
+		return cli_error(EXIT_USAGE, "writing %s: %s", out, cli_out_strerror(-EPERM));
+	rc = run_and_save(c, &o, out);
+	if (rc == EXIT_OK && an) {
+		fflush(stdout);
+		rc = prof_analyze(c, out, top, o.alloc_only ? JMA_HEAP_ALLOC_SPACE : JMA_HEAP_INUSE_SPACE);
+	}
+	return rc;
+}
+
+int cli_parse_percent(struct cli *c, const char *arg, double *v)
+{
+	return parse_num(c, "--max-overhead", arg, 0, 100, v);
+}
+
+int cli_sample_window(struct cli *c, double secs, const char *path, unsigned top, double budget)
+{
+	struct jma_sampler_opts o = { .seconds = secs, .settle = secs, .max_overhead = budget,
+				      .stop = &sample_stop };
+	int rc = run_and_save(c, &o, path);
+
+	if (rc == EXIT_OK) {
+		printf("\nallocation sites that grew during the window (sampled by uprobes; in use %g s "
+		       "after it):\n", secs);
+		fflush(stdout);
+		rc = prof_analyze(c, path, top, JMA_HEAP_INUSE_SPACE);
+	}
+	return rc;
+}

@@ -1,0 +1,268 @@
+/* profile.c -- the sampler's samples, by stack, and the heap_v2 profile made of them.
+ *
+ * Samples are numbered densely by the BPF side, so they are kept in an array
+ * indexed by that number (a lost sample leaves a hole); stacks are kept once
+ * each in a hash table.  The profile has jemalloc's raw sampled counts with
+ * its period in the header: readers unbias them with jeprof's formula, as
+ * they do jemalloc's own profiles.  Sizes differ within a stack, so every
+ * stack is written once per size sampled there, which keeps that formula
+ * exact (it works on the average size of a line).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sampler/profile.h"
+
+enum { REC_NONE, REC_SAMPLED, REC_LIVE, REC_FREED };
+
+struct rec {
+	uint64_t size;
+	uint32_t stack;		/* index into stacks */
+	uint32_t state;
+};
+
+struct stack {
+	uint64_t hash;
+	uint32_t off, n;	/* pcs[off..off+n) */
+};
+
+struct smp_profile {
+	uint64_t period;
+	struct rec *recs;
+	size_t nrecs, caprecs;
+	struct stack *stacks;
+	size_t nstacks, capstacks;
+	uint64_t *pcs;
+	size_t npcs, cappcs;
+	uint32_t *slots;	/* hash of stacks: index + 1, 0 empty */
+	size_t nslots;
+};
+
+struct smp_profile *smp_profile_new(uint64_t period)
+{
+	struct smp_profile *p = calloc(1, sizeof(*p));
+
+	if (p)
+		p->period = period;
+	return p;
+}
+
+void smp_profile_free(struct smp_profile *p)
+{
+	if (!p)
+		return;
+	free(p->recs);
+	free(p->stacks);
+	free(p->pcs);
+	free(p->slots);
+	free(p);
+}
+
+static int grow(void *pv, size_t *cap, size_t need, size_t elem)
+{
+	void **v = pv;
+	size_t c = *cap ? *cap : 64;
+	void *t;
+
+	if (need <= *cap)
+		return 0;
+	while (c < need)
+		c *= 2;
+	if (!(t = realloc(*v, c * elem)))
+		return -ENOMEM;
+	memset((char *)t + *cap * elem, 0, (c - *cap) * elem);
+	*v = t;
+	*cap = c;
+	return 0;
+}
+
+static uint64_t hash_pcs(const uint64_t *pcs, int n)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (int i = 0; i < n; i++)
+		h = (h ^ pcs[i]) * 1099511628211ull;
+	return h;
+}
+
+static int rehash(struct smp_profile *p)
+{
+	size_t ns = p->nslots ? p->nslots * 2 : 1024;
+	uint32_t *s = calloc(ns, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->nstacks; i++) {
+		size_t k = p->stacks[i].hash & (ns - 1);
+
+		while (s[k])
+			k = (k + 1) & (ns - 1);
+		s[k] = (uint32_t)i + 1;
+	}
+	free(p->slots);
+	p->slots = s;
+	p->nslots = ns;
+	return 0;
+}
+
+/* The index of stack @pcs[0..n), added if new; -ENOMEM. */
+static long stack_of(struct smp_profile *p, const uint64_t *pcs, int n)
+{
+	uint64_t h = hash_pcs(pcs, n);
+	size_t k;
+	struct stack *st;
+
+	if ((p->nstacks + 1) * 2 > p->nslots && rehash(p))
+		return -ENOMEM;
+	for (k = h & (p->nslots - 1); p->slots[k]; k = (k + 1) & (p->nslots - 1)) {
+		st = &p->stacks[p->slots[k] - 1];
+		if (st->hash == h && st->n == (uint32_t)n &&
+		    !memcmp(&p->pcs[st->off], pcs, (size_t)n * sizeof(*pcs)))
+			return p->slots[k] - 1;
+	}
+	if (grow(&p->stacks, &p->capstacks, p->nstacks + 1, sizeof(*p->stacks)) ||
+	    grow(&p->pcs, &p->cappcs, p->npcs + (size_t)n, sizeof(*p->pcs)))
+		return -ENOMEM;
+	st = &p->stacks[p->nstacks];
+	st->hash = h;
+	st->off = (uint32_t)p->npcs;
+	st->n = (uint32_t)n;
+	memcpy(&p->pcs[p->npcs], pcs, (size_t)n * sizeof(*pcs));
+	p->npcs += (size_t)n;
+	p->slots[k] = (uint32_t)++p->nstacks;
+	return (long)p->nstacks - 1;
+}
+
+int smp_profile_add(struct smp_profile *p, uint64_t id, uint64_t size, const uint64_t *pcs, int n)
+{
+	long st;
+
+	if (id >= SMP_MAX_RECORDS)
+		return -E2BIG;
+	if (n > SMP_MAX_FRAMES)
+		n = SMP_MAX_FRAMES;
+	if (grow(&p->recs, &p->caprecs, id + 1, sizeof(*p->recs)) || (st = stack_of(p, pcs, n)) < 0)
+		return -ENOMEM;
+	p->recs[id] = (struct rec){ size, (uint32_t)st, REC_SAMPLED };
+	if (id >= p->nrecs)
+		p->nrecs = id + 1;
+	return 0;
+}
+
+void smp_profile_returned(struct smp_profile *p, uint64_t id)
+{
+	if (id < p->nrecs && p->recs[id].state == REC_SAMPLED)
+		p->recs[id].state = REC_LIVE;
+}
+
+void smp_profile_freed(struct smp_profile *p, uint64_t id)
+{
+	if (id < p->nrecs && p->recs[id].state == REC_LIVE)
+		p->recs[id].state = REC_FREED;
+}
+
+void smp_expo_fill(volatile uint64_t *t, size_t n, uint64_t period)
+{
+	for (size_t i = 0; i < n; i++)
+		t[i] = (uint64_t)(-log(((double)i + 0.5) / (double)n) * (double)period) + 1;
+}
+
+double smp_unbias(uint64_t size, uint64_t period)
+{
+	double r = (double)size / (double)period;
+
+	return r > 0 ? (double)size / -expm1(-r) : 0;
+}
+
+void smp_profile_totals(const struct smp_profile *p, double *alloc, double *inuse, uint64_t *live)
+{
+	*alloc = *inuse = 0;
+	*live = 0;
+	for (size_t i = 0; i < p->nrecs; i++) {
+		const struct rec *r = &p->recs[i];
+		double b = smp_unbias(r->size, p->period);
+
+		if (r->state == REC_NONE)
+			continue;
+		*alloc += b;
+		if (r->state == REC_LIVE) {
+			*inuse += b;
+			(*live)++;
+		}
+	}
+}
+
+/* Lines of the profile: one per (stack, size). */
+struct line {
+	uint32_t stack;
+	uint64_t size, cur, acc;
+};
+
+static int by_stack_size(const void *a, const void *b)
+{
+	const struct rec *x = a, *y = b;
+
+	if (x->stack != y->stack)
+		return x->stack < y->stack ? -1 : 1;
+	return x->size < y->size ? -1 : x->size > y->size;
+}
+
+int smp_profile_write(const struct smp_profile *p, const char *maps, char **out, size_t *len)
+{
+	struct rec *v = malloc((p->nrecs ? p->nrecs : 1) * sizeof(*v));
+	uint64_t tcur = 0, tcurb = 0, tacc = 0, taccb = 0;
+	size_t n = 0;
+	FILE *f;
+
+	*out = NULL;
+	*len = 0;
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->nrecs; i++)
+		if (p->recs[i].state != REC_NONE)
+			v[n++] = p->recs[i];
+	qsort(v, n, sizeof(*v), by_stack_size);
+	for (size_t i = 0; i < n; i++) {
+		tacc++;
+		taccb += v[i].size;
+		if (v[i].state == REC_LIVE) {
+			tcur++;
+			tcurb += v[i].size;
+		}
+	}
+	if (!(f = open_memstream(out, len))) {
+		free(v);
+		return -ENOMEM;
+	}
+	fprintf(f, "heap_v2/%llu\n  t*: %llu: %llu [%llu: %llu]\n", (unsigned long long)p->period,
+		(unsigned long long)tcur, (unsigned long long)tcurb, (unsigned long long)tacc,
+		(unsigned long long)taccb);
+	for (size_t i = 0; i < n;) {
+		const struct stack *st = &p->stacks[v[i].stack];
+		uint64_t cur = 0, acc = 0;
+		size_t j;
+
+		for (j = i; j < n && v[j].stack == v[i].stack && v[j].size == v[i].size; j++) {
+			acc++;
+			cur += v[j].state == REC_LIVE;
+		}
+		fputc('@', f);
+		for (uint32_t k = 0; k < st->n; k++)
+			fprintf(f, " 0x%llx", (unsigned long long)p->pcs[st->off + k]);
+		fprintf(f, "\n  t*: %llu: %llu [%llu: %llu]\n", (unsigned long long)cur,
+			(unsigned long long)(cur * v[i].size), (unsigned long long)acc,
+			(unsigned long long)(acc * v[i].size));
+		i = j;
+	}
+	fprintf(f, "\nMAPPED_LIBRARIES:\n%s", maps ? maps : "");
+	free(v);
+	if (fclose(f)) {
+		free(*out);
+		*out = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
