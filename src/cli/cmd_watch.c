@@ -180,7 +180,8 @@ static int watch_loop(struct cli *c, struct watch *w)
 		err = w->fmt == JMA_SERIES_PROM ? replace_prom_file(w->out, &smp)
 						: jma_series_write(f, w->fmt, &smp);
 		if (err)
-			rc = cli_error(EXIT_TARGET, "writing %s: %s", name, cli_out_strerror(err));
+			rc = cli_error(err == -EPERM ? EXIT_USAGE : EXIT_TARGET, "writing %s: %s", name,
+				       cli_out_strerror(err));
 		w->samples++;
 		w->hold_sum += smp.hold_ns;
 		w->hold_max = smp.hold_ns > w->hold_max ? smp.hold_ns : w->hold_max;
