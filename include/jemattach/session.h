@@ -93,6 +93,11 @@ uint64_t jma_held_ns(const jma_session *s);
  * unknown (gone, unreadable).  Needs no session. */
 uint64_t jma_exec_mark(pid_t pid);
 
+/* 1 when the process the session opened has exited, whether or not its PID
+ * is now another process's (jma_attach then fails with JMA_ERR_ATTACH,
+ * "process N exited"): a pidfd, or its start time, says so. */
+int jma_exited(const jma_session *s);
+
 const char *jma_errmsg(const jma_session *s);
 enum jma_errkind jma_errkind(const jma_session *s);
 

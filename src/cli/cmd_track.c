@@ -260,7 +260,7 @@ int cmd_prof_track(struct cli *c, int argc, char **argv)
 			break;
 	}
 restore:
-	if (changed && restore_inactive(c)) {
+	if (changed && !jma_exited(c->s) && restore_inactive(c)) {
 		rc = cli_fail_session(c);
 		fprintf(stderr, "jemattach: prof.active is still true: jemattach %d prof off\n",
 			(int)c->pid);

@@ -172,7 +172,8 @@ static int watch_loop(struct cli *c, struct watch *w)
 			next = now_s();	/* fell behind (slow target): keep the pace from now */
 		got = sample(c, w, iter, &smp);
 		if (got < 0)
-			rc = target_exited(c->pid) ? target_ended(c, w) : cli_fail_session(c);
+			rc = jma_exited(c->s) || target_exited(c->pid) ? target_ended(c, w)
+									 : cli_fail_session(c);
 		if (got < 0 || got == 2)
 			break;
 		if (got == 1)

@@ -26,8 +26,12 @@ int cli_fail_session(struct cli *c)
 {
 	enum jma_errkind k = jma_errkind(c->s);
 	struct timespec settle = { 0, 50000000 };
-	uint64_t now = c->exec_mark ? jma_exec_mark(c->pid) : 0;
+	uint64_t now;
 
+	/* Gone, its PID perhaps another process's by now: that is the error. */
+	if (jma_exited(c->s))
+		return cli_error(EXIT_ATTACH, "process %d exited", (int)c->pid);
+	now = c->exec_mark ? jma_exec_mark(c->pid) : 0;
 	/* Read in the middle of an exec (no vDSO yet), the new program
 	 * may not have loaded jemalloc yet, or the maps read may be the old
 	 * program's: look again a moment later before calling it missing or unsafe. */

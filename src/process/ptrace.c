@@ -102,6 +102,9 @@ int jma_open_process(jma_session *s, pid_t pid)
 	if (err)
 		return jma_fail(s, JMA_ERR_ATTACH, err, "%s", msg);
 	s->pid = pid;
+	/* This process for the whole session, whoever gets its PID later. */
+	if (jma_exec_ident_take(pid, &s->ident))
+		return jma_fail(s, JMA_ERR_ATTACH, -ESRCH, "no such process %d", (int)pid);
 	for (int tries = 0;; tries++) {
 		/* Before the maps are read: an exec after this is seen at the stop. */
 		s->exec_mark = jma_exec_mark_at(pid, &s->exec_where);
@@ -357,9 +360,17 @@ static int try_thread(struct ptrace_be *p, const struct att_candidate *c, char *
 		give_back(p);
 		return err == -ENOSPC || err == -EFAULT ? 1 : jma_fail(s, JMA_ERR_TARGET, err, "%s", why);
 	}
-	if (jma_exec_same(s->pid, s->exec_mark, &s->exec_where, jma_syms_jemalloc(s->syms)->path,
-			  jma_syms_jemalloc(s->syms)->fn_mallctl) == -ENOEXEC) {
+	/* Stopped: the thread is the process's we opened, running its program. */
+	if (jma_exec_ident_same(s->pid, &s->ident)) {
 		give_back(p);
+		return jma_fail(s, JMA_ERR_ATTACH, -ESRCH, "process %d exited", (int)s->pid);
+	}
+	if (jma_exec_same(s->pid, s->exec_mark, &s->exec_where) == -ENOEXEC) {
+		give_back(p);
+		if (!s->exec_mark)
+			return jma_fail(s, JMA_ERR_ATTACH, -ENOEXEC, "process %d: its AT_RANDOM "
+					"bytes could not be read or are zeros, so whether it still "
+					"runs the program read cannot be told: refused", (int)s->pid);
 		return jma_fail(s, JMA_ERR_ATTACH, -ENOEXEC, "process %d executed a new program "
 				"since jemattach read its symbols", (int)s->pid);
 	}
@@ -445,6 +456,9 @@ static int ptrace_begin(struct jma_backend *b)
 	if (!jma_syms_jemalloc(s->syms))
 		return jma_fail(s, JMA_ERR_MISSING, -ENOENT, "no jemalloc found in process %d",
 				(int)s->pid);
+	/* Its PID may be another process's by now (checked again once stopped). */
+	if (jma_exec_ident_same(s->pid, &s->ident))
+		return jma_fail(s, JMA_ERR_ATTACH, -ESRCH, "process %d exited", (int)s->pid);
 	/* Before anything stops: one maps snapshot for the command (jma_open's
 	 * for the first, a new one for each later command of a session),
 	 * jemalloc looked for in it; a stopped candidate only compares the exec

@@ -350,6 +350,112 @@ t_stdout_stderr_and_devnull_still_work() {
 	expect_match "$(head -1 "$TMPD/fd5")" "Begin jemalloc statistics"
 }
 
+# --- The process stays the process (issue 30).
+
+# at_random PID: the address of its 16 AT_RANDOM bytes (auxv entry 25).
+at_random() { od -An -tu8 -w16 -v "/proc/$1/auxv" | awk '$1 == 25 { print $2 }'; }
+
+# reuse_scenario MODE DIR JEMATTACH JEMFIX: run as PID 1 of a new PID
+# namespace, where PIDs are ours to choose.  Target A runs without address
+# randomization; jemattach MODE (watch, track or shell) follows it; A exits
+# and B, the same program started the same way, gets A's PID (ns_last_pid)
+# and is given A's AT_RANDOM bytes: the same addresses, the same exec mark
+# -- what another user's process of the same program could arrange.
+# Writes what happened into DIR: a.pid, b.pid, lines.before, lines.after,
+# rc, err.
+reuse_scenario() {
+	local mode=$1 d=$2 j=$3 f=$4 a b w addr lines i
+	local conf=MALLOC_CONF=prof:true,prof_active:true,lg_prof_sample:12
+	mkfifo "$d/a.in" "$d/b.in" "$d/sh.in"
+	exec 3<>"$d/a.in" 4<>"$d/b.in" 5<>"$d/sh.in"
+	setarch -R env "$conf" "$f" <&3 >"$d/a.out" &
+	a=$!
+	for i in $(seq 200); do grep -q ready "$d/a.out" && break; sleep 0.05; done
+	addr=$(at_random "$a")
+	dd if="/proc/$a/mem" of="$d/rnd" bs=16 count=1 skip="$addr" iflag=skip_bytes status=none
+	case $mode in
+	watch) "$j" "$a" watch -i 0.2 -n 40 >"$d/out" 2>"$d/err" & ;;
+	track) "$j" "$a" prof track -i 0.2 -n 40 --format jsonl >"$d/out" 2>"$d/err" & ;;
+	shell) "$j" "$a" shell <&5 >"$d/out" 2>"$d/err" & echo "get version" >&5 ;;
+	esac
+	w=$!
+	for i in $(seq 300); do [[ -s $d/out ]] && break; sleep 0.05; done
+	# Between two samples, not holding A's thread.
+	for i in $(seq 50); do
+		sleep 0.05
+		kill -STOP "$w"
+		[[ $(awk '/^TracerPid/ { print $2 }' "/proc/$a/status") == 0 ]] && break
+		kill -CONT "$w"
+	done
+	wc -l <"$d/out" >"$d/lines.before"
+	kill -KILL "$a"
+	wait "$a" 2>/dev/null
+	echo $((a - 1)) >/proc/sys/kernel/ns_last_pid
+	setarch -R env "$conf" "$f" <&4 >"$d/b.out" &
+	b=$!
+	echo "$a" >"$d/a.pid"
+	echo "$b" >"$d/b.pid"
+	for i in $(seq 200); do grep -q ready "$d/b.out" && break; sleep 0.05; done
+	[[ $(at_random "$b") == "$addr" ]] && dd if="$d/rnd" of="/proc/$b/mem" bs=16 count=1 \
+		seek="$addr" oflag=seek_bytes conv=notrunc status=none
+	kill -CONT "$w"
+	[[ $mode == shell ]] && { sleep 0.5; echo "get version" >&5; sleep 0.5; echo "get version" >&5; exec 5>&-; }
+	rc=0
+	wait "$w" || rc=$?
+	echo "$rc" >"$d/rc"
+	wc -l <"$d/out" >"$d/lines.after"
+	kill -KILL "$b"
+}
+
+# expect_reuse_stops MODE: after A exits and B takes its PID, jemattach MODE
+# stops with "process A exited", having asked B nothing.  Before, with B's
+# exec mark made A's, watch and track went on reporting B (40 of 40
+# samples) and shell answered from B.
+expect_reuse_stops() {
+	local d
+	d=$(mktemp -d "$TMPD/reuse.XXXX")
+	export -f reuse_scenario at_random
+	timeout 120 unshare --pid --fork --mount-proc bash -c 'reuse_scenario "$@"' _ \
+		"$1" "$d" "$JEMATTACH" "$FIXTURES/jemfix" || :
+	[[ -s $d/b.pid ]] || fail "the scenario did not run: $(cat "$d/err" 2>/dev/null)"
+	[[ $(cat "$d/a.pid") == $(cat "$d/b.pid") ]] ||
+		skip "B got PID $(cat "$d/b.pid"), not A's $(cat "$d/a.pid")"
+	[[ -s $d/rc ]] || fail "jemattach $1 did not end in 120 s"
+	expect_match "$(cat "$d/err")" "process $(cat "$d/a.pid") exited"
+	(($(cat "$d/lines.after") <= $(cat "$d/lines.before") + 1)) ||
+		fail "$1 went on with the other process: $(cat "$d/lines.before") lines, then $(cat "$d/lines.after")"
+	RC=$(cat "$d/rc")
+}
+
+t_pid_reuse_stops_watch() {
+	expect_reuse_stops watch
+	expect_rc 1	# exited after fewer than -n samples (as when it just exits)
+}
+
+t_pid_reuse_stops_track() {
+	expect_reuse_stops track
+	expect_rc 3
+}
+
+t_pid_reuse_stops_shell() {
+	expect_reuse_stops shell
+	expect_rc 3
+}
+
+# A target whose AT_RANDOM bytes read as zeros: whether it executed another
+# program cannot be told, so nothing is called in it.  Before: called.
+t_zeroed_at_random_is_refused() {
+	local pid addr
+	start_fixture pid "$FIXTURES/jemfix"
+	addr=$(at_random "$pid")
+	dd if=/dev/zero of="/proc/$pid/mem" bs=16 count=1 seek="$addr" oflag=seek_bytes \
+		conv=notrunc status=none
+	jm "$pid" get version
+	expect_rc 3
+	expect_match "$ERR" "process $pid: its AT_RANDOM bytes could not be read or are zeros"
+	expect_eq "$(fix "$pid" ping)" pong
+}
+
 # Row 10: hostile inputs: absurd timeouts, inputs that never end, names that act.
 t_absurd_timeouts_are_usage_errors() {
 	local t
