@@ -174,6 +174,16 @@ START_TEST(test_safepath_dir_private)
 			ck_assert_int_eq(sticky, d[i].sticky);
 		close(fd);
 	}
+	/* Root run through sudo by that user: its directory is the invoker's. */
+	{
+		int fd = open(at("theirs"), O_PATH | O_DIRECTORY), err;
+
+		ck_assert_int_eq(setenv("SUDO_UID", "65533", 1), 0);
+		err = jma_path_dir_private(fd, "theirs", NULL, msg, sizeof(msg));
+		ck_assert_int_eq(getuid() == 0 ? err : 0, 0);
+		unsetenv("SUDO_UID");
+		close(fd);
+	}
 }
 END_TEST
 

@@ -16,14 +16,29 @@
 #define PROC_SUPER_MAGIC 0x9fa0
 #endif
 
+/* Run by root through sudo: the user who ran sudo, whose own files (a home
+ * directory, ~/out) are as much the invoker's as root's.  -1 when not. */
+static long sudo_id(const char *var)
+{
+	const char *v = getuid() == 0 ? secure_getenv(var) : NULL;
+	char *end;
+	long id;
+
+	if (!v || !*v)
+		return -1;
+	errno = 0;
+	id = strtol(v, &end, 10);
+	return errno || *end || id < 0 || id > 0x7fffffffL ? -1 : id;
+}
+
 int jma_path_trusted_uid(uid_t uid)
 {
-	return uid == 0 || uid == getuid() || uid == geteuid();
+	return uid == 0 || uid == getuid() || uid == geteuid() || (long)uid == sudo_id("SUDO_UID");
 }
 
 static int trusted_gid(gid_t gid)
 {
-	return gid == 0 || gid == getgid() || gid == getegid();
+	return gid == 0 || gid == getgid() || gid == getegid() || (long)gid == sudo_id("SUDO_GID");
 }
 
 static int on_proc(int fd)

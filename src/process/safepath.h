@@ -6,8 +6,8 @@
  * link at any name there, in any component, to make root write a file of
  * root's.  jma_path_walk resolves a path one component at a time, each
  * opened O_PATH|O_NOFOLLOW relative to the one before, and follows a link
- * only when root or the user running jemattach (real or effective uid) owns
- * it -- the kernel's protected_symlinks rule, for every component and
+ * only when root or the user running jemattach (real or effective uid, and
+ * under sudo the user who ran it: $SUDO_UID) owns it -- the kernel's protected_symlinks rule, for every component and
  * whatever the sysctl says.  What it returns is a directory fd and a name in
  * it: the caller acts relative to that fd (openat, mkdirat, renameat), so a
  * component swapped after the walk changes nothing.
@@ -31,7 +31,8 @@ struct jma_path_at {
 	char shown[4096];	/* the path as resolved, for messages */
 };
 
-/* 1 when a file owned by @uid may be trusted: root's or the invoking user's. */
+/* 1 when a file owned by @uid may be trusted: root's or the invoking user's
+ * (getuid, geteuid, $SUDO_UID when run by root). */
 int jma_path_trusted_uid(uid_t uid);
 
 /* Walk @path (relative to the working directory unless absolute) to the
