@@ -78,7 +78,8 @@ static int open_proc_link(const struct jma_path_at *at)
 	if ((strcmp(buf, self) && strcmp(buf, dir)) || errno || *end || fd < 0 || fd > INT_MAX)
 		return fail(-EPERM, "%s: a link in /proc that is not one of jemattach's own "
 			    "descriptors: refused", shown(at, buf, sizeof(buf)));
-	n = fcntl((int)fd, F_DUPFD_CLOEXEC, 3);
+	/* The walk's own descriptor is no descriptor of the caller's. */
+	n = fd == at->dirfd ? (errno = EBADF, -1) : fcntl((int)fd, F_DUPFD_CLOEXEC, 3);
 	return n < 0 ? fail(-errno, "%s: %s", shown(at, buf, sizeof(buf)), strerror(errno)) : (int)n;
 }
 
