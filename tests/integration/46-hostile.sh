@@ -192,7 +192,7 @@ t_racing_component_swaps_never_redirect_a_write() {
 	writer_inputs pid
 	before=$(victims)
 	start_bg RACER setpriv --reuid="$TUSER" --regid="$TUSER" --clear-groups sh -c "cd '$S' && while :; do
-		rm -f d; mkdir d; rmdir d; ln -s '$V' d; done" 2>/dev/null
+		rm -rf d; mkdir d; rm -rf d; ln -s '$V' d; done" 2>/dev/null
 	trap 'kill "$RACER" 2>/dev/null || :' EXIT	# also when an expectation fails
 	: >"$TMPD/all"
 	for i in $(seq 10); do
