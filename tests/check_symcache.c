@@ -321,6 +321,29 @@ START_TEST(test_symcache_keeps_and_refuses)
 	ck_assert_int_eq(jma_symcache_load(sub, key, m, n, &got), -ENOENT);
 	f.copy.fn_mallctl = at + 0x234;
 
+	/* Reached through another user's symlink, in any component: neither
+	 * read nor made; through one of ours, used. */
+	{
+		char link[4300], via[4400];
+		struct stat st;
+
+		ck_assert_int_eq(jma_symcache_save(sub, key, m, n, &f), 0);
+		snprintf(link, sizeof(link), "%s/evil", dir);
+		ck_assert_int_eq(symlink(dir, link), 0);
+		ck_assert_int_eq(lchown(link, 65533, 65533), 0);
+		snprintf(via, sizeof(via), "%s/evil/a/jemattach", dir);
+		ck_assert_int_eq(jma_symcache_load(via, key, m, n, &got), -ENOENT);
+		ck_assert_int_eq(jma_symcache_save(via, key, m, n, &f), -EPERM);
+		snprintf(via, sizeof(via), "%s/evil/b/jemattach", dir);
+		ck_assert_int_eq(jma_symcache_save(via, key, m, n, &f), -EPERM);
+		snprintf(via, sizeof(via), "%s/b", dir);
+		ck_assert_int_ne(stat(via, &st), 0);
+		ck_assert_int_eq(lchown(link, 0, 0), 0);
+		snprintf(via, sizeof(via), "%s/evil/a/jemattach", dir);
+		ck_assert_int_eq(jma_symcache_load(via, key, m, n, &got), 0);
+		free_found(&got);
+	}
+
 	/* A copy in a file the key does not name is not kept. */
 	f.copy.path = (char *)"/nonexistent";
 	ck_assert_int_eq(jma_symcache_save(sub, key, m, n, &f), -EINVAL);

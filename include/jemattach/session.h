@@ -95,8 +95,14 @@ uint64_t jma_held_ns(const jma_session *s);
 
 /* What program process @pid runs now, as a number that changes when it
  * exec()s (drawn from the random bytes the kernel gives each exec); 0 when
- * unknown (gone, unreadable).  Needs no session. */
+ * unknown (gone, unreadable, or those bytes overwritten with zeros: a
+ * session then refuses to call into it).  Needs no session. */
 uint64_t jma_exec_mark(pid_t pid);
+
+/* 1 when the process the session opened has exited, whether or not its PID
+ * is now another process's (jma_attach then fails with JMA_ERR_ATTACH,
+ * "process N exited"): a pidfd, or its start time, says so. */
+int jma_exited(const jma_session *s);
 
 const char *jma_errmsg(const jma_session *s);
 enum jma_errkind jma_errkind(const jma_session *s);

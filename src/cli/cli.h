@@ -81,19 +81,30 @@ void cli_hint_empty(struct cli *c, jma_heap *h, const struct jma_heap_report_opt
 /* "1.5 KiB": binary units with one decimal (units.c). */
 const char *cli_bytes(unsigned long long n, char *buf, size_t len);
 
-/* Our own output files (outfile.c): "-" is stdout; a symlink of another
- * user in a sticky world-writable directory is refused (-EPERM); a path that
- * is not a regular file is written into, never replaced; @atomic replaces a
- * regular file by rename() of an unguessable O_EXCL sibling at close. */
+/* Our own output files (outfile.c, doc/safety.md): "-" is stdout; no
+ * symlink of another user is followed in any component; the file's
+ * directory must be root's or ours and writable by no other user unless
+ * sticky (else -EPERM); a FIFO or device (root's or ours) is written into,
+ * never waited for; a regular file is replaced by renameat() of an O_EXCL
+ * sibling: at close with @atomic, at once without. */
 struct cli_out {
 	FILE *f;
-	char path[4096];
-	char tmp[4200];
+	int dirfd;		/* the directory checked, -1 none */
+	char name[256];		/* the file's name in it */
+	char tmp[64];		/* the sibling renamed over @name at close, "" none */
 };
-int cli_out_check_link(const char *path);
 int cli_out_open(const char *path, bool atomic, struct cli_out *o);
 /* Close; with @ok the atomic file replaces the old one, else it is removed. */
 int cli_out_close(struct cli_out *o, bool ok);
+/* Directory @path for our files, checked as cli_out_open checks a file's:
+ * made 0755 when missing, an existing one must be root's or ours alone.
+ * @fresh: @path is a prefix, the directory made is @path.XXXXXXXX (random,
+ * never one that exists).  Its name into @out; *@made when made here. */
+int cli_out_mkdir(const char *path, bool fresh, char *out, size_t len, bool *made);
+/* Remove the file (or with @dir, the empty directory) @path our output
+ * made, found by the same walk. */
+void cli_out_remove(const char *path, bool dir);
+/* The message for @err, a cli_out_* call's last result. */
 const char *cli_out_strerror(int err);
 
 /* JSON output helpers (json.c). */

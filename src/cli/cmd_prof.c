@@ -446,21 +446,19 @@ static int prof_window(struct cli *c, int argc, char **argv)
 	if (outdir)
 		snprintf(dir, sizeof(dir), "%s", outdir);
 	else
-		snprintf(dir, sizeof(dir), "jemattach-window.%d.%ld", (int)c->pid, (long)time(NULL));
+		snprintf(dir, sizeof(dir), "jemattach-window.%d", (int)c->pid);
 	/* Everything that can fail before the target is touched is checked
 	 * first: a failed window leaves nothing behind. */
 	if (!sampler && jma_prof_check(c->s))
 		return cli_fail_session(c);
-	if (cli_out_check_link(dir))
-		return cli_error(EXIT_USAGE, "cannot write in %s: %s", dir, cli_out_strerror(-EPERM));
-	if (mkdir(dir, 0755) == 0)
-		made_dir = true;
-	else if (errno != EEXIST)
-		return cli_error(EXIT_USAGE, "cannot create %s: %s", dir, strerror(errno));
+	/* Without -o, a fresh directory with a random name (never one that
+	 * exists: another user may have made it). */
+	if ((rc = cli_out_mkdir(dir, !outdir, dir, sizeof(dir), &made_dir)))
+		return cli_error(EXIT_USAGE, "cannot create %s: %s", dir, cli_out_strerror(rc));
 	if (access(dir, W_OK | X_OK)) {
 		rc = cli_error(EXIT_USAGE, "cannot write in %s: %s", dir, strerror(errno));
 		if (made_dir)
-			rmdir(dir);
+			cli_out_remove(dir, true);
 		return rc;
 	}
 	snprintf(base, sizeof(base), "%s/base.heap", dir);
@@ -518,9 +516,9 @@ out:
 		/* Half a window is no result: remove what it wrote (the final
 		 * dump is the last step: it cannot have been written). */
 		if (wrote)
-			unlink(base);
+			cli_out_remove(base, false);
 		if (made_dir)
-			rmdir(dir);
+			cli_out_remove(dir, true);
 	}
 	if (window_stop) {
 		fprintf(stderr, "jemattach: interrupted\n");

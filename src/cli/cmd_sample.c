@@ -77,12 +77,18 @@ static void summary(const struct jma_sampler_result *r, const struct jma_sampler
 }
 
 /* Run the sampler as @o says and write its profile to @out ("-": stdout). */
+/* The output is opened (its path checked, outfile.c) before the window, so
+ * that a refused path costs no window; written and renamed into place after. */
 static int run_and_save(struct cli *c, const struct jma_sampler_opts *o, const char *out)
 {
 	struct sigaction sa = { .sa_handler = on_stop }, old_int, old_term, old_hup;
 	struct jma_sampler_result r;
+	struct cli_out f;
 	int err, rc = EXIT_OK;
 
+	if ((err = cli_out_open(out, true, &f)))
+		return cli_error(err == -EPERM ? EXIT_USAGE : EXIT_TARGET, "writing %s: %s", out,
+				 cli_out_strerror(err));
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
@@ -97,10 +103,13 @@ static int run_and_save(struct cli *c, const struct jma_sampler_opts *o, const c
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	sigaction(SIGHUP, &old_hup, NULL);
-	if (err)
+	if (err) {
+		cli_out_close(&f, false);
 		return cli_fail_session(c);
+	}
 	summary(&r, o);
-	err = prof_save(out, r.profile, r.len);
+	err = fwrite(r.profile, 1, r.len, f.f) == r.len ? 0 : -EIO;
+	err = cli_out_close(&f, !err) ?: err;
 	if (err)
 		rc = cli_error(err == -EPERM ? EXIT_USAGE : EXIT_TARGET, "writing %s: %s", out,
 			       cli_out_strerror(err));
@@ -163,8 +172,6 @@ int cmd_prof_sample(struct cli *c, int argc, char **argv)
 		prof_default_name(c->pid, name, sizeof(name));
 		out = name;
 	}
-	if (cli_out_check_link(out))
-		return cli_error(EXIT_USAGE, "writing %s: %s", out, cli_out_strerror(-EPERM));
 	rc = run_and_save(c, &o, out);
 	if (rc == EXIT_OK && an) {
 		fflush(stdout);

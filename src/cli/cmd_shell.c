@@ -95,6 +95,12 @@ int cmd_shell(struct cli *c, int argc, char **argv)
 		fflush(stdout);
 		if (r)
 			rc = r;
+		/* Another process may have its PID now: the session is over. */
+		if (jma_exited(c->s)) {
+			rc = r == EXIT_ATTACH ? r : cli_error(EXIT_ATTACH, "process %d exited",
+							      (int)c->pid);
+			break;
+		}
 	}
 	free(line);
 	if (in != stdin)

@@ -192,7 +192,8 @@ static int restore_inactive(struct cli *c)
 
 static int finish(jma_track *t, const struct track_args *a, FILE *rank)
 {
-	FILE *f, *esc;
+	struct cli_out o;
+	FILE *esc;
 	int err;
 
 	if (!jma_track_nsnapshots(t))
@@ -207,11 +208,10 @@ static int finish(jma_track *t, const struct track_args *a, FILE *rank)
 		return cli_error(EXIT_TARGET, "%s", jma_track_errmsg(t));
 	if (!a->svg)
 		return EXIT_OK;
-	if (!(f = fopen(a->svg, "w")))
-		return cli_error(EXIT_USAGE, "cannot create %s: %s", a->svg, strerror(errno));
-	err = jma_track_svg(t, a->top ? a->top : 8, "live bytes per allocation site", f);
-	if (fclose(f) && !err)
-		err = -EIO;
+	if ((err = cli_out_open(a->svg, true, &o)))
+		return cli_error(EXIT_USAGE, "cannot create %s: %s", a->svg, cli_out_strerror(err));
+	err = jma_track_svg(t, a->top ? a->top : 8, "live bytes per allocation site", o.f);
+	err = cli_out_close(&o, !err) ?: err;
 	if (err)
 		return cli_error(EXIT_TARGET, "%s: %s", a->svg, strerror(-err));
 	return EXIT_OK;
@@ -224,18 +224,20 @@ int cmd_prof_track(struct cli *c, int argc, char **argv)
 	struct sigaction sa = { .sa_handler = on_stop }, old_int, old_term, old_hup, old_pipe;
 	struct sigaction ign = { .sa_handler = SIG_IGN };
 	jma_track *t = NULL;
+	struct cli_out o = { .f = stdout, .dirfd = -1 };
 	FILE *out = stdout;
 	bool was = false, changed = false;
 	unsigned long k = 0;
 	uint64_t allocated = 0;
-	int rc = parse_track(c, argc, argv, &a);
+	int err, rc = parse_track(c, argc, argv, &a);
 
 	if (rc)
 		return rc;
 	if (jma_prof_check(c->s))
 		return cli_fail_session(c);
-	if (a.out && strcmp(a.out, "-") && !(out = fopen(a.out, "w")))
-		return cli_error(EXIT_USAGE, "cannot create %s: %s", a.out, strerror(errno));
+	if (a.out && (rc = cli_out_open(a.out, false, &o)))
+		return cli_error(EXIT_USAGE, "cannot create %s: %s", a.out, cli_out_strerror(rc));
+	out = o.f;
 	t = jma_track_new(&(struct jma_track_opts){ .pid = c->pid, .fold = a.fold,
 						   .no_default_folds = a.no_default_folds,
 						   .no_demangle = a.no_demangle });
@@ -269,7 +271,7 @@ int cmd_prof_track(struct cli *c, int argc, char **argv)
 			break;
 	}
 restore:
-	if (changed && restore_inactive(c)) {
+	if (changed && !jma_exited(c->s) && restore_inactive(c)) {
 		rc = cli_fail_session(c);
 		fprintf(stderr, "jemattach: prof.active is still true: jemattach %d prof off\n",
 			(int)c->pid);
@@ -288,8 +290,8 @@ restore:
 	if (rc == EXIT_OK)
 		rc = finish(t, &a, out == stdout && a.fmt == JMA_TRACK_JSONL ? stderr : stdout);
 out:
-	if (out != stdout && fclose(out) && rc == EXIT_OK)
-		rc = cli_error(EXIT_TARGET, "writing %s: %s", a.out, strerror(errno));
+	if (out != stdout && (err = cli_out_close(&o, true)) && rc == EXIT_OK)
+		rc = cli_error(EXIT_TARGET, "writing %s: %s", a.out, strerror(-err));
 	jma_track_free(t);
 	return rc;
 }

@@ -173,7 +173,8 @@ static int watch_loop(struct cli *c, struct watch *w)
 			next = now_s();	/* fell behind (slow target): keep the pace from now */
 		got = sample(c, w, iter, &smp);
 		if (got < 0)
-			rc = target_exited(c->pid) ? target_ended(c, w) : cli_fail_session(c);
+			rc = jma_exited(c->s) || target_exited(c->pid) ? target_ended(c, w)
+									 : cli_fail_session(c);
 		if (got < 0 || got == 2)
 			break;
 		if (got == 1)
@@ -181,7 +182,8 @@ static int watch_loop(struct cli *c, struct watch *w)
 		err = w->fmt == JMA_SERIES_PROM ? replace_prom_file(w->out, &smp)
 						: jma_series_write(f, w->fmt, &smp);
 		if (err)
-			rc = cli_error(EXIT_TARGET, "writing %s: %s", name, cli_out_strerror(err));
+			rc = cli_error(err == -EPERM ? EXIT_USAGE : EXIT_TARGET, "writing %s: %s", name,
+				       cli_out_strerror(err));
 		w->samples++;
 		w->hold_sum += smp.hold_ns;
 		w->hold_max = smp.hold_ns > w->hold_max ? smp.hold_ns : w->hold_max;

@@ -38,6 +38,8 @@ int cli_fail_session(struct cli *c)
 	enum jma_errkind k = jma_errkind(c->s);
 	struct timespec settle = { 0, 50000000 };
 	uint64_t now = c->exec_mark ? jma_exec_mark(c->pid) : 0;
+	/* Its PID may be another process's by now, whose mark says nothing. */
+	int exited = jma_exited(c->s);
 
 	/* Read in the middle of an exec (no vDSO yet), the new program
 	 * may not have loaded jemalloc yet, or the maps read may be the old
@@ -48,11 +50,11 @@ int cli_fail_session(struct cli *c)
 		now = jma_exec_mark(c->pid);
 	}
 	/* Gone meanwhile: that, not the symptom, is the error. */
-	if ((k == JMA_ERR_MISSING || k == JMA_ERR_UNSAFE) && c->exec_mark && !now &&
-	    kill(c->pid, 0) && errno == ESRCH)
+	if ((k == JMA_ERR_MISSING || k == JMA_ERR_UNSAFE) &&
+	    (exited || (c->exec_mark && !now && kill(c->pid, 0) && errno == ESRCH)))
 		return cli_error(EXIT_ATTACH, "process %d exited", (int)c->pid);
 	/* The program changed under us: that, not the symptom, is the error. */
-	if (now && now != c->exec_mark)
+	if (now && now != c->exec_mark && !exited)
 		return cli_error(EXIT_ATTACH, "process %d executed a new program during the session",
 				 (int)c->pid);
 	return cli_error(k == JMA_OK ? EXIT_TARGET : (int)k, "%s", jma_errmsg(c->s));

@@ -1,7 +1,12 @@
 /* execcheck.c -- the process still runs the program we read (see execcheck.h). */
 #include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "attach/mem.h"
@@ -10,14 +15,17 @@
 
 /* The 16 bytes the kernel draws for each exec (AT_RANDOM, for the stack
  * protector and pointer guard; programs read them, never write them), mixed
- * with the vDSO's address: it changes at every exec, randomization or not. */
+ * with the vDSO's address: it changes at every exec, randomization or not.
+ * 0 when they cannot be read or are all zeros: a program that zeroed them
+ * (the target is not trusted) would otherwise keep its mark across an exec
+ * of the same program without randomization. */
 static uint64_t mark_of(pid_t pid, uint64_t rnd_at, uint64_t vdso)
 {
 	uint64_t rnd[2] = { 0, 0 };
 
-	if (rnd_at)
-		att_mem_read(pid, rnd_at, rnd, sizeof(rnd));
-	return rnd[0] ^ rnd[1] ^ vdso;
+	if (!rnd_at || att_mem_read(pid, rnd_at, rnd, sizeof(rnd)) || !(rnd[0] | rnd[1]))
+		return 0;
+	return (rnd[0] ^ rnd[1] ^ vdso) ?: 1;
 }
 
 uint64_t jma_exec_mark_at(pid_t pid, struct jma_exec_where *w)
@@ -46,25 +54,64 @@ int jma_exec_check(const struct att_map *maps, size_t n, const char *path, uint6
 	return m && m->perms[2] == 'x' && m->path && !strcmp(m->path, path) ? 0 : -ENOEXEC;
 }
 
-int jma_exec_same(pid_t pid, uint64_t mark, const struct jma_exec_where *w, const char *path,
-		  uint64_t fn)
+int jma_exec_same(pid_t pid, uint64_t mark, const struct jma_exec_where *w)
 {
-	struct att_map *maps;
-	size_t n;
-	int err;
-
 	/* The 16 bytes where they were: a new program has new ones (drawn at
 	 * each exec), there or elsewhere, so auxv need not be read again. */
-	if (mark && w && w->rnd_at)
-		return mark_of(pid, w->rnd_at, w->vdso) == mark ? 0 : -ENOEXEC;
-	if (mark)
-		return jma_exec_mark(pid) == mark ? 0 : -ENOEXEC;
-	err = att_proc_maps(pid, &maps, &n);
-	if (err)
-		return err;
-	err = jma_exec_check(maps, n, path, fn);
-	att_maps_free(maps, n);
-	return err;
+	uint64_t now = w && w->rnd_at ? mark_of(pid, w->rnd_at, w->vdso) : jma_exec_mark(pid);
+
+	if (!now && kill(pid, 0) && errno == ESRCH)
+		return -ESRCH;
+	return mark && now == mark ? 0 : -ENOEXEC;
+}
+
+/* Field 22 of /proc/@pid/stat, when the process started; 0 when unknown. */
+static uint64_t start_time(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long t = 0;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	/* "pid (comm) S ...": comm may hold anything, ')' and spaces too. */
+	if (!(p = strrchr(buf, ')')))
+		return 0;
+	for (int field = 2; p && field < 22; field++)
+		p = strchr(p + 1, ' ');
+	return p && sscanf(p, " %llu", &t) == 1 ? t : 0;
+}
+
+int jma_exec_ident_take(pid_t pid, struct jma_exec_ident *id)
+{
+	id->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	id->start = start_time(pid);
+	if (id->pidfd < 0 && errno == ESRCH)
+		return -ESRCH;
+	return id->pidfd < 0 && !id->start ? -ESRCH : 0;
+}
+
+int jma_exec_ident_same(pid_t pid, const struct jma_exec_ident *id)
+{
+	struct pollfd p = { .fd = id->pidfd, .events = POLLIN };
+
+	/* Readable once the process exited (a zombie keeps its PID: none can
+	 * reuse it before); then the PID may be anyone's. */
+	if (id->pidfd >= 0)
+		return poll(&p, 1, 0) == 0 ? 0 : -ESRCH;
+	return id->start && start_time(pid) == id->start ? 0 : -ESRCH;
+}
+
+void jma_exec_ident_release(struct jma_exec_ident *id)
+{
+	if (id->pidfd >= 0)
+		close(id->pidfd);
+	id->pidfd = -1;
 }
 
 /* The code files @pid maps and where, hashed (FNV-1a), 0 when unreadable. */

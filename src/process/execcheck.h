@@ -19,6 +19,24 @@
 
 #include "attach/procfs.h"
 
+/* The process itself, for a whole session: after it exits, another process
+ * may get its PID -- of the same program, even with the same exec mark when
+ * it zeroes its AT_RANDOM bytes and runs without address randomization.
+ * A pidfd (Linux 5.3) names the process, not the number; where there is
+ * none, its start time (/proc/PID/stat) tells one process from the next. */
+struct jma_exec_ident {
+	int pidfd;		/* -1: none */
+	uint64_t start;		/* start time in clock ticks after boot, 0 unknown */
+};
+
+/* Take @pid's identity into @id (release it with jma_exec_ident_release).
+ * 0, or -ESRCH when there is no such process. */
+int jma_exec_ident_take(pid_t pid, struct jma_exec_ident *id);
+/* 0 while @pid is still the process @id was taken of; -ESRCH once that one
+ * exited (a zombie, gone, or its PID now another process's). */
+int jma_exec_ident_same(pid_t pid, const struct jma_exec_ident *id);
+void jma_exec_ident_release(struct jma_exec_ident *id);
+
 /* Where jma_exec_mark found its inputs: read once, before anything stops
  * (with the one other entry of the same auxv read that a command needs). */
 struct jma_exec_where {
@@ -33,12 +51,11 @@ uint64_t jma_exec_mark_at(pid_t pid, struct jma_exec_where *w);
  * not (another program, or one still being loaded). */
 int jma_exec_check(const struct att_map *maps, size_t n, const char *path, uint64_t fn);
 /* 0 when @pid still has exec mark @mark, -ENOEXEC when it executed a program
- * since, -errno when /proc cannot say.  With @w (from jma_exec_mark_at), one
- * read of 16 bytes of its memory; without, auxv is read too.  Without a
- * mark (0: unknown), the current maps must hold @fn in @path instead (a read
- * of every line: a millisecond with a thousand threads). */
-int jma_exec_same(pid_t pid, uint64_t mark, const struct jma_exec_where *w, const char *path,
-		  uint64_t fn);
+ * since or when that cannot be told: a mark of 0, then or now (AT_RANDOM
+ * unreadable, or all zeros, which no kernel draws: a process that overwrote
+ * them), -errno when /proc cannot say.  With @w (from jma_exec_mark_at), one
+ * read of 16 bytes of its memory; without, auxv is read too. */
+int jma_exec_same(pid_t pid, uint64_t mark, const struct jma_exec_where *w);
 /* 1 when @pid is seen loading code over @wait_ms: it executed a program
  * since mark @mark, or the code files it maps change (the dynamic loader at
  * work after an exec, or a dlopen).  Symbols read at such a moment may miss

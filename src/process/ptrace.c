@@ -114,6 +114,9 @@ int jma_open_process(jma_session *s, pid_t pid)
 	if (err)
 		return jma_fail(s, JMA_ERR_ATTACH, err, "%s", msg);
 	s->pid = pid;
+	/* This process for the whole session, whoever gets its PID later. */
+	if (jma_exec_ident_take(pid, &s->ident))
+		return jma_fail(s, JMA_ERR_ATTACH, -ESRCH, "no such process %d", (int)pid);
 	for (int tries = 0;; tries++) {
 		/* Before the maps are read: an exec after this is seen at the stop. */
 		s->exec_mark = jma_exec_mark_at(pid, &s->exec_where);
@@ -314,6 +317,10 @@ static void give_back(struct ptrace_be *p)
 
 static int exec_fail(jma_session *s)
 {
+	if (!s->exec_mark)
+		return jma_fail(s, JMA_ERR_ATTACH, -ENOEXEC, "process %d: its AT_RANDOM bytes could "
+				"not be read or are zeros, so whether it still runs the program read "
+				"cannot be told: refused", (int)s->pid);
 	return jma_fail(s, JMA_ERR_ATTACH, -ENOEXEC, "process %d executed a new program since "
 			"jemattach read its symbols", (int)s->pid);
 }
@@ -323,13 +330,11 @@ static int exec_fail(jma_session *s)
  * with --force; @why says why the self-restoring engine cannot be. */
 static int engine_refused(jma_session *s, const char *why)
 {
-	const struct jma_copy *je = jma_syms_jemalloc(s->syms);
-
 	/* What it needs was not found because the process exited or ran
 	 * another program meanwhile?  That is the error then. */
-	if (kill(s->pid, 0) && errno == ESRCH)
+	if (jma_exec_ident_same(s->pid, &s->ident))
 		return jma_fail(s, JMA_ERR_ATTACH, -ESRCH, "process %d exited", (int)s->pid);
-	if (jma_exec_same(s->pid, s->exec_mark, &s->exec_where, je->path, je->fn_mallctl) == -ENOEXEC)
+	if (jma_exec_same(s->pid, s->exec_mark, &s->exec_where) == -ENOEXEC)
 		return exec_fail(s);
 	return jma_fail(s, JMA_ERR_UNSAFE, -ENOTSUP, "%s: only the fallback call engine could call "
 			"into process %d, and if jemattach died during a call the process would die "
@@ -426,8 +431,12 @@ static int try_thread(struct ptrace_be *p, const struct att_candidate *c, char *
 		give_back(p);
 		return err == -ENOSPC || err == -EFAULT ? 1 : jma_fail(s, JMA_ERR_TARGET, err, "%s", why);
 	}
-	if (jma_exec_same(s->pid, s->exec_mark, &s->exec_where, jma_syms_jemalloc(s->syms)->path,
-			  jma_syms_jemalloc(s->syms)->fn_mallctl) == -ENOEXEC) {
+	/* Stopped: the thread is the process's we opened, running its program. */
+	if (jma_exec_ident_same(s->pid, &s->ident)) {
+		give_back(p);
+		return jma_fail(s, JMA_ERR_ATTACH, -ESRCH, "process %d exited", (int)s->pid);
+	}
+	if (jma_exec_same(s->pid, s->exec_mark, &s->exec_where) == -ENOEXEC) {
 		give_back(p);
 		return exec_fail(s);
 	}
@@ -576,6 +585,9 @@ static int ptrace_begin(struct jma_backend *b)
 	if (!jma_syms_jemalloc(s->syms))
 		return jma_fail(s, JMA_ERR_MISSING, -ENOENT, "no jemalloc found in process %d",
 				(int)s->pid);
+	/* Its PID may be another process's by now (checked again once stopped). */
+	if (jma_exec_ident_same(s->pid, &s->ident))
+		return jma_fail(s, JMA_ERR_ATTACH, -ESRCH, "process %d exited", (int)s->pid);
 	/* Before anything stops: one maps snapshot for the command (jma_open's
 	 * for the first, a new one for each later command of a session),
 	 * jemalloc looked for in it; a stopped candidate only compares the exec
@@ -628,7 +640,7 @@ static int ptrace_begin(struct jma_backend *b)
 		jma_logf(s, JMA_LOG_INFO, "tid %d left restart_syscall after %.1f ms", (int)rt,
 			 (double)(att_now_ns() - t0) / 1e6);
 	}
-	if (kill(s->pid, 0) && errno == ESRCH)
+	if (jma_exec_ident_same(s->pid, &s->ident))
 		return jma_fail(s, JMA_ERR_ATTACH, -ESRCH, "process %d exited", (int)s->pid);
 	if (p->restart_tid)
 		return jma_fail(s, JMA_ERR_UNSAFE, -EAGAIN, "no thread of process %d can be borrowed: "

@@ -91,6 +91,7 @@ jma_session *jma_new(const struct jma_options *opts)
 		errno = ENOMEM;
 		return NULL;
 	}
+	s->ident.pidfd = -1;
 	s->opt.prefix = s->opt_prefix;
 	s->opt.module = s->opt_module;
 	s->opt.cache_dir = s->opt_cache_dir;
@@ -109,6 +110,7 @@ void jma_free(jma_session *s)
 	free(s->opt_prefix);
 	free(s->opt_module);
 	free(s->opt_cache_dir);
+	jma_exec_ident_release(&s->ident);
 	free(s);
 }
 
@@ -126,6 +128,12 @@ int jma_open_backend(jma_session *s, pid_t pid, struct jma_backend *be, const st
 	s->pid = pid;
 	err = jma_syms_given(pid, je, &s->syms, msg, sizeof(msg));
 	return err ? jma_fail(s, JMA_ERR_MISSING, err, "%s", msg) : 0;
+}
+
+int jma_exited(const jma_session *s)
+{
+	return !s->offline && (s->ident.pidfd >= 0 || s->ident.start) &&
+	       jma_exec_ident_same(s->pid, &s->ident) == -ESRCH;
 }
 
 static void log_cb(void *arg, int level, const char *msg)

@@ -21,6 +21,7 @@ struct jma_session {
 	pid_t pid;
 	int offline;			/* a core file: pid names a process that is gone */
 	struct att_status st;
+	struct jma_exec_ident ident;	/* the process opened, whatever its PID becomes */
 	uint64_t exec_mark;	/* jma_exec_mark(pid) before its symbols were read */
 	struct jma_exec_where exec_where;	/* where that mark's inputs are */
 	struct jma_syms *syms;		/* NULL until jma_open succeeded */

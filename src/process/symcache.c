@@ -11,6 +11,7 @@
 
 #include "attach/mem.h"
 #include "process/buildid.h"
+#include "process/safepath.h"
 #include "process/symcache.h"
 
 /* Bump when what an entry means changes: older entries are then misses. */
@@ -180,10 +181,10 @@ static int ours(int fd, mode_t type, off_t *size)
 /* Make directory @path (mode 0700) in a parent that is ours, making that
  * parent the same way when it is missing and @depth allows (~/.cache on a
  * new account).  Run as root with another user's $HOME, nothing is made in
- * that home. */
+ * that home.  No component is a symlink of another user (safepath.h). */
 static int make_dir(const char *path, int depth)
 {
-	char *parent = strdup(path), *slash = parent ? strrchr(parent, '/') : NULL;
+	char *parent = strdup(path), *slash = parent ? strrchr(parent, '/') : NULL, msg[256];
 	struct stat st;
 	int pfd, err = 0;
 
@@ -193,11 +194,11 @@ static int make_dir(const char *path, int depth)
 		return err;
 	}
 	*slash = '\0';
-	pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (pfd < 0 && errno == ENOENT && depth > 0 && !(err = make_dir(parent, depth - 1)))
-		pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	pfd = jma_path_open(parent, O_RDONLY | O_DIRECTORY, 0, msg, sizeof(msg));
+	if (pfd == -ENOENT && depth > 0 && !(err = make_dir(parent, depth - 1)))
+		pfd = jma_path_open(parent, O_RDONLY | O_DIRECTORY, 0, msg, sizeof(msg));
 	if (pfd < 0)
-		err = err ? err : -errno;
+		err = err ? err : pfd;
 	else if (fstat(pfd, &st) || st.st_uid != geteuid())
 		err = -EPERM;
 	else if (mkdirat(pfd, slash + 1, 0700) && errno != EEXIST)
@@ -208,18 +209,20 @@ static int make_dir(const char *path, int depth)
 	return err;
 }
 
-/* @dir, opened when it is ours alone (made when @make, see make_dir). */
+/* @dir, opened when it is ours alone (made when @make, see make_dir),
+ * reached through no symlink of another user. */
 static int open_dir(const char *dir, int make)
 {
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), err;
+	char msg[256];
+	int fd = jma_path_open(dir, O_RDONLY | O_DIRECTORY, 0, msg, sizeof(msg)), err;
 
-	if (fd < 0 && errno == ENOENT && make) {
+	if (fd == -ENOENT && make) {
 		if ((err = make_dir(dir, 1)))
 			return err;
-		fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		fd = jma_path_open(dir, O_RDONLY | O_DIRECTORY, 0, msg, sizeof(msg));
 	}
 	if (fd < 0)
-		return -errno;
+		return fd;
 	if (!ours(fd, S_IFDIR, NULL)) {
 		close(fd);
 		return -EPERM;

@@ -111,14 +111,6 @@ static double target_cpu(pid_t pid)
 	return v;
 }
 
-/* Exited (or a zombie)? */
-static int target_gone(pid_t pid)
-{
-	char state = 0, comm[64];
-
-	return att_proc_stat(pid, pid, &state, comm, sizeof(comm)) || state == 'Z' || state == 'X';
-}
-
 /* Why the kernel refused, and what to do instead. */
 static int refused(struct run *u, int err, const char *what)
 {
@@ -412,7 +404,6 @@ static double overhead(struct run *u, double cpu0, double *cost, double *cpu)
 static enum jma_sampler_end window(struct run *u, struct ring_buffer *rb, double cpu0, double secs,
 				   double *elapsed)
 {
-	const struct jma_copy *c = jma_syms_jemalloc(u->s->syms);
 	uint64_t t0 = now_ns(), last = t0, len = (uint64_t)(secs * 1e9);
 	double cost, cpu;
 
@@ -431,10 +422,9 @@ static enum jma_sampler_end window(struct run *u, struct ring_buffer *rb, double
 		if (t - last < CHECK_EVERY_NS)
 			continue;
 		last = t;
-		if (target_gone(u->s->pid))
+		if (jma_exec_ident_same(u->s->pid, &u->s->ident))
 			return JMA_SAMPLER_EXITED;
-		if (jma_exec_same(u->s->pid, u->s->exec_mark, &u->s->exec_where, c->path,
-				  c->fn_mallctl) == -ENOEXEC)
+		if (jma_exec_same(u->s->pid, u->s->exec_mark, &u->s->exec_where) == -ENOEXEC)
 			return JMA_SAMPLER_EXECED;
 		if (u->o->max_overhead > 0 && overhead(u, cpu0, &cost, &cpu) > u->o->max_overhead &&
 		    cost > MIN_COST_S)
