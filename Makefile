@@ -37,6 +37,12 @@ PROTOS    := $(wildcard src/heap/*.proto)
 GEN_SRCS  := $(patsubst src/heap/%.proto,$(BUILD)/gen/%.pb-c.c,$(PROTOS))
 LIB_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) $(GEN_SRCS:.c=.o)
 CLI_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(CLI_SRCS))
+# The HTTP exporter (`serve`, src/serve): part of the tool, over the public API;
+# only the tool links libmicrohttpd, libyaml, GnuTLS and libxcrypt.
+SERVE_PKGS := libmicrohttpd yaml-0.1 gnutls libxcrypt
+SERVE_SRCS := $(wildcard src/serve/*.c)
+SERVE_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(SERVE_SRCS))
+SERVE_LIBS := $(shell pkg-config --libs $(SERVE_PKGS) 2>/dev/null)
 
 # Check unit tests: every tests/check_<m>.c defines Suite *suite_<m>(void);
 # one runner runs them all so Check prints one summary line.
@@ -79,7 +85,8 @@ $(BUILD)/gen/%.pb-c.o: $(BUILD)/gen/%.pb-c.c
 	$(CC) $(filter-out -Wshadow,$(ALL_CFLAGS)) -c -o $@ $<
 
 # Generated protobuf headers must exist before anything includes them.
-$(LIB_OBJS) $(CLI_OBJS) $(TEST_OBJS): | $(GEN_SRCS)
+$(LIB_OBJS) $(CLI_OBJS) $(SERVE_OBJS) $(TEST_OBJS): | $(GEN_SRCS)
+$(SERVE_OBJS): ALL_CFLAGS += $(shell pkg-config --cflags $(SERVE_PKGS) 2>/dev/null)
 
 $(BUILD)/libjemattach.a: $(LIB_OBJS)
 	@rm -f $@
@@ -109,9 +116,9 @@ $(UNWIND_DIR)/link: scripts/build-libunwind.sh
 UNWIND_LINK := $(UNWIND_DIR)/link
 endif
 
-$(BUILD)/jemattach: $(CLI_OBJS) $(BUILD)/libjemattach.a $(UNWIND_LINK)
-	$(CC) -o $@ $(CLI_OBJS) $(BUILD)/libjemattach.a $(ALL_LDFLAGS) \
-		-Wl,--start-group $$(cat $(UNWIND_LINK)) -Wl,--end-group $(CLI_LIBS)
+$(BUILD)/jemattach: $(CLI_OBJS) $(SERVE_OBJS) $(BUILD)/libjemattach.a $(UNWIND_LINK)
+	$(CC) -o $@ $(CLI_OBJS) $(SERVE_OBJS) $(BUILD)/libjemattach.a $(ALL_LDFLAGS) \
+		-Wl,--start-group $$(cat $(UNWIND_LINK)) -Wl,--end-group $(CLI_LIBS) $(SERVE_LIBS)
 
 $(BUILD)/gen/suites.h: Makefile $(TEST_SRCS)
 	@mkdir -p $(dir $@)

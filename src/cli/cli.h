@@ -104,6 +104,7 @@ int cmd_core(struct cli *c, int argc, char **argv);
 int cmd_watch(struct cli *c, int argc, char **argv);
 int cmd_shell(struct cli *c, int argc, char **argv);
 int cmd_report(struct cli *c, int argc, char **argv);
+int cmd_serve(struct cli *c, int argc, char **argv);
 /* cmd_track.c: "prof track" and "report sites". */
 int cmd_prof_track(struct cli *c, int argc, char **argv);
 int cmd_report_sites(struct cli *c, int argc, char **argv);
