@@ -152,24 +152,33 @@ static const char *param(const struct req *q, const char *key)
 	return NULL;
 }
 
-/* Every key in @q is in @allowed (space-separated)?  Else the reason in @q. */
+/* @key is one of the space-separated words of @list (an empty key never is). */
+static int key_in(const char *key, const char *list)
+{
+	size_t n = strlen(key);
+
+	for (const char *p = list; *p;) {
+		size_t len = strcspn(p, " ");
+
+		if (n && len == n && !strncmp(p, key, n))
+			return 1;
+		p += len;
+		p += *p == ' ';
+	}
+	return 0;
+}
+
+/* Every key in @q is in @allowed?  Else the reason in @q. */
 static int params_allowed(struct req *q, const char *allowed)
 {
-	for (size_t i = 0; i < q->np; i++) {
-		size_t n = strlen(q->key[i]);
-		const char *p = allowed;
-
-		while ((p = strstr(p, q->key[i])) &&
-		       !((p == allowed || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0')))
-			p += n;
-		if (!n || !p) {
+	for (size_t i = 0; i < q->np; i++)
+		if (!key_in(q->key[i], allowed)) {
 			q->bad = 1;
 			snprintf(q->why, sizeof(q->why), "unknown query parameter \"%s\"%s%s",
 				 q->key[i], allowed[0] ? "; this path takes: " : " (this path takes none)",
 				 allowed);
 			return 0;
 		}
-	}
 	return 1;
 }
 
