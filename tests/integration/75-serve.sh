@@ -425,4 +425,17 @@ t_sigterm_stops_cleanly() {
 	expect_eq "$(fix "$fix" ping)" pong
 }
 
+t_systemd_unit_verifies() {
+	command -v systemd-analyze >/dev/null || skip "no systemd-analyze"
+	local unit=dist/jemattach-serve.service
+	[[ -f $unit ]] || unit="$(dirname "$0")/../../dist/jemattach-serve.service"
+	# The tool under test in place of the installed one; man pages may not be installed.
+	sed "s|/usr/bin/jemattach|$JEMATTACH|" "$unit" >"$TMPD/jemattach-serve.service"
+	jm_run systemd-analyze verify --man=no "$TMPD/jemattach-serve.service"
+	expect_rc 0
+	expect_eq "$ERR$OUT" ""
+	# The command line it runs is one serve accepts.
+	expect_match "$(grep '^ExecStart=' "$unit")" "serve --listen 127\.0\.0\.1:"
+}
+
 run_tests
