@@ -5,6 +5,7 @@
 #                   tests, then the same suite against an ASan+UBSan build of the tool
 #   make demo       start a demo jemalloc process and show jemattach on it
 #   make install    PREFIX=/usr/local DESTDIR=
+#   make deb        build/jemattach_VERSION-1_ARCH.deb (dpkg-deb)
 #   make bench      benchmarks (by hand; never part of check)
 
 ARCH      ?= $(shell uname -m)
@@ -62,7 +63,7 @@ FIXTURES  := $(FIX_DYN) $(FIX_DIR)/callee $(FIX_STATIC) $(FIX_DIR)/libctorwait.s
 	$(FIX_DIR)/jemfix-nobuildid
 JEM_PIC   := /usr/lib/x86_64-linux-gnu/libjemalloc_pic.a
 
-.PHONY: all deps check demo install uninstall clean bench soak fuzz versions check-versions
+.PHONY: all deps check demo install uninstall clean bench soak fuzz versions check-versions deb
 .DELETE_ON_ERROR:
 
 all: $(BUILD)/jemattach $(BUILD)/libjemattach.a $(BUILD)/libjemattach.so fixtures
@@ -235,6 +236,22 @@ install: all
 	install -m 644 include/jemattach/*.h $(DESTDIR)$(PREFIX)/include/jemattach/
 	install -m 644 doc/jemattach.1 $(DESTDIR)$(PREFIX)/share/man/man1/jemattach.1
 	if [ -f gdb/jemalloc.gdb ]; then install -m 644 gdb/jemalloc.gdb $(DESTDIR)$(PREFIX)/share/jemattach/; fi
+
+# A Debian package of what install installs (scripts/deb.sh): the tool, the
+# library with headers and a pkg-config file, the gdb library, the man page,
+# the systemd unit of `serve`.  Check it with: lintian $(BUILD)/jemattach_*.deb
+deb: all $(BUILD)/jemattach-shared
+	rm -rf $(BUILD)/deb
+	@$(MAKE) --no-print-directory -s install DESTDIR=$(abspath $(BUILD)/deb/root) PREFIX=/usr
+	install -m 755 $(BUILD)/jemattach-shared $(BUILD)/deb/root/usr/bin/jemattach
+	scripts/deb.sh $(BUILD) $(VERSION)
+
+# The packaged tool links Debian's shared libraries (policy: no embedded
+# copies of zlib, bzip2...); the static link above is for speed from source.
+$(BUILD)/jemattach-shared: $(CLI_OBJS) $(SERVE_OBJS) $(BUILD)/libjemattach.a $(UNWIND_LINK)
+	$(CC) -o $@ $(CLI_OBJS) $(SERVE_OBJS) $(BUILD)/libjemattach.a $(ALL_LDFLAGS) \
+		-Wl,--start-group $$(cat $(UNWIND_LINK)) -Wl,--end-group $(PKG_LIBS) -pthread -ldl -lm \
+		$(SERVE_LIBS)
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/jemattach $(DESTDIR)$(PREFIX)/lib/libjemattach.* \
