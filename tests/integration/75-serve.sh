@@ -145,6 +145,30 @@ t_pprof_without_profiling_says_why() {
 	expect_match "$(cat "$TMPD/b")" "opt.prof|MALLOC_CONF"
 }
 
+t_allocs_needs_prof_accum() {
+	local a b sp
+	start_fixture a "$FIXTURES/jemfix" "MALLOC_CONF=prof:true,prof_accum:true,lg_prof_sample:0"
+	start_fixture b "$FIXTURES/jemfix" "$PROF"
+	expect_eq "$(fix "$a" "alloc 20 100000")" ok
+	start_serve sp --target "pid=$a" --target "pid=$b"
+	expect_match "$(curl -s "$SERVE_URL/debug/pprof/allocs?pid=$a&debug=1" | head -2)" "Total: [0-9.]+ MB.* main"
+	curl -s -D "$TMPD/h" "$SERVE_URL/debug/pprof/allocs?pid=$b" >"$TMPD/b"
+	expect_match "$(head -1 "$TMPD/h")" " 409 "
+	expect_match "$(cat "$TMPD/b")" "prof_accum"
+}
+
+t_arenas_per_arena_series() {
+	local fix sp out
+	start_fixture fix "$FIXTURES/jemfix"
+	expect_eq "$(fix "$fix" "arenas 3")" ok
+	start_serve sp --target "pid=$fix" --arenas
+	out=$(curl -s "$SERVE_URL/metrics")
+	# Arena 0 and the 3 created (and the automatic ones jemalloc made).
+	(( $(grep -c "^jemalloc_arena_active_bytes{pid=\"$fix\".*arena=" <<<"$out") >= 4 )) ||
+		fail "$(grep '^jemalloc_arena_active_bytes' <<<"$out")"
+	promtool check metrics <<<"$out" >"$TMPD/lint" 2>&1 || fail "promtool: $(cat "$TMPD/lint")"
+}
+
 t_pprof_seconds_is_the_change() {
 	local fix sp out freer
 	start_fixture fix "$FIXTURES/jemfix" "$PROF"
