@@ -47,6 +47,7 @@ med() { median | awk '{printf "%.3f\n", $1}'; }
 # ticks of PID and its reaped children (utime stime cutime cstime).
 ticks() { awk '{print $14 + $15 + $16 + $17}' "/proc/$1/stat"; }
 hz=$(getconf CLK_TCK)
+declare -A probe_s
 
 printf '%-8s %12s %12s %12s %12s %12s %12s %8s\n' targets "scrape ms" "gets ms" "scrape cpu" \
 	"gets cpu" "held ms" "get held" "wall x"
@@ -60,6 +61,8 @@ for n in $COUNTS; do
 	pids+=($sp)
 	for _ in $(seq 200); do grep -q serving "$dir/serve.err" && break; sleep 0.05; done
 	url="http://127.0.0.1:$port/metrics"
+	# The first scan (before the server listens) probed each target once.
+	probe_s[$n]=$(curl -s "http://127.0.0.1:$port/targets" | jq -r '"\(.scan_seconds) \(.scan_probes)"')
 	curl -s "$url" >/dev/null
 	: >"$dir/s.wall"; : >"$dir/g.wall"; : >"$dir/s.cpu"; : >"$dir/g.cpu"; : >"$dir/s.held"; : >"$dir/g.held"
 	for _ in $(seq "$ROUNDS"); do
@@ -93,6 +96,25 @@ for n in $COUNTS; do
 		"$(echo "$(med <"$dir/s.cpu") / 1000" | bc -l)" "$(echo "$(med <"$dir/g.cpu") / 1000" | bc -l)" \
 		"$(echo "$(med <"$dir/s.held") / 1000" | bc -l)" "$(echo "$(med <"$dir/g.held") / 1000" | bc -l)" \
 		"$(echo "$sw / $gw" | bc -l)"
+done
+# Discovery at rest: a scan of all of /proc that chooses nothing (no probe).
+port=$((20000 + RANDOM % 40000))
+"$J" serve --listen "127.0.0.1:$port" --target 'comm=^$' --discover-interval 0.5 2>"$dir/serve.err" &
+sp=$!
+pids+=($sp)
+for _ in $(seq 200); do grep -q serving "$dir/serve.err" && break; sleep 0.05; done
+: >"$dir/scan"
+for _ in $(seq 10); do
+	sleep 0.5
+	curl -s "http://127.0.0.1:$port/targets" | jq -r '"\(.scan_seconds * 1e6 | floor) \(.scan_cpu_seconds * 1e6 | floor)"' >>"$dir/scan"
+done
+kill "$sp"; wait "$sp" 2>/dev/null
+echo "discovery: a scan of /proc ($(ls -d /proc/[0-9]* 2>/dev/null | wc -l) processes, none chosen):" \
+	"$(cut -d' ' -f1 "$dir/scan" | med | awk '{printf "%.2f", $1 / 1000}') ms wall," \
+	"$(cut -d' ' -f2 "$dir/scan" | med | awk '{printf "%.2f", $1 / 1000}') ms CPU (medians of 10)"
+for n in $COUNTS; do
+	read -r s p <<<"${probe_s[$n]}"
+	echo "  the first scan, with $p probes: $(awk -v s="$s" 'BEGIN {printf "%.1f", s * 1000}') ms wall"
 done
 echo "scrape/gets ms: wall per /metrics vs per loop of one get per target (medians);"
 echo "cpu ms: server + children vs the gets; held ms: per target per scrape (median);"

@@ -144,7 +144,9 @@ static int start_locked(struct serve_ctx *sc, struct target *t, enum op_kind kin
 	pthread_mutex_unlock(&sc->fmu);
 	pthread_attr_init(&at);
 	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&at, 256 << 10);
+	/* The child forked from this thread runs the library on this stack:
+	 * as large as a command line's main thread has (virtual until used). */
+	pthread_attr_setstacksize(&at, 8 << 20);
 	err = pthread_create(&th, &at, flight_main, j);
 	pthread_attr_destroy(&at);
 	if (err) {

@@ -616,7 +616,8 @@ int serve_run(struct serve_cfg *cfg)
 	struct serve_ctx sc = { .cfg = cfg };
 	unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
 			 MHD_USE_ERROR_LOG;
-	struct MHD_OptionItem opts[16];
+	struct MHD_OptionItem opts[16];	/* connection threads keep glibc's 8 MiB stacks: a
+					 * control or report child runs the library on one */
 	struct MHD_Daemon *d;
 	const union MHD_DaemonInfo *di;
 	sigset_t stop, old;
@@ -648,7 +649,6 @@ int serve_run(struct serve_cfg *cfg)
 	opts[k++] = (struct MHD_OptionItem){ MHD_OPTION_PER_IP_CONNECTION_LIMIT, PER_IP_MAX, NULL };
 	opts[k++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_MEMORY_LIMIT, CONN_MEM, NULL };
 	opts[k++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_TIMEOUT, CONN_IDLE_S, NULL };
-	opts[k++] = (struct MHD_OptionItem){ MHD_OPTION_THREAD_STACK_SIZE, 512 << 10, NULL };
 	opts[k++] = (struct MHD_OptionItem){ MHD_OPTION_STRICT_FOR_CLIENT, 1, NULL };
 	opts[k++] = (struct MHD_OptionItem){ MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)completed, NULL };
 	opts[k++] = (struct MHD_OptionItem){ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, &sc };

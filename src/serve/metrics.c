@@ -207,6 +207,9 @@ static void exporter_series(struct serve_ctx *sc, struct render *r)
 	family(r, "jemattach_discovery_duration_seconds", GAUGE,
 	       "Wall time of the last scan of /proc for jemalloc processes, probes included.");
 	fprintf(r->f, "jemattach_discovery_duration_seconds %.9g\n", sc->scan_secs);
+	family(r, "jemattach_discovery_cpu_seconds", GAUGE,
+	       "CPU time the last scan spent reading /proc (probes run in children, not counted).");
+	fprintf(r->f, "jemattach_discovery_cpu_seconds %.9g\n", sc->scan_cpu);
 	family(r, "jemattach_discovery_probes_total", COUNTER,
 	       "Processes probed for a jemalloc (one per new program run).");
 	fprintf(r->f, "jemattach_discovery_probes_total %llu\n", (unsigned long long)sc->probes);

@@ -252,6 +252,8 @@ struct serve_ctx {
 	struct target **tv;
 	size_t nt, cap;
 	double last_scan, scan_secs;	/* when, and how long the last scan took */
+	double scan_cpu;		/* its CPU time reading /proc (probes are children's) */
+	size_t scan_probes;		/* probes it made */
 	uint64_t scans, probes;
 	pthread_t scanner;
 	int scanner_on, stopping;

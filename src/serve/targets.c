@@ -279,9 +279,17 @@ static struct target *consider(struct serve_ctx *sc, const struct pinfo *p, int 
 	return t;
 }
 
+static double thread_cpu(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 int targets_scan(struct serve_ctx *sc)
 {
-	double t0 = serve_now(), up = uptime();
+	double t0 = serve_now(), c0 = thread_cpu(), up = uptime(), c1;
 	struct target **probe_v = NULL;
 	size_t nprobe = 0, capprobe = 0;
 	struct dirent *d;
@@ -323,6 +331,7 @@ int targets_scan(struct serve_ctx *sc)
 		probe_v[nprobe++] = t;
 	}
 	closedir(dir);
+	c1 = thread_cpu();
 	pthread_mutex_lock(&sc->mu);
 	for (size_t i = sc->nt; i-- > 0;)
 		if (sc->tv[i]->seen != gen)
@@ -339,6 +348,8 @@ int targets_scan(struct serve_ctx *sc)
 		nje += sc->tv[i]->state == T_JEMALLOC;
 	sc->last_scan = serve_now();
 	sc->scan_secs = sc->last_scan - t0;
+	sc->scan_cpu = c1 - c0;
+	sc->scan_probes = nprobe;
 	pthread_mutex_unlock(&sc->mu);
 	return nje;
 }
@@ -414,6 +425,7 @@ void targets_put_all(struct serve_ctx *sc, struct target **v, size_t n)
 	free(v);
 }
 
+/* The first scan is serve_run's, before it listens: wait, then scan. */
 static void *scanner(void *arg)
 {
 	struct serve_ctx *sc = arg;
@@ -423,11 +435,13 @@ static void *scanner(void *arg)
 		double next = serve_now() + sc->cfg->discover_interval;
 		struct timespec ts = { (time_t)next, (long)((next - (double)(time_t)next) * 1e9) };
 
+		while (!sc->stopping && serve_now() < next)
+			pthread_cond_timedwait(&sc->stop_cv, &sc->mu, &ts);
+		if (sc->stopping)
+			break;
 		pthread_mutex_unlock(&sc->mu);
 		targets_scan(sc);
 		pthread_mutex_lock(&sc->mu);
-		while (!sc->stopping && serve_now() < next)
-			pthread_cond_timedwait(&sc->stop_cv, &sc->mu, &ts);
 	}
 	pthread_mutex_unlock(&sc->mu);
 	return NULL;
@@ -492,8 +506,9 @@ static void json_str(FILE *f, const char *s)
 int targets_json(struct serve_ctx *sc, FILE *f)
 {
 	pthread_mutex_lock(&sc->mu);
-	fprintf(f, "{\"scan_seconds\": %.6f, \"scans\": %llu, \"probes\": %llu, \"targets\": [",
-		sc->scan_secs, (unsigned long long)sc->scans, (unsigned long long)sc->probes);
+	fprintf(f, "{\"scan_seconds\": %.6f, \"scan_cpu_seconds\": %.6f, \"scan_probes\": %zu, "
+		"\"scans\": %llu, \"probes\": %llu, \"targets\": [", sc->scan_secs, sc->scan_cpu,
+		sc->scan_probes, (unsigned long long)sc->scans, (unsigned long long)sc->probes);
 	for (size_t i = 0, k = 0; i < sc->nt; i++) {
 		struct target *t = sc->tv[i];
 		const struct op_result *r;
