@@ -644,6 +644,8 @@ int serve_run(struct serve_cfg *cfg)
 		flags |= MHD_USE_IPv6;
 	if (cfg->web.cert_pem)
 		flags |= MHD_USE_TLS;
+	/* First, or libmicrohttpd logs the options before it by itself. */
+	opts[k++] = (struct MHD_OptionItem){ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, &sc };
 	opts[k++] = (struct MHD_OptionItem){ MHD_OPTION_SOCK_ADDR, 0, &cfg->addr };
 	opts[k++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_LIMIT, CONN_MAX, NULL };
 	opts[k++] = (struct MHD_OptionItem){ MHD_OPTION_PER_IP_CONNECTION_LIMIT, PER_IP_MAX, NULL };
@@ -651,7 +653,6 @@ int serve_run(struct serve_cfg *cfg)
 	opts[k++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_TIMEOUT, CONN_IDLE_S, NULL };
 	opts[k++] = (struct MHD_OptionItem){ MHD_OPTION_STRICT_FOR_CLIENT, 1, NULL };
 	opts[k++] = (struct MHD_OptionItem){ MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)completed, NULL };
-	opts[k++] = (struct MHD_OptionItem){ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, &sc };
 	if (cfg->web.cert_pem) {
 		opts[k++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_CERT, 0, cfg->web.cert_pem };
 		opts[k++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY, 0, cfg->web.key_pem };

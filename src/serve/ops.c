@@ -5,8 +5,10 @@
  * attaching one reports how long the thread was held.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "serve/serve.h"
 
@@ -212,9 +214,25 @@ static void report(const struct op_arg *a, struct op_result *r)
 	r->len = b.len;
 }
 
+/* The child's log: straight to fd 2.  Not the caller's callback: it writes
+ * through stdio, whose stream lock another of the server's threads may have
+ * held at the fork -- and a child stuck on it could be holding a target's thread. */
+static void raw_log(void *arg, int level, const char *msg)
+{
+	static const char *const lv[] = { "error", "warning", "info", "debug" };
+	char line[1024];
+	int n;
+
+	n = snprintf(line, sizeof(line), "jemattach: serve: process %d: %s: %s\n",
+		     (int)(intptr_t)arg, lv[level & 3], msg);
+	if (n > 0 && write(2, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1) < 0)
+		return;
+}
+
 void op_child(const void *arg, struct op_result *r)
 {
 	const struct op_arg *a = arg;
+	struct jma_options opt;
 	jma_session *s;
 	int rc;
 
@@ -222,7 +240,12 @@ void op_child(const void *arg, struct op_result *r)
 		report(a, r);
 		return;
 	}
-	s = jma_new(a->opt);
+	opt = *a->opt;
+	if (opt.log) {
+		opt.log = raw_log;
+		opt.log_arg = (void *)(intptr_t)a->pid;
+	}
+	s = jma_new(&opt);
 	if (!s) {
 		r->rc = -ENOMEM;
 		r->kind = JMA_ERR_TARGET;
