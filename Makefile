@@ -129,8 +129,8 @@ $(BUILD)/gen/suites.h: Makefile $(TEST_SRCS)
 
 $(BUILD)/obj/tests/runner.o: $(BUILD)/gen/suites.h
 
-$(BUILD)/check_runner: $(BUILD)/obj/tests/runner.o $(TEST_OBJS) $(BUILD)/libjemattach.a
-	$(CC) -o $@ $^ $(ALL_LDFLAGS) $(PKG_LIBS) $(CHECK_LIBS) -lm
+$(BUILD)/check_runner: $(BUILD)/obj/tests/runner.o $(TEST_OBJS) $(SERVE_OBJS) $(BUILD)/libjemattach.a
+	$(CC) -o $@ $^ $(ALL_LDFLAGS) $(PKG_LIBS) $(CHECK_LIBS) -lm $(SERVE_LIBS)
 
 # Drives the stress test through the library (built with the tool's flags:
 # sanitized in the ASan pass).
