@@ -44,6 +44,16 @@ sleep 1
 # med: the median on stdin, as a plain number (lib.bash's prints 1e+06 forms).
 med() { median | awk '{printf "%.3f\n", $1}'; }
 
+# serving PID: until the server listens (0), or it exited (1: a port taken).
+serving() {
+	for _ in $(seq 400); do
+		grep -q serving "$dir/serve.err" && return 0
+		kill -0 "$1" 2>/dev/null || return 1
+		sleep 0.05
+	done
+	return 1
+}
+
 # ticks of PID and its reaped children (utime stime cutime cstime).
 ticks() { awk '{print $14 + $15 + $16 + $17}' "/proc/$1/stat"; }
 hz=$(getconf CLK_TCK)
@@ -54,12 +64,14 @@ printf '%-8s %12s %12s %12s %12s %12s %12s %8s\n' targets "scrape ms" "gets ms" 
 for n in $COUNTS; do
 	sel=()
 	for p in "${fix[@]:0:n}"; do sel+=(--target "pid=$p"); done
-	port=$((20000 + RANDOM % 40000))
-	"$J" serve --listen "127.0.0.1:$port" --min-interval 0 --timeout 30 \
-		--max-attaches "${MAX_ATTACHES:-4}" "${sel[@]}" 2>"$dir/serve.err" &
-	sp=$!
-	pids+=($sp)
-	for _ in $(seq 200); do grep -q serving "$dir/serve.err" && break; sleep 0.05; done
+	for _ in 1 2 3 4 5; do
+		port=$((20000 + RANDOM % 40000))
+		"$J" serve --listen "127.0.0.1:$port" --min-interval 0 --timeout 30 \
+			--max-attaches "${MAX_ATTACHES:-4}" "${sel[@]}" 2>"$dir/serve.err" &
+		sp=$!
+		pids+=($sp)
+		serving "$sp" && break
+	done
 	url="http://127.0.0.1:$port/metrics"
 	# The first scan (before the server listens) probed each target once.
 	probe_s[$n]=$(curl -s "http://127.0.0.1:$port/targets" | jq -r '"\(.scan_seconds) \(.scan_probes)"')
@@ -98,11 +110,13 @@ for n in $COUNTS; do
 		"$(echo "$sw / $gw" | bc -l)"
 done
 # Discovery at rest: a scan of all of /proc that chooses nothing (no probe).
-port=$((20000 + RANDOM % 40000))
-"$J" serve --listen "127.0.0.1:$port" --target 'comm=^$' --discover-interval 0.5 2>"$dir/serve.err" &
-sp=$!
-pids+=($sp)
-for _ in $(seq 200); do grep -q serving "$dir/serve.err" && break; sleep 0.05; done
+for _ in 1 2 3 4 5; do
+	port=$((20000 + RANDOM % 40000))
+	"$J" serve --listen "127.0.0.1:$port" --target 'comm=^$' --discover-interval 0.5 2>"$dir/serve.err" &
+	sp=$!
+	pids+=($sp)
+	serving "$sp" && break
+done
 : >"$dir/scan"
 for _ in $(seq 10); do
 	sleep 0.5

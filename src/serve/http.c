@@ -2,7 +2,8 @@
  *
  * One thread per connection (libmicrohttpd's own), at most CONN_MAX
  * connections (PER_IP_MAX from one address), headers within CONN_MEM bytes,
- * a request body (only POST /prof takes one, and ignores it) within BODY_MAX;
+ * a request body (no route takes one: it is dropped) within BODY_MAX, else
+ * the connection is closed;
  * every query parameter is checked against what its route takes: unknown,
  * repeated or malformed ones are a 400 naming them.  A handler waits for
  * targets at most --timeout (or Prometheus's X-Prometheus-Scrape-Timeout-Seconds
@@ -542,10 +543,11 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		return MHD_YES;
 	}
 	if (*upload_size) {
-		/* A body is read and dropped: no route takes one. */
+		/* A body is read and dropped: no route takes one.  Past the
+		 * bound the connection is closed rather than read on. */
 		q->body += *upload_size;
 		*upload_size = 0;
-		return MHD_YES;
+		return q->body > BODY_MAX ? MHD_NO : MHD_YES;
 	}
 	if (!authorized(sc, c)) {
 		atomic_fetch_add(&sc->rejected, 1);
@@ -562,10 +564,6 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	if (strcmp(rt->method, "GET") ? strcmp(method, rt->method) : !is_get) {
 		reply_error(&r, MHD_HTTP_METHOD_NOT_ALLOWED, "%s takes %s only", rt->path, rt->method);
 		return send_reply(c, &r, strcmp(rt->method, "GET") ? rt->method : "GET, HEAD", 0);
-	}
-	if (q->body > BODY_MAX) {
-		reply_error(&r, MHD_HTTP_CONTENT_TOO_LARGE, "request body too large");
-		return send_reply(c, &r, NULL, 0);
 	}
 	MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, collect, q);
 	if (!q->bad)

@@ -358,7 +358,7 @@ int targets_get(struct serve_ctx *sc, pid_t pid, struct target **out, char *why,
 {
 	struct pinfo p;
 	struct target *t;
-	int how, err = 0;
+	int how, unknown, err = 0;
 
 	*out = NULL;
 	if (pinfo_read(pid, uptime(), &p))
@@ -371,7 +371,10 @@ int targets_get(struct serve_ctx *sc, pid_t pid, struct target **out, char *why,
 		t = NULL;
 	if (t)
 		t->refs++;
+	unknown = t && t->state == T_UNKNOWN;
 	pthread_mutex_unlock(&sc->mu);
+	if (unknown)
+		probe(sc, t);	/* the scanner's probe is under way: no need to wait for it */
 	if (!t) {
 		/* Not scanned yet: probe it now, as the scanner would. */
 		uint64_t mark = jma_exec_mark(pid);

@@ -337,6 +337,9 @@ t_allowlist_and_parameters() {
 	expect_eq "$(code "$SERVE_URL/nope")" 404
 	expect_eq "$(code -X POST "$SERVE_URL/metrics")" 405
 	expect_eq "$(code -X POST "$SERVE_URL/prof?pid=$fix&action=off")" 403
+	# A body beyond 4 KiB is not read on: the connection is closed.
+	head -c 100000 /dev/zero >"$TMPD/body"
+	expect_eq "$(code --max-time 10 -X POST --data-binary @"$TMPD/body" "$SERVE_URL/prof?pid=$fix&action=off")" 000
 	expect_eq "$(code "$SERVE_URL/-/healthy")" 200
 	expect_match "$(curl -s "$SERVE_URL/")" "/stats\?pid=$fix"
 	expect_match "$(curl -s "$SERVE_URL/targets" | jq -r '.targets[0].module')" "jemalloc"
