@@ -91,9 +91,14 @@ static void *flight_main(void *arg)
 	struct op_arg a = { .kind = j->kind, .pid = t->pid, .opt = &sc->cfg->opt,
 			    .sample_flags = sc->cfg->arenas ? JMA_SAMPLE_ARENAS : 0 };
 	struct op_result r;
+	struct op_sample fixed, got;
 
 	pthread_mutex_lock(&t->mu);
 	take_target(t, 0);
+	if (t->have_fixed) {
+		fixed = t->fixed;
+		a.fixed = &fixed;
+	}
 	pthread_mutex_unlock(&t->mu);
 	sem_take(&sc->attach_sem);
 	op_run(sc->cfg, &a, &r);
@@ -101,6 +106,13 @@ static void *flight_main(void *arg)
 
 	pthread_mutex_lock(&t->mu);
 	give_target(t, &r);
+	if (j->kind == OP_SAMPLE && !t->have_fixed && op_sample_decode(&r, &got) == 0 &&
+	    got.config_prof >= 0 && got.opt_prof >= 0) {
+		t->fixed = got;
+		t->fixed.smp.arenas = NULL;	/* points into r, which goes */
+		t->fixed.smp.narenas = 0;
+		t->have_fixed = 1;
+	}
 	op_result_clear(&t->fl[j->kind].res);
 	t->fl[j->kind].res = r;
 	t->fl[j->kind].seq++;

@@ -77,12 +77,20 @@ static int sample(jma_session *s, const struct op_arg *a, struct op_result *r)
 	if (rc)
 		return rc;
 	r->attached = 1;
-	if (jma_get(s, "version", &v) == 0) {
-		snprintf(os.version, sizeof(os.version), "%s", v.str ? v.str : "");
-		jma_value_clear(&v);
+	/* Each read is a call the target's thread waits through: what cannot
+	 * change is read once per process. */
+	if (a->fixed) {
+		memcpy(os.version, a->fixed->version, sizeof(os.version));
+		os.config_prof = a->fixed->config_prof;
+		os.opt_prof = a->fixed->opt_prof;
+	} else {
+		if (jma_get(s, "version", &v) == 0) {
+			snprintf(os.version, sizeof(os.version), "%s", v.str ? v.str : "");
+			jma_value_clear(&v);
+		}
+		os.config_prof = get_bool(s, "config.prof");
+		os.opt_prof = os.config_prof == 1 ? get_bool(s, "opt.prof") : 0;
 	}
-	os.config_prof = get_bool(s, "config.prof");
-	os.opt_prof = os.config_prof == 1 ? get_bool(s, "opt.prof") : 0;
 	os.prof_active = os.opt_prof == 1 ? get_bool(s, "prof.active") : 0;
 	rc = jma_sample(s, a->sample_flags, 0, &os.smp);
 	if (jma_detach(s) && !rc)

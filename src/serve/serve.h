@@ -130,6 +130,9 @@ struct op_arg {
 	pid_t pid;
 	const struct jma_options *opt;
 	unsigned sample_flags;		/* OP_SAMPLE: JMA_SAMPLE_* */
+	const struct op_sample *fixed;	/* OP_SAMPLE: version, config.prof and opt.prof
+					 * from an earlier answer (they never change in
+					 * a process): not read again; NULL: read them */
 	/* OP_REPORT */
 	const char *heap, *base;	/* base may be NULL */
 	size_t heap_len, base_len;
@@ -192,6 +195,8 @@ struct target {
 	int busy;			/* a child is attached or about to be */
 	struct flight fl[OP_NCACHED];
 	uint64_t attaches;		/* children that attached */
+	int have_fixed;			/* fixed holds a first sample's version and options */
+	struct op_sample fixed;
 };
 
 struct serve_ctx;

@@ -350,14 +350,19 @@ t_allowlist_and_parameters() {
 t_control_only_by_post_when_allowed() {
 	local fix sp
 	start_fixture fix "$FIXTURES/jemfix" "$PROF"
-	start_serve sp --target "pid=$fix" --allow-control
+	start_serve sp --target "pid=$fix" --allow-control --min-interval 0
 	code() { curl -s -o /dev/null -w '%{http_code}' "$@"; }
+	expect_eq "$(metric jemalloc_prof_active "$fix")" 1
 	expect_eq "$(code "$SERVE_URL/prof?pid=$fix&action=off")" 405
 	expect_eq "$(code -X POST "$SERVE_URL/prof?pid=$fix&action=maybe")" 400
 	expect_eq "$(curl -s -X POST "$SERVE_URL/prof?pid=$fix&action=off")" "prof.active: true -> false"
 	expect_eq "$(fix "$fix" "get b prof.active")" false
+	# What changes is read at every scrape (the version and options once).
+	expect_eq "$(metric jemalloc_prof_active "$fix")" 0
+	expect_eq "$(metric jemalloc_prof_enabled "$fix")" 1
 	expect_eq "$(curl -s -X POST "$SERVE_URL/prof?pid=$fix&action=on")" "prof.active: false -> true"
 	expect_eq "$(fix "$fix" "get b prof.active")" true
+	expect_eq "$(metric jemalloc_prof_active "$fix")" 1
 	expect_eq "$(curl -s -X POST "$SERVE_URL/prof?pid=$fix&action=reset")" "prof.reset: samples cleared"
 }
 
