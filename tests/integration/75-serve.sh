@@ -70,7 +70,6 @@ t_prometheus_scrapes_redis_and_a_fixture() {
 	expect_eq "$(tail -1 "$TMPD/om.txt")" "# EOF"
 	expect_match "$(cat "$TMPD/om.txt")" "# TYPE jemattach_attaches counter"
 
-	pp=$(free_port)
 	pyml="$TMPD/prometheus.yml"
 	cat >"$pyml" <<-EOF
 	global:
@@ -81,8 +80,21 @@ t_prometheus_scrapes_redis_and_a_fixture() {
 	    static_configs:
 	      - targets: ['127.0.0.1:$SERVE_PORT']
 	EOF
-	start_bg prom prometheus --config.file="$pyml" --storage.tsdb.path="$TMPD/tsdb" \
-		--web.listen-address="127.0.0.1:$pp" --log.level=warn
+	# A port taken between free_port and the bind makes Prometheus exit: another is tried.
+	local prom
+	for _ in 1 2 3; do
+		pp=$(free_port)
+		start_bg prom prometheus --config.file="$pyml" --storage.tsdb.path="$TMPD/tsdb" \
+			--web.listen-address="127.0.0.1:$pp" --log.level=warn 2>"$TMPD/prom.err"
+		for _ in $(seq 600); do
+			curl -sf "http://127.0.0.1:$pp/-/ready" >/dev/null 2>&1 && break 2
+			kill -0 "$prom" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill "$prom" 2>/dev/null
+		wait "$prom" 2>/dev/null
+	done
+	curl -sf "http://127.0.0.1:$pp/-/ready" >/dev/null || fail "Prometheus did not start: $(tail -2 "$TMPD/prom.err")"
 	local api="http://127.0.0.1:$pp/api/v1/query"
 	q() { curl -s --max-time 10 "$api" --data-urlencode "query=$1" | jq -r '.data.result[0].value[1] // empty'; }
 	# Three scrapes at least (Prometheus may take a while to start on a busy machine).
