@@ -41,7 +41,8 @@ EOF
 chmod 644 "$ROOT/usr/lib/$MA/pkgconfig/jemattach.pc" "$ROOT/usr/lib/$MA/libjemattach.so.0"
 
 strip --strip-unneeded --remove-section=.comment --remove-section=.note \
-	"$ROOT/usr/bin/jemattach" "$ROOT/usr/lib/$MA/libjemattach.so.0"
+	"$ROOT/usr/bin/jemattach" "$ROOT/usr/lib/$MA/libjemattach.so.0" \
+	"$ROOT/usr/lib/jemattach/jemattach-serve.so"
 strip --strip-debug --enable-deterministic-archives "$ROOT/usr/lib/$MA/libjemattach.a"
 gzip -9n "$ROOT/usr/share/man/man1/jemattach.1"
 
@@ -70,7 +71,8 @@ chmod 644 "$DOC"/*
 mkdir -p "$DEB/src/debian"
 printf 'Source: jemattach\n\nPackage: jemattach\nArchitecture: any\n' >"$DEB/src/debian/control"
 deps=$(cd "$DEB/src" && dpkg-shlibdeps -O "$TOP/$ROOT/usr/bin/jemattach" \
-	"$TOP/$ROOT/usr/lib/$MA/libjemattach.so.0" 2>/dev/null | sed -n 's/^shlibs:Depends=//p')
+	"$TOP/$ROOT/usr/lib/$MA/libjemattach.so.0" "$TOP/$ROOT/usr/lib/jemattach/jemattach-serve.so" \
+	2>/dev/null | sed -n 's/^shlibs:Depends=//p')
 
 mkdir -p "$ROOT/DEBIAN"
 cat >"$ROOT/DEBIAN/control" <<EOF

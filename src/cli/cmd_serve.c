@@ -1,10 +1,13 @@
 /* cmd_serve.c -- "serve": options for the HTTP exporter (src/serve), validated here. */
+#include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <getopt.h>
 #include <netdb.h>
 #include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
@@ -141,7 +144,44 @@ static void free_cfg(struct serve_cfg *cfg)
 		if (cfg->sel[i].kind == SEL_COMM)
 			regfree(&cfg->sel[i].re);
 	free(cfg->sel);
-	webcfg_free(&cfg->web);
+}
+
+/* The server is a module of its own (jemattach-serve.so), loaded only here:
+ * its libraries (libmicrohttpd, GnuTLS and what GnuTLS loads) would cost
+ * every other command about 2.5 ms of start-up CPU.  Looked for next to the
+ * program (a build tree), then where make install puts it. */
+static int (*load_server(void))(struct serve_cfg *)
+{
+	char exe[PATH_MAX], path[PATH_MAX + 64];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	static const char *const rel[] = { "/jemattach-serve.so", "/../lib/jemattach/jemattach-serve.so" };
+	const char *err = "not found";
+	void *h;
+
+	if (n > 0) {
+		char *slash;
+
+		exe[n] = '\0';
+		slash = strrchr(exe, '/');
+		if (slash)
+			*slash = '\0';
+		for (size_t i = 0; i < sizeof(rel) / sizeof(*rel); i++) {
+			snprintf(path, sizeof(path), "%s%s", exe, rel[i]);
+			if (access(path, F_OK))
+				continue;
+			if ((h = dlopen(path, RTLD_NOW | RTLD_LOCAL)))
+				return (int (*)(struct serve_cfg *))dlsym(h, "serve_run");
+			err = dlerror();
+		}
+	}
+	snprintf(path, sizeof(path), "%s/jemattach-serve.so", JMA_LIBDIR);
+	if ((h = dlopen(path, RTLD_NOW | RTLD_LOCAL)))
+		return (int (*)(struct serve_cfg *))dlsym(h, "serve_run");
+	if (!access(path, F_OK))
+		err = dlerror();
+	cli_error(EXIT_MISSING, "serve: the server module jemattach-serve.so cannot be loaded: %s",
+		  err ? err : "not found");
+	return NULL;
 }
 
 int cmd_serve(struct cli *c, int argc, char **argv)
@@ -162,6 +202,7 @@ int cmd_serve(struct cli *c, int argc, char **argv)
 	struct serve_cfg cfg = { .min_interval = 1, .timeout = 5, .discover_interval = 5,
 				 .max_attaches = 4 };
 	const char *listen = DEFAULT_LISTEN, *web = NULL;
+	int (*run)(struct serve_cfg *);
 	char why[256];
 	int opt, rc;
 
@@ -247,16 +288,7 @@ int cmd_serve(struct cli *c, int argc, char **argv)
 		return cli_usage(c, "serve", "serve never forces a call nor freezes a process "
 				 "(--force, --freeze)");
 	}
-	if (web && webcfg_load(web, &cfg.web, why, sizeof(why))) {
-		free_cfg(&cfg);
-		return cli_error(EXIT_USAGE, "--web-config: %s", why);
-	}
-	if (!cfg.loopback && !cfg.web.cert_pem && !cfg.insecure) {
-		free_cfg(&cfg);
-		return cli_error(EXIT_USAGE, "serve: %s is not a loopback address: give TLS in "
-				 "--web-config (tls_server_config), or --insecure to serve "
-				 "plain HTTP to the network", listen);
-	}
+	cfg.web_config = web;
 	cfg.opt = c->opt;
 	/* One call never outlasts the request that waits for it. */
 	if (cfg.opt.timeout <= 0)
@@ -269,7 +301,8 @@ int cmd_serve(struct cli *c, int argc, char **argv)
 	cfg.verbose = c->verbose;
 	/* Never fetch debuginfo over the network while naming a profile. */
 	unsetenv("DEBUGINFOD_URLS");
-	rc = serve_run(&cfg);
+	run = load_server();
+	rc = run ? run(&cfg) : EXIT_MISSING;
 	free_cfg(&cfg);
 	return rc;
 }

@@ -595,6 +595,8 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	}
 }
 
+static int serve(struct serve_cfg *cfg);
+
 /* "http://127.0.0.1:9711/" and the like. */
 static void url_of(const struct serve_cfg *cfg, uint16_t port, char *out, size_t len)
 {
@@ -610,6 +612,27 @@ static void url_of(const struct serve_cfg *cfg, uint16_t port, char *out, size_t
 }
 
 int serve_run(struct serve_cfg *cfg)
+{
+	char why[256];
+	int rc;
+
+	if (cfg->web_config && (rc = webcfg_load(cfg->web_config, &cfg->web, why, sizeof(why)))) {
+		fprintf(stderr, "jemattach: --web-config: %s\n", why);
+		return 2;
+	}
+	if (!cfg->loopback && !cfg->web.cert_pem && !cfg->insecure) {
+		fprintf(stderr, "jemattach: serve: %s is not a loopback address: give TLS in "
+			"--web-config (tls_server_config), or --insecure to serve plain HTTP to the "
+			"network\n", cfg->listen);
+		webcfg_free(&cfg->web);
+		return 2;
+	}
+	rc = serve(cfg);
+	webcfg_free(&cfg->web);
+	return rc;
+}
+
+static int serve(struct serve_cfg *cfg)
 {
 	struct serve_ctx sc = { .cfg = cfg };
 	unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |

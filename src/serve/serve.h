@@ -74,10 +74,14 @@ struct serve_cfg {
 	int insecure;			/* non-loopback without TLS allowed */
 	int arenas;			/* per-arena series */
 	int verbose;
+	const char *web_config;		/* --web-config, read by serve_run */
 	struct webcfg web;
 };
 
-/* Run the server until SIGINT/SIGTERM; returns the exit code (http.c). */
+/* Read the web config, refuse a non-loopback address without TLS (unless
+ * insecure), then run the server until SIGINT/SIGTERM; returns the exit code:
+ * 0, 2 (bad web config, or TLS missing), 3 (cannot listen) (http.c).  The
+ * entry point of jemattach-serve.so, which src/cli/cmd_serve.c loads. */
 int serve_run(struct serve_cfg *cfg);
 
 /* --- a child per operation (child.c) ---------------------------------------- */

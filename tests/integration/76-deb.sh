@@ -25,12 +25,20 @@ t_make_deb_installs_and_works() {
 	for f in usr/bin/jemattach usr/include/jemattach.h "usr/lib/$ma/libjemattach.so.0" \
 		"usr/lib/$ma/pkgconfig/jemattach.pc" usr/share/man/man1/jemattach.1.gz \
 		usr/share/jemattach/jemalloc.gdb lib/systemd/system/jemattach-serve.service \
-		usr/share/doc/jemattach/copyright; do
+		usr/share/doc/jemattach/copyright usr/lib/jemattach/jemattach-serve.so; do
 		[[ -e $root/$f ]] || fail "not installed: $f"
 	done
 	start_fixture pid "$FIXTURES/jemfix"
 	expect_eq "$("$root/usr/bin/jemattach" "$pid" get opt.narenas)" "$(fix "$pid" "get u opt.narenas")"
 	"$root/usr/bin/jemattach" serve --help | grep -q -- "--web-config" || fail "serve --help"
+	# The installed tool finds its server module and serves.
+	local sp port
+	port=$(free_port)
+	"$root/usr/bin/jemattach" serve --listen "127.0.0.1:$port" --target "pid=$pid" 2>"$TMPD/serve.err" &
+	sp=$!
+	STARTED+=("$sp")
+	for _ in $(seq 200); do grep -q serving "$TMPD/serve.err" && break; sleep 0.05; done
+	expect_match "$(curl -s "http://127.0.0.1:$port/metrics")" "jemattach_target_up\{pid=\"$pid\"[^}]*\} 1"
 	# The library through its pkg-config file.
 	printf '#include <jemattach.h>\nint main(void) { jma_free(jma_new(NULL)); return 0; }\n' >"$TMPD/use.c"
 	cc -o "$TMPD/use" "$TMPD/use.c" $(PKG_CONFIG_PATH="$root/usr/lib/$ma/pkgconfig" \
