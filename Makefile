@@ -30,6 +30,11 @@ ALL_CFLAGS := $(CFLAGS) $(WARN) $(SAN_FLAGS) -std=gnu11 -fPIC -D_GNU_SOURCE -Ite
 	-DJMA_LIBDIR='"$(PREFIX)/lib/jemattach"' \
 	-Iinclude -I. -Isrc -Iattach/arch/$(ARCH) -I$(BUILD)/gen $(PKG_CFLAGS)
 ALL_LDFLAGS := $(LDFLAGS) $(SAN_FLAGS)
+ifeq ($(SANITIZE),1)
+# ASan intercepts crypt_r: libcrypt must be loaded with the program for the
+# interceptor to find it, not later with the serve module (a null call).
+SAN_TOOL_LIBS := -Wl,--push-state,--no-as-needed -lcrypt -Wl,--pop-state
+endif
 
 # The library: the ptrace engine (attach/) and src/ by concern (see README "Layout").
 LIB_DIRS  := symbols process emulate jemalloc heap series
@@ -121,9 +126,10 @@ $(UNWIND_DIR)/link: scripts/build-libunwind.sh
 UNWIND_LINK := $(UNWIND_DIR)/link
 endif
 
-$(BUILD)/jemattach: $(CLI_OBJS) $(BUILD)/libjemattach.a $(UNWIND_LINK)
+# The server module comes with the tool (make check builds the ASan tool by name).
+$(BUILD)/jemattach: $(CLI_OBJS) $(BUILD)/libjemattach.a $(UNWIND_LINK) | $(SERVE_SO)
 	$(CC) -o $@ $(CLI_OBJS) $(BUILD)/libjemattach.a $(ALL_LDFLAGS) \
-		-Wl,--start-group $$(cat $(UNWIND_LINK)) -Wl,--end-group $(CLI_LIBS)
+		-Wl,--start-group $$(cat $(UNWIND_LINK)) -Wl,--end-group $(CLI_LIBS) $(SAN_TOOL_LIBS)
 
 # Its own copy of the library (-Bsymbolic: the tool exports none of its own).
 $(SERVE_SO): $(SERVE_OBJS) $(BUILD)/libjemattach.a
