@@ -5,6 +5,7 @@
 #                   tests, then the same suite against an ASan+UBSan build of the tool
 #   make demo       start a demo jemalloc process and show jemattach on it
 #   make install    PREFIX=/usr/local DESTDIR=
+#   make deb        build/jemattach_VERSION-1_ARCH.deb (dpkg-deb)
 #   make bench      benchmarks (by hand; never part of check)
 
 ARCH      ?= $(shell uname -m)
@@ -26,8 +27,14 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fr
 endif
 ALL_CFLAGS := $(CFLAGS) $(WARN) $(SAN_FLAGS) -std=gnu11 -fPIC -D_GNU_SOURCE -Itests \
 	-DJMA_VERSION='"$(VERSION)"' -DJMA_DATADIR='"$(PREFIX)/share/jemattach"' \
+	-DJMA_LIBDIR='"$(PREFIX)/lib/jemattach"' \
 	-Iinclude -I. -Isrc -Iattach/arch/$(ARCH) -I$(BUILD)/gen $(PKG_CFLAGS)
 ALL_LDFLAGS := $(LDFLAGS) $(SAN_FLAGS)
+ifeq ($(SANITIZE),1)
+# ASan intercepts crypt_r: libcrypt must be loaded with the program for the
+# interceptor to find it, not later with the serve module (a null call).
+SAN_TOOL_LIBS := -Wl,--push-state,--no-as-needed -lcrypt -Wl,--pop-state
+endif
 
 # The library: the ptrace engine (attach/) and src/ by concern (see README "Layout").
 LIB_DIRS  := symbols process emulate jemalloc heap series census sampler
@@ -37,6 +44,15 @@ PROTOS    := $(wildcard src/heap/*.proto)
 GEN_SRCS  := $(patsubst src/heap/%.proto,$(BUILD)/gen/%.pb-c.c,$(PROTOS))
 LIB_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS)) $(GEN_SRCS:.c=.o)
 CLI_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(CLI_SRCS))
+# The HTTP exporter (`serve`, src/serve), over the public API: a module of its
+# own, jemattach-serve.so, that `jemattach serve` loads (src/cli/cmd_serve.c),
+# so that no other command pays for loading libmicrohttpd, libyaml, GnuTLS and
+# libxcrypt (about 2.5 ms of CPU at each start, GnuTLS's initialisation most).
+SERVE_PKGS := libmicrohttpd yaml-0.1 gnutls libxcrypt
+SERVE_SRCS := $(wildcard src/serve/*.c)
+SERVE_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(SERVE_SRCS))
+SERVE_LIBS := $(shell pkg-config --libs $(SERVE_PKGS) 2>/dev/null)
+SERVE_SO  := $(BUILD)/jemattach-serve.so
 
 # Check unit tests: every tests/check_<m>.c defines Suite *suite_<m>(void);
 # one runner runs them all so Check prints one summary line.
@@ -59,10 +75,10 @@ FIXTURES  := $(FIX_DYN) $(FIX_DIR)/callee $(FIX_STATIC) $(FIX_DIR)/libctorwait.s
 	$(FIX_DIR)/jemfix-nobuildid $(FIX_CXX)
 JEM_PIC   := /usr/lib/x86_64-linux-gnu/libjemalloc_pic.a
 
-.PHONY: all deps check demo install uninstall clean bench soak fuzz versions check-versions
+.PHONY: all deps check demo install uninstall clean bench soak fuzz versions check-versions deb
 .DELETE_ON_ERROR:
 
-all: $(BUILD)/jemattach $(BUILD)/libjemattach.a $(BUILD)/libjemattach.so fixtures
+all: $(BUILD)/jemattach $(SERVE_SO) $(BUILD)/libjemattach.a $(BUILD)/libjemattach.so fixtures
 
 fixtures: $(FIXTURES)
 
@@ -82,7 +98,8 @@ $(BUILD)/gen/%.pb-c.o: $(BUILD)/gen/%.pb-c.c
 	$(CC) $(filter-out -Wshadow,$(ALL_CFLAGS)) -c -o $@ $<
 
 # Generated protobuf headers must exist before anything includes them.
-$(LIB_OBJS) $(CLI_OBJS) $(TEST_OBJS): | $(GEN_SRCS)
+$(LIB_OBJS) $(CLI_OBJS) $(SERVE_OBJS) $(TEST_OBJS): | $(GEN_SRCS)
+$(SERVE_OBJS): ALL_CFLAGS += $(shell pkg-config --cflags $(SERVE_PKGS) 2>/dev/null)
 
 # --- the sampler's BPF program (src/sampler, `prof sample`) ---------------
 # Compiled for the BPF target against the uapi headers only (no vmlinux.h,
@@ -137,9 +154,15 @@ $(UNWIND_DIR)/link: scripts/build-libunwind.sh
 UNWIND_LINK := $(UNWIND_DIR)/link
 endif
 
-$(BUILD)/jemattach: $(CLI_OBJS) $(BUILD)/libjemattach.a $(UNWIND_LINK)
+# The server module comes with the tool (make check builds the ASan tool by name).
+$(BUILD)/jemattach: $(CLI_OBJS) $(BUILD)/libjemattach.a $(UNWIND_LINK) | $(SERVE_SO)
 	$(CC) -o $@ $(CLI_OBJS) $(BUILD)/libjemattach.a $(ALL_LDFLAGS) \
-		-Wl,--start-group $$(cat $(UNWIND_LINK)) -Wl,--end-group $(CLI_LIBS)
+		-Wl,--start-group $$(cat $(UNWIND_LINK)) -Wl,--end-group $(CLI_LIBS) $(SAN_TOOL_LIBS)
+
+# Its own copy of the library (-Bsymbolic: the tool exports none of its own).
+$(SERVE_SO): $(SERVE_OBJS) $(BUILD)/libjemattach.a
+	$(CC) -shared -Wl,-Bsymbolic -Wl,-z,defs -o $@ $(SERVE_OBJS) $(BUILD)/libjemattach.a \
+		$(ALL_LDFLAGS) $(PKG_LIBS) $(SERVE_LIBS) -pthread -ldl -lm
 
 $(BUILD)/gen/suites.h: Makefile $(TEST_SRCS)
 	@mkdir -p $(dir $@)
@@ -149,8 +172,8 @@ $(BUILD)/gen/suites.h: Makefile $(TEST_SRCS)
 
 $(BUILD)/obj/tests/runner.o: $(BUILD)/gen/suites.h
 
-$(BUILD)/check_runner: $(BUILD)/obj/tests/runner.o $(TEST_OBJS) $(BUILD)/libjemattach.a
-	$(CC) -o $@ $^ $(ALL_LDFLAGS) $(PKG_LIBS) $(CHECK_LIBS) -lm
+$(BUILD)/check_runner: $(BUILD)/obj/tests/runner.o $(TEST_OBJS) $(SERVE_OBJS) $(BUILD)/libjemattach.a
+	$(CC) -o $@ $^ $(ALL_LDFLAGS) $(PKG_LIBS) $(CHECK_LIBS) -lm $(SERVE_LIBS)
 
 # Drives the stress test through the library (built with the tool's flags:
 # sanitized in the ASan pass).
@@ -271,10 +294,11 @@ check: deps
 	@JE_VERSIONS="$(JE_CHECK)" tests/run-all.sh
 
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/jemattach \
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/jemattach $(DESTDIR)$(PREFIX)/include/jemattach \
 		$(DESTDIR)$(PREFIX)/share/jemattach $(DESTDIR)$(PREFIX)/share/man/man1 \
 		$(DESTDIR)$(PREFIX)/lib/pkgconfig
 	install -m 755 $(BUILD)/jemattach $(DESTDIR)$(PREFIX)/bin/jemattach
+	install -m 644 $(SERVE_SO) $(DESTDIR)$(PREFIX)/lib/jemattach/jemattach-serve.so
 	install -m 644 $(BUILD)/libjemattach.a $(DESTDIR)$(PREFIX)/lib/libjemattach.a
 	install -m 755 $(BUILD)/libjemattach.so $(DESTDIR)$(PREFIX)/lib/libjemattach.so.0
 	ln -sf libjemattach.so.0 $(DESTDIR)$(PREFIX)/lib/libjemattach.so
@@ -285,11 +309,27 @@ install: all
 	install -m 644 doc/jemattach.1 $(DESTDIR)$(PREFIX)/share/man/man1/jemattach.1
 	if [ -f gdb/jemalloc.gdb ]; then install -m 644 gdb/jemalloc.gdb $(DESTDIR)$(PREFIX)/share/jemattach/; fi
 
+# A Debian package of what install installs (scripts/deb.sh): the tool, the
+# library with headers and a pkg-config file, the gdb library, the man page,
+# the systemd unit of `serve`.  Check it with: lintian $(BUILD)/jemattach_*.deb
+deb: all $(BUILD)/jemattach-shared
+	rm -rf $(BUILD)/deb
+	@$(MAKE) --no-print-directory -s install DESTDIR=$(abspath $(BUILD)/deb/root) PREFIX=/usr
+	install -m 755 $(BUILD)/jemattach-shared $(BUILD)/deb/root/usr/bin/jemattach
+	scripts/deb.sh $(BUILD) $(VERSION)
+
+# The packaged tool links Debian's shared libraries (policy: no embedded
+# copies of zlib, bzip2...); the static link above is for speed from source.
+$(BUILD)/jemattach-shared: $(CLI_OBJS) $(BUILD)/libjemattach.a $(UNWIND_LINK)
+	$(CC) -o $@ $(CLI_OBJS) $(BUILD)/libjemattach.a $(ALL_LDFLAGS) \
+		-Wl,--start-group $$(cat $(UNWIND_LINK)) -Wl,--end-group $(PKG_LIBS) -pthread -ldl -lm
+
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/jemattach $(DESTDIR)$(PREFIX)/lib/libjemattach.* \
 		$(DESTDIR)$(PREFIX)/lib/pkgconfig/jemattach.pc \
 		$(DESTDIR)$(PREFIX)/include/jemattach.h $(DESTDIR)$(PREFIX)/share/man/man1/jemattach.1
-	rm -rf $(DESTDIR)$(PREFIX)/include/jemattach $(DESTDIR)$(PREFIX)/share/jemattach
+	rm -rf $(DESTDIR)$(PREFIX)/include/jemattach $(DESTDIR)$(PREFIX)/share/jemattach \
+		$(DESTDIR)$(PREFIX)/lib/jemattach
 
 demo: deps
 	@$(MAKE) --no-print-directory all

@@ -146,6 +146,7 @@ int prof_parse_top(struct cli *c, const char *arg, unsigned *top);
 int cmd_prof_sample(struct cli *c, int argc, char **argv);
 int cli_sample_window(struct cli *c, double secs, const char *path, unsigned top, double budget);
 int cli_parse_percent(struct cli *c, const char *arg, double *v);
+int cmd_serve(struct cli *c, int argc, char **argv);
 /* cmd_track.c: "prof track" and "report sites". */
 int cmd_prof_track(struct cli *c, int argc, char **argv);
 int cmd_report_sites(struct cli *c, int argc, char **argv);

@@ -79,5 +79,25 @@ const struct cli_cmd cli_commands[] = {
 	  "  --debuginfo-path P  where separate debuginfo is (DIR/.build-id/xx/rest.debug)\n"
 	  "  --debuginfod        allow fetching debuginfo from $DEBUGINFOD_URLS (network)\n"
 	  "  -o -                standard output\n" },
+	{ "serve", 0, 0, cmd_serve,
+	  "serve [--listen ADDR:PORT] [--target SELECTOR]... [--min-interval SEC] "
+	  "[--web-config FILE] [--allow-control] [--arenas]",
+	  "an HTTP exporter of the host's jemalloc processes: /metrics for Prometheus, "
+	  "/debug/pprof/heap?pid=N for pprof and Parca, /stats?pid=N, /targets",
+	  "  --listen ADDR:PORT  where to listen (default 127.0.0.1:9711); a non-loopback\n"
+	  "                      address needs TLS in --web-config, or --insecure\n"
+	  "  --target SELECTOR   serve only these (and refuse others, 403): pid=N,\n"
+	  "                      comm=REGEX, uid=U, cgroup=PATH; repeat for more; default:\n"
+	  "                      every process with a jemalloc\n"
+	  "  --min-interval SEC  answers are kept this long: at most one attach per target\n"
+	  "                      per SEC (default 1)\n"
+	  "  --timeout SEC       the longest a request waits for one target (default 5);\n"
+	  "                      a target that does not answer in time is up 0, reason timeout\n"
+	  "  --discover-interval SEC  how often /proc is scanned for new processes (default 5)\n"
+	  "  --max-attaches N    targets attached at once, at most (default 4)\n"
+	  "  --web-config FILE   TLS and basic auth (bcrypt), exporter-toolkit's YAML format\n"
+	  "  --allow-control     allow POST /prof?pid=N&action=on|off|reset\n"
+	  "  --insecure          allow plain HTTP on a non-loopback address\n"
+	  "  --arenas            per-arena series too\n" },
 	{ NULL, 0, 0, NULL, NULL, NULL, NULL },
 };

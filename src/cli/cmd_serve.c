@@ -1,0 +1,308 @@
+/* cmd_serve.c -- "serve": options for the HTTP exporter (src/serve), validated here. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <getopt.h>
+#include <netdb.h>
+#include <pwd.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include "cli.h"
+#include "serve/serve.h"
+
+#define DEFAULT_LISTEN "127.0.0.1:9711"
+
+/* "HOST:PORT", "[V6]:PORT" or ":PORT" (every IPv4 address); numeric hosts
+ * and "localhost" only: a name resolved at start could change meaning. */
+static int parse_listen(const char *s, struct serve_cfg *cfg)
+{
+	struct addrinfo hints = { .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV,
+				  .ai_socktype = SOCK_STREAM };
+	struct addrinfo *ai = NULL;
+	char host[256];
+	const char *colon, *port;
+	long p;
+	char *end;
+
+	if (strlen(s) >= sizeof(cfg->listen))
+		return -1;
+	snprintf(cfg->listen, sizeof(cfg->listen), "%s", s);
+	if (s[0] == '[') {
+		const char *rb = strchr(s, ']');
+
+		if (!rb || rb[1] != ':' || (size_t)(rb - s - 1) >= sizeof(host))
+			return -1;
+		snprintf(host, sizeof(host), "%.*s", (int)(rb - s - 1), s + 1);
+		port = rb + 2;
+	} else {
+		colon = strrchr(s, ':');
+		if (!colon || (size_t)(colon - s) >= sizeof(host))
+			return -1;
+		snprintf(host, sizeof(host), "%.*s", (int)(colon - s), s);
+		port = colon + 1;
+	}
+	errno = 0;
+	p = strtol(port, &end, 10);
+	if (!*port || *end || errno || p < 1 || p > 65535)
+		return -1;
+	if (!host[0])
+		snprintf(host, sizeof(host), "0.0.0.0");
+	else if (!strcmp(host, "localhost"))
+		snprintf(host, sizeof(host), "127.0.0.1");
+	if (getaddrinfo(host, port, &hints, &ai) || !ai)
+		return -1;
+	memcpy(&cfg->addr, ai->ai_addr, ai->ai_addrlen);
+	cfg->addrlen = ai->ai_addrlen;
+	freeaddrinfo(ai);
+	if (cfg->addr.ss_family == AF_INET) {
+		const struct sockaddr_in *a = (const void *)&cfg->addr;
+
+		cfg->loopback = (ntohl(a->sin_addr.s_addr) >> 24) == 127;
+	} else {
+		const struct sockaddr_in6 *a = (const void *)&cfg->addr;
+
+		cfg->loopback = IN6_IS_ADDR_LOOPBACK(&a->sin6_addr);
+	}
+	return 0;
+}
+
+/* pid=N, comm=REGEX, uid=U (number or name), cgroup=PATH. */
+static int parse_sel(const char *s, struct serve_sel *sel, char *why, size_t whylen)
+{
+	const char *v = strchr(s, '=');
+	char *end;
+	long n;
+
+	memset(sel, 0, sizeof(*sel));
+	snprintf(sel->text, sizeof(sel->text), "%s", s);
+	if (!v || !v[1]) {
+		snprintf(why, whylen, "pid=N, comm=REGEX, uid=U or cgroup=PATH");
+		return -1;
+	}
+	v++;
+	if (!strncmp(s, "pid=", 4)) {
+		errno = 0;
+		n = strtol(v, &end, 10);
+		if (*end || errno || n < 1 || n > 4194304) {
+			snprintf(why, whylen, "not a process ID");
+			return -1;
+		}
+		sel->kind = SEL_PID;
+		sel->pid = (pid_t)n;
+	} else if (!strncmp(s, "comm=", 5)) {
+		int err = regcomp(&sel->re, v, REG_EXTENDED | REG_NOSUB);
+
+		if (err) {
+			regerror(err, &sel->re, why, whylen);
+			return -1;
+		}
+		sel->kind = SEL_COMM;
+	} else if (!strncmp(s, "uid=", 4)) {
+		struct passwd *pw;
+
+		errno = 0;
+		n = strtol(v, &end, 10);
+		if (!*end && !errno && n >= 0 && n < 4294967295L) {
+			sel->uid = (uid_t)n;
+		} else if ((pw = getpwnam(v))) {
+			sel->uid = pw->pw_uid;
+		} else {
+			snprintf(why, whylen, "no such user");
+			return -1;
+		}
+		sel->kind = SEL_UID;
+	} else if (!strncmp(s, "cgroup=", 7)) {
+		if (v[0] != '/' || strlen(v) >= sizeof(sel->path)) {
+			snprintf(why, whylen, "a cgroup path starts with /");
+			return -1;
+		}
+		sel->kind = SEL_CGROUP;
+		snprintf(sel->path, sizeof(sel->path), "%s", v);
+	} else {
+		snprintf(why, whylen, "pid=N, comm=REGEX, uid=U or cgroup=PATH");
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_secs(const char *s, double lo, double hi, double *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtod(s, &end);
+	return !*s || *end || errno || !(*out >= lo) || *out > hi ? -1 : 0;
+}
+
+static void free_cfg(struct serve_cfg *cfg)
+{
+	for (size_t i = 0; i < cfg->nsel; i++)
+		if (cfg->sel[i].kind == SEL_COMM)
+			regfree(&cfg->sel[i].re);
+	free(cfg->sel);
+}
+
+/* The server is a module of its own (jemattach-serve.so), loaded only here:
+ * its libraries (libmicrohttpd, GnuTLS and what GnuTLS loads) would cost
+ * every other command about 2.5 ms of start-up CPU.  Looked for next to the
+ * program (a build tree), then where make install puts it. */
+static int (*load_server(void))(struct serve_cfg *)
+{
+	char exe[PATH_MAX], path[PATH_MAX + 64];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	static const char *const rel[] = { "/jemattach-serve.so", "/../lib/jemattach/jemattach-serve.so" };
+	const char *err = "not found";
+	void *h;
+
+	if (n > 0) {
+		char *slash;
+
+		exe[n] = '\0';
+		slash = strrchr(exe, '/');
+		if (slash)
+			*slash = '\0';
+		for (size_t i = 0; i < sizeof(rel) / sizeof(*rel); i++) {
+			snprintf(path, sizeof(path), "%s%s", exe, rel[i]);
+			if (access(path, F_OK))
+				continue;
+			if ((h = dlopen(path, RTLD_NOW | RTLD_LOCAL)))
+				return (int (*)(struct serve_cfg *))dlsym(h, "serve_run");
+			err = dlerror();
+		}
+	}
+	snprintf(path, sizeof(path), "%s/jemattach-serve.so", JMA_LIBDIR);
+	if ((h = dlopen(path, RTLD_NOW | RTLD_LOCAL)))
+		return (int (*)(struct serve_cfg *))dlsym(h, "serve_run");
+	if (!access(path, F_OK))
+		err = dlerror();
+	cli_error(EXIT_MISSING, "serve: the server module jemattach-serve.so cannot be loaded: %s",
+		  err ? err : "not found");
+	return NULL;
+}
+
+int cmd_serve(struct cli *c, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "listen", required_argument, NULL, 'l' },
+		{ "target", required_argument, NULL, 's' },
+		{ "min-interval", required_argument, NULL, 'i' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "discover-interval", required_argument, NULL, 'd' },
+		{ "max-attaches", required_argument, NULL, 'm' },
+		{ "web-config", required_argument, NULL, 'w' },
+		{ "allow-control", no_argument, NULL, 'C' },
+		{ "insecure", no_argument, NULL, 'I' },
+		{ "arenas", no_argument, NULL, 'a' },
+		{ 0 },
+	};
+	struct serve_cfg cfg = { .min_interval = 1, .timeout = 5, .discover_interval = 5,
+				 .max_attaches = 4 };
+	const char *listen = DEFAULT_LISTEN, *web = NULL;
+	int (*run)(struct serve_cfg *);
+	char why[256];
+	int opt, rc;
+
+	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		double v;
+
+		switch (opt) {
+		case 'l':
+			listen = optarg;
+			break;
+		case 's': {
+			struct serve_sel *nv = realloc(cfg.sel, (cfg.nsel + 1) * sizeof(*nv));
+
+			if (!nv) {
+				free_cfg(&cfg);
+				return cli_error(EXIT_TARGET, "out of memory");
+			}
+			cfg.sel = nv;
+			if (parse_sel(optarg, &cfg.sel[cfg.nsel], why, sizeof(why))) {
+				free_cfg(&cfg);
+				return cli_usage(c, "serve", "invalid --target \"%s\": %s", optarg, why);
+			}
+			cfg.nsel++;
+			break;
+		}
+		case 'i':
+			if (parse_secs(optarg, 0, 3600, &cfg.min_interval)) {
+				free_cfg(&cfg);
+				return cli_usage(c, "serve", "invalid --min-interval \"%s\": seconds, "
+						 "0 to 3600", optarg);
+			}
+			break;
+		case 't':
+			if (parse_secs(optarg, 0.1, 600, &cfg.timeout)) {
+				free_cfg(&cfg);
+				return cli_usage(c, "serve", "invalid --timeout \"%s\": seconds, 0.1 "
+						 "to 600", optarg);
+			}
+			break;
+		case 'd':
+			if (parse_secs(optarg, 0.2, 3600, &cfg.discover_interval)) {
+				free_cfg(&cfg);
+				return cli_usage(c, "serve", "invalid --discover-interval \"%s\": "
+						 "seconds, 0.2 to 3600", optarg);
+			}
+			break;
+		case 'm':
+			if (parse_secs(optarg, 1, 256, &v) || v != (unsigned)v) {
+				free_cfg(&cfg);
+				return cli_usage(c, "serve", "invalid --max-attaches \"%s\": 1 to 256",
+						 optarg);
+			}
+			cfg.max_attaches = (unsigned)v;
+			break;
+		case 'w':
+			web = optarg;
+			break;
+		case 'C':
+			cfg.allow_control = 1;
+			break;
+		case 'I':
+			cfg.insecure = 1;
+			break;
+		case 'a':
+			cfg.arenas = 1;
+			break;
+		default:
+			free_cfg(&cfg);
+			return cli_usage(c, "serve", "invalid option");
+		}
+	}
+	if (optind < argc) {
+		free_cfg(&cfg);
+		return cli_usage(c, "serve", "unexpected argument \"%s\"", argv[optind]);
+	}
+	if (parse_listen(listen, &cfg)) {
+		free_cfg(&cfg);
+		return cli_usage(c, "serve", "invalid --listen \"%s\": ADDRESS:PORT, [IPv6]:PORT or "
+				 ":PORT, the address numeric", listen);
+	}
+	if (c->opt.flags & (JMA_F_FORCE | JMA_F_FREEZE)) {
+		free_cfg(&cfg);
+		return cli_usage(c, "serve", "serve never forces a call nor freezes a process "
+				 "(--force, --freeze)");
+	}
+	cfg.web_config = web;
+	cfg.opt = c->opt;
+	/* One call never outlasts the request that waits for it. */
+	if (cfg.opt.timeout <= 0)
+		cfg.opt.timeout = cfg.timeout;
+	/* systemd's CacheDirectory= (the unit's home is read-only). */
+	if (getenv("CACHE_DIRECTORY") && getenv("CACHE_DIRECTORY")[0] == '/' && c->opt.cache_dir)
+		cfg.opt.cache_dir = getenv("CACHE_DIRECTORY");
+	if (!c->verbose)
+		cfg.opt.log = NULL;
+	cfg.verbose = c->verbose;
+	/* Never fetch debuginfo over the network while naming a profile. */
+	unsetenv("DEBUGINFOD_URLS");
+	run = load_server();
+	rc = run ? run(&cfg) : EXIT_MISSING;
+	free_cfg(&cfg);
+	return rc;
+}

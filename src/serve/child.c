@@ -1,0 +1,211 @@
+/* child.c -- one operation on a target, run in a forked child process.
+ *
+ * Why a process and not a thread: serve.h.  The child is a copy of the
+ * server, so the operation's arguments need no transport; only the result
+ * comes back, over a pipe: a fixed header, then the payload.  The child
+ * touches nothing the server's other threads may have locked at the fork but
+ * malloc and stdio, which glibc makes safe across fork.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "serve/serve.h"
+
+struct wire {
+	int32_t rc, kind, attached;
+	uint64_t held_ns;
+	uint64_t len;
+	char msg[512];
+};
+
+double serve_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void op_result_clear(struct op_result *r)
+{
+	free(r->data);
+	memset(r, 0, sizeof(*r));
+}
+
+int op_result_copy(struct op_result *dst, const struct op_result *src)
+{
+	*dst = *src;
+	dst->data = NULL;
+	if (src->data) {
+		dst->data = malloc(src->len + 1);
+		if (!dst->data) {
+			dst->rc = -ENOMEM;
+			snprintf(dst->msg, sizeof(dst->msg), "out of memory");
+			dst->len = 0;
+			return -ENOMEM;
+		}
+		memcpy(dst->data, src->data, src->len);
+		dst->data[src->len] = '\0';
+	}
+	return 0;
+}
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static void __attribute__((noreturn)) child_main(child_fn fn, const void *arg, int fd)
+{
+	struct op_result r = { 0 };
+	struct wire w = { 0 };
+	sigset_t none;
+
+	/* The server's threads block its termination signals (http.c); the
+	 * library holds them back itself while a thread is borrowed. */
+	sigemptyset(&none);
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	pthread_sigmask(SIG_SETMASK, &none, NULL);
+	/* Keep nothing of the server's: its listening socket, connections. */
+	if (dup2(fd, 3) == 3)
+		fd = 3;
+	close_range(4, ~0U, 0);
+	fn(arg, &r);
+	w.rc = r.rc;
+	w.kind = r.kind;
+	w.attached = r.attached;
+	w.held_ns = r.held_ns;
+	w.len = r.data ? r.len : 0;
+	memcpy(w.msg, r.msg, sizeof(w.msg));
+	w.msg[sizeof(w.msg) - 1] = '\0';
+	if (write_all(fd, &w, sizeof(w)) == 0 && w.len)
+		write_all(fd, r.data, w.len);
+	_exit(0);
+}
+
+/* Read exactly @len bytes before @end (monotonic s); 0, -ETIMEDOUT, -EIO. */
+static int read_until(int fd, void *buf, size_t len, double end)
+{
+	char *p = buf;
+
+	while (len) {
+		struct pollfd pf = { fd, POLLIN, 0 };
+		double left = end - serve_now();
+		ssize_t n;
+
+		if (left <= 0)
+			return -ETIMEDOUT;
+		n = poll(&pf, 1, (int)(left * 1000) + 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n == 0)
+			continue;
+		n = read(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -EIO;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static void fail(struct op_result *out, int rc, int kind, const char *fmt, const char *arg)
+{
+	out->rc = rc;
+	out->kind = kind;
+	snprintf(out->msg, sizeof(out->msg), fmt, arg);
+}
+
+int child_run(child_fn fn, const void *arg, double hard_limit, size_t max, struct op_result *out)
+{
+	struct wire w;
+	int fds[2], status, err;
+	double t0 = serve_now(), end = t0 + hard_limit;
+	pid_t pid;
+
+	memset(out, 0, sizeof(*out));
+	out->started = t0;
+	if (pipe2(fds, O_CLOEXEC)) {
+		fail(out, -errno, JMA_ERR_TARGET, "pipe: %s", strerror(errno));
+		return out->rc;
+	}
+	pid = fork();
+	if (pid == 0) {
+		close(fds[0]);
+		child_main(fn, arg, fds[1]);
+	}
+	close(fds[1]);
+	if (pid < 0) {
+		close(fds[0]);
+		fail(out, -errno, JMA_ERR_TARGET, "fork: %s", strerror(errno));
+		return out->rc;
+	}
+	err = read_until(fds[0], &w, sizeof(w), end);
+	if (!err && w.len > max)
+		err = -EFBIG;
+	if (!err) {
+		out->rc = w.rc;
+		out->kind = w.kind;
+		out->attached = w.attached;
+		out->held_ns = w.held_ns;
+		memcpy(out->msg, w.msg, sizeof(out->msg));
+		out->msg[sizeof(out->msg) - 1] = '\0';
+		if (w.len) {
+			out->data = malloc(w.len + 1);
+			if (!out->data)
+				err = -ENOMEM;
+			else if (!(err = read_until(fds[0], out->data, w.len, end))) {
+				out->data[w.len] = '\0';
+				out->len = w.len;
+			}
+		}
+	}
+	if (err == -ETIMEDOUT)
+		kill(pid, SIGKILL);
+	close(fds[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	out->secs = serve_now() - t0;
+	if (err) {
+		free(out->data);
+		out->data = NULL;
+		out->len = 0;
+		out->rc = err == -ETIMEDOUT || err == -EFBIG ? err : -EIO;
+		out->kind = err == -ETIMEDOUT ? JMA_ERR_UNSAFE : JMA_ERR_TARGET;
+		if (err == -ETIMEDOUT)
+			snprintf(out->msg, sizeof(out->msg), "the worker gave no answer within %.0f s "
+				 "and was killed (the target restores itself)", hard_limit);
+		else if (err == -EFBIG)
+			snprintf(out->msg, sizeof(out->msg), "the answer is larger than %zu bytes", max);
+		else if (WIFSIGNALED(status))
+			snprintf(out->msg, sizeof(out->msg), "the worker process died of signal %d",
+				 WTERMSIG(status));
+		else
+			snprintf(out->msg, sizeof(out->msg), "the worker's answer was cut short");
+	}
+	return out->rc;
+}

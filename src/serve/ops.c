@@ -1,0 +1,331 @@
+/* ops.c -- the operations a child runs on a target, and how the server asks for them.
+ *
+ * Each opens its own session (jemalloc is found again: with the cache
+ * directory that is a few file reads) and leaves the target as found; every
+ * attaching one reports how long the thread was held.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "serve/serve.h"
+
+/* Largest payload taken from a child: a heap profile of a large server. */
+#define OP_MAX_BYTES (256u << 20)
+
+struct buf {
+	char *p;
+	size_t len, cap;
+	int err;
+};
+
+static int buf_add(void *arg, const char *s, size_t len)
+{
+	struct buf *b = arg;
+
+	if (b->err)
+		return b->err;
+	if (b->len + len + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 65536;
+		char *p;
+
+		while (cap < b->len + len + 1)
+			cap *= 2;
+		if (cap > OP_MAX_BYTES || !(p = realloc(b->p, cap)))
+			return b->err = -ENOMEM;
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, s, len);
+	b->len += len;
+	b->p[b->len] = '\0';
+	return 0;
+}
+
+static void from_session(jma_session *s, int rc, struct op_result *r)
+{
+	r->rc = rc;
+	r->kind = rc ? (int)jma_errkind(s) : JMA_OK;
+	if (rc && r->kind == JMA_OK)
+		r->kind = JMA_ERR_TARGET;
+	if (rc)
+		snprintf(r->msg, sizeof(r->msg), "%s", jma_errmsg(s));
+}
+
+static int get_bool(jma_session *s, const char *name)
+{
+	struct jma_value v;
+	int b;
+
+	if (jma_get(s, name, &v))
+		return -1;
+	b = v.type == JMA_T_BOOL ? v.b : -1;
+	jma_value_clear(&v);
+	return b;
+}
+
+/* stats.*, version and profiling state in one attachment. */
+static int sample(jma_session *s, const struct op_arg *a, struct op_result *r)
+{
+	struct op_sample os = { 0 };
+	struct jma_value v;
+	struct buf b = { 0 };
+	int rc = jma_attach(s);
+
+	if (rc)
+		return rc;
+	r->attached = 1;
+	/* Each read is a call the target's thread waits through: what cannot
+	 * change is read once per process. */
+	if (a->fixed) {
+		memcpy(os.version, a->fixed->version, sizeof(os.version));
+		os.config_prof = a->fixed->config_prof;
+		os.opt_prof = a->fixed->opt_prof;
+	} else {
+		if (jma_get(s, "version", &v) == 0) {
+			snprintf(os.version, sizeof(os.version), "%s", v.str ? v.str : "");
+			jma_value_clear(&v);
+		}
+		os.config_prof = get_bool(s, "config.prof");
+		os.opt_prof = os.config_prof == 1 ? get_bool(s, "opt.prof") : 0;
+	}
+	os.prof_active = os.opt_prof == 1 ? get_bool(s, "prof.active") : 0;
+	rc = jma_sample(s, a->sample_flags, 0, &os.smp);
+	if (jma_detach(s) && !rc)
+		rc = -EIO;
+	if (rc) {
+		jma_sample_clear(&os.smp);
+		return rc;
+	}
+	buf_add(&b, (const char *)&os, sizeof(os));
+	if (os.smp.narenas)
+		buf_add(&b, (const char *)os.smp.arenas, os.smp.narenas * sizeof(*os.smp.arenas));
+	jma_sample_clear(&os.smp);
+	if (b.err) {
+		free(b.p);
+		return -ENOMEM;
+	}
+	r->data = b.p;
+	r->len = b.len;
+	return 0;
+}
+
+static int probe(jma_session *s, struct op_result *r)
+{
+	struct jma_target_info ti;
+	struct op_probe p = { 0 };
+	int rc = jma_target_info(s, &ti);
+
+	if (rc)
+		return rc;
+	snprintf(p.module, sizeof(p.module), "%s", ti.module ? ti.module : "");
+	snprintf(p.prefix, sizeof(p.prefix), "%s", ti.prefix ? ti.prefix : "");
+	p.is_static = ti.is_static;
+	if (!(r->data = malloc(sizeof(p))))
+		return -ENOMEM;
+	memcpy(r->data, &p, sizeof(p));
+	r->len = sizeof(p);
+	return 0;
+}
+
+static int dump(jma_session *s, struct op_result *r)
+{
+	int rc = jma_prof_check(s);
+
+	r->attached = 1;
+	if (!rc)
+		rc = jma_prof_dump(s, &r->data, &r->len);
+	return rc;
+}
+
+static int stats(jma_session *s, struct op_result *r)
+{
+	struct buf b = { 0 };
+	int rc;
+
+	r->attached = 1;
+	rc = jma_stats_print(s, "J", buf_add, &b);
+	if (!rc && b.err)
+		rc = b.err;
+	if (rc) {
+		free(b.p);
+		return rc;
+	}
+	r->data = b.p;
+	r->len = b.len;
+	return 0;
+}
+
+static int control(jma_session *s, enum op_kind k, struct op_result *r)
+{
+	bool was = false;
+	int rc = jma_prof_check(s);
+
+	r->attached = 1;
+	if (rc)
+		return rc;
+	if (k == OP_PROF_RESET) {
+		rc = jma_prof_reset(s, NULL);
+		if (!rc)
+			snprintf(r->msg, sizeof(r->msg), "prof.reset: samples cleared");
+		return rc;
+	}
+	rc = jma_prof_set_active(s, k == OP_PROF_ON, &was);
+	if (!rc)
+		snprintf(r->msg, sizeof(r->msg), "prof.active: %s -> %s", was ? "true" : "false",
+			 k == OP_PROF_ON ? "true" : "false");
+	return rc;
+}
+
+/* A heap profile (minus a base) named from the live process and reported;
+ * no attach. */
+static void report(const struct op_arg *a, struct op_result *r)
+{
+	struct jma_heap_symopts so = { .pid = a->pid };
+	struct jma_heap_report_opts ro = { .format = a->format, .sample = a->sample, .top = a->top };
+	jma_heap *h = NULL, *base = NULL;
+	struct buf b = { 0 };
+	int rc;
+
+	rc = jma_heap_parse(a->heap, a->heap_len, "profile", &h, r->msg, sizeof(r->msg));
+	if (!rc && a->base)
+		rc = jma_heap_parse(a->base, a->base_len, "base", &base, r->msg, sizeof(r->msg));
+	if (!rc && a->need_alloc) {
+		struct jma_heap_info hi;
+
+		jma_heap_info(h, &hi);
+		if (!hi.has_alloc) {
+			rc = -ENOTSUP;
+			snprintf(r->msg, sizeof(r->msg), "the profile has no allocation counts since "
+				 "start: they need opt.prof_accum (restart with "
+				 "MALLOC_CONF=prof:true,prof_accum:true)");
+		}
+	}
+	if (!rc && base && (rc = jma_heap_subtract(h, base)))
+		snprintf(r->msg, sizeof(r->msg), "%s", jma_heap_errmsg(h));
+	if (!rc && (rc = jma_heap_symbolize(h, &so)))
+		snprintf(r->msg, sizeof(r->msg), "%s", jma_heap_errmsg(h));
+	if (!rc && (rc = jma_heap_report(h, &ro, buf_add, &b)))
+		snprintf(r->msg, sizeof(r->msg), "%s", b.err ? "the report is too large"
+			 : jma_heap_errmsg(h));
+	jma_heap_free(base);
+	jma_heap_free(h);
+	r->rc = rc;
+	r->kind = rc == -ENOTSUP ? JMA_ERR_MISSING : rc ? JMA_ERR_TARGET : JMA_OK;
+	if (rc) {
+		free(b.p);
+		return;
+	}
+	r->data = b.p;
+	r->len = b.len;
+}
+
+/* The child's log: straight to fd 2.  Not the caller's callback: it writes
+ * through stdio, whose stream lock another of the server's threads may have
+ * held at the fork -- and a child stuck on it could be holding a target's thread. */
+static void raw_log(void *arg, int level, const char *msg)
+{
+	static const char *const lv[] = { "error", "warning", "info", "debug" };
+	char line[1024];
+	int n;
+
+	n = snprintf(line, sizeof(line), "jemattach: serve: process %d: %s: %s\n",
+		     (int)(intptr_t)arg, lv[level & 3], msg);
+	if (n > 0 && write(2, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1) < 0)
+		return;
+}
+
+void op_child(const void *arg, struct op_result *r)
+{
+	const struct op_arg *a = arg;
+	struct jma_options opt;
+	jma_session *s;
+	int rc;
+
+	if (a->kind == OP_REPORT) {
+		report(a, r);
+		return;
+	}
+	opt = *a->opt;
+	if (opt.log) {
+		opt.log = raw_log;
+		opt.log_arg = (void *)(intptr_t)a->pid;
+	}
+	s = jma_new(&opt);
+	if (!s) {
+		r->rc = -ENOMEM;
+		r->kind = JMA_ERR_TARGET;
+		snprintf(r->msg, sizeof(r->msg), "out of memory");
+		return;
+	}
+	rc = jma_open(s, a->pid);
+	if (!rc) {
+		switch (a->kind) {
+		case OP_PROBE:
+			rc = probe(s, r);
+			break;
+		case OP_SAMPLE:
+			rc = sample(s, a, r);
+			break;
+		case OP_DUMP:
+			rc = dump(s, r);
+			break;
+		case OP_STATS:
+			rc = stats(s, r);
+			break;
+		default:
+			rc = control(s, a->kind, r);
+			break;
+		}
+	}
+	if (r->attached)
+		r->held_ns = jma_held_ns(s);
+	from_session(s, rc, r);
+	if (rc == -ENOMEM && !r->msg[0])
+		snprintf(r->msg, sizeof(r->msg), "out of memory");
+	jma_free(s);
+}
+
+int op_run(const struct serve_cfg *cfg, const struct op_arg *a, struct op_result *r)
+{
+	/* The library bounds each call by opt.timeout; a dump or stats run
+	 * makes a few.  Beyond this the child is stuck outside any call. */
+	double limit = 4 * (cfg->opt.timeout > 0 ? cfg->opt.timeout : 10) + 30;
+
+	return child_run(op_child, a, limit, OP_MAX_BYTES, r);
+}
+
+int op_sample_decode(const struct op_result *r, struct op_sample *out)
+{
+	if (r->rc || !r->data || r->len < sizeof(*out))
+		return -EINVAL;
+	memcpy(out, r->data, sizeof(*out));
+	if ((r->len - sizeof(*out)) / sizeof(struct jma_arena_sample) != out->smp.narenas ||
+	    (r->len - sizeof(*out)) % sizeof(struct jma_arena_sample))
+		return -EINVAL;
+	out->smp.arenas = out->smp.narenas ? (struct jma_arena_sample *)(r->data + sizeof(*out))
+					   : NULL;
+	return 0;
+}
+
+const char *op_kind_reason(int kind, int rc)
+{
+	if (rc == -ETIMEDOUT)
+		return "timeout";
+	switch (kind) {
+	case JMA_OK:
+		return "";
+	case JMA_ERR_USAGE:
+		return "usage";
+	case JMA_ERR_ATTACH:
+		return "attach";
+	case JMA_ERR_MISSING:
+		return "missing";
+	case JMA_ERR_UNSAFE:
+		return "unsafe";
+	default:
+		return "target";
+	}
+}

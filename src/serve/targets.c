@@ -1,0 +1,553 @@
+/* targets.c -- which processes are served: discovery, selectors, following restarts.
+ *
+ * Every discover_interval the scanner lists /proc.  A process the selectors
+ * choose (all of them without --target) and not yet known by its PID and exec
+ * mark (jma_exec_mark: a restarted service, or a PID reused, is a new target)
+ * is probed once in a child: jma_open finds jemalloc as `info` does (shared,
+ * preloaded, static, prefixed).  A process without jemalloc is remembered and
+ * not probed again -- unless it is young (started less than YOUNG_S ago): it
+ * may still be loading its libraries.  So a steady host costs one read of
+ * /proc/PID/{stat,status,cgroup} per process per scan, and a probe per new
+ * program run (measured: scan_secs, jemattach_discovery_duration_seconds).
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "serve/serve.h"
+
+#define YOUNG_S		10.0
+#define PF_KTHREAD	0x00200000u
+
+/* What a process looks like from /proc, for selectors and labels. */
+struct pinfo {
+	pid_t pid, ppid;
+	uid_t uid;
+	char comm[64];
+	char cgroup[512];
+	double age;		/* seconds since it started */
+	int kthread;
+};
+
+static int read_small(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "re");
+	size_t n;
+
+	if (!f)
+		return -errno;
+	n = fread(buf, 1, len - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return (int)n;
+}
+
+static double uptime(void)
+{
+	char buf[64];
+
+	return read_small("/proc/uptime", buf, sizeof(buf)) > 0 ? strtod(buf, NULL) : 0;
+}
+
+static int pinfo_read(pid_t pid, double up, struct pinfo *p)
+{
+	char path[64], buf[4096], *rp, *line;
+	unsigned long flags = 0;
+	unsigned long long start = 0;
+	int ppid = 0;
+
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (read_small(path, buf, sizeof(buf)) <= 0)
+		return -ESRCH;
+	/* "pid (comm) S ppid ...": comm may hold spaces and parentheses. */
+	rp = strrchr(buf, ')');
+	if (!rp || !strchr(buf, '('))
+		return -ESRCH;
+	*rp = '\0';
+	snprintf(p->comm, sizeof(p->comm), "%s", strchr(buf, '(') + 1);
+	if (sscanf(rp + 2, "%*c %d %*d %*d %*d %*d %lu %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
+		   "%*d %*d %llu", &ppid, &flags, &start) != 3)
+		return -ESRCH;
+	p->ppid = ppid;
+	p->kthread = (flags & PF_KTHREAD) != 0;
+	p->age = up - (double)start / (double)sysconf(_SC_CLK_TCK);
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if (read_small(path, buf, sizeof(buf)) > 0 && (line = strstr(buf, "\nUid:")))
+		p->uid = (uid_t)strtoul(line + 5, NULL, 10);
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	if (read_small(path, buf, sizeof(buf)) > 0) {
+		/* cgroup v2's "0::PATH"; else systemd's v1 hierarchy. */
+		char *v2 = strncmp(buf, "0::", 3) ? strstr(buf, "\n0::") : buf - 1;
+		char *v1 = strstr(buf, ":name=systemd:");
+		char *at = v2 ? v2 + 4 : v1 ? v1 + 14 : NULL;
+
+		if (at)
+			snprintf(p->cgroup, sizeof(p->cgroup), "%.*s", (int)strcspn(at, "\n"), at);
+	}
+	return 0;
+}
+
+/* The unit or container: the last component of the cgroup path. */
+static void unit_of(const char *cgroup, char *out, size_t len)
+{
+	const char *slash = strrchr(cgroup, '/');
+
+	snprintf(out, len, "%s", slash ? slash + 1 : cgroup);
+}
+
+static int sel_match(const struct serve_sel *s, const struct pinfo *p)
+{
+	size_t n;
+
+	switch (s->kind) {
+	case SEL_PID:
+		return s->pid == p->pid;
+	case SEL_COMM:
+		return regexec(&s->re, p->comm, 0, NULL, 0) == 0;
+	case SEL_UID:
+		return s->uid == p->uid;
+	case SEL_CGROUP:
+		n = strlen(s->path);
+		return !strncmp(p->cgroup, s->path, n) &&
+		       (p->cgroup[n] == '\0' || p->cgroup[n] == '/' || s->path[n - 1] == '/');
+	}
+	return 0;
+}
+
+/* 0: not served; 1: chosen; 2: chosen by its PID (shown even without jemalloc). */
+static int selected(const struct serve_ctx *sc, const struct pinfo *p)
+{
+	int r = 0;
+
+	if (p->kthread || p->pid == sc->self || p->ppid == sc->self)
+		return 0;
+	if (!sc->cfg->nsel)
+		return 1;
+	for (size_t i = 0; i < sc->cfg->nsel; i++)
+		if (sel_match(&sc->cfg->sel[i], p))
+			r = sc->cfg->sel[i].kind == SEL_PID ? 2 : r ? r : 1;
+	return r;
+}
+
+static struct target *target_new(const struct pinfo *p, uint64_t mark, int named)
+{
+	struct target *t = calloc(1, sizeof(*t));
+	pthread_condattr_t ca;
+
+	if (!t)
+		return NULL;
+	t->refs = 1;
+	t->pid = p->pid;
+	t->mark = mark;
+	t->uid = p->uid;
+	t->named = named;
+	snprintf(t->comm, sizeof(t->comm), "%s", p->comm);
+	snprintf(t->cgroup, sizeof(t->cgroup), "%s", p->cgroup);
+	unit_of(p->cgroup, t->unit, sizeof(t->unit));
+	pthread_mutex_init(&t->mu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&t->cv, &ca);
+	pthread_condattr_destroy(&ca);
+	return t;
+}
+
+static void target_free(struct target *t)
+{
+	for (int k = 0; k < OP_NCACHED; k++)
+		op_result_clear(&t->fl[k].res);
+	pthread_mutex_destroy(&t->mu);
+	pthread_cond_destroy(&t->cv);
+	free(t);
+}
+
+void target_put(struct serve_ctx *sc, struct target *t)
+{
+	int last;
+
+	pthread_mutex_lock(&sc->mu);
+	last = --t->refs == 0;
+	pthread_mutex_unlock(&sc->mu);
+	if (last)
+		target_free(t);
+}
+
+/* Probe @t in a child: does it have jemalloc, and where. */
+static void probe(struct serve_ctx *sc, struct target *t)
+{
+	struct op_arg a = { .kind = OP_PROBE, .pid = t->pid, .opt = &sc->cfg->opt };
+	struct op_result r;
+
+	op_run(sc->cfg, &a, &r);
+	pthread_mutex_lock(&sc->mu);
+	sc->probes++;
+	if (!r.rc && r.len == sizeof(t->probe)) {
+		memcpy(&t->probe, r.data, sizeof(t->probe));
+		t->state = T_JEMALLOC;
+	} else {
+		t->state = T_NONE;
+		snprintf(t->why, sizeof(t->why), "%s", r.msg[0] ? r.msg : "no answer");
+	}
+	pthread_mutex_unlock(&sc->mu);
+	op_result_clear(&r);
+}
+
+/* Caller holds sc->mu. */
+static int list_add(struct serve_ctx *sc, struct target *t)
+{
+	if (sc->nt == sc->cap) {
+		size_t cap = sc->cap ? sc->cap * 2 : 64;
+		struct target **v = realloc(sc->tv, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		sc->tv = v;
+		sc->cap = cap;
+	}
+	sc->tv[sc->nt++] = t;
+	return 0;
+}
+
+/* Caller holds sc->mu. */
+static struct target *list_find(struct serve_ctx *sc, pid_t pid)
+{
+	for (size_t i = 0; i < sc->nt; i++)
+		if (sc->tv[i]->pid == pid)
+			return sc->tv[i];
+	return NULL;
+}
+
+/* Caller holds sc->mu; drops the list's reference (freed later if in use). */
+static void list_remove(struct serve_ctx *sc, size_t i)
+{
+	struct target *t = sc->tv[i];
+
+	t->gone = 1;
+	sc->tv[i] = sc->tv[--sc->nt];
+	if (--t->refs == 0)
+		target_free(t);
+}
+
+static void list_drop(struct serve_ctx *sc, struct target *t)
+{
+	for (size_t i = 0; i < sc->nt; i++)
+		if (sc->tv[i] == t) {
+			list_remove(sc, i);
+			return;
+		}
+}
+
+/* Look at process @p, seen in scan @gen: a known target, a new one to probe
+ * (returned, referenced), or one to leave?  Caller holds sc->mu. */
+static struct target *consider(struct serve_ctx *sc, const struct pinfo *p, int how, uint64_t gen)
+{
+	struct target *t = list_find(sc, p->pid);
+	uint64_t mark = jma_exec_mark(p->pid);
+
+	if (t && (t->mark != mark || !mark)) {
+		/* Another program in that PID now: a new target. */
+		list_drop(sc, t);
+		t = NULL;
+	}
+	if (t) {
+		t->seen = gen;
+		snprintf(t->comm, sizeof(t->comm), "%s", p->comm);
+		/* Without jemalloc: looked at again only while it may still be
+		 * loading its libraries, or if the probe could not tell. */
+		if (t->state == T_NONE && (p->age < YOUNG_S || !strstr(t->why, "no jemalloc"))) {
+			t->state = T_UNKNOWN;
+			t->refs++;
+			return t;
+		}
+		return NULL;
+	}
+	if (!mark)
+		return NULL;
+	t = target_new(p, mark, how == 2);
+	if (!t || list_add(sc, t)) {
+		free(t);
+		return NULL;
+	}
+	t->seen = gen;
+	t->refs++;
+	return t;
+}
+
+static double thread_cpu(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int targets_scan(struct serve_ctx *sc)
+{
+	double t0 = serve_now(), c0 = thread_cpu(), up = uptime(), c1;
+	struct target **probe_v = NULL;
+	size_t nprobe = 0, capprobe = 0;
+	struct dirent *d;
+	uint64_t gen;
+	int nje = 0;
+	DIR *dir = opendir("/proc");
+
+	if (!dir)
+		return -errno;
+	pthread_mutex_lock(&sc->mu);
+	gen = ++sc->scans;
+	pthread_mutex_unlock(&sc->mu);
+	while ((d = readdir(dir))) {
+		struct pinfo p;
+		struct target *t;
+		int how;
+		char *end;
+		long pid = strtol(d->d_name, &end, 10);
+
+		if (*end || pid <= 0)
+			continue;
+		how = pinfo_read((pid_t)pid, up, &p) == 0 ? selected(sc, &p) : 0;
+		if (!how)
+			continue;
+		pthread_mutex_lock(&sc->mu);
+		t = consider(sc, &p, how, gen);
+		pthread_mutex_unlock(&sc->mu);
+		if (!t)
+			continue;
+		if (nprobe == capprobe) {
+			struct target **v = realloc(probe_v, (capprobe = capprobe ? capprobe * 2 : 16) *
+						    sizeof(*v));
+			if (!v) {
+				target_put(sc, t);
+				break;
+			}
+			probe_v = v;
+		}
+		probe_v[nprobe++] = t;
+	}
+	closedir(dir);
+	c1 = thread_cpu();
+	pthread_mutex_lock(&sc->mu);
+	for (size_t i = sc->nt; i-- > 0;)
+		if (sc->tv[i]->seen != gen)
+			list_remove(sc, i);
+	pthread_mutex_unlock(&sc->mu);
+	for (size_t i = 0; i < nprobe; i++) {
+		if (!probe_v[i]->gone)
+			probe(sc, probe_v[i]);
+		target_put(sc, probe_v[i]);
+	}
+	free(probe_v);
+	pthread_mutex_lock(&sc->mu);
+	for (size_t i = 0; i < sc->nt; i++)
+		nje += sc->tv[i]->state == T_JEMALLOC;
+	sc->last_scan = serve_now();
+	sc->scan_secs = sc->last_scan - t0;
+	sc->scan_cpu = c1 - c0;
+	sc->scan_probes = nprobe;
+	pthread_mutex_unlock(&sc->mu);
+	return nje;
+}
+
+int targets_get(struct serve_ctx *sc, pid_t pid, struct target **out, char *why, size_t whylen)
+{
+	struct pinfo p;
+	struct target *t;
+	int how, unknown, err = 0;
+
+	*out = NULL;
+	if (pinfo_read(pid, uptime(), &p))
+		return -ESRCH;
+	if (!(how = selected(sc, &p)))
+		return -EACCES;
+	pthread_mutex_lock(&sc->mu);
+	t = list_find(sc, pid);
+	if (t && t->mark != jma_exec_mark(pid))
+		t = NULL;
+	if (t)
+		t->refs++;
+	unknown = t && t->state == T_UNKNOWN;
+	pthread_mutex_unlock(&sc->mu);
+	if (unknown)
+		probe(sc, t);	/* the scanner's probe is under way: no need to wait for it */
+	if (!t) {
+		/* Not scanned yet: probe it now, as the scanner would. */
+		uint64_t mark = jma_exec_mark(pid);
+
+		if (!mark || !(t = target_new(&p, mark, how == 2)))
+			return -ESRCH;
+		t->refs = 2;
+		probe(sc, t);
+		pthread_mutex_lock(&sc->mu);
+		t->seen = sc->scans;
+		if (list_find(sc, pid) || list_add(sc, t))
+			t->refs--;
+		pthread_mutex_unlock(&sc->mu);
+	}
+	pthread_mutex_lock(&sc->mu);
+	if (t->state != T_JEMALLOC) {
+		snprintf(why, whylen, "%s", t->state == T_NONE ? t->why : "not probed yet");
+		err = -ENOENT;
+	}
+	pthread_mutex_unlock(&sc->mu);
+	if (err)
+		target_put(sc, t);
+	else
+		*out = t;
+	return err;
+}
+
+struct target **targets_list(struct serve_ctx *sc, size_t *n)
+{
+	struct target **v;
+
+	pthread_mutex_lock(&sc->mu);
+	v = malloc((sc->nt ? sc->nt : 1) * sizeof(*v));
+	*n = 0;
+	for (size_t i = 0; v && i < sc->nt; i++) {
+		struct target *t = sc->tv[i];
+
+		if (t->state == T_JEMALLOC || (t->named && t->state == T_NONE)) {
+			t->refs++;
+			v[(*n)++] = t;
+		}
+	}
+	pthread_mutex_unlock(&sc->mu);
+	return v;
+}
+
+void targets_put_all(struct serve_ctx *sc, struct target **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		target_put(sc, v[i]);
+	free(v);
+}
+
+/* The first scan is serve_run's, before it listens: wait, then scan. */
+static void *scanner(void *arg)
+{
+	struct serve_ctx *sc = arg;
+
+	pthread_mutex_lock(&sc->mu);
+	while (!sc->stopping) {
+		double next = serve_now() + sc->cfg->discover_interval;
+		struct timespec ts = { (time_t)next, (long)((next - (double)(time_t)next) * 1e9) };
+
+		while (!sc->stopping && serve_now() < next)
+			pthread_cond_timedwait(&sc->stop_cv, &sc->mu, &ts);
+		if (sc->stopping)
+			break;
+		pthread_mutex_unlock(&sc->mu);
+		targets_scan(sc);
+		pthread_mutex_lock(&sc->mu);
+	}
+	pthread_mutex_unlock(&sc->mu);
+	return NULL;
+}
+
+int targets_init(struct serve_ctx *sc)
+{
+	pthread_condattr_t ca;
+
+	sc->self = getpid();
+	pthread_mutex_init(&sc->mu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&sc->stop_cv, &ca);
+	pthread_condattr_destroy(&ca);
+	return 0;
+}
+
+int targets_start(struct serve_ctx *sc)
+{
+	int err = pthread_create(&sc->scanner, NULL, scanner, sc);
+
+	sc->scanner_on = !err;
+	return -err;
+}
+
+void targets_stop(struct serve_ctx *sc)
+{
+	pthread_mutex_lock(&sc->mu);
+	sc->stopping = 1;
+	pthread_cond_broadcast(&sc->stop_cv);
+	pthread_mutex_unlock(&sc->mu);
+	if (sc->scanner_on)
+		pthread_join(sc->scanner, NULL);
+	sc->scanner_on = 0;
+}
+
+void targets_fini(struct serve_ctx *sc)
+{
+	pthread_mutex_lock(&sc->mu);
+	while (sc->nt)
+		list_remove(sc, sc->nt - 1);
+	pthread_mutex_unlock(&sc->mu);
+	free(sc->tv);
+	sc->tv = NULL;
+}
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (*p < 0x20 || *p >= 0x7f)
+			fprintf(f, "\\u%04x", *p);
+		else
+			fputc(*p, f);
+	}
+	fputc('"', f);
+}
+
+int targets_json(struct serve_ctx *sc, FILE *f)
+{
+	pthread_mutex_lock(&sc->mu);
+	fprintf(f, "{\"scan_seconds\": %.6f, \"scan_cpu_seconds\": %.6f, \"scan_probes\": %zu, "
+		"\"scans\": %llu, \"probes\": %llu, \"targets\": [", sc->scan_secs, sc->scan_cpu,
+		sc->scan_probes, (unsigned long long)sc->scans, (unsigned long long)sc->probes);
+	for (size_t i = 0, k = 0; i < sc->nt; i++) {
+		struct target *t = sc->tv[i];
+		const struct op_result *r;
+
+		if (t->state != T_JEMALLOC && !t->named)
+			continue;
+		fprintf(f, "%s\n {\"pid\": %d, \"comm\": ", k++ ? "," : "", (int)t->pid);
+		json_str(f, t->comm);
+		fprintf(f, ", \"uid\": %u, \"cgroup\": ", (unsigned)t->uid);
+		json_str(f, t->cgroup);
+		fprintf(f, ", \"unit\": ");
+		json_str(f, t->unit);
+		if (t->state != T_JEMALLOC) {
+			fprintf(f, ", \"jemalloc\": false, \"why\": ");
+			json_str(f, t->state == T_NONE ? t->why : "not probed yet");
+			fprintf(f, "}");
+			continue;
+		}
+		fprintf(f, ", \"jemalloc\": true, \"module\": ");
+		json_str(f, t->probe.module);
+		fprintf(f, ", \"prefix\": ");
+		json_str(f, t->probe.prefix);
+		fprintf(f, ", \"static\": %s", t->probe.is_static ? "true" : "false");
+		pthread_mutex_lock(&t->mu);
+		r = &t->fl[OP_SAMPLE].res;
+		fprintf(f, ", \"attaches\": %llu", (unsigned long long)t->attaches);
+		if (t->fl[OP_SAMPLE].seq) {
+			fprintf(f, ", \"up\": %d, \"age_seconds\": %.3f, \"held_seconds\": %.6f, "
+				"\"reason\": ", r->rc == 0, serve_now() - r->started,
+				(double)r->held_ns / 1e9);
+			json_str(f, r->rc ? r->msg : "");
+		}
+		pthread_mutex_unlock(&t->mu);
+		fprintf(f, "}");
+	}
+	fprintf(f, "\n]}\n");
+	pthread_mutex_unlock(&sc->mu);
+	return 0;
+}

@@ -1,0 +1,485 @@
+#!/bin/bash
+# 75-serve.sh -- `jemattach serve`: scraped by a real Prometheus and `go tool
+# pprof`, one attach per interval under concurrent scrapes, a lock-holding
+# target answered in time, restarts followed, TLS and basic auth, the
+# allowlist, and a fuzz of malformed requests (SERVE_FUZZ, default 2000).
+# Every server is given --target selectors that match only processes this
+# script started: the machine is shared.
+. "$(dirname "$0")/../lib.sh"
+PROF="MALLOC_CONF=prof:true,prof_active:true,lg_prof_sample:0"
+
+# serve_bg VAR ARGS...: `jemattach serve ARGS` in the background, recorded
+# for cleanup; its stderr in $TMPD/serve.VAR.err.
+serve_bg() {
+	local __var=$1; shift
+	"$JEMATTACH" serve "$@" 2>"$TMPD/serve.$__var.err" &
+	STARTED+=("$!")
+	printf -v "$__var" '%s' "$!"
+}
+
+# serve_wait PID ERRFILE: until the server listens (0) or exits (1).
+serve_wait() {
+	for _ in $(seq 300); do
+		grep -q "serving" "$2" 2>/dev/null && return 0
+		kill -0 "$1" 2>/dev/null || return 1
+		sleep 0.05
+	done
+	return 1
+}
+
+# start_serve VAR ARGS...: serve on a free loopback port (in $SERVE_PORT,
+# URL in $SERVE_URL); waits until it listens.
+start_serve() {
+	local __var=$1 __pid; shift
+	for _ in 1 2 3; do
+		SERVE_PORT=$(free_port) || { fail "no free port"; return 1; }
+		serve_bg __pid --listen "127.0.0.1:$SERVE_PORT" "$@"
+		serve_wait "$__pid" "$TMPD/serve.__pid.err" && break
+		grep -q "cannot listen" "$TMPD/serve.__pid.err" || break
+	done
+	grep -q "serving" "$TMPD/serve.__pid.err" ||
+		{ fail "serve did not start: $(cat "$TMPD/serve.__pid.err")"; return 1; }
+	mv "$TMPD/serve.__pid.err" "$TMPD/serve.$__var.err"
+	SERVE_URL="http://127.0.0.1:$SERVE_PORT"
+	printf -v "$__var" '%s' "$__pid"
+}
+
+# metric NAME PID [URL]: the value of series NAME for PID in /metrics.
+metric() {
+	curl -s --max-time 30 "${3:-$SERVE_URL}/metrics" |
+		awk -v n="$1" -v p="pid=\"$2\"" '$1 ~ "^" n "[{]" && index($1, p) {print $2; exit}'
+}
+
+ms() { echo $(($(date +%s%N) / 1000000)); }
+
+t_prometheus_scrapes_redis_and_a_fixture() {
+	local fix redis sp pp pyml val theirs own n
+	start_fixture fix "$FIXTURES/jemfix"
+	expect_eq "$(fix "$fix" "alloc 200 50000")" ok
+	start_redis redis
+	expect_eq "$(redis-cli -p "$REDIS_PORT" debug populate 100000 key 100)" OK
+	start_serve sp --target "pid=$fix" --target "pid=$redis"
+	# Lint of what is served, in the text format promtool reads.
+	curl -s "$SERVE_URL/metrics" >"$TMPD/m.txt"
+	expect_match "$(cat "$TMPD/m.txt")" "jemattach_target_up\{pid=\"$redis\",comm=\"redis-server\",unit=\"[^\"]*\"\} 1"
+	promtool check metrics <"$TMPD/m.txt" >"$TMPD/lint" 2>&1 || fail "promtool: $(cat "$TMPD/lint")"
+	expect_eq "$(cat "$TMPD/lint")" ""
+	# OpenMetrics when asked for, as Prometheus asks.
+	curl -s -D "$TMPD/h" -H 'Accept: application/openmetrics-text;version=1.0.0' "$SERVE_URL/metrics" >"$TMPD/om.txt"
+	expect_match "$(cat "$TMPD/h")" "Content-Type: application/openmetrics-text; version=1.0.0"
+	expect_eq "$(tail -1 "$TMPD/om.txt")" "# EOF"
+	expect_match "$(cat "$TMPD/om.txt")" "# TYPE jemattach_attaches counter"
+
+	pyml="$TMPD/prometheus.yml"
+	cat >"$pyml" <<-EOF
+	global:
+	  scrape_interval: 1s
+	  scrape_timeout: 1s
+	scrape_configs:
+	  - job_name: jemattach
+	    static_configs:
+	      - targets: ['127.0.0.1:$SERVE_PORT']
+	EOF
+	# A port taken between free_port and the bind makes Prometheus exit: another is tried.
+	local prom
+	for _ in 1 2 3; do
+		pp=$(free_port)
+		start_bg prom prometheus --config.file="$pyml" --storage.tsdb.path="$TMPD/tsdb" \
+			--web.listen-address="127.0.0.1:$pp" --log.level=warn 2>"$TMPD/prom.err"
+		for _ in $(seq 600); do
+			curl -sf "http://127.0.0.1:$pp/-/ready" >/dev/null 2>&1 && break 2
+			kill -0 "$prom" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill "$prom" 2>/dev/null
+		wait "$prom" 2>/dev/null
+	done
+	curl -sf "http://127.0.0.1:$pp/-/ready" >/dev/null || fail "Prometheus did not start: $(tail -2 "$TMPD/prom.err")"
+	local api="http://127.0.0.1:$pp/api/v1/query"
+	q() { curl -s --max-time 10 "$api" --data-urlencode "query=$1" | jq -r '.data.result[0].value[1] // empty'; }
+	# Three scrapes at least (Prometheus may take a while to start on a busy machine).
+	for _ in $(seq 240); do
+		n=$(q "count_over_time(jemattach_target_up{pid=\"$redis\"}[5m])" 2>/dev/null)
+		[[ -n $n && $n -ge 3 ]] && break
+		sleep 0.25
+	done
+	[[ -n $n && $n -ge 3 ]] || fail "Prometheus did not scrape 3 times (got '$n')"
+	expect_eq "$(q "jemattach_target_up{pid=\"$redis\"}")" 1
+	expect_eq "$(q "jemattach_target_up{pid=\"$fix\"}")" 1
+	# Redis's own figure, read at the same moment: within 1%.
+	val=$(q "jemalloc_allocated_bytes{pid=\"$redis\"}")
+	theirs=$(redis-cli -p "$REDIS_PORT" info memory | tr -d '\r' | awk -F: '$1 == "allocator_allocated" {print $2}')
+	within "$val" "$theirs" $((theirs / 100))
+	# The fixture's own mallctl.
+	val=$(q "jemalloc_allocated_bytes{pid=\"$fix\"}")
+	own=$(fix "$fix" "get z stats.allocated")
+	within "$val" "$own" $((own / 100))
+	expect_eq "$(fix "$fix" check)" ok
+	expect_eq "$(redis-cli -p "$REDIS_PORT" ping)" PONG
+}
+
+t_go_tool_pprof_shows_the_top_site_and_total() {
+	local fix sp total out
+	start_fixture fix "$FIXTURES/jemfix" "$PROF"
+	expect_eq "$(fix "$fix" "alloc 100 100000")" ok
+	start_serve sp --target "pid=$fix"
+	jm "$fix" prof dump -o "$TMPD/a.heap"
+	expect_rc 0
+	jm analyze "$TMPD/a.heap" --format json --top 1 --pid "$fix"
+	expect_rc 0
+	total=$(jq -r .total <<<"$OUT")
+	expect_eq "$(jq -r '.sites[0].function' <<<"$OUT")" main
+	mkdir -p "$TMPD/home"
+	out=$(HOME="$TMPD/home" GOCACHE="$TMPD/home/gocache" GOFLAGS= timeout 120 \
+		go tool pprof -top -unit=B "$SERVE_URL/debug/pprof/heap?pid=$fix" 2>&1) ||
+		fail "go tool pprof: $out"
+	expect_match "$out" "Type: inuse_space"
+	# "Showing nodes accounting for NB, P% of TOTALB total", then the top row.
+	local theirs
+	theirs=$(sed -n 's/.* of \([0-9]*\)B total$/\1/p' <<<"$out")
+	within "$theirs" "$total" $((total / 100))
+	expect_match "$(grep -A1 'flat  flat%' <<<"$out" | tail -1)" " main$"
+	# The text form and its headers.
+	curl -s -D "$TMPD/h" "$SERVE_URL/debug/pprof/heap?pid=$fix&debug=1" >"$TMPD/t"
+	expect_match "$(head -2 "$TMPD/t" | tail -1)" " main$"
+	curl -s -D "$TMPD/h" -o "$TMPD/p.gz" "$SERVE_URL/debug/pprof/heap?pid=$fix"
+	expect_match "$(cat "$TMPD/h")" 'Content-Disposition: attachment; filename="heap"'
+	gzip -t "$TMPD/p.gz" || fail "not gzip"
+	expect_eq "$(fix "$fix" check)" ok
+}
+
+t_pprof_without_profiling_says_why() {
+	local fix sp
+	start_fixture fix "$FIXTURES/jemfix"
+	start_serve sp --target "pid=$fix"
+	curl -s -D "$TMPD/h" "$SERVE_URL/debug/pprof/heap?pid=$fix" >"$TMPD/b"
+	expect_match "$(head -1 "$TMPD/h")" " 409 "
+	expect_match "$(cat "$TMPD/b")" "opt.prof|MALLOC_CONF"
+}
+
+t_allocs_needs_prof_accum() {
+	local a b sp
+	start_fixture a "$FIXTURES/jemfix" "MALLOC_CONF=prof:true,prof_accum:true,lg_prof_sample:0"
+	start_fixture b "$FIXTURES/jemfix" "$PROF"
+	expect_eq "$(fix "$a" "alloc 20 100000")" ok
+	start_serve sp --target "pid=$a" --target "pid=$b"
+	expect_match "$(curl -s "$SERVE_URL/debug/pprof/allocs?pid=$a&debug=1" | head -2)" "Total: [0-9.]+ MB.* main"
+	curl -s -D "$TMPD/h" "$SERVE_URL/debug/pprof/allocs?pid=$b" >"$TMPD/b"
+	expect_match "$(head -1 "$TMPD/h")" " 409 "
+	expect_match "$(cat "$TMPD/b")" "prof_accum"
+}
+
+t_arenas_per_arena_series() {
+	local fix sp out
+	start_fixture fix "$FIXTURES/jemfix"
+	expect_eq "$(fix "$fix" "arenas 3")" ok
+	start_serve sp --target "pid=$fix" --arenas
+	out=$(curl -s "$SERVE_URL/metrics")
+	# Arena 0 and the 3 created (and the automatic ones jemalloc made).
+	(( $(grep -c "^jemalloc_arena_active_bytes{pid=\"$fix\".*arena=" <<<"$out") >= 4 )) ||
+		fail "$(grep '^jemalloc_arena_active_bytes' <<<"$out")"
+	promtool check metrics <<<"$out" >"$TMPD/lint" 2>&1 || fail "promtool: $(cat "$TMPD/lint")"
+}
+
+t_pprof_seconds_is_the_change() {
+	local fix sp out freer
+	start_fixture fix "$FIXTURES/jemfix" "$PROF"
+	expect_eq "$(fix "$fix" "alloc 50 100000")" ok
+	start_serve sp --target "pid=$fix" --min-interval 0
+	# Freed during the window: the change is negative, about -5 MB.
+	( sleep 1; fix "$fix" free >/dev/null ) &
+	freer=$!
+	out=$(curl -s --max-time 60 "$SERVE_URL/debug/pprof/heap?pid=$fix&seconds=2&debug=1")
+	wait "$freer"
+	expect_match "$(head -1 <<<"$out")" "^Total: -[45]\.[0-9] MB"
+}
+
+t_50_concurrent_scrapes_one_attach() {
+	local fix sp before i curls=()
+	start_fixture fix "$FIXTURES/jemfix"
+	expect_eq "$(fix "$fix" "alloc 10 1000")" ok
+	before=$(proc_state "$fix")
+	start_serve sp --target "pid=$fix" --min-interval 5
+	for i in $(seq 50); do
+		curl -s --max-time 30 -o "$TMPD/c.$i" "$SERVE_URL/metrics" &
+		curls+=($!)
+	done
+	wait "${curls[@]}"
+	for i in $(seq 50); do
+		grep -q "^jemattach_target_up{pid=\"$fix\".*} 1$" "$TMPD/c.$i" || fail "scrape $i: $(head -c 300 "$TMPD/c.$i")"
+	done
+	expect_eq "$(metric jemattach_attaches_total "$fix")" 1
+	expect_eq "$(fix "$fix" check)" ok
+	expect_eq "$(fix "$fix" ping)" pong
+	expect_state "$fix" "$before"
+}
+
+t_lock_holder_is_down_in_time_and_others_served() {
+	local held ok sp t0 t1 out
+	start_fixture held "$FIXTURES/jemfix" "$PROF"
+	start_fixture ok "$FIXTURES/jemfix"
+	mkfifo "$TMPD/fifo"
+	# A fixture thread holds jemalloc's dump lock until the FIFO is read.
+	expect_eq "$(fix "$held" "dump $TMPD/fifo")" ok
+	sleep 0.3
+	start_serve sp --target "pid=$held" --target "pid=$ok" --timeout 4 --min-interval 0
+	t0=$(ms)
+	out=$(curl -s --max-time 30 "$SERVE_URL/metrics")
+	t1=$(ms)
+	(( t1 - t0 < 6000 )) || fail "the scrape took $((t1 - t0)) ms (timeout 4 s)"
+	expect_match "$out" "jemattach_target_up\{pid=\"$held\"[^}]*\} 0"
+	expect_match "$out" "jemattach_target_down_reason\{pid=\"$held\"[^}]*,reason=\"(unsafe|timeout)\"\} 1"
+	expect_match "$out" "jemattach_target_up\{pid=\"$ok\"[^}]*\} 1"
+	expect_match "$out" "jemalloc_allocated_bytes\{pid=\"$ok\""
+	expect_match "$(curl -s "$SERVE_URL/targets")" "may hold a lock|no answer within"
+	# Released, it answers again.
+	cat "$TMPD/fifo" >/dev/null
+	for _ in $(seq 100); do
+		[[ $(metric jemattach_target_up "$held") == 1 ]] && break
+		sleep 0.2
+	done
+	expect_eq "$(metric jemattach_target_up "$held")" 1
+	expect_eq "$(fix "$held" ping)" pong
+}
+
+t_restarted_target_followed_by_comm() {
+	local name a b sp
+	# A name of our own: comm selects only what this test started.
+	name="jf$$x$RANDOM"
+	name=${name:0:15}
+	ln -s "$FIXTURES/jemfix" "$TMPD/$name"
+	start_fixture_cmd a "$TMPD/$name"
+	start_serve sp --target "comm=^$name\$" --discover-interval 0.5 --min-interval 0
+	expect_eq "$(metric jemattach_target_up "$a")" 1
+	fix "$a" exit >/dev/null 2>&1 || true
+	for _ in $(seq 100); do kill -0 "$a" 2>/dev/null || break; sleep 0.05; done
+	start_fixture_cmd b "$TMPD/$name"
+	for _ in $(seq 100); do
+		[[ $(metric jemattach_target_up "$b") == 1 ]] && break
+		sleep 0.2
+	done
+	expect_eq "$(metric jemattach_target_up "$b")" 1
+	expect_eq "$(metric jemattach_target_up "$a")" ""
+	expect_match "$(curl -s "$SERVE_URL/targets")" "\"pid\": $b, \"comm\": \"$name\""
+}
+
+t_non_loopback_needs_tls_or_insecure() {
+	jm serve --listen "0.0.0.0:$(free_port)"
+	expect_rc 2
+	expect_match "$ERR" "not a loopback address: give TLS in --web-config"
+	jm serve --listen "[::]:$(free_port)"
+	expect_rc 2
+	jm serve --listen "nohost:1"
+	expect_rc 2
+	jm serve --target "bogus=1"
+	expect_rc 2
+	jm serve --target "comm=("
+	expect_rc 2
+}
+
+t_default_is_loopback() {
+	local sp
+	serve_bg sp --target "pid=$$"
+	serve_wait "$sp" "$TMPD/serve.sp.err" || true
+	grep -q "cannot listen" "$TMPD/serve.sp.err" && skip "port 9711 is in use here"
+	expect_match "$(cat "$TMPD/serve.sp.err")" "serving http://127\.0\.0\.1:9711/"
+}
+
+t_tls_and_basic_auth() {
+	local fix sp sp2 hash port
+	start_fixture fix "$FIXTURES/jemfix"
+	openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj "/CN=127.0.0.1" \
+		-addext "subjectAltName=IP:127.0.0.1" -keyout "$TMPD/key.pem" -out "$TMPD/cert.pem" \
+		>/dev/null 2>&1 || fail "openssl could not make a certificate"
+	hash=$(htpasswd -nbBC 10 prom 's3cret pass' | cut -d: -f2-)
+	cat >"$TMPD/web.yml" <<-EOF
+	tls_server_config:
+	  cert_file: cert.pem
+	  key_file: key.pem
+	basic_auth_users:
+	  prom: '$hash'
+	EOF
+	start_serve sp --target "pid=$fix" --web-config "$TMPD/web.yml"
+	local url="https://127.0.0.1:$SERVE_PORT"
+	expect_eq "$(curl -s -o /dev/null -w '%{http_code}' --cacert "$TMPD/cert.pem" -u 'prom:s3cret pass' "$url/metrics")" 200
+	expect_match "$(curl -s --cacert "$TMPD/cert.pem" -u 'prom:s3cret pass' "$url/metrics")" "jemattach_target_up\{pid=\"$fix\"[^}]*\} 1"
+	expect_eq "$(curl -s -o /dev/null -w '%{http_code}' --cacert "$TMPD/cert.pem" -u 'prom:wrong' "$url/metrics")" 401
+	expect_eq "$(curl -s -o /dev/null -w '%{http_code}' --cacert "$TMPD/cert.pem" -u 'nobody:s3cret pass' "$url/metrics")" 401
+	expect_eq "$(curl -s -o /dev/null -w '%{http_code}' --cacert "$TMPD/cert.pem" "$url/metrics")" 401
+	curl -s -D "$TMPD/h" -o /dev/null --cacert "$TMPD/cert.pem" "$url/metrics"
+	expect_match "$(cat "$TMPD/h")" "WWW-Authenticate: Basic realm=\"jemattach\""
+	# Plain HTTP to the TLS port gets no answer.
+	expect_eq "$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "http://127.0.0.1:$SERVE_PORT/metrics")" 000
+	# With TLS, a non-loopback address is allowed.
+	port=$(free_port)
+	serve_bg sp2 --listen "0.0.0.0:$port" --target "pid=$fix" --web-config "$TMPD/web.yml"
+	serve_wait "$sp2" "$TMPD/serve.sp2.err" || true
+	expect_match "$(cat "$TMPD/serve.sp2.err")" "serving https://0\.0\.0\.0:$port/"
+	# A config asking for what is not implemented is refused, not ignored.
+	printf 'tls_server_config:\n  cert_file: cert.pem\n  key_file: key.pem\n  client_auth_type: RequireAndVerifyClientCert\n' >"$TMPD/bad.yml"
+	jm serve --web-config "$TMPD/bad.yml"
+	expect_rc 2
+	expect_match "$ERR" "client_auth_type"
+	printf 'basic_auth_users:\n  u: plaintext\n' >"$TMPD/bad2.yml"
+	jm serve --web-config "$TMPD/bad2.yml"
+	expect_rc 2
+	expect_match "$ERR" "not bcrypt"
+}
+
+t_allowlist_and_parameters() {
+	local fix other sp
+	start_fixture fix "$FIXTURES/jemfix"
+	start_fixture other "$FIXTURES/jemfix"
+	start_serve sp --target "pid=$fix"
+	code() { curl -s -o /dev/null -w '%{http_code}' "$@"; }
+	expect_eq "$(code "$SERVE_URL/stats?pid=$fix")" 200
+	expect_match "$(curl -s "$SERVE_URL/stats?pid=$fix" | jq -r .jemalloc.version)" "^[0-9]+\."
+	expect_eq "$(code "$SERVE_URL/stats?pid=$other")" 403
+	expect_eq "$(code "$SERVE_URL/stats?pid=$sp")" 403
+	expect_eq "$(code "$SERVE_URL/stats?pid=1")" 403
+	expect_eq "$(code "$SERVE_URL/stats")" 400
+	expect_eq "$(code "$SERVE_URL/stats?pid=-1")" 400
+	expect_eq "$(code "$SERVE_URL/stats?pid=$fix&pid=$fix")" 400
+	expect_eq "$(code "$SERVE_URL/stats?pid=${fix}x")" 400
+	# An empty key once made the check of keys loop forever (found by the fuzz).
+	expect_eq "$(code --max-time 5 "$SERVE_URL/stats?=1")" 400
+	expect_eq "$(code --max-time 5 "$SERVE_URL/stats?pid=$fix&")" 200
+	expect_eq "$(code "$SERVE_URL/debug/pprof/heap?pid=$fix&seconds=0")" 400
+	expect_eq "$(code "$SERVE_URL/debug/pprof/heap?pid=$fix&debug=2")" 400
+	expect_eq "$(code "$SERVE_URL/nope")" 404
+	expect_eq "$(code -X POST "$SERVE_URL/metrics")" 405
+	expect_eq "$(code -X POST "$SERVE_URL/prof?pid=$fix&action=off")" 403
+	# A body beyond 4 KiB is not read on: the connection is closed.
+	head -c 100000 /dev/zero >"$TMPD/body"
+	expect_eq "$(code --max-time 10 -X POST --data-binary @"$TMPD/body" "$SERVE_URL/prof?pid=$fix&action=off")" 000
+	expect_eq "$(code "$SERVE_URL/-/healthy")" 200
+	expect_match "$(curl -s "$SERVE_URL/")" "/stats\?pid=$fix"
+	expect_match "$(curl -s "$SERVE_URL/targets" | jq -r '.targets[0].module')" "jemalloc"
+	# Never touched: the other process is not traced and was never attached.
+	expect_eq "$(fix "$other" ping)" pong
+}
+
+t_control_only_by_post_when_allowed() {
+	local fix sp
+	start_fixture fix "$FIXTURES/jemfix" "$PROF"
+	start_serve sp --target "pid=$fix" --allow-control --min-interval 0
+	code() { curl -s -o /dev/null -w '%{http_code}' "$@"; }
+	expect_eq "$(metric jemalloc_prof_active "$fix")" 1
+	expect_eq "$(code "$SERVE_URL/prof?pid=$fix&action=off")" 405
+	expect_eq "$(code -X POST "$SERVE_URL/prof?pid=$fix&action=maybe")" 400
+	expect_eq "$(curl -s -X POST "$SERVE_URL/prof?pid=$fix&action=off")" "prof.active: true -> false"
+	expect_eq "$(fix "$fix" "get b prof.active")" false
+	# What changes is read at every scrape (the version and options once).
+	expect_eq "$(metric jemalloc_prof_active "$fix")" 0
+	expect_eq "$(metric jemalloc_prof_enabled "$fix")" 1
+	expect_eq "$(curl -s -X POST "$SERVE_URL/prof?pid=$fix&action=on")" "prof.active: false -> true"
+	expect_eq "$(fix "$fix" "get b prof.active")" true
+	expect_eq "$(metric jemalloc_prof_active "$fix")" 1
+	expect_eq "$(curl -s -X POST "$SERVE_URL/prof?pid=$fix&action=reset")" "prof.reset: samples cleared"
+}
+
+t_fuzz_leaves_server_and_target_untouched() {
+	local fix sp before fds n=${SERVE_FUZZ:-2000}
+	start_fixture fix "$FIXTURES/jemfix"
+	expect_eq "$(fix "$fix" "alloc 20 4096")" ok
+	start_serve sp --target "pid=$fix" --min-interval 0.5
+	curl -s "$SERVE_URL/metrics" >/dev/null
+	before=$(proc_state "$fix")
+	fds=$(ls "/proc/$sp/fd" | wc -l)
+	python3 - "$SERVE_PORT" "$n" "$fix" <<-'EOF' || fail "fuzzer failed"
+	import random, socket, sys, threading
+	port, n, pid = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+	rnd = random.Random(75)
+	paths = ["/", "/metrics", "/targets", "/stats", "/debug/pprof/heap", "/debug/pprof/allocs",
+	         "/prof", "/-/healthy", "/%00", "/..%2f..%2fetc/passwd", "//metrics", "/metrics/"]
+	keys = ["pid", "debug", "seconds", "gc", "action", "x", "", "pid[]", "%ff"]
+	vals = [pid, "1", "0", "-1", "99999999999", "abc", "", "%", "%zz", "1e3", " 1", pid + "\x00",
+	        "A" * 200]
+	methods = ["GET", "POST", "HEAD", "PUT", "DELETE", "OPTIONS", "TRACE", "CONNECT", "GE T", "X" * 50]
+	def one(r):
+	    k = r.randrange(9)
+	    if k == 0:
+	        return bytes(r.randrange(256) for _ in range(r.randrange(1, 600)))
+	    if k == 1:
+	        return b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * r.randrange(20000, 80000) + b"\r\n\r\n"
+	    if k == 2:
+	        return (r.choice(methods) + " " + r.choice(paths) + " HTTP/1.1\r\nHost: x\r\n"
+	                "Content-Length: " + str(r.randrange(0, 10**9)) + "\r\n\r\n" + "b" * r.randrange(0, 9000)).encode()
+	    if k == 3:
+	        return b"GET /metrics HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nfoo\r\n"
+	    if k == 4:
+	        return ("GET " + r.choice(paths) + "?" + "&".join(r.choice(keys) + "=" + r.choice(vals)
+	                for _ in range(r.randrange(0, 12))) + " HTTP/1.1\r\nHost: x\r\n\r\n").encode("latin-1")
+	    if k == 5:
+	        return b"GET /metrics HTTP/1.1\r\n" + b"H: v\r\n" * r.randrange(100, 3000) + b"\r\n"
+	    if k == 6:
+	        return b"GET /metrics HTTP/9.9\r\n\r\n"
+	    if k == 7:
+	        return ("GET /stats?pid=" + pid + " HTTP/1.1\r\nHost: x\r\nAuthorization: Basic " +
+	                "".join(r.choice("AZaz09+/=!") for _ in range(r.randrange(0, 300))) + "\r\n\r\n").encode()
+	    return b"GET /" + bytes(r.randrange(33, 256) for _ in range(r.randrange(1, 3000))) + b" HTTP/1.0\r\n\r\n"
+	def worker(seed, count):
+	    r = random.Random(seed)
+	    for _ in range(count):
+	        s = socket.socket()
+	        s.settimeout(2)
+	        try:
+	            s.connect(("127.0.0.1", port))
+	            s.sendall(one(r))
+	            if r.random() < 0.8:
+	                s.shutdown(socket.SHUT_WR)
+	                try:
+	                    while s.recv(65536):
+	                        pass
+	                except OSError:
+	                    pass
+	        except OSError:
+	            pass
+	        finally:
+	            s.close()
+	threads = [threading.Thread(target=worker, args=(i, n // 8 + (i < n % 8))) for i in range(8)]
+	for t in threads: t.start()
+	for t in threads: t.join()
+	EOF
+	kill -0 "$sp" || fail "the server died"
+	expect_eq "$(curl -s --max-time 10 "$SERVE_URL/-/healthy")" OK
+	expect_eq "$(metric jemattach_target_up "$fix")" 1
+	expect_eq "$(fix "$fix" check)" ok
+	expect_eq "$(fix "$fix" ping)" pong
+	expect_state "$fix" "$before"
+	# No descriptor leaked by the server (a connection or two may still close).
+	sleep 1
+	(( $(ls "/proc/$sp/fd" | wc -l) <= fds + 2 )) || fail "fds $fds -> $(ls -l "/proc/$sp/fd")"
+	# Refused requests are counted.
+	local rejected
+	rejected=$(curl -s "$SERVE_URL/metrics" | awk '$1 == "jemattach_http_rejected_total" {print $2}')
+	(( rejected > 0 )) || fail "no rejected request counted ($rejected)"
+}
+
+t_sigterm_stops_cleanly() {
+	local fix sp rc=0
+	start_fixture fix "$FIXTURES/jemfix"
+	start_serve sp --target "pid=$fix"
+	curl -s "$SERVE_URL/metrics" >/dev/null
+	kill -TERM "$sp"
+	wait "$sp" || rc=$?
+	expect_eq "$rc" 0
+	expect_match "$(cat "$TMPD/serve.sp.err")" "stopping \(signal 15\)"
+	expect_eq "$(awk '/TracerPid/ {print $2}' "/proc/$fix/status")" 0
+	expect_eq "$(fix "$fix" ping)" pong
+}
+
+t_systemd_unit_verifies() {
+	command -v systemd-analyze >/dev/null || skip "no systemd-analyze"
+	local unit=dist/jemattach-serve.service
+	[[ -f $unit ]] || unit="$(dirname "$0")/../../dist/jemattach-serve.service"
+	# The tool under test in place of the installed one; man pages may not be installed.
+	sed "s|/usr/bin/jemattach|$JEMATTACH|" "$unit" >"$TMPD/jemattach-serve.service"
+	jm_run systemd-analyze verify --man=no "$TMPD/jemattach-serve.service"
+	expect_rc 0
+	expect_eq "$ERR$OUT" ""
+	# The command line it runs is one serve accepts.
+	expect_match "$(grep '^ExecStart=' "$unit")" "serve --listen 127\.0\.0\.1:"
+}
+
+run_tests
