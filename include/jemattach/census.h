@@ -18,6 +18,9 @@
 #include <stdint.h>
 
 #include <jemattach/session.h>
+#include <jemattach/api.h>
+
+JMA_API_BEGIN
 
 #define JMA_CENSUS_LIST		0x1	/* keep every block in c->list */
 #define JMA_CENSUS_TYPES	0x2	/* type blocks by their vtable (reads every block's first word) */
@@ -119,5 +122,7 @@ struct jma_census {
 int jma_census_run(jma_session *s, const struct jma_census_opts *o, struct jma_census **out)
 	JMA_MUST_CHECK;
 void jma_census_free(struct jma_census *c);
+
+JMA_API_END
 
 #endif

@@ -14,6 +14,9 @@
 #include <stdint.h>
 
 #include <jemattach/session.h>
+#include <jemattach/api.h>
+
+JMA_API_BEGIN
 
 struct jma_sampler_opts {
 	double seconds;			/* the window */
@@ -63,5 +66,7 @@ struct jma_sampler_result {
 int jma_sampler_run(jma_session *s, const struct jma_sampler_opts *o, struct jma_sampler_result *r)
 	JMA_MUST_CHECK;
 void jma_sampler_result_free(struct jma_sampler_result *r);
+
+JMA_API_END
 
 #endif
