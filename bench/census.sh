@@ -13,17 +13,8 @@ cd "$(dirname "$0")/.."
 N=${N:-3}
 J=${JEMATTACH:-build/jemattach}
 SIZES=${SIZES:-0.1 1 4}
-dir=$(mktemp -d /tmp/jemattach-bench.XXXXXX)
-export XDG_CACHE_HOME=$dir/cache
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
-	rm -rf "$dir"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-source bench/lib.bash	# median
+source bench/lib.bash
+bench_scratch
 
 echo "machine: $(nproc) cores, $(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)," \
 	"kernel $(uname -r); load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -2,6 +2,8 @@
 #
 # bench_redis: start Debian's redis-server with 200000 keys on a random port;
 # sets $pid, $port and the scratch $dir, all removed at exit.
+# bench_scratch: a scratch $dir (with our own symbol cache) and $pids, whose
+# processes are killed and reaped, and the dir removed, at exit.
 # median, wall_ms CMD...: the statistics every bench prints.
 
 bench_redis() {
@@ -13,6 +15,16 @@ bench_redis() {
 	trap 'kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; rm -rf "$dir"' EXIT
 	for _ in $(seq 100); do [[ $(redis-cli -p "$port" ping 2>/dev/null) == PONG ]] && break; sleep 0.05; done
 	redis-cli -p "$port" debug populate 200000 key 100 >/dev/null
+}
+
+bench_scratch() {
+	dir=$(mktemp -d /tmp/jemattach-bench.XXXXXX)
+	export XDG_CACHE_HOME=$dir/cache
+	pids=()
+	trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+	      for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+	      rm -rf "$dir"' EXIT
+	trap 'exit 130' INT TERM
 }
 
 # median: of the numbers on stdin, "-" when there are none.

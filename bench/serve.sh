@@ -17,16 +17,7 @@ ROUNDS=${ROUNDS:-7}
 BATCH=${BATCH:-10}
 COUNTS=${COUNTS:-1 10 50}
 . bench/lib.bash
-dir=$(mktemp -d /tmp/jemattach-bench.XXXXXX)
-export XDG_CACHE_HOME=$dir/cache
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
-	rm -rf "$dir"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+bench_scratch
 
 echo "machine: $(nproc) cpus, load $(cut -d' ' -f1-3 /proc/loadavg); rounds $ROUNDS x batch $BATCH"
 max=0

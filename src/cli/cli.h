@@ -147,6 +147,9 @@ int cmd_prof_sample(struct cli *c, int argc, char **argv);
 int cli_sample_window(struct cli *c, double secs, const char *path, unsigned top, double budget);
 int cli_parse_percent(struct cli *c, const char *arg, double *v);
 int cmd_serve(struct cli *c, int argc, char **argv);
+/* The directory of our own executable into @dir (files we ship are found
+ * beside it in a build tree); 0, or -1 when /proc cannot say. */
+int cli_exe_dir(char *dir, size_t len);
 /* cmd_track.c: "prof track" and "report sites". */
 int cmd_prof_track(struct cli *c, int argc, char **argv);
 int cmd_report_sites(struct cli *c, int argc, char **argv);

@@ -153,18 +153,11 @@ static void free_cfg(struct serve_cfg *cfg)
 static int (*load_server(void))(struct serve_cfg *)
 {
 	char exe[PATH_MAX], path[PATH_MAX + 64];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	static const char *const rel[] = { "/jemattach-serve.so", "/../lib/jemattach/jemattach-serve.so" };
 	const char *err = "not found";
 	void *h;
 
-	if (n > 0) {
-		char *slash;
-
-		exe[n] = '\0';
-		slash = strrchr(exe, '/');
-		if (slash)
-			*slash = '\0';
+	if (!cli_exe_dir(exe, sizeof(exe))) {
 		for (size_t i = 0; i < sizeof(rel) / sizeof(*rel); i++) {
 			snprintf(path, sizeof(path), "%s%s", exe, rel[i]);
 			if (access(path, F_OK))

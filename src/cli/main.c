@@ -154,17 +154,11 @@ static int parse_pid(const char *s, pid_t *pid)
 static int gdb_script(void)
 {
 	char exe[PATH_MAX], path[PATH_MAX + 64];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	/* In a source tree (build/, build/asan/), then installed. */
 	static const char *const rel[] = { "/../gdb/jemalloc.gdb", "/../../gdb/jemalloc.gdb",
 					   "/../share/jemattach/jemalloc.gdb" };
 
-	if (n > 0) {
-		char *slash;
-		exe[n] = '\0';
-		slash = strrchr(exe, '/');
-		if (slash)
-			*slash = '\0';
+	if (!cli_exe_dir(exe, sizeof(exe))) {
 		for (size_t i = 0; i < sizeof(rel) / sizeof(*rel); i++) {
 			char real[PATH_MAX];
 			snprintf(path, sizeof(path), "%s%s", exe, rel[i]);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "cli.h"
@@ -102,4 +103,17 @@ const struct cli_cmd *cli_find_live(const char *name)
 	const struct cli_cmd *k = cli_find(name);
 
 	return k && k->live ? k : NULL;
+}
+
+int cli_exe_dir(char *dir, size_t len)
+{
+	ssize_t n = readlink("/proc/self/exe", dir, len - 1);
+	char *slash;
+
+	if (n <= 0)
+		return -1;
+	dir[n] = '\0';
+	if ((slash = strrchr(dir, '/')))
+		*slash = '\0';
+	return 0;
 }

@@ -19,6 +19,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "heap/heap.h"
 #include "sampler/probes.h"
 
 #define UPROBE_MULTI_RETURN	1u	/* BPF_F_UPROBE_MULTI_RETURN */
@@ -30,23 +31,6 @@ struct link_create_uprobe_multi {
 	uint32_t cnt, multi_flags, pid, pad;
 };
 
-static int grow(void *pv, size_t *cap, size_t need, size_t elem)
-{
-	void **v = pv;
-	size_t c = *cap ? *cap * 2 : 16;
-	void *t;
-
-	if (need <= *cap)
-		return 0;
-	while (c < need)
-		c *= 2;
-	if (!(t = realloc(*v, c * elem)))
-		return -ENOMEM;
-	*v = t;
-	*cap = c;
-	return 0;
-}
-
 static int link_multi(struct smp_probes *p, int kind)
 {
 	struct smp_batch *b = &p->batch[kind];
@@ -55,7 +39,7 @@ static int link_multi(struct smp_probes *p, int kind)
 
 	if (!b->n)
 		return 0;
-	if (grow(&p->fds, &p->capfds, p->nfds + 1, sizeof(*p->fds)))
+	if (heap_grow((void **)&p->fds, &p->capfds, p->nfds + 1, sizeof(*p->fds)))
 		return -ENOMEM;
 	memset(&a, 0, sizeof(a));
 	a.prog_fd = (uint32_t)bpf_program__fd(p->prog[kind]);
@@ -85,7 +69,7 @@ int smp_probes_add(struct smp_probes *p, int kind, const char *path, uint64_t of
 			    .retprobe = kind == SMP_P_RETURN);
 		struct bpf_link *l;
 
-		if (grow(&p->links, &p->caplinks, p->nlinks + 1, sizeof(*p->links)))
+		if (heap_grow((void **)&p->links, &p->caplinks, p->nlinks + 1, sizeof(*p->links)))
 			return -ENOMEM;
 		l = bpf_program__attach_uprobe_opts(p->prog[kind], p->pid, path, off, &opts);
 		if (!l)
@@ -96,7 +80,7 @@ int smp_probes_add(struct smp_probes *p, int kind, const char *path, uint64_t of
 	}
 	if (b->n && strcmp(b->path, path) && (err = link_multi(p, kind)))
 		return err;
-	if (grow(&b->offs, &b->cap, b->n + 1, sizeof(*b->offs)) ||
+	if (heap_grow((void **)&b->offs, &b->cap, b->n + 1, sizeof(*b->offs)) ||
 	    !(b->cookies = realloc(b->cookies, b->cap * sizeof(*b->cookies))))
 		return -ENOMEM;
 	snprintf(b->path, sizeof(b->path), "%s", path);

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "heap/heap.h"
 #include "sampler/profile.h"
 
 enum { REC_NONE, REC_SAMPLED, REC_LIVE, REC_FREED };
@@ -61,21 +62,15 @@ void smp_profile_free(struct smp_profile *p)
 	free(p);
 }
 
+/* heap_grow, the new room zeroed: records are indexed by id. */
 static int grow(void *pv, size_t *cap, size_t need, size_t elem)
 {
 	void **v = pv;
-	size_t c = *cap ? *cap : 64;
-	void *t;
+	size_t old = *cap;
 
-	if (need <= *cap)
-		return 0;
-	while (c < need)
-		c *= 2;
-	if (!(t = realloc(*v, c * elem)))
+	if (heap_grow(v, cap, need, elem))
 		return -ENOMEM;
-	memset((char *)t + *cap * elem, 0, (c - *cap) * elem);
-	*v = t;
-	*cap = c;
+	memset((char *)*v + old * elem, 0, (*cap - old) * elem);
 	return 0;
 }
 
