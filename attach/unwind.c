@@ -8,8 +8,12 @@
  * pages cached (for one walk, or while a read-only page of a file stays
  * mapped where it was), and the unwind table of a module is found from
  * its ELF headers in the target's memory (PT_GNU_EH_FRAME) with the caller's
- * maps snapshot; only registers, and modules the snapshot does not know, go
- * through libunwind-ptrace.
+ * maps snapshot; only registers go through libunwind-ptrace.  Its
+ * _UPT_find_proc_info is never asked: for a module the snapshot does not
+ * know (or one without PT_GNU_EH_FRAME) it opens the path the target's maps
+ * name, on our side as root -- a name a hostile target chooses in its own
+ * mount namespace, a FIFO here that blocks the walk.  Such a frame ends the
+ * walk instead (libunwind may still step it by the frame pointer).
  *
  * The address space is kept between walks (per calling thread, for one
  * target process at a time) with libunwind's global caching: the register
@@ -235,7 +239,7 @@ static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *p
 
 	if (eh_table(u, ip, &di) == 0 && ip >= di.start_ip && ip < di.end_ip)
 		return UNW_OBJ(dwarf_search_unwind_table)(as, ip, &di, pi, need, u->upt);
-	return _UPT_find_proc_info(as, ip, pi, need, u->upt);
+	return -UNW_ENOINFO;	/* never _UPT_find_proc_info: see the top of this file */
 }
 
 static void put_unwind_info(unw_addr_space_t as, unw_proc_info_t *pi, void *arg)
@@ -275,10 +279,18 @@ static int resume(unw_addr_space_t as, unw_cursor_t *c, void *arg)
 	return -UNW_EINVAL;	/* only ever walked, never resumed */
 }
 
+/* Names come from our own symbol tables; libunwind-ptrace's would open the
+ * module's file by the target's path, on our side (see the top). */
 static int get_proc_name(unw_addr_space_t as, unw_word_t addr, char *buf, size_t len,
 			 unw_word_t *off, void *arg)
 {
-	return _UPT_get_proc_name(as, addr, buf, len, off, ((struct uw *)arg)->upt);
+	(void)as;
+	(void)addr;
+	(void)buf;
+	(void)len;
+	(void)off;
+	(void)arg;
+	return -UNW_ENOINFO;
 }
 
 static unw_accessors_t accessors = {

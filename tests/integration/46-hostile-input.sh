@@ -113,6 +113,43 @@ t_debuglink_fifo_never_blocks() {
 	expect_eq "$(fix "$pid" ping)" pong
 }
 
+# Row "debuginfo", the unwinder's side: a library without an unwind table
+# index (no PT_GNU_EH_FRAME) at a path that is, on root's side, a FIFO of the
+# target's user; the target sees its library there through a bind mount of
+# its own.  The walk must never open that path on our side (libunwind-ptrace's
+# _UPT_find_proc_info would, by its source; here the old build happened to
+# end the walk before it did, so this guards the property rather than
+# reproducing a hang seen): threads must end, and keep ending.
+t_unwind_never_opens_the_targets_paths_here() {
+	local pid d i
+	have_user || skip "no $TUSER user"
+	d=$(user_dir)
+	cat >"$TMPD/noeh.c" <<-'EOF'
+	#include <pthread.h>
+	#include <unistd.h>
+	static void *nap(void *a) { for (;;) pause(); return a; }
+	__attribute__((constructor)) static void start(void)
+	{
+		pthread_t t;
+		pthread_create(&t, NULL, nap, NULL);
+	}
+	EOF
+	gcc -shared -fPIC -O1 -Wl,--no-eh-frame-hdr -o "$d/real.so" "$TMPD/noeh.c" -lpthread
+	chmod 0755 "$d/real.so"
+	[[ -z $(readelf -lW "$d/real.so" | grep EH_FRAME) ]] || fail "the library has PT_GNU_EH_FRAME"
+	runuser -u "$TUSER" -- mkfifo "$d/libnoeh.so"
+	start_fixture_cmd pid setpriv --reuid="$TUSER" --regid="$TUSER" --clear-groups \
+		unshare -Urm sh -c 'mount --bind "$0" "$1" && exec env '"$PROF"' "$2"' \
+		"$d/real.so" "$d/libnoeh.so" "$FIXTURES/hostilefix"
+	expect_eq "$(fix "$pid" "load $d/libnoeh.so")" ok
+	grep -q "$d/libnoeh.so" "/proc/$pid/maps" || fail "the library is not mapped"
+	for i in $(seq 10); do
+		run_limited "threads ($i)" 30 "$JEMATTACH" "$pid" threads
+		[[ $RC == 0 ]] || fail "threads ($i): exit $RC: $ERR"
+	done
+	expect_eq "$(fix "$pid" ping)" pong
+}
+
 # Row "debuginfo": a debuglink of "../../../dev/zero" with a checksum to
 # compare.  Before, analyze's libdwfl lookup followed it and checksummed
 # /dev/zero forever at 100% CPU (offline, and live in prof dump --analyze).
