@@ -407,8 +407,11 @@ START_TEST(test_heap_live_sites)
 		      s[0].flat, big);
 	ck_assert_ptr_nonnull(s[0].file);
 	ck_assert(strstr(s[0].file, "heapsites.c"));
-	/* small_block is inlined into keep_small: its own frame, with keep_small above it. */
-	ck_assert_msg(fabs(find(s, n, "small_block")->flat - (double)small) < 0.1 * (double)small,
+	/* small_block is inlined into keep_small: its own frame, with keep_small above it.
+	 * 8 MiB in 16 KiB blocks at a 16 KiB mean period: about 324 of 512
+	 * blocks sampled, a relative standard deviation of 3.4%; 15% is 4.4
+	 * of them (10% failed once in a CI-like run, 11.5% off). */
+	ck_assert_msg(fabs(find(s, n, "small_block")->flat - (double)small) < 0.15 * (double)small,
 		      "small_block %.0f, holds %lu", find(s, n, "small_block")->flat, small);
 	ck_assert_double_eq(find(s, n, "keep_small")->cum, find(s, n, "small_block")->flat);
 	ck_assert_double_eq(find(s, n, "keep_small")->flat, 0);
