@@ -37,8 +37,10 @@ t_make_deb_installs_and_works() {
 	"$root/usr/bin/jemattach" serve --listen "127.0.0.1:$port" --target "pid=$pid" 2>"$TMPD/serve.err" &
 	sp=$!
 	STARTED+=("$sp")
-	for _ in $(seq 200); do grep -q serving "$TMPD/serve.err" && break; sleep 0.05; done
-	expect_match "$(curl -s "http://127.0.0.1:$port/metrics")" "jemattach_target_up\{pid=\"$pid\"[^}]*\} 1"
+	for _ in $(seq 600); do grep -q serving "$TMPD/serve.err" && break; sleep 0.05; done
+	grep -q serving "$TMPD/serve.err" || fail "the installed serve did not start: $(cat "$TMPD/serve.err")"
+	expect_match "$(curl -s --max-time 60 "http://127.0.0.1:$port/metrics")" \
+		"jemattach_target_up\{pid=\"$pid\"[^}]*\} 1" || fail "serve said: $(cat "$TMPD/serve.err")"
 	# The library through its pkg-config file.
 	printf '#include <jemattach.h>\nint main(void) { jma_free(jma_new(NULL)); return 0; }\n' >"$TMPD/use.c"
 	cc -o "$TMPD/use" "$TMPD/use.c" $(PKG_CONFIG_PATH="$root/usr/lib/$ma/pkgconfig" \
