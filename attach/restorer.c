@@ -81,14 +81,17 @@ int att_restorer_find(pid_t pid, const struct att_map *maps, size_t n, uint64_t 
 		att_maps_free(own, own ? n : 0);
 		return -ENOMEM;
 	}
-	/* libc first: that is where sigaction's restorer lives; then the rest
-	 * of the file-backed code (a static binary carries its own libc). */
-	for (int pass = 0; pass < 2 && !found; pass++)
+	/* The vDSO where the kernel keeps it (arm64); libc, where sigaction's
+	 * restorer lives (x86_64); then the rest of the file-backed code (a
+	 * static binary carries its own libc). */
+	for (int pass = arch_restorer_in_vdso ? 0 : 1; pass < 3 && !found; pass++)
 		for (size_t i = 0; i < n && !found && scanned < SCAN_MAX; i++) {
 			const struct att_map *m = &maps[i];
 
-			if (m->perms[2] != 'x' || !m->path || m->path[0] != '/' ||
-			    is_libc(m->path) != (pass == 0))
+			if (m->perms[2] != 'x' || !m->path)
+				continue;
+			if (pass == 0 ? strcmp(m->path, "[vdso]") != 0 :
+			    m->path[0] != '/' || is_libc(m->path) != (pass == 1))
 				continue;
 			scanned += m->end - m->start;
 			found = scan(pid, m, buf, addr);

@@ -12,5 +12,6 @@ struct arch_gpregs {
 #define ARCH_RED_ZONE 128
 /* XSAVE area; AMX tile data needs about 11 KiB. */
 #define ARCH_EXTREGS_MAX 16384
+#define ARCH_ELF_MACHINE 62	/* EM_X86_64 */
 
 #endif

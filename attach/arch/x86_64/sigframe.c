@@ -27,6 +27,7 @@
 /* mov $15,%rax; syscall -- glibc's and musl's __restore_rt. */
 const unsigned char arch_restorer_code[] = { 0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05 };
 const size_t arch_restorer_len = sizeof(arch_restorer_code);
+const int arch_restorer_in_vdso = 0;
 
 struct k_sigcontext {
 	uint64_t r8, r9, r10, r11, r12, r13, r14, r15;
@@ -149,6 +150,11 @@ size_t arch_sigframe_build(const struct arch_gpregs *r, const struct arch_extreg
 	memcpy(buf + (fp - frame) + x->len, &magic2, sizeof(magic2));
 	*base = frame;
 	return len;
+}
+
+uint64_t arch_sigframe_ret_sp(uint64_t base)
+{
+	return base + 8;
 }
 
 int arch_at_sigreturn(const struct arch_gpregs *r, uint64_t restorer, uint64_t base)
