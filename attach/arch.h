@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "arch_regs.h"	/* struct arch_gpregs, ARCH_RED_ZONE, ARCH_STACK_ALIGN */
+#include "arch_regs.h"	/* struct arch_gpregs, struct arch_sc_note, ARCH_RED_ZONE */
 
 /* Saved FP/vector state; opaque to generic code. */
 struct arch_extregs {
@@ -74,12 +74,16 @@ extern const size_t arch_restorer_len;
 extern const int arch_restorer_in_vdso;
 #define ARCH_SIGFRAME_MAX (ARCH_EXTREGS_MAX + 1024)
 
+/* Taken just before a thread is stopped: what arch_restart_adjust may need
+ * that the stop destroys (arm64: a system call's first argument, which its
+ * result overwrites; x86_64: nothing). */
+void arch_syscall_note(pid_t pid, pid_t tid, struct arch_sc_note *n);
 /* The kernel's restart adjustment for a thread stopped in a system call:
  * with @all, any -ERESTART* result becomes a restart of the same call (what
  * the kernel does when no handler runs); with @eintr, so does an -EINTR from
- * an interface of arch_syscall_eintr_on_stop (our stop caused it).  Returns 1
- * when @r was changed. */
-int arch_restart_adjust(struct arch_gpregs *r, int all, int eintr);
+ * an interface of arch_syscall_eintr_on_stop (our stop caused it), given @n
+ * from before that stop.  Returns 1 when @r was changed. */
+int arch_restart_adjust(struct arch_gpregs *r, const struct arch_sc_note *n, int all, int eintr);
 /* @r cannot be resumed through rt_sigreturn without the application seeing
  * EINTR (stopped in restart_syscall). */
 int arch_sigframe_refuses(const struct arch_gpregs *r);

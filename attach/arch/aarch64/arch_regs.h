@@ -13,6 +13,14 @@ struct arch_gpregs {
 	int64_t syscallno;
 };
 
+/* The system call a thread sleeps in, read from /proc just before it is
+ * stopped: an -EINTR result overwrites x0, its first argument, and the
+ * kernel's copy (orig_x0) cannot be read through ptrace once it stopped. */
+struct arch_sc_note {
+	long nr;		/* -1: none */
+	uint64_t args[6], sp, pc;
+};
+
 /* AAPCS64 has no red zone (signal delivery writes right below sp), but
  * leaving one costs nothing and spares hand-written code that is careless. */
 #define ARCH_RED_ZONE 128

@@ -16,6 +16,7 @@
 #include <sys/syscall.h>
 
 #include "attach/arch.h"
+#include "attach/procfs.h"
 #include "extregs.h"
 
 #define FPSIMD_MAGIC	0x46508001U
@@ -76,16 +77,29 @@ _Static_assert(offsetof(struct k_sigcontext, reserved) == 288, "__reserved at 28
 _Static_assert(offsetof(struct k_ucontext, uc_mcontext) == 176, "uc_mcontext at 176");
 _Static_assert(sizeof(struct k_rt_sigframe) == 4688, "rt_sigframe is 4688 bytes");
 
-/* Nothing to adjust: the kernel restarted -ERESTART* calls before the stop
- * (see above).  An -EINTR that our stop caused is not undone: arm64 returns
- * the result in x0, over the first argument, and the kernel's copy of it
- * (orig_x0) cannot be read through ptrace, so the call cannot be re-made. */
-int arch_restart_adjust(struct arch_gpregs *r, int all, int eintr)
+void arch_syscall_note(pid_t pid, pid_t tid, struct arch_sc_note *n)
 {
-	(void)r;
+	n->nr = att_proc_syscall_args(pid, tid, n->args, &n->sp, &n->pc);
+}
+
+/* -ERESTART* needs nothing: the kernel restarted those calls before the stop
+ * (see above).  An -EINTR that our stop caused is undone when the thread is
+ * still at the call noted before the stop -- the same number in x8, the pc
+ * just after its svc, the same stack pointer and arguments 2-6 (x1-x5 are
+ * not written by a system call) -- by putting its first argument back and
+ * the pc on the svc. */
+int arch_restart_adjust(struct arch_gpregs *r, const struct arch_sc_note *n, int all, int eintr)
+{
 	(void)all;
-	(void)eintr;
-	return 0;
+	if (!eintr || (int64_t)r->r.regs[0] != -EINTR || n->nr < 0 ||
+	    !arch_syscall_eintr_on_stop(n->nr))
+		return 0;
+	if (r->r.regs[8] != (uint64_t)n->nr || r->r.pc != n->pc || r->r.sp != n->sp ||
+	    memcmp(&r->r.regs[1], &n->args[1], 5 * sizeof(uint64_t)))
+		return 0;
+	r->r.regs[0] = n->args[0];
+	r->r.pc -= 4;
+	return 1;
 }
 
 /* A thread stopped in restart_syscall is left on its svc with x8 = 128;

@@ -53,8 +53,7 @@ enum arch_sc_class arch_syscall_class(long nr)
 }
 
 /* man 7 signal: these fail with EINTR after any stop, ptrace's included (the
- * arm64 numbers of the x86_64 list).  arch_restart_adjust cannot undo that
- * here (sigframe.c says why); the list still names them. */
+ * arm64 numbers of the x86_64 list; there is no epoll_wait or accept's old form). */
 static const long eintr_on_stop[] = {
 	SYS_epoll_pwait, SYS_epoll_pwait2, SYS_accept, SYS_accept4, SYS_recvfrom, SYS_recvmsg,
 	SYS_recvmmsg, SYS_connect, SYS_sendto, SYS_sendmsg, SYS_sendmmsg, SYS_semop, SYS_semtimedop,

@@ -8,6 +8,11 @@ struct arch_gpregs {
 	struct user_regs_struct r;
 };
 
+/* Nothing: a stopped thread's registers still hold its system call's arguments. */
+struct arch_sc_note {
+	int unused;
+};
+
 /* The System V ABI lets leaf code use 128 bytes below %rsp. */
 #define ARCH_RED_ZONE 128
 /* XSAVE area; AMX tile data needs about 11 KiB. */

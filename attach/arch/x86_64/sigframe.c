@@ -76,11 +76,19 @@ static int restart_code(int64_t rax)
 	       rax == -ERESTART_RESTARTBLOCK;
 }
 
-int arch_restart_adjust(struct arch_gpregs *r, int all, int eintr)
+void arch_syscall_note(pid_t pid, pid_t tid, struct arch_sc_note *n)
+{
+	(void)pid;
+	(void)tid;
+	(void)n;
+}
+
+int arch_restart_adjust(struct arch_gpregs *r, const struct arch_sc_note *n, int all, int eintr)
 {
 	int64_t rax = (int64_t)r->r.rax;
 	long nr = (long)r->r.orig_rax;
 
+	(void)n;
 	if (nr < 0)
 		return 0;
 	if (!(all && restart_code(rax)) && !(eintr && rax == -EINTR && arch_syscall_eintr_on_stop(nr)))
