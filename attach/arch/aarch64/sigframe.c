@@ -155,21 +155,23 @@ size_t arch_sigframe_build(const struct arch_gpregs *r, const struct arch_extreg
 		const unsigned char *blob = x->buf + sizeof(e);
 		struct k_sve sve;
 		uint16_t vl;
-		uint32_t regs;
+		uint32_t regs, size;
 
 		memcpy(&vl, blob + 8, sizeof(vl));
 		regs = A64_SVE_REGS_SIZE((uint32_t)vl / 16);
+		/* Records start 16-byte aligned: the size says so (as the kernel's). */
+		size = (uint32_t)((sizeof(sve) + regs + 15) & ~(size_t)15);
 		/* Longer vectors need the kernel's extra_context: not written here,
 		 * so no call rather than a thread that loses its SVE state. */
 		if (e.sve_len < A64_SVE_HDR + regs ||
-		    at + sizeof(sve) + regs + sizeof(struct k_ctx) > sizeof(f.uc.uc_mcontext.reserved))
+		    at + size + sizeof(struct k_ctx) > sizeof(f.uc.uc_mcontext.reserved))
 			return 0;
 		memset(&sve, 0, sizeof(sve));
-		sve.head = (struct k_ctx){ SVE_MAGIC, (uint32_t)(sizeof(sve) + regs) };
+		sve.head = (struct k_ctx){ SVE_MAGIC, size };
 		sve.vl = vl;
 		memcpy(f.uc.uc_mcontext.reserved + at, &sve, sizeof(sve));
 		memcpy(f.uc.uc_mcontext.reserved + at + sizeof(sve), blob + A64_SVE_HDR, regs);
-		at += (sizeof(sve) + regs + 15) & ~(size_t)15;
+		at += size;
 	}
 	memcpy(buf, &f, sizeof(f));
 	/* The record the kernel links the handler's frame chain through. */
