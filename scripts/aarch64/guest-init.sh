@@ -5,6 +5,8 @@
 # Two 9p shares: jmsrc, the source tree (read-only), and jmout, where the host left `job`
 # and reads back `log` and `rc`. No systemd: under TCG every second of boot counts.
 PATH=/usr/sbin:/usr/bin:/sbin:/bin
+# mount is not Essential in bookworm: klibc's (initramfs-tools needs it) when it is missing.
+command -v mount > /dev/null || PATH=$PATH:/usr/lib/klibc/bin
 export PATH HOME=/root LANG=C.UTF-8
 mount -t proc proc /proc
 mount -t sysfs sys /sys
@@ -21,6 +23,14 @@ modprobe 9pnet_virtio
 mkdir -p /mnt/src /mnt/out
 mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=524288 jmsrc /mnt/src
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=524288 jmout /mnt/out
+# An image whose package configuration was cut short (image.sh --fast) finishes it here.
+if [ -n "$(dpkg --audit 2>/dev/null)" ]; then
+	echo "JM-GUEST: configuring packages (first boot)"
+	t0=$(date +%s)
+	DEBIAN_FRONTEND=noninteractive dpkg --configure -a > /var/log/jm-dpkg.log 2>&1 ||
+		tail -20 /var/log/jm-dpkg.log
+	echo "JM-GUEST: packages configured in $(( $(date +%s) - t0 )) s"
+fi
 # The test's ptrace and perf needs, as on the x86_64 host (root: yama and paranoid allow it).
 echo "JM-GUEST-UP $(uname -m) $(nproc) cpus, $(awk '/MemTotal/ {print $2}' /proc/meminfo) kB"
 echo "JM-GUEST-CPU $(grep -m1 Features /proc/cpuinfo)"

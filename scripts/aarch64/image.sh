@@ -16,7 +16,7 @@ fi
 "$here/host-deps.sh"
 # The guest installs what scripts/deps.sh lists (the same build and test tools), and a kernel.
 pkgs=$(sed -n '/^PKGS="/,/"$/p' "$here/../deps.sh" | sed 's/^PKGS="//; s/"$//' | tr '\n' ' ')
-extra="linux-image-arm64 initramfs-tools kmod rsync procps iproute2 ca-certificates"
+extra="linux-image-arm64 initramfs-tools kmod mount rsync procps iproute2 ca-certificates"
 inc=$(echo "$pkgs $extra" | tr -s ' \n' ',' | sed 's/^,//; s/,$//')
 t0=$(date +%s)
 rm -rf "$OUT/rootfs" "$img.tmp"
@@ -25,9 +25,14 @@ mkdir -p "$OUT"
 src=/etc/apt/sources.list.d/debian.sources
 [ -f "$src" ] || src=/etc/apt/sources.list
 echo "image: mmdebstrap bookworm arm64 into $OUT/rootfs (slow: maintainer scripts under qemu-user)"
-# redis-server's postinst wants to start its service: policy-rc.d says no.
+# Before the kernel is installed: its initramfs with only the modules this guest boots with
+# (MODULES=most under qemu-user takes some 20 minutes); conf.d and hooks/ are no package's
+# conffiles. And redis-server's postinst wants to start its service: policy-rc.d says no.
 mmdebstrap --mode=root --arch=arm64 --variant=apt --include="$inc" \
-	--customize-hook='printf "#!/bin/sh\nexit 101\n" > "$1/usr/sbin/policy-rc.d"; chmod 755 "$1/usr/sbin/policy-rc.d"' \
+	--essential-hook='mkdir -p "$1/etc/initramfs-tools/conf.d" "$1/etc/initramfs-tools/hooks"' \
+	--essential-hook='echo MODULES=list > "$1/etc/initramfs-tools/conf.d/jm-guest"' \
+	--essential-hook='printf "#!/bin/sh\n[ \"\$1\" = prereqs ] && exit 0\n. /usr/share/initramfs-tools/hook-functions\nmanual_add_modules virtio_pci virtio_blk virtio_mmio ext4 crc32c_generic\n" > "$1/etc/initramfs-tools/hooks/jm-guest"; chmod 755 "$1/etc/initramfs-tools/hooks/jm-guest"' \
+	--essential-hook='printf "#!/bin/sh\nexit 101\n" > "$1/usr/sbin/policy-rc.d"; chmod 755 "$1/usr/sbin/policy-rc.d"' \
 	bookworm "$OUT/rootfs" "$src"
 cp "$here/guest-init.sh" "$OUT/rootfs/sbin/jm-init"
 chmod 755 "$OUT/rootfs/sbin/jm-init"
