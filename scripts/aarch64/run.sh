@@ -7,6 +7,7 @@
 # then scripts/aarch64/smoke.sh (every main command on Debian's redis-server); or JOB (a shell
 # command run in the guest's copy of the tree, built, instead of both),
 # AARCH64_OUT (default build/aarch64), AARCH64_TIMEOUT (seconds, default 7200).
+# .deb files in $AARCH64_OUT/out/debs are installed first (packages added since the image).
 # The guest's build tree stays in the image between runs: later runs rebuild what changed.
 # Prints the guest's output; exits with the guest job's status.
 set -eu
@@ -27,6 +28,8 @@ t0=\$(date +%s)
 mkdir -p /root/jm
 rsync -a --delete --exclude=/build --exclude=/.git /mnt/src/ /root/jm/
 cd /root/jm
+# Packages added by hand since the image was built (no network in the guest).
+if ls /mnt/out/debs/*.deb > /dev/null 2>&1; then dpkg -i /mnt/out/debs/*.deb > /root/debs.log 2>&1 || tail /root/debs.log; fi
 echo "JM: copied the tree in \$(( \$(date +%s) - t0 )) s"
 make -j\$(nproc) UNWIND=shared all >/root/make.log 2>&1 || { tail -50 /root/make.log; exit 1; }
 echo "JM: built in \$(( \$(date +%s) - t0 )) s"
