@@ -1,8 +1,9 @@
 #!/bin/sh
 # image.sh -- the Debian bookworm arm64 system make check-aarch64 boots, built once from Debian
 # packages and cached: $OUT/rootfs.img (ext4), $OUT/vmlinuz, $OUT/initrd.img.
-# Usage: scripts/aarch64/image.sh [OUT]   (default build/aarch64; as root; rebuilt when this
-# script or scripts/deps.sh is newer than the image)
+# Usage: scripts/aarch64/image.sh [OUT]   (default build/aarch64; as root). Built when missing;
+# an image older than this script or scripts/deps.sh is used all the same, with a notice (a
+# rebuild takes 20 minutes or more): AARCH64_REBUILD=1 or rm -rf OUT rebuilds it.
 #
 # mmdebstrap runs the arm64 packages' maintainer scripts through qemu-user (binfmt), so the
 # image is complete before its first boot; the guest's init is scripts/aarch64/guest-init.sh.
@@ -10,7 +11,9 @@ set -eu
 OUT=${1:-build/aarch64}
 here=$(dirname "$0")
 img=$OUT/rootfs.img
-if [ -f "$img" ] && [ "$img" -nt "$0" ] && [ "$img" -nt "$here/../deps.sh" ]; then
+if [ -f "$img" ] && [ -z "${AARCH64_REBUILD:-}" ]; then
+	[ "$img" -nt "$0" ] && [ "$img" -nt "$here/../deps.sh" ] ||
+		echo "image: $img is older than image.sh or deps.sh; AARCH64_REBUILD=1 to rebuild it" >&2
 	exit 0
 fi
 "$here/host-deps.sh"
