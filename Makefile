@@ -7,6 +7,8 @@
 #   make install    PREFIX=/usr/local DESTDIR=
 #   make deb        build/jemattach_VERSION-1_ARCH.deb (dpkg-deb)
 #   make bench      benchmarks (by hand; never part of check)
+#   make check-aarch64  boot a Debian arm64 guest under qemu (TCG) and run integration
+#                   tests in it (TESTS=pattern; by hand, never part of check: doc/aarch64.md)
 
 ARCH      ?= $(shell uname -m)
 PREFIX    ?= /usr/local
@@ -73,9 +75,9 @@ FIX_STATIC := $(FIX_DIR)/jemfix-static $(FIX_DIR)/jemfix-static-je $(FIX_DIR)/je
 FIX_CXX   := $(patsubst tests/fixtures/%.cc,$(FIX_DIR)/%,$(wildcard tests/fixtures/*.cc))
 FIXTURES  := $(FIX_DYN) $(FIX_DIR)/callee $(FIX_STATIC) $(FIX_DIR)/libctorwait.so \
 	$(FIX_DIR)/jemfix-nobuildid $(FIX_CXX)
-JEM_PIC   := /usr/lib/x86_64-linux-gnu/libjemalloc_pic.a
+JEM_PIC   := /usr/lib/$(shell $(CC) -print-multiarch)/libjemalloc_pic.a
 
-.PHONY: all deps check demo install uninstall clean bench soak fuzz versions check-versions deb
+.PHONY: all deps check check-aarch64 demo install uninstall clean bench soak fuzz versions check-versions deb
 .DELETE_ON_ERROR:
 
 all: $(BUILD)/jemattach $(SERVE_SO) $(BUILD)/libjemattach.a $(BUILD)/libjemattach.so fixtures
@@ -292,6 +294,11 @@ check: deps
 	@$(MAKE) --no-print-directory BUILD=build/asan SANITIZE=1 build/asan/jemattach \
 		build/asan/check_runner build/asan/stress_driver
 	@JE_VERSIONS="$(JE_CHECK)" tests/run-all.sh
+
+# The arm64 port, proven in a Debian bookworm arm64 guest under qemu-system-aarch64 (TCG):
+# the image is built once under build/aarch64 (scripts/aarch64/image.sh), the tree built in it.
+check-aarch64:
+	@scripts/aarch64/run.sh
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/jemattach $(DESTDIR)$(PREFIX)/include/jemattach \

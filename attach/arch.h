@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "arch_regs.h"	/* struct arch_gpregs, ARCH_RED_ZONE, ARCH_STACK_ALIGN */
+#include "arch_regs.h"	/* struct arch_gpregs, struct arch_sc_note, ARCH_RED_ZONE */
 
 /* Saved FP/vector state; opaque to generic code. */
 struct arch_extregs {
@@ -22,6 +22,8 @@ int arch_gpregs_get(pid_t tid, struct arch_gpregs *r);
 int arch_gpregs_set(pid_t tid, const struct arch_gpregs *r);
 int arch_extregs_get(pid_t tid, struct arch_extregs *x);
 int arch_extregs_set(pid_t tid, const struct arch_extregs *x);
+/* The thread pointer (x86_64 fs_base, arm64 TPIDR_EL0): jemalloc's TLS. */
+int arch_tls_base(pid_t tid, uint64_t *tp);
 
 uint64_t arch_pc(const struct arch_gpregs *r);
 uint64_t arch_sp(const struct arch_gpregs *r);
@@ -69,18 +71,24 @@ int arch_syscall_eintr_on_stop(long nr);
 
 /* --- the self-restoring call (sigframe.c) --- */
 
-/* The bytes of the rt_sigreturn trampoline libc gives sigaction
- * (__restore_rt), searched for in the target's code. */
+/* The bytes of the rt_sigreturn trampoline (libc's __restore_rt on x86_64,
+ * the vDSO's __kernel_rt_sigreturn on arm64), searched for in the target's
+ * code; the vDSO first when arch_restorer_in_vdso. */
 extern const unsigned char arch_restorer_code[];
 extern const size_t arch_restorer_len;
+extern const int arch_restorer_in_vdso;
 #define ARCH_SIGFRAME_MAX (ARCH_EXTREGS_MAX + 1024)
 
+/* Taken just before a thread is stopped: what arch_restart_adjust may need
+ * that the stop destroys (arm64: a system call's first argument, which its
+ * result overwrites; x86_64: nothing). */
+void arch_syscall_note(pid_t pid, pid_t tid, struct arch_sc_note *n);
 /* The kernel's restart adjustment for a thread stopped in a system call:
  * with @all, any -ERESTART* result becomes a restart of the same call (what
  * the kernel does when no handler runs); with @eintr, so does an -EINTR from
- * an interface of arch_syscall_eintr_on_stop (our stop caused it).  Returns 1
- * when @r was changed. */
-int arch_restart_adjust(struct arch_gpregs *r, int all, int eintr);
+ * an interface of arch_syscall_eintr_on_stop (our stop caused it), given @n
+ * from before that stop.  Returns 1 when @r was changed. */
+int arch_restart_adjust(struct arch_gpregs *r, const struct arch_sc_note *n, int all, int eintr);
 /* @r cannot be resumed through rt_sigreturn without the application seeing
  * EINTR (stopped in restart_syscall, or about to enter it). */
 int arch_sigframe_refuses(const struct arch_gpregs *r);
@@ -91,6 +99,9 @@ int arch_sigframe_refuses(const struct arch_gpregs *r);
  * small. */
 size_t arch_sigframe_build(const struct arch_gpregs *r, const struct arch_extregs *x, uint64_t sigmask,
 			   uint64_t top, uint64_t restorer, unsigned char *buf, size_t cap, uint64_t *base);
+/* The stack pointer at the trampoline when a function entered on the frame at
+ * @base returns (x86_64: the return address popped; arm64: @base itself). */
+uint64_t arch_sigframe_ret_sp(uint64_t base);
 /* @r is the syscall-entry stop of rt_sigreturn on the frame at @base. */
 int arch_at_sigreturn(const struct arch_gpregs *r, uint64_t restorer, uint64_t base);
 /* The same user-visible state (what rt_sigreturn restores). */

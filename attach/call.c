@@ -292,8 +292,8 @@ static int start_sigframe(struct att_thread *t, const struct att_call *c, uint64
 		return att_fail(t, err, "tid %d: writing the signal frame: %s", (int)t->tid,
 				strerror(-err));
 	att_crashpoint("frame");
-	arch_call_prepare(&r, c->fn, c->args, c->nargs, *base + 8, t->restorer, &push_addr, &push_val,
-			  &npush);
+	arch_call_prepare(&r, c->fn, c->args, c->nargs, arch_sigframe_ret_sp(*base), t->restorer,
+			  &push_addr, &push_val, &npush);
 	if (npush && (push_addr != *base || push_val != t->restorer))
 		return att_fail(t, -EINVAL, "tid %d: the frame is not where the call returns",
 				(int)t->tid);
@@ -381,7 +381,8 @@ static int call_sigframe(struct att_thread *t, const struct att_call *c, uint64_
 						(int)t->tid, strerror(errno));
 			if (si.op == PTRACE_SYSCALL_INFO_ENTRY) {
 				if (arch_at_sigreturn(&r, t->restorer, base)) {
-					int have_ret = att_retcap_take(&t->rc, base + 8, retval) == 0;
+					uint64_t sp = arch_sigframe_ret_sp(base);
+					int have_ret = att_retcap_take(&t->rc, sp, retval) == 0;
 
 					t->sigret_pending = 1;
 					att_crashpoint("sigreturn");

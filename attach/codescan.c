@@ -43,7 +43,7 @@ static int scan(pid_t pid, const struct att_map *m, att_code_match_fn match, siz
 }
 
 int att_code_search(pid_t pid, const struct att_map *maps, size_t n, att_code_match_fn match,
-		    size_t overlap, uint64_t *addr)
+		    size_t overlap, int vdso_first, uint64_t *addr)
 {
 	struct att_map *own = NULL;
 	uint64_t scanned = 0;
@@ -64,12 +64,15 @@ int att_code_search(pid_t pid, const struct att_map *maps, size_t n, att_code_ma
 		att_maps_free(own, own ? n : 0);
 		return -ENOMEM;
 	}
-	for (int pass = 0; pass < 2 && !found; pass++)
+	/* Pass 0 the vDSO, 1 libc, 2 the rest of the file-backed code. */
+	for (int pass = vdso_first ? 0 : 1; pass < 3 && !found; pass++)
 		for (size_t i = 0; i < n && !found && scanned < SCAN_MAX; i++) {
 			const struct att_map *m = &maps[i];
 
-			if (m->perms[2] != 'x' || !m->path || m->path[0] != '/' ||
-			    is_libc(m->path) != (pass == 0))
+			if (m->perms[2] != 'x' || !m->path)
+				continue;
+			if (pass == 0 ? strcmp(m->path, "[vdso]") != 0 :
+			    m->path[0] != '/' || is_libc(m->path) != (pass == 1))
 				continue;
 			scanned += m->end - m->start;
 			found = scan(pid, m, match, overlap, buf, addr);

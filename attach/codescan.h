@@ -18,13 +18,14 @@ struct att_map;
  * whole length inside @buf), or NULL. */
 typedef const unsigned char *(*att_code_match_fn)(const unsigned char *buf, size_t len);
 
-/* Search libc's code first, then every other executable file mapping (a
- * static program carries its own libc), up to 64 MiB in all, in chunks that
+/* Search the vDSO first with @vdso_first (arm64 keeps its rt_sigreturn
+ * trampoline there), then libc's code, then every other executable file
+ * mapping (a static program carries its own libc), up to 64 MiB in all, in chunks that
  * overlap by @overlap bytes (the code's length) so that a match across two
  * is found.  @maps is a snapshot of /proc/PID/maps (NULL: read it now).
  * 0 and the address in *addr, -ENOENT when there is none, -ENOMEM. */
 int att_code_search(pid_t pid, const struct att_map *maps, size_t n, att_code_match_fn match,
-		    size_t overlap, uint64_t *addr);
+		    size_t overlap, int vdso_first, uint64_t *addr);
 
 /* 0 when @match finds its code exactly at @addr among the @len bytes there
  * (one found before: is it still there?), -ENOENT when not, -errno when they

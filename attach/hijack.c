@@ -152,10 +152,10 @@ int att_thread_hijack(struct att_thread *t)
 	/* Whether a signal waits matters only for an EINTR, which
 	 * att_thread_seize has usually turned into a restart already: /proc
 	 * is read only when it still matters. */
-	if (!arch_restart_adjust(&t->resume_gp, t->engine == ATT_ENGINE_SIGFRAME, 0)) {
+	if (!arch_restart_adjust(&t->resume_gp, &t->sc_note, t->engine == ATT_ENGINE_SIGFRAME, 0)) {
 		struct arch_gpregs r = t->resume_gp;
 
-		if (arch_restart_adjust(&r, t->engine == ATT_ENGINE_SIGFRAME, 1) &&
+		if (arch_restart_adjust(&r, &t->sc_note, t->engine == ATT_ENGINE_SIGFRAME, 1) &&
 		    !att_thread_signal_waiting(t, t->saved_sigmask))
 			t->resume_gp = r;
 	}

@@ -224,8 +224,9 @@ long att_proc_syscall(pid_t pid, pid_t tid)
 	return att_proc_syscall_at(pid, tid, &sp, &pc);
 }
 
-/* One read (the line is under 200 bytes) of an opened syscall file, closed. */
-static long syscall_from(int fd, uint64_t *sp, uint64_t *pc)
+/* One read (the line is under 200 bytes) of an opened syscall file, closed;
+ * @args (may be NULL) gets the six arguments. */
+static long syscall_from(int fd, uint64_t *sp, uint64_t *pc, uint64_t *args)
 {
 	char buf[256], *e;
 	ssize_t got;
@@ -246,8 +247,12 @@ static long syscall_from(int fd, uint64_t *sp, uint64_t *pc)
 	} else if (isdigit((unsigned char)buf[0])) {
 		/* "nr arg1 ... arg6 sp pc", the numbers after nr in hex. */
 		nr = strtol(buf, &e, 10);
-		for (int i = 0; i < 6 && *e == ' '; i++)
-			strtoull(e, &e, 16);
+		for (int i = 0; i < 6 && *e == ' '; i++) {
+			uint64_t a = strtoull(e, &e, 16);
+
+			if (args)
+				args[i] = a;
+		}
 		if (*e == ' ')
 			*sp = strtoull(e, &e, 16);
 		if (*e == ' ')
@@ -263,7 +268,15 @@ long att_proc_syscall_at(pid_t pid, pid_t tid, uint64_t *sp, uint64_t *pc)
 	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)pid, (int)tid);
-	return syscall_from(open(path, O_RDONLY | O_CLOEXEC), sp, pc);
+	return syscall_from(open(path, O_RDONLY | O_CLOEXEC), sp, pc, NULL);
+}
+
+long att_proc_syscall_args(pid_t pid, pid_t tid, uint64_t args[6], uint64_t *sp, uint64_t *pc)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)pid, (int)tid);
+	return syscall_from(open(path, O_RDONLY | O_CLOEXEC), sp, pc, args);
 }
 
 long att_proc_syscall_in(int taskdir, pid_t tid, uint64_t *sp, uint64_t *pc)
@@ -271,7 +284,7 @@ long att_proc_syscall_in(int taskdir, pid_t tid, uint64_t *sp, uint64_t *pc)
 	char path[32];
 
 	snprintf(path, sizeof(path), "%d/syscall", (int)tid);
-	return syscall_from(openat(taskdir, path, O_RDONLY | O_CLOEXEC), sp, pc);
+	return syscall_from(openat(taskdir, path, O_RDONLY | O_CLOEXEC), sp, pc, NULL);
 }
 
 void att_proc_auxv(pid_t pid, const uint64_t *types, uint64_t *vals, size_t n)

@@ -42,6 +42,8 @@ long att_proc_syscall(pid_t pid, pid_t tid);
 /* The same, with the user stack pointer and program counter the kernel
  * recorded at the system call's entry (0 when it is not in one). */
 long att_proc_syscall_at(pid_t pid, pid_t tid, uint64_t *sp, uint64_t *pc);
+/* The same with its six arguments. */
+long att_proc_syscall_args(pid_t pid, pid_t tid, uint64_t args[6], uint64_t *sp, uint64_t *pc);
 /* The same through @taskdir (att_proc_taskdir). */
 long att_proc_syscall_in(int taskdir, pid_t tid, uint64_t *sp, uint64_t *pc);
 

@@ -27,7 +27,7 @@ static const unsigned char *find_code(const unsigned char *buf, size_t len)
 
 int att_restorer_find(pid_t pid, const struct att_map *maps, size_t n, uint64_t *addr)
 {
-	return att_code_search(pid, maps, n, find_code, arch_restorer_len, addr);
+	return att_code_search(pid, maps, n, find_code, arch_restorer_len, arch_restorer_in_vdso, addr);
 }
 
 int att_restorer_check(pid_t pid, uint64_t addr)

@@ -1,4 +1,4 @@
-/* restorer.h -- the target's rt_sigreturn trampoline (libc's __restore_rt).
+/* restorer.h -- the target's rt_sigreturn trampoline (libc's __restore_rt; arm64: the vDSO's).
  *
  * The self-restoring call returns through it.  It is found by its bytes
  * (arch_restorer_code) in the target's executable file mappings, libc first;

@@ -209,7 +209,7 @@ void att_thread_fix_eintr(struct att_thread *t)
 	/* Restart first, look for a signal of its own after: should we die in
 	 * between, the thread restarts (the signal is still delivered first);
 	 * the other order would leave it the EINTR for longer. */
-	if (!arch_restart_adjust(&r, 0, 1) || arch_gpregs_set(t->tid, &r))
+	if (!arch_restart_adjust(&r, &t->sc_note, 0, 1) || arch_gpregs_set(t->tid, &r))
 		return;
 	if (ptrace(PTRACE_GETSIGMASK, t->tid, sizeof(mask), &mask) < 0 || att_thread_signal_waiting(t, mask))
 		arch_gpregs_set(t->tid, &orig);
@@ -242,6 +242,7 @@ int att_thread_seize(struct att_thread *t, int timeout_ms)
 		return att_fail(t, err, "PTRACE_SEIZE tid %d: %s", (int)t->tid, strerror(-err));
 	}
 	t->seized = 1;
+	arch_syscall_note(t->pid, t->tid, &t->sc_note);
 	t->stop_ns = att_now_ns();
 	if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) < 0) {
 		err = -errno;
@@ -284,6 +285,7 @@ int att_thread_interrupt(struct att_thread *t, int timeout_ms)
 
 	if (t->stopped || t->gone)
 		return 0;
+	arch_syscall_note(t->pid, t->tid, &t->sc_note);
 	if (ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) < 0)
 		return -errno;
 	{

@@ -86,6 +86,7 @@ struct att_thread {
 	struct arch_gpregs resume_gp;	/* saved_gp with the restart adjustment */
 	struct arch_extregs *saved_ext;
 	uint64_t saved_sigmask;
+	struct arch_sc_note sc_note;	/* taken before each stop (arch_syscall_note) */
 	uint64_t restorer;	/* rt_sigreturn trampoline (restorer.h); 0: hijack finds it */
 	int restorer_none;	/* set by the caller: it searched, there is none (no
 				 * second search with the thread stopped) */

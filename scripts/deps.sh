@@ -5,7 +5,7 @@ set -e
 PKGS="gcc make pkg-config binutils libelf-dev libdw-dev libunwind-dev check libjemalloc-dev
 libjemalloc2 redis-server redis-tools jq gdb strace elfutils util-linux procps protobuf-c-compiler
 libprotobuf-c-dev protobuf-compiler zlib1g-dev libbz2-dev libjansson-dev libxml2-utils libunicorn-dev
-autoconf xz-utils bzip2 hyperfine curl
+autoconf xz-utils bzip2 hyperfine curl g++
 libmicrohttpd-dev libyaml-dev libgnutls28-dev libcrypt-dev prometheus golang-go apache2-utils openssl
 python3 lintian dpkg-dev systemd"
 missing=""

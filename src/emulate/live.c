@@ -1,17 +1,16 @@
 /* live.c -- emulating on a live process: pages read with process_vm_readv.
  *
  * The only contact with the process's threads is reading one thread's
- * registers for its fs_base (jemalloc's TLS): seize, interrupt, PTRACE_GETREGS,
+ * registers for its thread pointer (jemalloc's TLS): seize, interrupt, read it,
  * detach -- no code runs.  With --freeze every thread is held stopped while
  * the image is copied, for a consistent snapshot; none is inside our calls, so
  * freezing a thread that holds a jemalloc lock is harmless here.
  */
+#include <elf.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ptrace.h>
-#include <sys/user.h>
 
 #include "attach/mem.h"
 #include "attach/procfs.h"
@@ -65,7 +64,6 @@ static int hold_threads(struct live *l, jma_session *s, const pid_t *tids, size_
 		return jma_fail(s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
 	for (size_t i = 0; i < n; i++) {
 		struct att_thread *t = &l->held[l->nheld];
-		struct user_regs_struct r;
 		int err;
 
 		if (!(s->opt.flags & JMA_F_FREEZE) && tids[i] != want)
@@ -79,10 +77,9 @@ static int hold_threads(struct live *l, jma_session *s, const pid_t *tids, size_
 		l->nheld++;
 		if (tids[i] != want)
 			continue;
-		if (ptrace(PTRACE_GETREGS, tids[i], NULL, &r))
-			return jma_fail(s, JMA_ERR_ATTACH, -errno, "PTRACE_GETREGS tid %d: %s",
-					(int)tids[i], strerror(errno));
-		*fs_base = r.fs_base;
+		if ((err = arch_tls_base(tids[i], fs_base)))
+			return jma_fail(s, JMA_ERR_ATTACH, err, "reading the thread pointer of tid %d: %s",
+					(int)tids[i], strerror(-err));
 		found = 1;
 		s->tid = want;
 		snprintf(s->tid_comm, sizeof(s->tid_comm), "%s", s->st.name);
@@ -104,9 +101,13 @@ static int live_prepare(struct emu_origin *o, jma_session *s, struct emu_source 
 	struct att_map *maps;
 	pid_t *tids, want = s->opt.thread ? s->opt.thread : l->pid;
 	size_t nt, nm;
-	int err = att_proc_tasks(l->pid, &tids, &nt);
+	int err;
 
-	if (err)
+	/* The emulator's CPU, calling convention, PLT and TLS handling are x86_64's. */
+	if (ARCH_ELF_MACHINE != EM_X86_64)
+		return jma_fail(s, JMA_ERR_MISSING, -ENOTSUP, "--emulate is not supported on this "
+				"architecture yet: the emulator runs x86_64 code only");
+	if ((err = att_proc_tasks(l->pid, &tids, &nt)))
 		return jma_fail(s, JMA_ERR_ATTACH, err, "listing threads of process %d: %s",
 				(int)l->pid, strerror(-err));
 	err = hold_threads(l, s, tids, nt, want, fs_base);

@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <time.h>
 
 #include "emulate/services.h"
@@ -503,22 +502,27 @@ static int s_close(struct emu_cpu *c, const uint64_t a[6], uint64_t *ret)
 	return do_close(c, a[0], ret);
 }
 
+/* The emulated code's system call numbers: x86_64's (asm/unistd_64.h), whatever the
+ * machine the emulator runs on. */
+enum { X64_READ = 0, X64_WRITE = 1, X64_OPEN = 2, X64_CLOSE = 3, X64_GETPID = 39,
+       X64_GETTID = 186, X64_OPENAT = 257 };
+
 /* syscall(nr, ...): jemalloc's raw system calls (JEMALLOC_USE_SYSCALL). */
 static int s_syscall(struct emu_cpu *c, const uint64_t a[6], uint64_t *ret)
 {
 	switch (a[0]) {
-	case SYS_write:
+	case X64_WRITE:
 		return do_write(c, a[1], a[2], a[3], ret);
-	case SYS_read:
+	case X64_READ:
 		return do_read(c, a[1], a[2], a[3], ret);
-	case SYS_open:
+	case X64_OPEN:
 		return do_open(c, a[1], (int)a[2], ret);
-	case SYS_openat:
+	case X64_OPENAT:
 		return do_open(c, a[2], (int)a[3], ret);
-	case SYS_close:
+	case X64_CLOSE:
 		return do_close(c, a[1], ret);
-	case SYS_getpid:
-	case SYS_gettid:
+	case X64_GETPID:
+	case X64_GETTID:
 		*ret = (uint64_t)c->pid;
 		return 0;
 	default:

@@ -47,7 +47,7 @@ t_info_on_redis_names_the_borrowed_thread() {
 	expect_rc 0
 	expect_match "$OUT" "process +$pid \(redis-server\), [0-9]+ threads"
 	# The main thread when it can be had (usually asleep in epoll_wait).
-	expect_match "$OUT" "call thread +[0-9]+ \([^)]*\), (asleep in (epoll_wait|futex)|running)"
+	expect_match "$OUT" "call thread +[0-9]+ \([^)]*\), (asleep in (epoll_wait|epoll_pwait|futex)|running)"
 }
 
 run_tests

@@ -8,9 +8,15 @@ struct arch_gpregs {
 	struct user_regs_struct r;
 };
 
+/* Nothing: a stopped thread's registers still hold its system call's arguments. */
+struct arch_sc_note {
+	int unused;
+};
+
 /* The System V ABI lets leaf code use 128 bytes below %rsp. */
 #define ARCH_RED_ZONE 128
 /* XSAVE area; AMX tile data needs about 11 KiB. */
 #define ARCH_EXTREGS_MAX 16384
+#define ARCH_ELF_MACHINE 62	/* EM_X86_64 */
 
 #endif

@@ -36,6 +36,16 @@ int arch_extregs_set(pid_t tid, const struct arch_extregs *x)
 	return ptrace(PTRACE_SETREGSET, tid, (void *)NT_X86_XSTATE, &iov) < 0 ? -errno : 0;
 }
 
+int arch_tls_base(pid_t tid, uint64_t *tp)
+{
+	struct user_regs_struct r;
+
+	if (ptrace(PTRACE_GETREGS, tid, 0, &r) < 0)
+		return -errno;
+	*tp = r.fs_base;
+	return 0;
+}
+
 uint64_t arch_pc(const struct arch_gpregs *r) { return r->r.rip; }
 uint64_t arch_sp(const struct arch_gpregs *r) { return r->r.rsp; }
 uint64_t arch_tls_base(const struct arch_gpregs *r) { return r->r.fs_base; }

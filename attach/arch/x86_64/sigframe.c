@@ -27,6 +27,7 @@
 /* mov $15,%rax; syscall -- glibc's and musl's __restore_rt. */
 const unsigned char arch_restorer_code[] = { 0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05 };
 const size_t arch_restorer_len = sizeof(arch_restorer_code);
+const int arch_restorer_in_vdso = 0;
 
 struct k_sigcontext {
 	uint64_t r8, r9, r10, r11, r12, r13, r14, r15;
@@ -75,11 +76,19 @@ static int restart_code(int64_t rax)
 	       rax == -ERESTART_RESTARTBLOCK;
 }
 
-int arch_restart_adjust(struct arch_gpregs *r, int all, int eintr)
+void arch_syscall_note(pid_t pid, pid_t tid, struct arch_sc_note *n)
+{
+	(void)pid;
+	(void)tid;
+	(void)n;
+}
+
+int arch_restart_adjust(struct arch_gpregs *r, const struct arch_sc_note *n, int all, int eintr)
 {
 	int64_t rax = (int64_t)r->r.rax;
 	long nr = (long)r->r.orig_rax;
 
+	(void)n;
 	if (nr < 0)
 		return 0;
 	if (!(all && restart_code(rax)) && !(eintr && rax == -EINTR && arch_syscall_eintr_on_stop(nr)))
@@ -156,6 +165,11 @@ size_t arch_sigframe_build(const struct arch_gpregs *r, const struct arch_extreg
 	memcpy(buf + (fp - frame) + x->len, &magic2, sizeof(magic2));
 	*base = frame;
 	return len;
+}
+
+uint64_t arch_sigframe_ret_sp(uint64_t base)
+{
+	return base + 8;
 }
 
 int arch_at_sigreturn(const struct arch_gpregs *r, uint64_t restorer, uint64_t base)

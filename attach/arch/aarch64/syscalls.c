@@ -1,0 +1,69 @@
+/* syscalls.c -- arm64 system calls by what a thread asleep in them means for thread selection
+ * and for the look for stuck lock holders (their names: syscall_names.c).  The generic table
+ * has no poll, select, epoll_wait, pause or accept's old forms: libc uses ppoll, pselect6,
+ * epoll_pwait, and so on. */
+#include <stddef.h>
+#include <sys/syscall.h>
+
+#include "attach/arch.h"
+
+static const struct { long nr; enum arch_sc_class cls; } table[] = {
+	{ SYS_read, ARCH_SC_IDLE },
+	{ SYS_readv, ARCH_SC_IDLE },
+	{ SYS_pread64, ARCH_SC_OTHER },
+	{ SYS_write, ARCH_SC_OTHER },
+	{ SYS_ppoll, ARCH_SC_IDLE },
+	{ SYS_pselect6, ARCH_SC_IDLE },
+	{ SYS_epoll_pwait, ARCH_SC_IDLE },
+	{ SYS_epoll_pwait2, ARCH_SC_IDLE },
+	{ SYS_accept, ARCH_SC_IDLE },
+	{ SYS_accept4, ARCH_SC_IDLE },
+	{ SYS_recvfrom, ARCH_SC_IDLE },
+	{ SYS_recvmsg, ARCH_SC_IDLE },
+	{ SYS_nanosleep, ARCH_SC_IDLE },
+	{ SYS_clock_nanosleep, ARCH_SC_IDLE },
+	{ SYS_wait4, ARCH_SC_IDLE },
+	{ SYS_waitid, ARCH_SC_IDLE },
+	{ SYS_rt_sigsuspend, ARCH_SC_IDLE },
+	{ SYS_rt_sigtimedwait, ARCH_SC_IDLE },
+	{ SYS_io_getevents, ARCH_SC_IDLE },
+	{ SYS_io_uring_enter, ARCH_SC_IDLE },
+	{ SYS_futex, ARCH_SC_FUTEX },
+	{ SYS_sched_yield, ARCH_SC_OTHER },
+	{ SYS_connect, ARCH_SC_OTHER },
+	{ SYS_sendto, ARCH_SC_OTHER },
+	{ SYS_sendmsg, ARCH_SC_OTHER },
+	{ SYS_flock, ARCH_SC_OTHER },
+	{ SYS_fcntl, ARCH_SC_OTHER },
+	{ SYS_openat, ARCH_SC_OTHER },
+	{ SYS_mmap, ARCH_SC_MEMORY },
+	{ SYS_munmap, ARCH_SC_MEMORY },
+	{ SYS_madvise, ARCH_SC_MEMORY },
+	{ SYS_mremap, ARCH_SC_MEMORY },
+	{ SYS_mprotect, ARCH_SC_MEMORY },
+	{ SYS_brk, ARCH_SC_MEMORY },
+};
+
+enum arch_sc_class arch_syscall_class(long nr)
+{
+	for (size_t i = 0; i < sizeof(table) / sizeof(*table); i++)
+		if (table[i].nr == nr)
+			return table[i].cls;
+	return ARCH_SC_OTHER;
+}
+
+/* man 7 signal: these fail with EINTR after any stop, ptrace's included (the
+ * arm64 numbers of the x86_64 list; there is no epoll_wait or accept's old form). */
+static const long eintr_on_stop[] = {
+	SYS_epoll_pwait, SYS_epoll_pwait2, SYS_accept, SYS_accept4, SYS_recvfrom, SYS_recvmsg,
+	SYS_recvmmsg, SYS_connect, SYS_sendto, SYS_sendmsg, SYS_sendmmsg, SYS_semop, SYS_semtimedop,
+	SYS_rt_sigtimedwait, SYS_io_getevents, SYS_read, SYS_readv,
+};
+
+int arch_syscall_eintr_on_stop(long nr)
+{
+	for (size_t i = 0; i < sizeof(eintr_on_stop) / sizeof(*eintr_on_stop); i++)
+		if (eintr_on_stop[i] == nr)
+			return 1;
+	return 0;
+}
