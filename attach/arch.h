@@ -27,8 +27,9 @@ int arch_tls_base(pid_t tid, uint64_t *tp);
 
 uint64_t arch_pc(const struct arch_gpregs *r);
 uint64_t arch_sp(const struct arch_gpregs *r);
-/* The thread pointer (x86_64: fs_base): where its TLS is. */
-uint64_t arch_tls_base(const struct arch_gpregs *r);
+/* The thread pointer as saved with the general registers (x86_64: fs_base;
+ * arm64 keeps TPIDR_EL0 apart, in NT_ARM_TLS: 0 there): where its TLS is. */
+uint64_t arch_regs_tls_base(const struct arch_gpregs *r);
 uint64_t arch_retval(const struct arch_gpregs *r);
 /* Integer argument registers, in ABI order. */
 #define ARCH_NARGS 6

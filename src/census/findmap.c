@@ -201,7 +201,7 @@ int cen_map_from_tsd(struct cen *c)
 	if (!(buf = malloc(SCAN_CHUNK)))
 		return -ENOMEM;
 	for (size_t t = 0; t < c->nth && err; t++) {
-		uint64_t tsd = arch_tls_base(&c->th[t].regs) + c->tpoff;
+		uint64_t tsd = arch_regs_tls_base(&c->th[t].regs) + c->tpoff;
 
 		if (!cen_ptr_ok(tsd) || cen_read(c, tsd + c->L->rtree_ctx_off, ctx, sizeof(ctx)))
 			continue;

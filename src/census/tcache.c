@@ -151,7 +151,7 @@ int cen_tcache_read(struct cen *c)
 			 "TLS offset not found): their blocks count as live");
 	}
 	for (size_t i = 0; c->have_tpoff && i < c->nth && !err; i++) {
-		uint64_t fs = arch_tls_base(&c->th[i].regs), tsd = fs + c->tpoff;
+		uint64_t fs = arch_regs_tls_base(&c->th[i].regs), tsd = fs + c->tpoff;
 
 		if (!cen_ptr_ok(fs) || !cen_ptr_ok(tsd))
 			continue;

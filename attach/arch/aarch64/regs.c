@@ -96,6 +96,7 @@ int arch_tls_base(pid_t tid, uint64_t *tp)
 
 uint64_t arch_pc(const struct arch_gpregs *r) { return r->r.pc; }
 uint64_t arch_sp(const struct arch_gpregs *r) { return r->r.sp; }
+uint64_t arch_regs_tls_base(const struct arch_gpregs *r) { (void)r; return 0; }
 uint64_t arch_retval(const struct arch_gpregs *r) { return r->r.regs[0]; }
 
 void arch_args(const struct arch_gpregs *r, uint64_t a[ARCH_NARGS])

@@ -48,7 +48,7 @@ int arch_tls_base(pid_t tid, uint64_t *tp)
 
 uint64_t arch_pc(const struct arch_gpregs *r) { return r->r.rip; }
 uint64_t arch_sp(const struct arch_gpregs *r) { return r->r.rsp; }
-uint64_t arch_tls_base(const struct arch_gpregs *r) { return r->r.fs_base; }
+uint64_t arch_regs_tls_base(const struct arch_gpregs *r) { return r->r.fs_base; }
 uint64_t arch_retval(const struct arch_gpregs *r) { return r->r.rax; }
 
 void arch_args(const struct arch_gpregs *r, uint64_t a[ARCH_NARGS])
