@@ -129,12 +129,14 @@ int cmd_watch(struct cli *c, int argc, char **argv);
 int cmd_shell(struct cli *c, int argc, char **argv);
 int cmd_report(struct cli *c, int argc, char **argv);
 int cmd_census(struct cli *c, int argc, char **argv);
-/* cmd_prof.c, shared with the other prof subcommands: write a profile
- * ("-": stdout; -errno), the first free jeprof.<pid>.<n>.heap, analyze a
- * profile file (@sample: enum jma_heap_sample; prof_analyze_buf: one read
- * already, @buf of @len), parse --top. */
+/* profile.c, for the prof subcommands: write a profile ("-": stdout;
+ * -errno), the first free jeprof.<pid>.<n>.heap, load one (@buf of @len, or
+ * the file @path; minus @base when not NULL) symbolized from the live
+ * target, analyze it (@sample: enum jma_heap_sample), parse --top. */
 int prof_save(const char *path, const char *buf, size_t len);
 void prof_default_name(pid_t pid, char *out, size_t len);
+int prof_load(struct cli *c, const char *path, const char *buf, size_t len, const char *base,
+	      jma_heap **out);
 int prof_analyze(struct cli *c, const char *path, unsigned top, int sample);
 int prof_analyze_buf(struct cli *c, const char *path, const char *buf, size_t len, unsigned top,
 		     int sample);

@@ -150,28 +150,6 @@ static int prof_reset(struct cli *c, int argc, char **argv)
 	return EXIT_OK;
 }
 
-/* Write @len bytes to @path ("-" = stdout), replacing a regular file atomically. */
-int prof_save(const char *path, const char *buf, size_t len)
-{
-	struct cli_out o;
-	int err = cli_out_open(path, true, &o);
-
-	if (err)
-		return err;
-	err = fwrite(buf, 1, len, o.f) == len ? 0 : -EIO;
-	return cli_out_close(&o, !err) ?: err;
-}
-
-/* jeprof.<pid>.<n>.heap, the first n not taken in the current directory. */
-void prof_default_name(pid_t pid, char *out, size_t len)
-{
-	for (unsigned n = 0;; n++) {
-		snprintf(out, len, "jeprof.%d.%u.heap", (int)pid, n);
-		if (access(out, F_OK))
-			return;
-	}
-}
-
 static int dump_to(struct cli *c, const char *path)
 {
 	char *buf;
@@ -188,58 +166,6 @@ static int dump_to(struct cli *c, const char *path)
 	if (strcmp(path, "-"))
 		printf("%s (%zu bytes)\n", path, len);
 	return EXIT_OK;
-}
-
-/* The profile at @path -- or in @buf (@len bytes) when not NULL, @path naming
- * it -- minus @base if not NULL, symbolized from the live target, into *@out
- * (NULL on failure, after the message). */
-static int load_profile(struct cli *c, const char *path, const char *buf, size_t len,
-			const char *base, jma_heap **out)
-{
-	struct jma_heap_symopts so = { .pid = c->pid, .log = c->opt.log, .log_arg = c->opt.log_arg };
-	jma_heap *h = NULL, *b = NULL;
-	char msg[1024];
-	int rc = EXIT_OK;
-
-	*out = NULL;
-	if ((buf ? jma_heap_parse(buf, len, path, &h, msg, sizeof(msg)) :
-		   jma_heap_load(path, &h, msg, sizeof(msg))) ||
-	    (base && jma_heap_load(base, &b, msg, sizeof(msg)))) {
-		rc = cli_error(EXIT_TARGET, "%s", msg);
-	} else if ((b && jma_heap_subtract(h, b)) || jma_heap_symbolize(h, &so)) {
-		rc = cli_error(EXIT_TARGET, "analysing %s: %s", path, jma_heap_errmsg(h));
-	} else {
-		*out = h;
-		h = NULL;
-	}
-	jma_heap_free(b);
-	jma_heap_free(h);
-	return rc;
-}
-
-/* Where the memory is, as jeprof-style text (@buf: as for load_profile;
- * @sample: enum jma_heap_sample). */
-int prof_analyze_buf(struct cli *c, const char *path, const char *buf, size_t len, unsigned top,
-		     int sample)
-{
-	struct jma_heap_report_opts ro = { .format = JMA_HEAP_TEXT, .sample = sample, .top = top,
-					   .no_demangle = !!(c->opt.flags & JMA_F_NO_DEMANGLE) };
-	jma_heap *h;
-	int rc = load_profile(c, path, buf, len, NULL, &h);
-
-	if (!rc && cli_heap_report(h, &ro, stdout))
-		rc = cli_error(EXIT_TARGET, "analysing %s: %s", path, jma_heap_errmsg(h));
-	else if (!rc && cli_heap_empty(h, &ro))
-		cli_hint_empty(c, h, &ro, NULL);
-	else if (!rc)
-		cli_hint_unnamed(h, &ro);
-	jma_heap_free(h);
-	return rc;
-}
-
-int prof_analyze(struct cli *c, const char *path, unsigned top, int sample)
-{
-	return prof_analyze_buf(c, path, NULL, 0, top, sample);
 }
 
 /* One section of the window's report: the sites whose flat change has the
@@ -281,7 +207,7 @@ static int window_report(struct cli *c, const char *final, const char *base, uns
 	size_t n = 0, i;
 	double total;
 	jma_heap *h;
-	int rc = load_profile(c, final, NULL, 0, base, &h);
+	int rc = prof_load(c, final, NULL, 0, base, &h);
 
 	if (rc)
 		return rc;
@@ -316,19 +242,6 @@ static int dump_analyze(struct cli *c, unsigned top)
 	rc = prof_analyze_buf(c, "the dump", buf, len, top, 0);
 	free(buf);
 	return rc;
-}
-
-int prof_parse_top(struct cli *c, const char *arg, unsigned *top)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(arg, &end, 10);
-	if (errno || *end || !arg[0] || arg[0] == '-' || v > 100000)
-		return cli_usage(c, "prof", "invalid --top \"%s\"", arg);
-	*top = (unsigned)v;
-	return EXIT_OK;
 }
 
 static int prof_dump(struct cli *c, int argc, char **argv)
