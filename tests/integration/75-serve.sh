@@ -319,7 +319,7 @@ t_tls_and_basic_auth() {
 	serve_bg sp2 --listen "0.0.0.0:$port" --target "pid=$fix" --web-config "$TMPD/web.yml"
 	serve_wait "$sp2" "$TMPD/serve.sp2.err" || true
 	expect_match "$(cat "$TMPD/serve.sp2.err")" "serving https://0\.0\.0\.0:$port/"
-	# A config asking for what is not implemented is refused, not ignored.
+	# A config asking for what serve does not offer is refused, not ignored.
 	printf 'tls_server_config:\n  cert_file: cert.pem\n  key_file: key.pem\n  client_auth_type: RequireAndVerifyClientCert\n' >"$TMPD/bad.yml"
 	jm serve --web-config "$TMPD/bad.yml"
 	expect_rc 2
