@@ -39,7 +39,7 @@ SAN_TOOL_LIBS := -Wl,--push-state,--no-as-needed -lcrypt -Wl,--pop-state
 endif
 
 # The library: the ptrace engine (attach/) and src/ by concern (see README "Layout").
-LIB_DIRS  := symbols process emulate jemalloc heap series census sampler
+LIB_DIRS  := symbols core process emulate jemalloc heap series census sampler
 LIB_SRCS  := $(filter-out %.bpf.c,$(wildcard attach/*.c attach/arch/$(ARCH)/*.c $(foreach d,$(LIB_DIRS),src/$(d)/*.c)))
 CLI_SRCS  := $(wildcard src/cli/*.c)
 PROTOS    := $(wildcard src/heap/*.proto)

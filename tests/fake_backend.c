@@ -1,4 +1,4 @@
-/* fake_backend.c -- a jemalloc emulated from a table behind process/backend.h, for unit tests (see fake_backend.h). */
+/* fake_backend.c -- a jemalloc emulated from a table behind core/backend.h, for unit tests (see fake_backend.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

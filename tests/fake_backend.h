@@ -1,4 +1,4 @@
-/* fake_backend.h -- a third backend (process/backend.h) for unit tests: a jemalloc emulated from a table, no process.
+/* fake_backend.h -- a third backend (core/backend.h) for unit tests: a jemalloc emulated from a table, no process.
  *
  * mallctl answers from a table of names, with the rules of jemalloc's own
  * ctl.c for the version asked for (READ's size mismatch: EINVAL, *oldlenp
@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "process/session.h"
+#include "core/session.h"
 
 /* Where the fake jemalloc's functions and code are. */
 #define FAKE_FN_MALLCTL 0x7f5a00101000ULL

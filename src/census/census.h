@@ -18,7 +18,7 @@
 #include "attach/arch.h"
 #include "attach/procfs.h"
 #include "heap/heap.h"	/* heap_strtab: names interned (types, roots) */
-#include "process/session.h"
+#include "core/session.h"
 
 #define CEN_PAGE	4096ULL
 #define CEN_NSIZES	232	/* SC_NSIZES: lg_quantum 4, 64-bit */

@@ -1,4 +1,4 @@
-/* backend.c -- the emulation backend's operations (process/backend.h).
+/* backend.c -- the emulation backend's operations (core/backend.h).
  *
  * begin builds a fresh copy-on-write image (so each attachment of watch sees
  * new numbers), with jemalloc's imports pointed at the services; call runs the

@@ -3,7 +3,7 @@
 #define JMA_EMULATE_BACKEND_H
 
 #include "emulate/cpu.h"
-#include "process/session.h"
+#include "core/session.h"
 
 /* Where an emulated session's image and TLS come from. */
 struct emu_origin {

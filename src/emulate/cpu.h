@@ -12,7 +12,7 @@
 #include <sys/types.h>
 
 #include "emulate/image.h"
-#include "process/backend.h"
+#include "core/backend.h"
 
 #define EMU_TOOL_SIZE	0x20000000ULL	/* stubs, errno, stack, scratch, mmap arena */
 #define EMU_MAXFILES	8

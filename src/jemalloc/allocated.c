@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <stdio.h>
 
-#include "process/session.h"
+#include "core/session.h"
 
 /* The merged count of @kind ("bins", "lextents") @i, and its size if it
  * is not 0, added to the totals. */

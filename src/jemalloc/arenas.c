@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "process/session.h"
+#include "core/session.h"
 
 #define ARENAS_ALL 4096	/* MALLCTL_ARENAS_ALL, 5.0 and later */
 

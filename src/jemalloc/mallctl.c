@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "jemalloc/ctltable.h"
-#include "process/session.h"
+#include "core/session.h"
 
 /* Longest string value we copy out of the target. */
 #define STR_MAX 4096

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "process/session.h"
+#include "core/session.h"
 #include "process/targetfs.h"
 
 /* Profiles of large processes run to tens of MB; more than this is not a

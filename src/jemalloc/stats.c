@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "attach/clock.h"
-#include "process/session.h"
+#include "core/session.h"
 
 /* The report is the target's text: a target that changed its own code or
  * data can make it endless.  What a report may take, in bytes and in time

@@ -11,7 +11,7 @@
 
 #include "attach/select.h"
 #include "attach/thread.h"
-#include "process/session.h"
+#include "core/session.h"
 
 struct jma_freeze {
 	struct att_thread *t;	/* stopped, seized, not hijacked */

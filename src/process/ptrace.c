@@ -21,7 +21,7 @@
 #include "attach/sink.h"
 #include "attach/unwind.h"
 #include "process/freeze.h"
-#include "process/session.h"
+#include "core/session.h"
 #include "process/stuck.h"
 #include "process/threads.h"
 

@@ -2,7 +2,7 @@
 #ifndef JMA_PROCESS_STACKS_H
 #define JMA_PROCESS_STACKS_H
 
-#include "process/session.h"
+#include "core/session.h"
 
 /* Stop @tid just long enough to unwind it.  Returns the number of frames or
  * -errno with a message in @err. */

@@ -7,7 +7,7 @@
 #ifndef JMA_PROCESS_STUCK_H
 #define JMA_PROCESS_STUCK_H
 
-#include "process/session.h"
+#include "core/session.h"
 #include "process/stacks.h"
 
 /* Look at every thread of the session's process: 1 when one stays asleep in

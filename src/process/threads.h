@@ -2,7 +2,7 @@
 #ifndef JMA_PROCESS_THREADS_H
 #define JMA_PROCESS_THREADS_H
 
-#include "process/session.h"
+#include "core/session.h"
 
 /* After a call timed out: append to the session's error the threads whose
  * stacks are inside jemalloc -- the likely lock holders -- with their

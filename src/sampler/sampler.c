@@ -36,7 +36,7 @@
 #include "attach/procfs.h"
 #include "attach/unwind.h"
 #include "process/execcheck.h"
-#include "process/session.h"
+#include "core/session.h"
 #include "sampler/events.h"
 #include "sampler/probes.h"
 #include "sampler/profile.h"

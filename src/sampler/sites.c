@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "attach/mem.h"
-#include "process/session.h"
+#include "core/session.h"
 #include "sampler/events.h"
 #include "sampler/sites.h"
 

@@ -7,7 +7,7 @@
 #include <time.h>
 
 #include "series/series.h"
-#include "process/session.h"
+#include "core/session.h"
 
 #define G(m) offsetof(struct jma_sample, m)
 #define A(m) offsetof(struct jma_arena_sample, m)

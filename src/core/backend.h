@@ -10,8 +10,8 @@
  * Every operation returns 0 or -errno and records its message in the session
  * (jma_fail), so callers write `return err;`.
  */
-#ifndef JMA_PROCESS_BACKEND_H
-#define JMA_PROCESS_BACKEND_H
+#ifndef JMA_CORE_BACKEND_H
+#define JMA_CORE_BACKEND_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -4,14 +4,14 @@
  * backend that runs jemalloc's code (backend.h), and the last error.  It
  * knows no engine: jma_open (ptrace.c) installs the live-process one.
  */
-#ifndef JMA_PROCESS_SESSION_H
-#define JMA_PROCESS_SESSION_H
+#ifndef JMA_CORE_SESSION_H
+#define JMA_CORE_SESSION_H
 
 #include <jemattach.h>
 
 #include "attach/procfs.h"
 #include "attach/thread.h"
-#include "process/backend.h"
+#include "core/backend.h"
 #include "process/execcheck.h"
 #include "process/symbols.h"
 

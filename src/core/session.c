@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "process/session.h"
+#include "core/session.h"
 
 int jma_fail(jma_session *s, enum jma_errkind kind, int err, const char *fmt, ...)
 {
