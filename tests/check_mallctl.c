@@ -403,6 +403,7 @@ START_TEST(test_mallctl_prof_dump)
 	ck_assert_int_eq(old.type, JMA_T_UNKNOWN);
 	ck_assert_msg(jma_prof_dump(s, &buf, &len) == 0, "%s", jma_errmsg(s));
 	ck_assert_uint_eq(je->ndumps, 2);
+	ck_assert_str_eq(je->dumped, "dump.heap");	/* the name the backend's dump gave */
 	ck_assert_uint_eq(len, strlen(buf));
 	ck_assert(!strncmp(buf, "heap_v2/", 8));
 	free(buf);

@@ -154,6 +154,15 @@ START_TEST(test_session_not_open)
 }
 END_TEST
 
+static int never_write(jma_session *s, const char *path, void *arg)
+{
+	(void)s;
+	(void)path;
+	(void)arg;
+	ck_abort_msg("a dump ran unattached");
+	return 0;
+}
+
 START_TEST(test_session_open_backend)
 {
 	struct fake_je *je, *je2;
@@ -177,8 +186,10 @@ START_TEST(test_session_open_backend)
 	ck_assert_int_eq(jma_call(s, &c, &ret), -EINVAL);
 	ck_assert_str_eq(jma_errmsg(s), "not attached");
 	ck_assert_uint_eq(je->calls, 0);
-	/* This backend keeps files: none yet. */
-	ck_assert_int_eq(jma_take_file(s, &buf, &len), -ENOENT);
+	/* So do dumps. */
+	ck_assert_int_eq(jma_dump(s, NULL, "dump.heap", 1024, never_write, NULL, &buf, &len),
+			 -EINVAL);
+	ck_assert_str_eq(jma_errmsg(s), "not attached");
 	jma_free(s);
 }
 END_TEST

@@ -26,7 +26,7 @@ struct fake_be {
 	size_t fixed, top, high;
 	uint64_t version_str, prefix_str, junk_str, purge_str[2], cactive_at, text_at;
 	int begun;
-	char *file;		/* the last dump's contents (take_file) */
+	char *file;		/* the last dump's contents (dump) */
 	size_t file_len;
 };
 
@@ -457,12 +457,22 @@ static int fake_read_str(struct jma_backend *b, uint64_t addr, size_t max, char 
 	return 0;
 }
 
-static int fake_take_file(struct jma_backend *b, char **buf, size_t *len)
+/* As the emulator: what jemalloc writes is kept here, never on a disk. */
+static int fake_dump(struct jma_backend *b, const char *dir, const char *name, size_t max,
+		     jma_dump_fn write, void *arg, char **buf, size_t *len)
 {
 	struct fake_be *f = (struct fake_be *)b;
+	int err;
 
+	(void)dir;
+	free(f->file);
+	f->file = NULL;
+	if ((err = write(b->s, name, arg)))
+		return err;
 	if (!f->file)
-		return -ENOENT;
+		return jma_fail(b->s, JMA_ERR_TARGET, -ENOENT, "prof.dump wrote no file");
+	if (f->file_len > max)
+		return jma_fail(b->s, JMA_ERR_TARGET, -EFBIG, "the dump is too large");
 	*buf = f->file;
 	*len = f->file_len;
 	f->file = NULL;
@@ -485,7 +495,7 @@ static const struct jma_backend_ops fake_ops = {
 	.scratch = fake_scratch,
 	.read = fake_read,
 	.read_str = fake_read_str,
-	.take_file = fake_take_file,
+	.dump = fake_dump,
 	.destroy = fake_destroy,
 };
 

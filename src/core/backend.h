@@ -5,7 +5,10 @@
  * such as malloc_stats_print's write_cb), and reads of target memory.  It
  * never learns which engine serves them: the ptrace engine runs the call in a
  * borrowed thread of the live process (process/ptrace.c); an emulator can run
- * it over a copy of the process's memory or a core file.
+ * it over a copy of the process's memory or a core file (emulate/backend.c).
+ * What only one engine knows (the thread it borrowed, how long it held it,
+ * the process's status) stays in its private state; the session asks for it
+ * here (describe, held_ns).
  *
  * Every operation returns 0 or -errno and records its message in the session
  * (jma_fail), so callers write `return err;`.
@@ -17,8 +20,6 @@
 #include <stdint.h>
 
 #include <jemattach/session.h>
-
-#include "attach/arch.h"
 
 #define JMA_CALL_MAXARGS 6
 
@@ -38,6 +39,11 @@ struct jma_bcall {
 };
 
 struct jma_backend;
+struct arch_gpregs;
+
+/* jemalloc code that writes one file at @path (prof.dump), for the dump
+ * operation. */
+typedef int (*jma_dump_fn)(jma_session *s, const char *path, void *arg);
 
 struct jma_backend_ops {
 	const char *name;	/* "ptrace", ... for -v and info */
@@ -59,15 +65,26 @@ struct jma_backend_ops {
 	/* A NUL-terminated string of at most @max bytes, malloc'd into *out;
 	 * *trunc when it was longer. */
 	int (*read_str)(struct jma_backend *b, uint64_t addr, size_t max, char **out, int *trunc);
-	/* Optional: the contents of the last file jemalloc's code wrote and
-	 * closed, for engines where such files never reach the target's disk
-	 * (the emulator captures them).  NULL: files are real. */
-	int (*take_file)(struct jma_backend *b, char **buf, size_t *len);
+	/* Have @write make jemalloc write one file named @name, preferably in
+	 * @dir (the target's view; NULL: the engine's choice), and hand back its
+	 * contents (malloc'd, at most @max bytes); nothing of it is left behind.
+	 * The ptrace engine uses a private directory in the target's view,
+	 * opened with the target's rights (process/dump.h); the emulator keeps
+	 * the file its copy writes.  Called attached. */
+	int (*dump)(struct jma_backend *b, const char *dir, const char *name, size_t max,
+		    jma_dump_fn write, void *arg, char **buf, size_t *len);
 	/* Optional, for engines over a source with no threads to stop (a
 	 * core): its threads' ids and registers (malloc'd arrays), and its
 	 * mappings as /proc/PID/maps text (malloc'd). */
 	int (*threads)(struct jma_backend *b, pid_t **tids, struct arch_gpregs **regs, size_t *n);
 	int (*maps_text)(struct jma_backend *b, char **text, size_t *len);
+	/* Optional: the process's name and thread count, and the thread calls run in
+	 * (info->tid 0 when none was chosen yet): fills those fields of @info,
+	 * the rest is the session's. */
+	void (*describe)(struct jma_backend *b, struct jma_target_info *info);
+	/* Optional: how long the last begin..end kept a thread of the target
+	 * from its own work (jma_held_ns); NULL: 0. */
+	uint64_t (*held_ns)(struct jma_backend *b);
 	void (*destroy)(struct jma_backend *b);
 };
 

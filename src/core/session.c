@@ -35,11 +35,6 @@ enum jma_errkind jma_kind_of(int err)
 	}
 }
 
-int jma_fail_att(jma_session *s, const struct att_thread *t, enum jma_errkind kind, int err)
-{
-	return jma_fail(s, kind, err, "%s", t->err[0] ? t->err : strerror(-err));
-}
-
 void jma_logf(const jma_session *s, int level, const char *fmt, ...)
 {
 	char msg[1024];
@@ -104,7 +99,8 @@ void jma_free(jma_session *s)
 		return;
 	jma_detach(s);
 	/* Symbols first: a core's may still read the file its backend holds. */
-	jma_syms_close(s->syms);
+	if (s->syms)
+		s->syms_close(s->syms);
 	if (s->be)
 		s->be->ops->destroy(s->be);
 	free(s->opt_prefix);
@@ -114,42 +110,21 @@ void jma_free(jma_session *s)
 	free(s);
 }
 
-int jma_open_backend(jma_session *s, pid_t pid, struct jma_backend *be, const struct jma_copy *je)
+int jma_set_backend(jma_session *s, struct jma_backend *be)
 {
-	char msg[sizeof(s->err)];
-	int err;
-
 	be->s = s;
-	if (s->be || s->syms) {
+	if (s->be) {
 		be->ops->destroy(be);
 		return jma_fail(s, JMA_ERR_USAGE, -EALREADY, "session already open");
 	}
 	s->be = be;
-	s->pid = pid;
-	err = jma_syms_given(pid, je, &s->syms, msg, sizeof(msg));
-	return err ? jma_fail(s, JMA_ERR_MISSING, err, "%s", msg) : 0;
+	return 0;
 }
 
 int jma_exited(const jma_session *s)
 {
 	return !s->offline && (s->ident.pidfd >= 0 || s->ident.start) &&
 	       jma_exec_ident_same(s->pid, &s->ident) == -ESRCH;
-}
-
-static void log_cb(void *arg, int level, const char *msg)
-{
-	const jma_session *s = arg;
-
-	if (s->opt.log && level <= s->opt.log_level)
-		s->opt.log(s->opt.log_arg, level, msg);
-}
-
-void jma_thread_setup(jma_session *s, struct att_thread *t, pid_t tid)
-{
-	att_thread_init(t, s->pid, tid);
-	t->log = log_cb;
-	t->log_arg = s;
-	t->log_level = s->opt.log_level;
 }
 
 int jma_attach(jma_session *s)
@@ -178,7 +153,7 @@ int jma_detach(jma_session *s)
 
 uint64_t jma_held_ns(const jma_session *s)
 {
-	return s->held_ns;
+	return s->be && s->be->ops->held_ns ? s->be->ops->held_ns(s->be) : 0;
 }
 
 int jma_auto_begin(jma_session *s, int *attached_here)
@@ -235,35 +210,39 @@ int jma_read_str(jma_session *s, uint64_t addr, size_t max, char **out, int *tru
 	return s->be->ops->read_str(s->be, addr, max, out, trunc);
 }
 
-int jma_take_file(jma_session *s, char **buf, size_t *len)
+int jma_dump(jma_session *s, const char *dir, const char *name, size_t max, jma_dump_fn write,
+	     void *arg, char **buf, size_t *len)
 {
-	return s->be->ops->take_file ? s->be->ops->take_file(s->be, buf, len) : -ENOTSUP;
+	if (!s->attached)
+		return jma_fail(s, JMA_ERR_USAGE, -EINVAL, "not attached");
+	return s->be->ops->dump(s->be, dir, name, max, write, arg, buf, len);
+}
+
+pid_t jma_call_tid(jma_session *s)
+{
+	struct jma_target_info info = { .tid = 0 };
+
+	if (s->attached && s->be->ops->describe)
+		s->be->ops->describe(s->be, &info);
+	return info.tid;
 }
 
 int jma_target_info(jma_session *s, struct jma_target_info *info)
 {
-	const struct jma_copy *c;
+	const struct jma_copy *c = s->je;
 
 	if (!s->syms)
 		return jma_fail(s, JMA_ERR_USAGE, -EINVAL, "session not open");
-	c = jma_syms_jemalloc(s->syms);
 	if (!c)
 		return jma_fail(s, JMA_ERR_MISSING, -ENOENT, "no jemalloc found in process %d",
 				(int)s->pid);
 	memset(info, 0, sizeof(*info));
 	info->pid = s->pid;
-	if (!s->offline)
-		att_proc_status(s->pid, 0, &s->st);
-	snprintf(info->comm, sizeof(info->comm), "%s", s->st.name);
-	info->nthreads = s->st.nthreads;
 	info->module = c->path;
 	info->prefix = c->prefix;
 	info->is_static = c->is_static;
 	info->conf_env = c->conf_env;
-	if (s->tid && (s->attached || s->tid_why[0])) {
-		info->tid = s->tid;
-		snprintf(info->tid_comm, sizeof(info->tid_comm), "%s", s->tid_comm);
-		info->tid_why = s->tid_why;
-	}
+	if (s->be && s->be->ops->describe)
+		s->be->ops->describe(s->be, info);
 	return 0;
 }

@@ -10,10 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attach/clock.h"
 #include "emulate/backend.h"
 #include "emulate/imports.h"
 #include "emulate/services.h"
 #include "emulate/uc.h"
+#include "process/symbols.h"
 
 struct emu_be {
 	struct jma_backend be;
@@ -126,16 +128,38 @@ static int emu_read_str(struct jma_backend *b, uint64_t addr, size_t max, char *
 	return e->open ? emu_image_read_str(&e->cpu.im, addr, max, out, trunc) : -EINVAL;
 }
 
-static int emu_take_file(struct jma_backend *b, char **buf, size_t *len)
+/* The copy's writes never reach a disk: the file is the one it captured. */
+static int emu_dump(struct jma_backend *b, const char *dir, const char *name, size_t max,
+		    jma_dump_fn write, void *arg, char **buf, size_t *len)
 {
 	struct emu_be *e = (struct emu_be *)b;
+	int err;
 
+	(void)dir;
+	err = write(b->s, name, arg);
+	if (err)
+		return err;
 	if (!e->open || !e->cpu.dump)
-		return -ENOENT;
+		return jma_fail(b->s, JMA_ERR_TARGET, -ENOENT, "prof.dump wrote no file");
+	if (e->cpu.dump_len > max)
+		return jma_fail(b->s, JMA_ERR_TARGET, -EFBIG, "prof.dump wrote %zu bytes, more "
+				"than a heap profile", e->cpu.dump_len);
 	*buf = e->cpu.dump;
 	*len = e->cpu.dump_len;
 	e->cpu.dump = NULL;
 	return 0;
+}
+
+static void emu_describe(struct jma_backend *b, struct jma_target_info *info)
+{
+	struct emu_be *e = (struct emu_be *)b;
+
+	e->o->status(e->o, info);
+	if (!e->o->tid)
+		return;
+	info->tid = e->o->tid;
+	snprintf(info->tid_comm, sizeof(info->tid_comm), "%s", e->o->tid_comm);
+	info->tid_why = e->o->tid_why;
 }
 
 static int emu_threads(struct jma_backend *b, pid_t **tids, struct arch_gpregs **regs, size_t *n)
@@ -169,7 +193,8 @@ static const struct jma_backend_ops emu_ops = {
 	.scratch = emu_scratch,
 	.read = emu_read,
 	.read_str = emu_read_str,
-	.take_file = emu_take_file,
+	.dump = emu_dump,
+	.describe = emu_describe,
 	.threads = emu_threads,
 	.maps_text = emu_maps_text,
 	.destroy = emu_destroy,
@@ -184,8 +209,6 @@ int emu_backend_install(jma_session *s, struct emu_origin *o)
 		return jma_fail(s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
 	}
 	e->be.ops = &emu_ops;
-	e->be.s = s;
 	e->o = o;
-	s->be = &e->be;
-	return 0;
+	return jma_set_backend(s, &e->be);
 }

@@ -17,7 +17,13 @@ struct emu_origin {
 	int (*maps_text)(void *arg, char **text, size_t *len);
 	/* Optional: the source's threads (a core's), as backend.h's threads. */
 	int (*threads)(struct emu_origin *o, pid_t **tids, struct arch_gpregs **regs, size_t *n);
+	/* The process's name and thread count (comm, nthreads of @info). */
+	void (*status)(struct emu_origin *o, struct jma_target_info *info);
 	void (*destroy)(struct emu_origin *o);
+	/* Set by prepare: the thread whose TLS the calls see, and why. */
+	pid_t tid;
+	char tid_comm[64];
+	char tid_why[160];
 };
 
 /* Install the emulation backend over @o (owned by the backend from now on). */

@@ -15,10 +15,13 @@
 #include "attach/mem.h"
 #include "attach/procfs.h"
 #include "emulate/backend.h"
+#include "process/engine.h"
+#include "process/open.h"
 
 struct live {
 	struct emu_origin o;
 	pid_t pid;
+	struct att_status st;		/* its status, refreshed by status */
 	char what[32];
 	struct att_thread *held;	/* stopped threads: the fs_base one, or all (--freeze) */
 	size_t nheld;
@@ -81,9 +84,9 @@ static int hold_threads(struct live *l, jma_session *s, const pid_t *tids, size_
 			return jma_fail(s, JMA_ERR_ATTACH, err, "reading the thread pointer of tid %d: %s",
 					(int)tids[i], strerror(-err));
 		found = 1;
-		s->tid = want;
-		snprintf(s->tid_comm, sizeof(s->tid_comm), "%s", s->st.name);
-		snprintf(s->tid_why, sizeof(s->tid_why), "emulated with its thread-local data; "
+		l->o.tid = want;
+		snprintf(l->o.tid_comm, sizeof(l->o.tid_comm), "%s", l->st.name);
+		snprintf(l->o.tid_why, sizeof(l->o.tid_why), "emulated with its thread-local data; "
 			 "no thread of the process runs jemalloc for us");
 		if (!(s->opt.flags & JMA_F_FREEZE))
 			att_thread_detach(t);
@@ -141,6 +144,15 @@ static int live_prepare(struct emu_origin *o, jma_session *s, struct emu_source 
 	return 0;
 }
 
+static void live_status(struct emu_origin *o, struct jma_target_info *info)
+{
+	struct live *l = (struct live *)o;
+
+	att_proc_status(l->pid, 0, &l->st);
+	snprintf(info->comm, sizeof(info->comm), "%s", l->st.name);
+	info->nthreads = l->st.nthreads;
+}
+
 static void live_destroy(struct emu_origin *o)
 {
 	live_finish(o);
@@ -149,25 +161,28 @@ static void live_destroy(struct emu_origin *o)
 
 int jma_open_emulated(jma_session *s, pid_t pid)
 {
+	struct att_status st;
 	struct live *l;
 	int err;
 
 	if (s->syms)
 		return jma_fail(s, JMA_ERR_USAGE, -EALREADY, "session already open");
-	err = jma_open_process(s, pid);
+	err = jma_open_process(s, pid, &st);
 	if (err)
 		return err;
-	if (!jma_syms_jemalloc(s->syms))
+	if (!s->je)
 		return 0;	/* JMA_F_ANY_PROCESS: nothing to emulate */
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return jma_fail(s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
 	l->pid = pid;
+	l->st = st;
 	snprintf(l->what, sizeof(l->what), "process %d", (int)pid);
 	l->o.what = l->what;
 	l->o.prepare = live_prepare;
 	l->o.finish = live_finish;
 	l->o.maps_text = live_maps_text;
+	l->o.status = live_status;
 	l->o.destroy = live_destroy;
 	return emu_backend_install(s, &l->o);
 }

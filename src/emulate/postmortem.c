@@ -16,6 +16,8 @@
 
 #include "emulate/backend.h"
 #include "emulate/core.h"
+#include "process/open.h"
+#include "process/symbols.h"
 #include "symbols/debuginfo.h"
 
 struct postmortem {
@@ -100,9 +102,9 @@ static int pm_prepare(struct emu_origin *o, jma_session *s, struct emu_source *s
 				(int)s->opt.thread, o->what);
 	i = s->opt.thread ? i : 0;
 	*fs_base = c->threads[i].fs_base;
-	s->tid = c->threads[i].tid;
-	snprintf(s->tid_comm, sizeof(s->tid_comm), "%s", c->comm);
-	snprintf(s->tid_why, sizeof(s->tid_why), "emulated with its thread-local data%s",
+	o->tid = c->threads[i].tid;
+	snprintf(o->tid_comm, sizeof(o->tid_comm), "%s", c->comm);
+	snprintf(o->tid_why, sizeof(o->tid_why), "emulated with its thread-local data%s",
 		 i ? ", chosen with --thread" : " (the first thread in the core)");
 	*lo = calloc(c->nsegs + c->nfiles + 1, sizeof(**lo));
 	*hi = calloc(c->nsegs + c->nfiles + 1, sizeof(**hi));
@@ -145,6 +147,14 @@ static int pm_threads(struct emu_origin *o, pid_t **tids, struct arch_gpregs **r
 	return 0;
 }
 
+static void pm_status(struct emu_origin *o, struct jma_target_info *info)
+{
+	struct postmortem *p = (struct postmortem *)o;
+
+	snprintf(info->comm, sizeof(info->comm), "%s", p->core.comm);
+	info->nthreads = (int)p->core.nthreads;
+}
+
 static void pm_finish(struct emu_origin *o)
 {
 	(void)o;
@@ -168,6 +178,7 @@ static int core_syms(jma_session *s, struct postmortem *p, const char *core, con
 {
 	char msg[sizeof(s->err)];
 	Dwfl *dwfl = dwfl_begin(&core_callbacks);
+	struct jma_syms *sy;
 	int err;
 
 	if (!dwfl)
@@ -184,11 +195,11 @@ static int core_syms(jma_session *s, struct postmortem *p, const char *core, con
 	}
 	dwfl_report_end(dwfl, NULL, NULL);
 	cur_sysroot = p->sysroot;
-	err = jma_syms_from_dwfl(dwfl, s->pid, s->opt.prefix, s->opt.module, &s->syms, msg,
+	err = jma_syms_from_dwfl(dwfl, s->pid, s->opt.prefix, s->opt.module, &sy, msg,
 				 sizeof(msg));
 	cur_sysroot = NULL;
-	if (!err && (s->opt.flags & JMA_F_NO_DEMANGLE))
-		jma_syms_set_demangle(s->syms, 0);
+	if (!err)
+		jma_set_syms(s, sy);
 	if (err == -EEXIST)
 		return jma_fail(s, JMA_ERR_USAGE, err, "%s", msg);
 	if (err == -ENOENT && p->core.err[0])
@@ -223,14 +234,13 @@ int jma_open_core(jma_session *s, const char *core, const char *exe, const char 
 	p->core.sysroot = p->sysroot;
 	s->pid = p->core.threads[0].tid;
 	s->offline = 1;
-	snprintf(s->st.name, sizeof(s->st.name), "%s", p->core.comm);
-	s->st.nthreads = (int)p->core.nthreads;
 	snprintf(p->what, sizeof(p->what), "core %s", core);
 	p->o.what = p->what;
 	p->o.prepare = pm_prepare;
 	p->o.finish = pm_finish;
 	p->o.maps_text = pm_maps_text;
 	p->o.threads = pm_threads;
+	p->o.status = pm_status;
 	p->o.destroy = pm_destroy;
 	if (emu_core_check_files(&p->core) == -ESTALE) {
 		jma_fail(s, JMA_ERR_MISSING, -ESTALE, "core %s: %s", core, p->core.err);

@@ -85,7 +85,7 @@ static int not_in_version(jma_session *s, const char *name)
 static int remote_mallctl(jma_session *s, const char *name, void *oldp, size_t *oldlenp,
 			  uint64_t rnew, size_t newlen)
 {
-	struct jma_bcall c = { .fn = jma_syms_jemalloc(s->syms)->fn_mallctl, .nargs = 5 };
+	struct jma_bcall c = { .fn = s->je->fn_mallctl, .nargs = 5 };
 	uint64_t rname, rold = 0, roldlen = 0, ret;
 	size_t cap = oldlenp ? *oldlenp : 0, got;
 	int err;

@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include "core/session.h"
-#include "process/targetfs.h"
 
 /* Profiles of large processes run to tens of MB; more than this is not a
  * heap profile jemalloc wrote. */
@@ -25,7 +24,7 @@ static int get_bool(jma_session *s, const char *name, bool *out)
 
 int jma_prof_check(jma_session *s)
 {
-	const struct jma_copy *c = jma_syms_jemalloc(s->syms);
+	const struct jma_copy *c = s->je;
 	bool on = false;
 	int err = get_bool(s, "config.prof", &on);
 
@@ -95,35 +94,21 @@ static void prefix_dir(jma_session *s, char *out, size_t len)
 	jma_value_clear(&v);
 }
 
-/* Remove what a jemattach killed during a dump left beside @dir (the private
- * directory this dump used); after the thread is given back, as the sweep
- * reads the whole parent directory. */
-static void sweep(jma_session *s, const char *dir)
+static int write_dump(jma_session *s, const char *path, void *arg)
 {
-	char parent[sizeof(((struct jma_tfs_dir *)0)->path)];
-	char *slash;
-	int n;
+	struct jma_value v = { .type = JMA_T_STRING, .str = (char *)path };
 
-	snprintf(parent, sizeof(parent), "%s", dir);
-	slash = strrchr(parent, '/');
-	if (!slash)
-		return;
-	slash[slash == parent] = '\0';
-	n = jma_tfs_sweep(s->pid, parent, DUMP_FILE);
-	if (n > 0)
-		jma_logf(s, JMA_LOG_INFO, "removed %d private dump director%s in %s that a killed "
-			 "jemattach had left", n, n == 1 ? "y" : "ies", parent);
+	(void)arg;
+	return jma_set(s, "prof.dump", &v, NULL);
 }
 
-/* The dump goes into a directory of our own that the target creates (0700,
- * unguessable name, see targetfs.h): nobody else can plant a FIFO or a symlink
- * at the name the target opens, and we read back only the regular file it wrote. */
+/* Where the file goes and how it is read back is the backend's (dump in
+ * core/backend.h): the live engine has the target write into a private
+ * directory of its own, beside opt.prof_prefix when it can. */
 int jma_prof_dump(jma_session *s, char **buf, size_t *len)
 {
-	struct jma_value path = { .type = JMA_T_STRING };
-	struct jma_tfs_dir d = { .fd = -1, .pfd = -1 };
-	char pref[512], file[640];
-	int here, err, rm;
+	char pref[512];
+	int here, err;
 
 	*buf = NULL;
 	*len = 0;
@@ -131,56 +116,12 @@ int jma_prof_dump(jma_session *s, char **buf, size_t *len)
 	if (err)
 		return err;
 	err = jma_prof_check(s);
-	if (err)
-		goto out;
-	if (s->be->ops->take_file) {
-		/* The backend keeps what jemalloc writes: no file in the target. */
-		path.str = "jemattach.captured.heap";
-		err = jma_set(s, "prof.dump", &path, NULL);
-		if (!err && (err = jma_take_file(s, buf, len)))
-			err = jma_fail(s, JMA_ERR_TARGET, err, "prof.dump wrote no file");
-		goto out;
+	if (!err) {
+		prefix_dir(s, pref, sizeof(pref));
+		err = jma_dump(s, pref[0] ? pref : NULL, DUMP_FILE, DUMP_MAX, write_dump, NULL,
+			       buf, len);
 	}
-	prefix_dir(s, pref, sizeof(pref));
-	err = jma_tfs_private(s->pid, pref[0] ? pref : NULL, &d);
-	if (err) {
-		err = jma_fail(s, JMA_ERR_TARGET, err, "process %d has no directory it can write "
-			       "the dump to (tried %s%s/tmp, /var/tmp, /dev/shm: read-only, not "
-			       "writable for its user, or writable by another user)", (int)s->pid, pref, pref[0] ? ", " : "");
-		goto out;
-	}
-	snprintf(file, sizeof(file), "%s/" DUMP_FILE, d.path);
-	path.str = file;
-	err = jma_set(s, "prof.dump", &path, NULL);
-	if (err)
-		goto remove;
-	jma_logf(s, JMA_LOG_DEBUG, "prof.dump wrote %s (in process %d's own filesystem view; a "
-		 "private directory in %s)", file, (int)s->pid, pref[0] ?
-		 "the directory of opt.prof_prefix" : "the first of /tmp, /var/tmp, /dev/shm");
-	/* The file is complete: prof.dump returned after closing it. */
-	err = jma_tfs_private_read(&d, DUMP_FILE, DUMP_MAX, buf, len);
-	if (err == -EPERM)
-		err = jma_fail(s, JMA_ERR_UNSAFE, err, "the dump %s in process %d's view was "
-			       "replaced: not a regular file of uid %u with one link on its "
-			       "directory's mount; not read", file, (int)s->pid, (unsigned)d.uid);
-	else if (err)
-		err = jma_fail(s, JMA_ERR_TARGET, err, "reading the dump %s in process %d's root: %s",
-			       file, (int)s->pid, strerror(-err));
-	else
-		jma_logf(s, JMA_LOG_DEBUG, "read %zu bytes of it back through /proc/%d/root with "
-			 "uid %u's rights", *len, (int)s->pid, (unsigned)d.uid);
-remove:
-	rm = jma_tfs_private_remove(&d, DUMP_FILE);
-	if (!rm)
-		jma_logf(s, JMA_LOG_DEBUG, "removed %s and the dump", d.path);
-	else
-		jma_logf(s, JMA_LOG_WARN, "could not remove %s in process %d's root: %s", d.path,
-			 (int)s->pid, strerror(-rm));
-out:
-	err = jma_auto_end(s, here, err);
-	if (here && d.path[0])
-		sweep(s, d.path);
-	return err;
+	return jma_auto_end(s, here, err);
 }
 
 int jma_prof_reset(jma_session *s, const size_t *lg_sample)

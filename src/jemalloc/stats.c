@@ -2,8 +2,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
-#include "attach/clock.h"
 #include "core/session.h"
 
 /* The report is the target's text: a target that changed its own code or
@@ -20,9 +20,19 @@ struct capture {
 	void *arg;
 	size_t bytes;
 	unsigned chunks;
-	int64_t deadline;	/* att_now_ns clock */
+	int64_t deadline;	/* CLOCK_MONOTONIC, ns */
 	int over;		/* -EFBIG or -ETIME once a bound was passed */
 };
+
+/* The clock of the deadline; the engines' is attach/clock.h, which this
+ * layer does not see. */
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
 
 static int on_text(void *arg, const char *text, size_t len)
 {
@@ -32,7 +42,7 @@ static int on_text(void *arg, const char *text, size_t len)
 		return cap->over;
 	if (len > STATS_MAX_BYTES - cap->bytes)
 		return cap->over = -EFBIG;
-	if (att_now_ns() > cap->deadline)
+	if (now_ns() > cap->deadline)
 		return cap->over = -ETIME;
 	cap->chunks++;
 	cap->bytes += len;
@@ -65,7 +75,7 @@ int jma_stats_print(jma_session *s, const char *opts, jma_write_fn write, void *
 	err = jma_auto_begin(s, &here);
 	if (err)
 		return err;
-	je = jma_syms_jemalloc(s->syms);
+	je = s->je;
 	c.fn = je->fn_stats_print;
 	v = opts && strchr(opts, 'J') ? jma_jemalloc_version(s) : 0;
 	if (v && v < JMA_JEVERSION(4, 3, 0))
@@ -81,7 +91,7 @@ int jma_stats_print(jma_session *s, const char *opts, jma_write_fn write, void *
 		/* malloc_stats_print(write_cb, cbopaque, opts) */
 		c.args[1] = 0;
 		c.args[2] = ropts;
-		cap.deadline = att_now_ns() + (int64_t)jma_timeout_ms(s) * STATS_TIME_TIMEOUTS * 1000000;
+		cap.deadline = now_ns() + (int64_t)jma_timeout_ms(s) * STATS_TIME_TIMEOUTS * 1000000;
 		err = jma_call(s, &c, &ret);
 		jma_logf(s, JMA_LOG_DEBUG, "stats: %zu bytes in %u callback(s)", cap.bytes, cap.chunks);
 		if (cap.over) {

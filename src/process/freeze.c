@@ -5,8 +5,10 @@
 #include <string.h>
 
 #include "attach/unwind.h"
+#include "process/engine.h"
 #include "process/freeze.h"
 #include "process/stacks.h"
+#include "process/symbols.h"
 
 #define STOP_MS 1000
 

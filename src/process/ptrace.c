@@ -20,9 +20,13 @@
 #include "attach/select.h"
 #include "attach/sink.h"
 #include "attach/unwind.h"
+#include "process/dump.h"
+#include "process/engine.h"
 #include "process/freeze.h"
+#include "process/open.h"
 #include "core/session.h"
 #include "process/stuck.h"
+#include "process/symbols.h"
 #include "process/threads.h"
 
 #define MAX_FRAMES	64
@@ -30,9 +34,6 @@
  * addresses looks (see unsafe_frames). */
 #define STACK_SCAN	(256 * 1024)
 #define MAIN_RETRIES	5
-/* No jemalloc found while the process loads code: read again, this often. */
-#define LOADING_TRIES	5
-#define LOADING_WAIT_MS	20
 #define MAIN_RETRY_US	2000
 /* jemalloc 5.3 hands write_cb 64 KiB at a time; older and debug builds a
  * line (<= 4 KiB).  Anything much larger is not jemalloc's doing. */
@@ -57,9 +58,17 @@ struct ptrace_be {
 	pid_t restart_tid;		/* a thread this begin passed over for restart_syscall */
 	char restart_why[200];		/* ... in words */
 	char waited[96];		/* what begin waited for, for tid_why */
+	struct att_status st;		/* the process's status (att_precheck, then describe) */
+	/* The thread calls run in (for info, threads and -v), and why that one. */
+	pid_t tid;
+	char tid_why[160];
+	char tid_comm[64];
+	uint64_t held_ns;		/* the last attachment's hold (jma_held_ns) */
+	char dumped[512];		/* the private directory of a dump, to sweep beside at end */
+	char dump_name[64];		/* ... and the file it held */
 };
 
-static struct jma_backend *ptrace_new(jma_session *s);
+static struct jma_backend *ptrace_new(const struct att_status *st);
 
 /* Refuse (unless --force) a target whose cgroup could OOM-kill it for the
  * memory our first call costs it (cgmem.h). */
@@ -103,67 +112,23 @@ static int stuck_check(jma_session *s)
 	return jma_fail(s, JMA_ERR_UNSAFE, -EAGAIN, "%s", msg);
 }
 
-int jma_open_process(jma_session *s, pid_t pid)
-{
-	char msg[sizeof(s->err)];
-	int err;
-
-	if (s->syms)
-		return jma_fail(s, JMA_ERR_USAGE, -EALREADY, "session already open");
-	err = att_precheck(pid, &s->st, msg, sizeof(msg));
-	if (err)
-		return jma_fail(s, JMA_ERR_ATTACH, err, "%s", msg);
-	s->pid = pid;
-	/* This process for the whole session, whoever gets its PID later. */
-	if (jma_exec_ident_take(pid, &s->ident))
-		return jma_fail(s, JMA_ERR_ATTACH, -ESRCH, "no such process %d", (int)pid);
-	for (int tries = 0;; tries++) {
-		/* Before the maps are read: an exec after this is seen at the stop. */
-		s->exec_mark = jma_exec_mark_at(pid, &s->exec_where);
-		err = jma_syms_open(pid, s->opt.prefix, s->opt.module,
-				    !!(s->opt.flags & JMA_F_ANY_PROCESS), s->opt.cache_dir, &s->syms, msg,
-				    sizeof(msg));
-		/* Read in the middle of an exec, before the loader mapped it? */
-		if (err != -ENOENT || tries == LOADING_TRIES ||
-		    !jma_exec_loading(pid, s->exec_mark, LOADING_WAIT_MS))
-			break;
-	}
-	if (!err && (s->opt.flags & JMA_F_NO_DEMANGLE))
-		jma_syms_set_demangle(s->syms, 0);
-	if (err && jma_exec_ident_same(pid, &s->ident))
-		return jma_fail(s, JMA_ERR_ATTACH, -ESRCH, "process %d exited", (int)pid);
-	/* Its files read in the middle of an exec (a module gone or another
-	 * program's: "Exec format error" from libdwfl, seen 1 run in 900): the
-	 * exec is the error. */
-	if (err && s->exec_mark && jma_exec_same(pid, s->exec_mark, &s->exec_where) == -ENOEXEC)
-		return jma_fail(s, JMA_ERR_ATTACH, -ENOEXEC, "process %d executed a new program "
-				"while jemattach read its modules", (int)pid);
-	if (err == -EEXIST)
-		return jma_fail(s, JMA_ERR_USAGE, err, "%s", msg);
-	if (err == -ESRCH)
-		return jma_fail(s, JMA_ERR_ATTACH, err, "no such process %d", (int)pid);
-	if (err == -EACCES || err == -EPERM) {
-		att_explain_eperm(pid, msg, sizeof(msg));
-		return jma_fail(s, JMA_ERR_ATTACH, err, "cannot attach to process %d: %s", (int)pid, msg);
-	}
-	if (err)
-		return jma_fail(s, JMA_ERR_MISSING, err, "%s", msg);
-	return 0;
-}
-
 int jma_open(jma_session *s, pid_t pid)
 {
 	char msg[sizeof(s->err)];
 	const struct jma_copy *c;
 	const struct att_map *maps;
 	size_t nm;
-	int err = jma_open_process(s, pid);
+	struct att_status st;
+	struct jma_backend *be;
+	int err = jma_open_process(s, pid, &st);
 
 	if (err)
 		return err;
-	if (!(s->be = ptrace_new(s)))
+	if (!(be = ptrace_new(&st)))
 		return jma_fail(s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
-	c = jma_syms_jemalloc(s->syms);
+	if ((err = jma_set_backend(s, be)))
+		return err;
+	c = s->je;
 	if (!c)
 		return 0;
 	/* Checked here, before any thread is stopped, to keep the hold short. */
@@ -344,7 +309,7 @@ static int engine_refused(jma_session *s, const char *why)
 		return exec_fail(s);
 	/* An exec under way reads as code that vanished before it shows in the
 	 * exec mark: a moment's look (1 run in 30 of 47-exec). */
-	if (jma_exec_loading(s->pid, s->exec_mark, LOADING_WAIT_MS))
+	if (jma_exec_loading(s->pid, s->exec_mark, JMA_LOADING_WAIT_MS))
 		return exec_fail(s);
 	return jma_fail(s, JMA_ERR_UNSAFE, -ENOTSUP, "%s: only the fallback call engine could call "
 			"into process %d, and if jemattach died during a call the process would die "
@@ -504,16 +469,16 @@ static int try_list(struct ptrace_be *p, const struct att_candidate *c, size_t n
 			if (c[i].state == 'R' && nm)
 				snprintf(seen, sizeof(seen), "asleep in %s", nm);
 			*attached = 1;
-			s->tid = c[i].tid;
-			snprintf(s->tid_comm, sizeof(s->tid_comm), "%s", c[i].comm);
-			snprintf(s->tid_why, sizeof(s->tid_why), "%s%s; %s%s%s", seen,
+			p->tid = c[i].tid;
+			snprintf(p->tid_comm, sizeof(p->tid_comm), "%s", c[i].comm);
+			snprintf(p->tid_why, sizeof(p->tid_why), "%s%s; %s%s%s", seen,
 				 s->opt.thread ? ", chosen with --thread" : "",
 				 p->th.engine == ATT_ENGINE_SIGFRAME ? "self-restoring calls"
 								     : "fallback engine (--force): ",
 				 p->th.engine == ATT_ENGINE_SIGFRAME ? "" : p->th.engine_why,
 				 p->waited);
 			jma_logf(s, JMA_LOG_INFO, "using tid %d (%s), %s", (int)c[i].tid, c[i].comm,
-				 s->tid_why);
+				 p->tid_why);
 			if (p->th.engine != ATT_ENGINE_SIGFRAME)
 				jma_logf(s, JMA_LOG_WARN, "tid %d: fallback call engine (--force): %s; "
 					 "if jemattach dies during a call, process %d dies too "
@@ -671,19 +636,23 @@ static int ptrace_end(struct jma_backend *b)
 	jma_thaw_all(&p->fz);
 	p->text_checked = 0;
 	/* See jma_held_ns: from the stop to the moment it runs again. */
-	s->held_ns = p->th.run_ns > p->th.stop_ns ? (uint64_t)(p->th.run_ns - p->th.stop_ns) : 0;
+	p->held_ns = p->th.run_ns > p->th.stop_ns ? (uint64_t)(p->th.run_ns - p->th.stop_ns) : 0;
 	jma_logf(s, JMA_LOG_DEBUG, "tid %d stopped at %lld ns, running at %lld ns (CLOCK_MONOTONIC)",
 		 (int)p->th.tid, (long long)p->th.stop_ns, (long long)p->th.run_ns);
 	if (frozen)
 		jma_logf(s, JMA_LOG_INFO, "tid %d held for %.3f ms; every thread stopped for %.3f ms "
-			 "(--freeze)", (int)p->th.tid, (double)s->held_ns / 1e6,
+			 "(--freeze)", (int)p->th.tid, (double)p->held_ns / 1e6,
 			 (double)p->fz.held_ns / 1e6);
 	else
 		jma_logf(s, JMA_LOG_INFO, "tid %d held for %.3f ms", (int)p->th.tid,
-			 (double)s->held_ns / 1e6);
+			 (double)p->held_ns / 1e6);
 	if (err)
-		return jma_fail(s, JMA_ERR_UNSAFE, err, "restoring tid %d: %s", (int)p->th.tid, p->th.err);
-	return 0;
+		err = jma_fail(s, JMA_ERR_UNSAFE, err, "restoring tid %d: %s", (int)p->th.tid,
+			       p->th.err);
+	if (p->dumped[0])
+		jma_dump_sweep(s, p->dumped, p->dump_name);
+	p->dumped[0] = '\0';
+	return err;
 }
 
 /* Sigframe engine: jemalloc's default writer wrote a piece of the text to fd 2. */
@@ -910,6 +879,40 @@ static int ptrace_read_str(struct jma_backend *b, uint64_t addr, size_t max, cha
 	return att_mem_read_str(b->s->pid, addr, max, out, trunc);
 }
 
+static int ptrace_dump(struct jma_backend *b, const char *dir, const char *name, size_t max,
+		       jma_dump_fn write, void *arg, char **buf, size_t *len)
+{
+	struct ptrace_be *p = (struct ptrace_be *)b;
+	char used[sizeof(p->dumped)];
+	int err = jma_dump_private(b->s, dir, name, max, write, arg, buf, len, used, sizeof(used));
+
+	/* Swept at end, once the thread is given back. */
+	if (used[0]) {
+		snprintf(p->dumped, sizeof(p->dumped), "%s", used);
+		snprintf(p->dump_name, sizeof(p->dump_name), "%s", name);
+	}
+	return err;
+}
+
+static void ptrace_describe(struct jma_backend *b, struct jma_target_info *info)
+{
+	struct ptrace_be *p = (struct ptrace_be *)b;
+
+	att_proc_status(b->s->pid, 0, &p->st);
+	snprintf(info->comm, sizeof(info->comm), "%s", p->st.name);
+	info->nthreads = p->st.nthreads;
+	if (!p->tid)
+		return;
+	info->tid = p->tid;
+	snprintf(info->tid_comm, sizeof(info->tid_comm), "%s", p->tid_comm);
+	info->tid_why = p->tid_why;
+}
+
+static uint64_t ptrace_held_ns(struct jma_backend *b)
+{
+	return ((struct ptrace_be *)b)->held_ns;
+}
+
 static void ptrace_destroy(struct jma_backend *b)
 {
 	free(b);
@@ -924,16 +927,19 @@ static const struct jma_backend_ops ptrace_ops = {
 	.scratch = ptrace_scratch,
 	.read = ptrace_read,
 	.read_str = ptrace_read_str,
+	.dump = ptrace_dump,
+	.describe = ptrace_describe,
+	.held_ns = ptrace_held_ns,
 	.destroy = ptrace_destroy,
 };
 
-static struct jma_backend *ptrace_new(jma_session *s)
+static struct jma_backend *ptrace_new(const struct att_status *st)
 {
 	struct ptrace_be *p = calloc(1, sizeof(*p));
 
 	if (!p)
 		return NULL;
 	p->be.ops = &ptrace_ops;
-	p->be.s = s;
+	p->st = *st;
 	return &p->be;
 }

@@ -5,7 +5,9 @@
 
 #include "attach/arch.h"
 #include "attach/unwind.h"
+#include "process/engine.h"
 #include "process/stacks.h"
+#include "process/symbols.h"
 
 /* How long to wait for one thread to stop before reporting it unreachable
  * (a thread in uninterruptible sleep does not stop until the kernel lets go). */

@@ -6,10 +6,12 @@
 #include <unistd.h>
 
 #include "attach/arch.h"
+#include "attach/clock.h"
 #include "attach/mem.h"
 #include "attach/unwind.h"
 #include "attach/yield.h"
 #include "process/stuck.h"
+#include "process/symbols.h"
 
 /* Bytes of a sleeper's stack above its stack pointer looked at for return
  * addresses into jemalloc: jemalloc's frames sit right above the libc

@@ -7,18 +7,8 @@
 #include <sys/types.h>
 
 #include "attach/procfs.h"
+#include "core/copy.h"
 #include "process/ranges.h"
-
-/* One copy of jemalloc found in the process. */
-struct jma_copy {
-	char *path;		/* module file as the target maps it */
-	char *prefix;		/* public symbol prefix: "", "je_", "_rjem_", ... */
-	int is_static;		/* inside a larger object (executable or other library) */
-	char conf_env[48];	/* environment variable it reads options from */
-	uint64_t fn_mallctl, fn_stats_print;
-	struct jma_range *code;	/* jemalloc's own code, sorted */
-	size_t ncode;
-};
 
 struct jma_syms;
 

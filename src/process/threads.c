@@ -16,6 +16,7 @@ int jma_threads(jma_session *s, int max_frames, jma_thread_fn fn, void *arg)
 	struct jma_frame *frames;
 	size_t n;
 	int err;
+	pid_t borrowed;
 
 	if (!s->syms)
 		return jma_fail(s, JMA_ERR_USAGE, -EINVAL, "session not open");
@@ -31,6 +32,7 @@ int jma_threads(jma_session *s, int max_frames, jma_thread_fn fn, void *arg)
 		err = jma_fail(s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
 		goto out;
 	}
+	borrowed = jma_call_tid(s);
 	/* Report in thread-id order, not preference order. */
 	for (size_t k = 0; k < n; k++) {
 		size_t i = 0;
@@ -47,9 +49,8 @@ int jma_threads(jma_session *s, int max_frames, jma_thread_fn fn, void *arg)
 		t.syscall = c[i].syscall;
 		t.syscall_name = c[i].syscall >= 0 ? arch_syscall_name(c[i].syscall) : NULL;
 		c[i].tid = 0;
-		nf = s->attached && t.tid == s->tid ? -EBUSY
-						       : jma_stack_of(s, t.tid, pcs, max_frames, why,
-								      sizeof(why));
+		nf = t.tid == borrowed ? -EBUSY : jma_stack_of(s, t.tid, pcs, max_frames, why,
+								       sizeof(why));
 		if (nf == -EBUSY)
 			snprintf(why, sizeof(why), "borrowed by jemattach");
 		if (nf < 0) {

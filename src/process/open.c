@@ -1,0 +1,90 @@
+/* open.c -- opening a session's process: shared by the live engine and the emulator. */
+#include <errno.h>
+#include <stdio.h>
+
+#include "attach/perm.h"
+#include "process/execcheck.h"
+#include "process/open.h"
+#include "process/symbols.h"
+
+/* No jemalloc found while the process loads code: read again, this often. */
+#define LOADING_TRIES	5
+
+void jma_set_syms(jma_session *s, struct jma_syms *sy)
+{
+	s->syms = sy;
+	s->syms_close = jma_syms_close;
+	s->je = jma_syms_jemalloc(sy);
+	if (s->opt.flags & JMA_F_NO_DEMANGLE)
+		jma_syms_set_demangle(sy, 0);
+}
+
+int jma_open_process(jma_session *s, pid_t pid, struct att_status *st)
+{
+	char msg[sizeof(s->err)];
+	struct jma_syms *sy = NULL;
+	int err;
+
+	if (s->syms)
+		return jma_fail(s, JMA_ERR_USAGE, -EALREADY, "session already open");
+	err = att_precheck(pid, st, msg, sizeof(msg));
+	if (err)
+		return jma_fail(s, JMA_ERR_ATTACH, err, "%s", msg);
+	s->pid = pid;
+	/* This process for the whole session, whoever gets its PID later. */
+	if (jma_exec_ident_take(pid, &s->ident))
+		return jma_fail(s, JMA_ERR_ATTACH, -ESRCH, "no such process %d", (int)pid);
+	for (int tries = 0;; tries++) {
+		/* Before the maps are read: an exec after this is seen at the stop. */
+		s->exec_mark = jma_exec_mark_at(pid, &s->exec_where);
+		err = jma_syms_open(pid, s->opt.prefix, s->opt.module,
+				    !!(s->opt.flags & JMA_F_ANY_PROCESS), s->opt.cache_dir, &sy, msg,
+				    sizeof(msg));
+		/* Read in the middle of an exec, before the loader mapped it? */
+		if (err != -ENOENT || tries == LOADING_TRIES ||
+		    !jma_exec_loading(pid, s->exec_mark, JMA_LOADING_WAIT_MS))
+			break;
+	}
+	if (err && jma_exec_ident_same(pid, &s->ident))
+		return jma_fail(s, JMA_ERR_ATTACH, -ESRCH, "process %d exited", (int)pid);
+	/* Its files read in the middle of an exec (a module gone or another
+	 * program's: "Exec format error" from libdwfl, seen 1 run in 900): the
+	 * exec is the error. */
+	if (err && s->exec_mark && jma_exec_same(pid, s->exec_mark, &s->exec_where) == -ENOEXEC)
+		return jma_fail(s, JMA_ERR_ATTACH, -ENOEXEC, "process %d executed a new program "
+				"while jemattach read its modules", (int)pid);
+	if (err == -EEXIST)
+		return jma_fail(s, JMA_ERR_USAGE, err, "%s", msg);
+	if (err == -ESRCH)
+		return jma_fail(s, JMA_ERR_ATTACH, err, "no such process %d", (int)pid);
+	if (err == -EACCES || err == -EPERM) {
+		att_explain_eperm(pid, msg, sizeof(msg));
+		return jma_fail(s, JMA_ERR_ATTACH, err, "cannot attach to process %d: %s", (int)pid, msg);
+	}
+	if (err)
+		return jma_fail(s, JMA_ERR_MISSING, err, "%s", msg);
+	jma_set_syms(s, sy);
+	return 0;
+}
+
+int jma_open_backend(jma_session *s, pid_t pid, struct jma_backend *be, const struct jma_copy *je)
+{
+	char msg[sizeof(s->err)];
+	struct jma_syms *sy;
+	int err;
+
+	if (s->syms) {
+		be->s = s;
+		be->ops->destroy(be);
+		return jma_fail(s, JMA_ERR_USAGE, -EALREADY, "session already open");
+	}
+	err = jma_set_backend(s, be);
+	if (err)
+		return err;
+	s->pid = pid;
+	err = jma_syms_given(pid, je, &sy, msg, sizeof(msg));
+	if (err)
+		return jma_fail(s, JMA_ERR_MISSING, err, "%s", msg);
+	jma_set_syms(s, sy);
+	return 0;
+}
