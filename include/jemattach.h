@@ -1,9 +1,26 @@
 /* jemattach.h -- libjemattach: jemalloc's control API inside another, running process.
  *
- * Include this one header.  Conventions: fallible calls return 0 or -errno
- * and keep a message in the session (jma_errmsg); constructors return NULL
- * with errno set; the library never prints or exits -- it logs through the
- * callback in struct jma_options.
+ * Include this one header.  The library never prints or exits: it logs
+ * through the callback in struct jma_options (jma_heap_symopts, jma_track_opts).
+ *
+ * Errors, one convention for every call:
+ *   - a fallible call returns 0 or a negative errno (never -1, never a
+ *     positive errno); mallctl's own errno values pass through negated;
+ *   - its message, one line naming what failed, is kept by the object the
+ *     call works on, until that object's next failing call:
+ *       a session          jma_errmsg(s), and jma_errkind(s) (the exit code)
+ *       a heap profile     jma_heap_errmsg(h)
+ *       a track            jma_track_errmsg(t)
+ *   - a call that has no such object yet (it makes one, or reads a file or
+ *     buffer into a caller's struct: jma_heap_parse/_load, jma_series_load/
+ *     _parse) writes the message into the caller's buffer (msg, msglen),
+ *     always NUL-terminated and cut to fit;
+ *   - constructors that take no buffer return NULL with errno set (jma_new,
+ *     jma_track_new);
+ *   - pure helpers (jma_parse_size, jma_metric_parse, ...) return -errno
+ *     alone: -EINVAL, -ERANGE, -ENOENT say everything.
+ *   - a caller's callback that stops a walk or a print with a non-zero
+ *     return has that value returned as it is (jma_threads, jma_stats_print).
  */
 #ifndef JEMATTACH_H
 #define JEMATTACH_H

@@ -240,7 +240,7 @@ START_TEST(test_track_load_errors)
 	ck_assert_int_eq(jma_track_load(t, path), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(jma_track_errmsg(t), ":1: not a prof track record"));
 	ck_assert_int_eq(jma_track_load(t, "/nonexistent/x"), -ENOENT);
-	ck_assert_int_eq(jma_track_format_from_name("xml"), -1);
+	ck_assert_int_eq(jma_track_format_from_name("xml"), -EINVAL);
 	jma_track_free(t);
 	unlink(path);
 }

@@ -173,7 +173,7 @@ int jma_heap_report(jma_heap *h, const struct jma_heap_report_opts *o, jma_write
 int jma_heap_report_file(jma_heap *h, const struct jma_heap_report_opts *o, FILE *f)
 	JMA_MUST_CHECK;
 
-/* "inuse_space" ... and back (-1 when unknown); "text" ... likewise. */
+/* "inuse_space" ... and back (-EINVAL when unknown); "text" ... likewise. */
 const char *jma_heap_sample_name(enum jma_heap_sample s);
 int jma_heap_sample_from_name(const char *s);
 const char *jma_heap_format_name(enum jma_heap_format f);

@@ -74,6 +74,7 @@ enum jma_track_format {
 	JMA_TRACK_TEXT,		/* pmem's log: "[N]====" header, then each site and its backtrace */
 	JMA_TRACK_JSONL,	/* one JSON record per snapshot */
 };
+/* "text", "jsonl" -> format; -EINVAL otherwise. */
 int jma_track_format_from_name(const char *s);
 
 /* Write the last snapshot added in @fmt; -EIO on a write error. */

@@ -1,4 +1,5 @@
 /* names.c -- the names of sample types and output formats, as options and outputs spell them. */
+#include <errno.h>
 #include <string.h>
 
 #include "heap/heap.h"
@@ -12,7 +13,7 @@ static int index_of(const char *const *names, int n, const char *s)
 	for (int i = 0; s && i < n; i++)
 		if (!strcmp(names[i], s))
 			return i;
-	return -1;
+	return -EINVAL;
 }
 
 const char *jma_heap_sample_name(enum jma_heap_sample s)

@@ -16,7 +16,7 @@ int jma_track_format_from_name(const char *s)
 		return JMA_TRACK_TEXT;
 	if (!strcmp(s, "jsonl"))
 		return JMA_TRACK_JSONL;
-	return -1;
+	return -EINVAL;
 }
 
 static int cmp_live(const void *a, const void *b, void *arg)
