@@ -1,7 +1,6 @@
-/* session.c -- the session handle: options, errors, logging, and the backend's operations. */
+/* session.c -- the session handle: options, opening and freeing, attach and detach, what it opened. */
 #include <errno.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,59 +8,10 @@
 
 #include "core/session.h"
 
-int jma_fail(jma_session *s, enum jma_errkind kind, int err, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(s->err, sizeof(s->err), fmt, ap);
-	va_end(ap);
-	s->kind = kind;
-	jma_logf(s, JMA_LOG_DEBUG, "error: %s", s->err);
-	return err < 0 ? err : -err;
-}
-
-enum jma_errkind jma_kind_of(int err)
-{
-	switch (err) {
-	case -ETIMEDOUT:
-	case -EINTR:
-		return JMA_ERR_UNSAFE;
-	case -EPERM:
-	case -EBUSY:
-		return JMA_ERR_ATTACH;
-	default:
-		return JMA_ERR_TARGET;
-	}
-}
-
-void jma_logf(const jma_session *s, int level, const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-
-	if (!s->opt.log || level > s->opt.log_level)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	s->opt.log(s->opt.log_arg, level, msg);
-}
-
 int jma_timeout_ms(const jma_session *s)
 {
 	double t = s->opt.timeout > 0 ? s->opt.timeout : 10.0;
 	return t > 86400 ? 86400000 : (int)(t * 1000);
-}
-
-const char *jma_errmsg(const jma_session *s)
-{
-	return s->err;
-}
-
-enum jma_errkind jma_errkind(const jma_session *s)
-{
-	return s->kind;
 }
 
 int jma_attached(const jma_session *s)
@@ -180,51 +130,6 @@ int jma_auto_end(jma_session *s, int attached_here, int err)
 	memcpy(s->err, keep, sizeof(keep));
 	s->kind = kind;
 	return err;
-}
-
-void jma_expect_text(jma_session *s)
-{
-	if (s->be && s->be->ops->expect_text)
-		s->be->ops->expect_text(s->be);
-}
-
-int jma_call(jma_session *s, const struct jma_bcall *c, uint64_t *ret)
-{
-	if (!s->attached)
-		return jma_fail(s, JMA_ERR_USAGE, -EINVAL, "not attached");
-	return s->be->ops->call(s->be, c, ret);
-}
-
-uint64_t jma_scratch(jma_session *s, const void *data, size_t len, size_t align)
-{
-	return s->be->ops->scratch(s->be, data, len, align);
-}
-
-int jma_read(jma_session *s, uint64_t addr, void *buf, size_t len)
-{
-	return s->be->ops->read(s->be, addr, buf, len);
-}
-
-int jma_read_str(jma_session *s, uint64_t addr, size_t max, char **out, int *trunc)
-{
-	return s->be->ops->read_str(s->be, addr, max, out, trunc);
-}
-
-int jma_dump(jma_session *s, const char *dir, const char *name, size_t max, jma_dump_fn write,
-	     void *arg, char **buf, size_t *len)
-{
-	if (!s->attached)
-		return jma_fail(s, JMA_ERR_USAGE, -EINVAL, "not attached");
-	return s->be->ops->dump(s->be, dir, name, max, write, arg, buf, len);
-}
-
-pid_t jma_call_tid(jma_session *s)
-{
-	struct jma_target_info info = { .tid = 0 };
-
-	if (s->attached && s->be->ops->describe)
-		s->be->ops->describe(s->be, &info);
-	return info.tid;
 }
 
 int jma_target_info(jma_session *s, struct jma_target_info *info)

@@ -12,7 +12,9 @@
 
 #include "core/backend.h"
 #include "core/copy.h"
+#include "core/errors.h"
 #include "core/ident.h"
+#include "core/log.h"
 
 struct jma_syms;
 
@@ -44,13 +46,7 @@ struct jma_session {
  * when one is installed already). */
 int jma_set_backend(jma_session *s, struct jma_backend *be);
 
-/* Record an error: returns -|err| so callers write `return jma_fail(...)`. */
-int jma_fail(jma_session *s, enum jma_errkind kind, int err, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-/* The kind an engine error falls into (timeouts are JMA_ERR_UNSAFE, ...). */
-enum jma_errkind jma_kind_of(int err);
-void jma_logf(const jma_session *s, int level, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+/* The options' timeout of one call, in ms (10 s when unset, at most a day). */
 int jma_timeout_ms(const jma_session *s);
 
 /* Attach for the duration of one operation when the caller has not; pair with
@@ -58,17 +54,5 @@ int jma_timeout_ms(const jma_session *s);
  * restore the target overrides @err. */
 int jma_auto_begin(jma_session *s, int *attached_here);
 int jma_auto_end(jma_session *s, int attached_here, int err);
-
-/* The thread calls run in while attached, 0 when not attached. */
-pid_t jma_call_tid(jma_session *s);
-
-/* The backend's operations, for the jemalloc layer (see backend.h). */
-void jma_expect_text(jma_session *s);
-int jma_call(jma_session *s, const struct jma_bcall *c, uint64_t *ret);
-uint64_t jma_scratch(jma_session *s, const void *data, size_t len, size_t align);
-int jma_read(jma_session *s, uint64_t addr, void *buf, size_t len);
-int jma_read_str(jma_session *s, uint64_t addr, size_t max, char **out, int *trunc);
-int jma_dump(jma_session *s, const char *dir, const char *name, size_t max, jma_dump_fn write,
-	     void *arg, char **buf, size_t *len);
 
 #endif

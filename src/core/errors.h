@@ -1,0 +1,14 @@
+/* errors.h -- recording a session's error: 0 or -errno returned, the message
+ * and its kind (the exit code) kept on the handle (include/jemattach.h). */
+#ifndef JMA_CORE_ERRORS_H
+#define JMA_CORE_ERRORS_H
+
+#include <jemattach/session.h>
+
+/* Record an error: returns -|err| so callers write `return jma_fail(...)`. */
+int jma_fail(jma_session *s, enum jma_errkind kind, int err, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* The kind an engine error falls into (timeouts are JMA_ERR_UNSAFE, ...). */
+enum jma_errkind jma_kind_of(int err);
+
+#endif
