@@ -179,6 +179,10 @@ START_TEST(test_session_open_backend)
 	ck_assert_str_eq(info.prefix, "");
 	ck_assert_str_eq(info.conf_env, "MALLOC_CONF");
 	ck_assert_int_eq(info.tid, 0);
+	/* What the fake does not describe reads as none. */
+	ck_assert_str_eq(info.comm, "");
+	ck_assert_uint_eq(jma_held_ns(s), 0);
+	ck_assert_int_eq(jma_call_tid(s), 0);
 	/* Once only; the second backend is freed (ASan would see a leak). */
 	ck_assert_int_eq(fake_open(s, V(5, 3, 0), &je2), -EALREADY);
 	ck_assert_int_eq(jma_errkind(s), JMA_ERR_USAGE);

@@ -1,8 +1,9 @@
 /* backend.h -- the one interface through which src/jemalloc/ runs jemalloc's code.
  *
- * The jemalloc layer asks for three things: scratch memory holding its
+ * The jemalloc layer asks for four things: scratch memory holding its
  * arguments, a call of a jemalloc function (optionally with a text callback
- * such as malloc_stats_print's write_cb), and reads of target memory.  It
+ * such as malloc_stats_print's write_cb), reads of target memory, and the
+ * file a call writes (prof.dump), however the engine keeps it.  It
  * never learns which engine serves them: the ptrace engine runs the call in a
  * borrowed thread of the live process (process/ptrace.c); an emulator can run
  * it over a copy of the process's memory or a core file (emulate/backend.c).
