@@ -8,11 +8,13 @@
 . "$(dirname "$0")/../lib.sh"
 PROF="MALLOC_CONF=prof:true,prof_active:true,lg_prof_sample:0"
 
-# serve_bg VAR ARGS...: `jemattach serve ARGS` in the background, recorded
-# for cleanup; its stderr in $TMPD/serve.VAR.err.
+# serve_bg VAR ARGS...: `jemattach serve ARGS` in the background (under the
+# command in the array SERVE_WRAP, if any), recorded for cleanup; its stderr
+# in $TMPD/serve.VAR.err.
+SERVE_WRAP=()
 serve_bg() {
 	local __var=$1; shift
-	"$JEMATTACH" serve "$@" 2>"$TMPD/serve.$__var.err" &
+	"${SERVE_WRAP[@]}" "$JEMATTACH" serve "$@" 2>"$TMPD/serve.$__var.err" &
 	STARTED+=("$!")
 	printf -v "$__var" '%s' "$!"
 }
@@ -152,13 +154,54 @@ t_go_tool_pprof_shows_the_top_site_and_total() {
 	expect_eq "$(fix "$fix" check)" ok
 }
 
-t_pprof_without_profiling_says_why() {
+# Without opt.prof, the sampler's window (uprobes) is the profile: leakfix
+# leaks 2.5 MiB/s in leak_site and frees what churn_site allocates.
+t_pprof_without_prof_samples_by_uprobes() {
+	local fix sp out fn before code1 code2 r1 r2
+	[[ $(id -u) == 0 ]] || skip "not root"
+	[[ -d /sys/bus/event_source/devices/uprobe ]] || skip "kernel without uprobes"
+	start_fixture fix "$FIXTURES/leakfix"
+	fn=$(fix "$fix" fn | awk '{ print $2 }')
+	before=$(dd if="/proc/$fix/mem" bs=1 count=16 skip=$((fn)) iflag=skip_bytes 2>/dev/null | od -An -tx1)
+	# Its CPU is mostly allocation: no overhead limit, or the window ends at once.
+	start_serve sp --target "pid=$fix" --max-overhead 0
+	mkdir -p "$TMPD/home"
+	out=$(HOME="$TMPD/home" GOCACHE="$TMPD/home/gocache" GOFLAGS= timeout 120 \
+		go tool pprof -top -unit=B "$SERVE_URL/debug/pprof/heap?pid=$fix&seconds=5" 2>&1) ||
+		fail "go tool pprof: $out"
+	expect_match "$out" "Type: inuse_space"
+	expect_match "$(grep -A1 'flat  flat%' <<<"$out" | tail -1)" "^ *[1-9][0-9]*B .* leak_site$"
+	# How it was made, in a header; the text form.
+	curl -s -D "$TMPD/h" --max-time 60 "$SERVE_URL/debug/pprof/heap?pid=$fix&seconds=2&debug=1" >"$TMPD/t"
+	expect_match "$(cat "$TMPD/h")" "X-Jemattach-Profile: sampled by uprobes \(the process runs without heap profiling\): 2\.[0-9] s window, [1-9][0-9]* samples"
+	expect_match "$(head -2 "$TMPD/t" | tail -1)" " leak_site$"
+	# One window per target at a time: of two at once, one is refused (503).
+	curl -s -o /dev/null -w '%{http_code}' --max-time 60 "$SERVE_URL/debug/pprof/heap?pid=$fix&seconds=3" >"$TMPD/c1" &
+	r1=$!
+	curl -s -o /dev/null -w '%{http_code}' --max-time 60 "$SERVE_URL/debug/pprof/allocs?pid=$fix&seconds=3" >"$TMPD/c2" &
+	r2=$!
+	wait "$r1" "$r2"
+	code1=$(cat "$TMPD/c1") code2=$(cat "$TMPD/c2")
+	expect_eq "$(printf '%s\n' "$code1" "$code2" | sort | tr '\n' ' ')" "200 503 "
+	# The window is bounded.
+	expect_eq "$(curl -s -o /dev/null -w '%{http_code}' "$SERVE_URL/debug/pprof/heap?pid=$fix&seconds=121")" 400
+	# The probes are gone: malloc's code as it was; the process runs on.
+	expect_eq "$(dd if="/proc/$fix/mem" bs=1 count=16 skip=$((fn)) iflag=skip_bytes 2>/dev/null | od -An -tx1)" "$before"
+	expect_match "$(fix "$fix" rate)" "^leak [0-9]+ churn"
+}
+
+# Without opt.prof nor the sampler's privileges: a 409 naming both reasons.
+t_pprof_without_prof_nor_sampler_says_why() {
 	local fix sp
+	command -v setpriv >/dev/null || skip "no setpriv"
 	start_fixture fix "$FIXTURES/jemfix"
+	SERVE_WRAP=(setpriv --bounding-set=-bpf,-perfmon,-sys_admin)
 	start_serve sp --target "pid=$fix"
-	curl -s -D "$TMPD/h" "$SERVE_URL/debug/pprof/heap?pid=$fix" >"$TMPD/b"
+	SERVE_WRAP=()
+	curl -s -D "$TMPD/h" --max-time 60 "$SERVE_URL/debug/pprof/heap?pid=$fix&seconds=1" >"$TMPD/b"
 	expect_match "$(head -1 "$TMPD/h")" " 409 "
-	expect_match "$(cat "$TMPD/b")" "opt.prof|MALLOC_CONF"
+	expect_match "$(cat "$TMPD/b")" "no heap profile \(opt\.prof is false\), and the sampler cannot run: .*CAP_BPF"
+	expect_eq "$(fix "$fix" ping)" pong
 }
 
 t_allocs_needs_prof_accum() {
