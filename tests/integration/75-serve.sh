@@ -542,4 +542,43 @@ t_systemd_unit_verifies() {
 	expect_match "$(grep '^ExecStart=' "$unit")" "serve --listen 127\.0\.0\.1:"
 }
 
+# doc/serve.md's configurations: Prometheus's passes promtool; Parca's and the
+# DaemonSet parse, and the DaemonSet asks for the unit's capabilities and no more.
+t_doc_configs_are_valid() {
+	local top
+	top=$(cd "$(dirname "$0")/../.." && pwd)
+	python3 - "$top/doc/serve.md" "$top/dist/jemattach-serve.service" "$TMPD" <<-'EOF' ||
+	import re, sys, textwrap, yaml
+	doc, unit, out = sys.argv[1:]
+	blocks = [yaml.safe_load(textwrap.dedent(b)) for b in
+	          re.findall(r"^ *```yaml\n(.*?)^ *```", open(doc).read(), re.S | re.M)]
+	found = {}
+	for b in blocks:
+	    if b.get("kind") == "DaemonSet":
+	        found["daemonset"] = b
+	    elif "scrape_configs" in b:
+	        found["parca" if "profiling_config" in b["scrape_configs"][0] else "prometheus"] = b
+	    elif "tls_server_config" in b:
+	        found["web"] = b
+	assert sorted(found) == ["daemonset", "parca", "prometheus", "web"], sorted(found)
+	pod = found["daemonset"]["spec"]["template"]
+	assert pod["spec"]["hostPID"] is True
+	c = pod["spec"]["containers"][0]
+	assert pod["metadata"]["annotations"]["container.apparmor.security.beta.kubernetes.io/" + c["name"]] == "unconfined"
+	assert c["args"][0] == "serve" and "--web-config" in c["args"], c["args"]
+	caps = c["securityContext"]["capabilities"]
+	bound = re.search(r"^CapabilityBoundingSet=(.*)$", open(unit).read(), re.M).group(1).split()
+	assert caps["drop"] == ["ALL"] and sorted("CAP_" + x for x in caps["add"]) == sorted(bound), (caps, bound)
+	sc = found["parca"]["scrape_configs"][0]
+	assert sc["profiling_config"]["pprof_config"]["memory"]["path"] == "/debug/pprof/heap"
+	assert "pid" in sc["params"]
+	assert set(found["web"]) <= {"tls_server_config", "basic_auth_users"}
+	yaml.safe_dump(found["prometheus"], open(out + "/prometheus.yml", "w"))
+	EOF
+		fail "doc/serve.md's configurations"
+	jm_run promtool check config "$TMPD/prometheus.yml"
+	expect_rc 0
+	expect_match "$OUT" "SUCCESS"
+}
+
 run_tests
