@@ -6,6 +6,7 @@
 #   make demo       start a demo jemalloc process and show jemattach on it
 #   make install    PREFIX=/usr/local DESTDIR=
 #   make deb        build/jemattach_VERSION-1_ARCH.deb (dpkg-deb)
+#   make check-deb  install that package in a clean Debian bookworm root (mmdebstrap) and try it
 #   make bench      benchmarks (by hand; never part of check)
 #   make check-aarch64  boot a Debian arm64 guest under qemu (TCG) and run integration
 #                   tests in it (TESTS=pattern; by hand, never part of check: doc/aarch64.md)
@@ -77,7 +78,7 @@ FIXTURES  := $(FIX_DYN) $(FIX_DIR)/callee $(FIX_STATIC) $(FIX_DIR)/libctorwait.s
 	$(FIX_DIR)/jemfix-nobuildid $(FIX_CXX)
 JEM_PIC   := /usr/lib/$(shell $(CC) -print-multiarch)/libjemalloc_pic.a
 
-.PHONY: all deps check check-aarch64 demo install uninstall clean bench soak fuzz versions check-versions deb
+.PHONY: all deps check check-aarch64 check-deb demo install uninstall clean bench soak fuzz versions check-versions deb
 .DELETE_ON_ERROR:
 
 all: $(BUILD)/jemattach $(SERVE_SO) $(BUILD)/libjemattach.a $(BUILD)/libjemattach.so fixtures
@@ -324,6 +325,14 @@ deb: all $(BUILD)/jemattach-shared
 	@$(MAKE) --no-print-directory -s install DESTDIR=$(abspath $(BUILD)/deb/root) PREFIX=/usr
 	install -m 755 $(BUILD)/jemattach-shared $(BUILD)/deb/root/usr/bin/jemattach
 	scripts/deb.sh $(BUILD) $(VERSION)
+
+# The package on a clean machine: a Debian bookworm root made by mmdebstrap
+# from Debian's archive (network; kept in $(BUILD)/debclean), the package
+# dpkg -i'ed there with apt fetching its dependencies, the installed tool run
+# on a fixture and the unit verified (scripts/deb-clean.sh).  By hand, not in
+# check: about 2-3 min (doc/serve.md).
+check-deb: deb $(FIX_DIR)/jemfix
+	scripts/deb-clean.sh $(BUILD) $(BUILD)/jemattach_$(VERSION)-1_$(shell dpkg --print-architecture).deb
 
 # The packaged tool links Debian's shared libraries (policy: no embedded
 # copies of zlib, bzip2...); the static link above is for speed from source.

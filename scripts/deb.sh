@@ -23,7 +23,8 @@ MAINT=${MAINT:-jemattach maintainers <maintainers@jemattach.invalid>}
 # The library where Debian keeps them, with its pkg-config file.
 mkdir -p "$ROOT/usr/lib/$MA/pkgconfig"
 mv "$ROOT/usr/lib/libjemattach.a" "$ROOT/usr/lib/libjemattach.so.0" "$ROOT/usr/lib/$MA/"
-rm -f "$ROOT/usr/lib/libjemattach.so"
+rm -f "$ROOT/usr/lib/libjemattach.so" "$ROOT/usr/lib/pkgconfig/jemattach.pc"
+rmdir "$ROOT/usr/lib/pkgconfig"
 ln -s libjemattach.so.0 "$ROOT/usr/lib/$MA/libjemattach.so"
 cat >"$ROOT/usr/lib/$MA/pkgconfig/jemattach.pc" <<EOF
 prefix=/usr

@@ -169,12 +169,21 @@ static void child_hang(const void *arg, struct op_result *r)
 		pause();
 }
 
+/* As the sampler's window: until SIGTERM, then an answer with what it has. */
+static void child_window(const void *arg, struct op_result *r)
+{
+	(void)arg;
+	while (!child_cancelled)
+		pause();
+	snprintf(r->msg, sizeof(r->msg), "stopped by %d", (int)child_cancelled);
+}
+
 START_TEST(test_serve_child_outcomes)
 {
 	struct op_result r;
 	double t0;
 
-	ck_assert_int_eq(child_run(child_ok, "payload", 10, 100, &r), 0);
+	ck_assert_int_eq(child_run(child_ok, "payload", 10, 100, NULL, &r), 0);
 	ck_assert_str_eq(r.data, "payload");
 	ck_assert_uint_eq(r.len, 7);
 	ck_assert_uint_eq(r.held_ns, 42);
@@ -182,19 +191,30 @@ START_TEST(test_serve_child_outcomes)
 	ck_assert_str_eq(r.msg, "note");
 	op_result_clear(&r);
 
-	ck_assert_int_eq(child_run(child_ok, "payload", 10, 3, &r), -EFBIG);
+	ck_assert_int_eq(child_run(child_ok, "payload", 10, 3, NULL, &r), -EFBIG);
 	ck_assert_ptr_null(r.data);
 	op_result_clear(&r);
 
-	ck_assert_int_eq(child_run(child_crash, NULL, 10, 100, &r), -EIO);
+	ck_assert_int_eq(child_run(child_crash, NULL, 10, 100, NULL, &r), -EIO);
 	ck_assert_ptr_nonnull(strstr(r.msg, "signal 9"));
 	op_result_clear(&r);
 
 	t0 = serve_now();
-	ck_assert_int_eq(child_run(child_hang, NULL, 0.3, 100, &r), -ETIMEDOUT);
+	ck_assert_int_eq(child_run(child_hang, NULL, 0.3, 100, NULL, &r), -ETIMEDOUT);
 	ck_assert(serve_now() - t0 < 5);
 	ck_assert_ptr_nonnull(strstr(r.msg, "killed"));
 	op_result_clear(&r);
+
+	/* A cancelled child is asked to finish, once, and answers. */
+	{
+		atomic_int cancel = 1;
+
+		t0 = serve_now();
+		ck_assert_int_eq(child_run(child_window, NULL, 20, 100, &cancel, &r), 0);
+		ck_assert(serve_now() - t0 < 10);
+		ck_assert_str_eq(r.msg, "stopped by 15");
+		op_result_clear(&r);
+	}
 }
 END_TEST
 

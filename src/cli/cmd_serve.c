@@ -190,10 +190,11 @@ int cmd_serve(struct cli *c, int argc, char **argv)
 		{ "allow-control", no_argument, NULL, 'C' },
 		{ "insecure", no_argument, NULL, 'I' },
 		{ "arenas", no_argument, NULL, 'a' },
+		{ "max-overhead", required_argument, NULL, 'o' },
 		{ 0 },
 	};
 	struct serve_cfg cfg = { .min_interval = 1, .timeout = 5, .discover_interval = 5,
-				 .max_attaches = 4 };
+				 .max_attaches = 4, .max_overhead = 0.05 };
 	const char *listen = DEFAULT_LISTEN, *web = NULL;
 	int (*run)(struct serve_cfg *);
 	char why[256];
@@ -261,6 +262,14 @@ int cmd_serve(struct cli *c, int argc, char **argv)
 			break;
 		case 'a':
 			cfg.arenas = 1;
+			break;
+		case 'o':
+			if (parse_secs(optarg, 0, 100, &v)) {
+				free_cfg(&cfg);
+				return cli_usage(c, "serve", "invalid --max-overhead \"%s\": a "
+						 "percentage, 0 to 100", optarg);
+			}
+			cfg.max_overhead = v / 100;
 			break;
 		default:
 			free_cfg(&cfg);

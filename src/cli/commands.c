@@ -95,6 +95,8 @@ const struct cli_cmd cli_commands[] = {
 	  "                      a target that does not answer in time is up 0, reason timeout\n"
 	  "  --discover-interval SEC  how often /proc is scanned for new processes (default 5)\n"
 	  "  --max-attaches N    targets attached at once, at most (default 4)\n"
+	  "  --max-overhead PCT  a sampler window (heap profile of a process without\n"
+	  "                      opt.prof) ends early past PCT% of its CPU (default 5; 0: none)\n"
 	  "  --web-config FILE   TLS and basic auth (bcrypt), exporter-toolkit's YAML format\n"
 	  "  --allow-control     allow POST /prof?pid=N&action=on|off|reset\n"
 	  "  --insecure          allow plain HTTP on a non-loopback address\n"

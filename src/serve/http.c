@@ -436,6 +436,8 @@ static enum MHD_Result send_reply(struct MHD_Connection *c, struct reply *r, con
 		snprintf(hdr, sizeof(hdr), "attachment; filename=\"%s\"", r->filename);
 		MHD_add_response_header(resp, "Content-Disposition", hdr);
 	}
+	if (r->note[0])
+		MHD_add_response_header(resp, "X-Jemattach-Profile", r->note);
 	if (r->retry_after) {
 		snprintf(hdr, sizeof(hdr), "%d", r->retry_after);
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_RETRY_AFTER, hdr);
@@ -646,6 +648,7 @@ static int serve(struct serve_cfg *cfg)
 			;
 	} while (sig == SIGPIPE);
 	fprintf(stderr, "jemattach: serve: stopping (signal %d)\n", sig);
+	atomic_store(&sc.closing, 1);	/* sampler windows end now, with what they have */
 	MHD_stop_daemon(d);
 	targets_stop(&sc);
 	/* Children at work finish by themselves, each target restored. */

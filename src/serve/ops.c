@@ -179,6 +179,36 @@ static int control(jma_session *s, enum op_kind k, struct op_result *r)
 	return rc;
 }
 
+/* A heap profile by the sampler's window (src/sampler): uprobes, nothing
+ * stopped; a cancellation (the server stops) ends the window with the
+ * samples so far.  The note says how the profile was made. */
+static int sampled(jma_session *s, const struct op_arg *a, struct op_result *r)
+{
+	static const char *const ends[] = {
+		[JMA_SAMPLER_TIME] = "", [JMA_SAMPLER_STOPPED] = "; ended early: the server stops",
+		[JMA_SAMPLER_OVERHEAD] = "; ended early: the probes' cost passed --max-overhead",
+		[JMA_SAMPLER_EXITED] = "; the process exited",
+		[JMA_SAMPLER_EXECED] = "; the process executed another program",
+	};
+	struct jma_sampler_opts o = { .seconds = a->seconds, .alloc_only = a->alloc_only,
+				      .max_overhead = a->max_overhead, .stop = &child_cancelled };
+	struct jma_sampler_result res;
+	int rc;
+
+	rc = jma_sampler_run(s, &o, &res);
+	if (rc)
+		return rc;
+	snprintf(r->msg, sizeof(r->msg), "sampled by uprobes (the process runs without heap profiling): "
+		 "%.1f s window, "
+		 "%llu samples (%llu lost)%s", res.seconds, (unsigned long long)res.samples,
+		 (unsigned long long)res.lost, ends[res.end]);
+	r->data = res.profile;
+	r->len = res.len;
+	res.profile = NULL;
+	jma_sampler_result_free(&res);
+	return 0;
+}
+
 /* A heap profile (minus a base) named from the live process and reported;
  * no attach. */
 static void report(const struct op_arg *a, struct op_result *r)
@@ -275,6 +305,9 @@ void op_child(const void *arg, struct op_result *r)
 		case OP_STATS:
 			rc = stats(s, r);
 			break;
+		case OP_SAMPLER:
+			rc = sampled(s, a, r);
+			break;
 		default:
 			rc = control(s, a->kind, r);
 			break;
@@ -294,7 +327,10 @@ int op_run(const struct serve_cfg *cfg, const struct op_arg *a, struct op_result
 	 * makes a few.  Beyond this the child is stuck outside any call. */
 	double limit = 4 * (cfg->opt.timeout > 0 ? cfg->opt.timeout : 10) + 30;
 
-	return child_run(op_child, a, limit, OP_MAX_BYTES, r);
+	if (a->kind == OP_SAMPLER)
+		limit += a->seconds;
+	return child_run(op_child, a, limit, OP_MAX_BYTES, a->kind == OP_SAMPLER ? a->cancel : NULL,
+			 r);
 }
 
 int op_sample_decode(const struct op_result *r, struct op_sample *out)

@@ -6,7 +6,8 @@
  *   targets.c  which processes are served: discovery, selectors, following restarts
  *   cache.c    one attach per target at a time; answers shared and kept --min-interval
  *   metrics.c  /metrics: Prometheus text 0.0.4, or OpenMetrics 1.0 when asked
- *   pprof.c    /debug/pprof/heap and /allocs: gzip'd profile.proto, ?debug=1, ?seconds=N
+ *   pprof.c    /debug/pprof/heap and /allocs: gzip'd profile.proto, ?debug=1, ?seconds=N;
+ *              the sampler's window when the process runs without opt.prof
  *   webcfg.c   --web-config: TLS files and basic-auth users (bcrypt), exporter-toolkit's YAML
  *   http.c     the libmicrohttpd daemon: limits, authentication, routing, parameters
  *
@@ -25,6 +26,7 @@
 
 #include <pthread.h>
 #include <regex.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -73,6 +75,8 @@ struct serve_cfg {
 	int allow_control;		/* POST /prof: on, off, reset */
 	int insecure;			/* non-loopback without TLS allowed */
 	int arenas;			/* per-arena series */
+	double max_overhead;		/* a sampler window ends past this share of the
+					 * target's CPU (0..1); 0: no limit */
 	int verbose;
 	const char *web_config;		/* --web-config, read by serve_run */
 	struct webcfg web;
@@ -109,8 +113,13 @@ typedef void (*child_fn)(const void *arg, struct op_result *r);
 /* Run @fn(@arg) in a forked child and collect its result in @out: at most
  * @max bytes of payload; a child still running after @hard_limit seconds is
  * killed (SIGKILL: the library's calls restore the target by themselves).  A
- * child that dies is an -EIO result saying how.  Returns out->rc. */
-int child_run(child_fn fn, const void *arg, double hard_limit, size_t max, struct op_result *out);
+ * child that dies is an -EIO result saying how.  With @cancel, once *@cancel
+ * is set the child is sent SIGTERM (once), which it must take as "finish
+ * now with what you have" (the sampler's window).  Returns out->rc. */
+int child_run(child_fn fn, const void *arg, double hard_limit, size_t max,
+	      const atomic_int *cancel, struct op_result *out);
+/* In a child run with a @cancel: set (to SIGTERM) when it is asked to finish. */
+extern volatile sig_atomic_t child_cancelled;
 
 /* Monotonic seconds. */
 double serve_now(void);
@@ -127,6 +136,7 @@ enum op_kind {
 	OP_PROF_OFF,
 	OP_PROF_RESET,
 	OP_REPORT,		/* a heap profile (minus a base) symbolized and reported */
+	OP_SAMPLER,		/* a heap profile by uprobes (no opt.prof): a window, no stop */
 };
 
 struct op_arg {
@@ -144,6 +154,11 @@ struct op_arg {
 	enum jma_heap_sample sample;
 	unsigned top;
 	int need_alloc;			/* refuse a profile without alloc_* counts */
+	/* OP_SAMPLER */
+	double seconds;			/* the window */
+	int alloc_only;			/* follow no frees */
+	double max_overhead;		/* 0..1; 0: none */
+	const atomic_int *cancel;	/* set: end the window now (the server stops) */
 };
 
 /* OP_SAMPLE's payload: this, then narenas struct jma_arena_sample. */
@@ -201,6 +216,7 @@ struct target {
 	uint64_t attaches;		/* children that attached */
 	int have_fixed;			/* fixed holds a first sample's version and options */
 	struct op_sample fixed;
+	int sampling;			/* a sampler window runs on it (pprof.c) */
 };
 
 struct serve_ctx;
@@ -274,6 +290,9 @@ struct serve_ctx {
 	pthread_cond_t fcv;
 	unsigned inflight;		/* flight threads running */
 
+	unsigned samplers;		/* sampler windows running (under fmu) */
+	atomic_int closing;		/* the server stops: sampler windows end now */
+
 	struct auth_cache auth;
 	atomic_ulong requests, rejected;	/* HTTP requests; refused ones (400, 401) */
 };
@@ -291,6 +310,7 @@ struct reply {
 	size_t len;
 	const char *filename;		/* Content-Disposition: attachment; filename="..." */
 	int retry_after;		/* s; 0: no Retry-After */
+	char note[256];			/* X-Jemattach-Profile: how a profile was made; "": none */
 };
 
 /* A plain-text error reply ("jemattach: ...\n"). */
@@ -302,7 +322,12 @@ void reply_failed(struct reply *r, const struct target *t, const char *what,
 		  const struct op_result *res);
 
 /* /debug/pprof/heap (@allocs: /allocs) for @t: a fresh dump, or with
- * @seconds the change over that many seconds; @debug: text, not pprof. */
+ * @seconds the change over that many seconds; @debug: text, not pprof.
+ * Without opt.prof in the target, the sampler's window of @seconds
+ * (default PPROF_SAMPLER_DEFAULT_S, at most PPROF_SAMPLER_MAX_S). */
+#define PPROF_SAMPLER_DEFAULT_S	30
+#define PPROF_SAMPLER_MAX_S	120
+#define PPROF_SAMPLERS_MAX	2	/* windows at once, all targets */
 void pprof_heap(struct serve_ctx *sc, struct target *t, int allocs, int debug, unsigned seconds,
 		struct reply *r);
 
