@@ -24,8 +24,8 @@ struct capture {
 	int over;		/* -EFBIG or -ETIME once a bound was passed */
 };
 
-/* The clock of the deadline; the engines' is attach/clock.h, which this
- * layer does not see. */
+/* The clock of the deadline (the attach engine's own clock header is not
+ * for this layer, which sees no engine). */
 static int64_t now_ns(void)
 {
 	struct timespec ts;
