@@ -2,6 +2,7 @@
 #ifndef JMA_CLI_H
 #define JMA_CLI_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -78,6 +79,28 @@ int cli_heap_empty(jma_heap *h, const struct jma_heap_report_opts *o);
 void cli_hint_empty(struct cli *c, jma_heap *h, const struct jma_heap_report_opts *o,
 		    const char *lead);
 
+/* num.c: the whole of @s as a decimal integer (or a number: 0.5, 1e3) in
+ * [@lo, @hi] into *@v: 0, or -1 (empty, not a number, trailing text, out of
+ * range; *@v untouched).  cli_arg_*: the same, failing with the usage error
+ * `invalid WHAT "S"` of command @cmd (EXIT_USAGE). */
+int cli_parse_int(const char *s, long long lo, long long hi, long long *v);
+int cli_parse_num(const char *s, double lo, double hi, double *v);
+int cli_arg_int(struct cli *c, const char *cmd, const char *what, const char *s, long long lo,
+		long long hi, long long *v);
+int cli_arg_num(struct cli *c, const char *cmd, const char *what, const char *s, double lo,
+		double hi, double *v);
+
+/* stop.c: SIGINT, SIGTERM and SIGHUP set cli_stop to their number (cleared
+ * here first), @ignore_pipe SIGPIPE ignored (a closed pipe is then a write
+ * error); cli_stop_release puts back the handlers @sv saved. */
+extern volatile sig_atomic_t cli_stop;
+struct cli_stop_saved {
+	struct sigaction old[4];
+	bool pipe;
+};
+void cli_stop_catch(struct cli_stop_saved *sv, bool ignore_pipe);
+void cli_stop_release(const struct cli_stop_saved *sv);
+
 /* "1.5 KiB": binary units with one decimal (units.c). */
 const char *cli_bytes(unsigned long long n, char *buf, size_t len);
 
@@ -148,6 +171,14 @@ int prof_parse_top(struct cli *c, const char *arg, unsigned *top);
 int cmd_prof_sample(struct cli *c, int argc, char **argv);
 int cli_sample_window(struct cli *c, double secs, const char *path, unsigned top, double budget);
 int cli_parse_percent(struct cli *c, const char *arg, double *v);
+/* For prof window and track (@what): *@sampler set, with a line on stderr,
+ * when jemalloc's own profiler is off (opt.prof false, or not built in);
+ * another error of the check is the command's. */
+int cli_sampler_instead(struct cli *c, const char *what, bool *sampler);
+/* The target's opt.lg_prof_sample for the sampler (0: the default); the
+ * summary of a sampler run on stderr. */
+unsigned cli_sample_lg(struct cli *c);
+void cli_sample_summary(const struct jma_sampler_result *r, const struct jma_sampler_opts *o);
 int cmd_serve(struct cli *c, int argc, char **argv);
 /* The directory of our own executable into @dir (files we ship are found
  * beside it in a build tree); 0, or -1 when /proc cannot say. */
