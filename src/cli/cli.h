@@ -30,14 +30,29 @@ struct cli {
 	uint64_t exec_mark;	/* jma_exec_mark(pid) at the start, 0 unknown */
 };
 
+/* What a command is, for the checks made before it runs (main.c, open.c). */
+#define CLI_PID		0x01	/* needs PID: "jemattach PID name ..." */
+#define CLI_WRITES	0x02	/* changes the process: refused where jemalloc runs on a copy */
+#define CLI_UNTIL_STOP	0x04	/* runs until stopped: one process, not several in turn */
+#define CLI_STDIN	0x08	/* reads its commands from stdin once: one process */
+#define CLI_LIVE_ONLY	0x10	/* needs the live process (its threads, time): not a core file */
+#define CLI_RUNS_NOTHING 0x20	/* reads the memory itself, runs nothing: --emulate is needless */
+
+/* A subcommand (argv[1]) whose properties add to its command's. */
+struct cli_sub {
+	const char *name;
+	unsigned props;
+};
+
 struct cli_cmd {
 	const char *name;
-	int live;		/* needs PID: "jemattach PID name ..." */
+	unsigned props;		/* CLI_* */
 	unsigned open_flags;	/* JMA_F_* the session is opened with */
 	int (*run)(struct cli *c, int argc, char **argv);	/* argv[0] = name */
 	const char *synopsis;
 	const char *help;
 	const char *options;	/* more for `COMMAND --help`, one option a line; may be NULL */
+	const struct cli_sub *subs;	/* ended by a NULL name; may be NULL */
 };
 
 /* The commands, ended by a NULL name (commands.c). */
@@ -49,6 +64,10 @@ extern const struct cli_cmd cli_commands[];
 extern const char *const cli_prog;
 const struct cli_cmd *cli_find(const char *name);
 const struct cli_cmd *cli_find_live(const char *name);
+/* The properties of @k run with @argv (argv[0] = its name): its own, and
+ * those of the subcommand argv[1] names; *@sub (may be NULL) gets that
+ * subcommand, NULL when none has properties of its own. */
+unsigned cli_props(const struct cli_cmd *k, int argc, char **argv, const struct cli_sub **sub);
 void cli_print_synopsis(FILE *f, const struct cli_cmd *k, const char *lead);
 /* Print "jemattach: <msg>" for the session's last error; return its exit code. */
 int cli_fail_session(struct cli *c);

@@ -49,9 +49,8 @@ static int parse_args(struct cli *c, int argc, char **argv, struct analyze *a)
 		{ "debuginfo-path", required_argument, NULL, O_DEBUGINFO },
 		{ NULL, 0, NULL, 0 },
 	};
-	int opt, fmt;
-	char *end;
-	long v;
+	int opt, fmt, rc;
+	long long v;
 
 	a->top = -1;
 	a->r.no_demangle = !!(c->opt.flags & JMA_F_NO_DEMANGLE);
@@ -64,9 +63,7 @@ static int parse_args(struct cli *c, int argc, char **argv, struct analyze *a)
 			a->base = optarg;
 			break;
 		case 'n':
-			errno = 0;
-			v = strtol(optarg, &end, 10);
-			if (errno || *end || !*optarg || v < 0 || v > INT_MAX)
+			if (cli_parse_int(optarg, 0, INT_MAX, &v))
 				return cli_usage(c, "analyze", "invalid --top \"%s\": a count, 0 for all",
 						 optarg);
 			a->top = v;
@@ -113,10 +110,8 @@ static int parse_args(struct cli *c, int argc, char **argv, struct analyze *a)
 			a->r.no_demangle = 1;
 			break;
 		case 'P':
-			errno = 0;
-			v = strtol(optarg, &end, 10);
-			if (errno || *end || v <= 0 || v > INT_MAX)
-				return cli_usage(c, "analyze", "invalid --pid \"%s\"", optarg);
+			if ((rc = cli_arg_int(c, "analyze", "--pid", optarg, 1, INT_MAX, &v)))
+				return rc;
 			a->sym.pid = (pid_t)v;
 			break;
 		case O_DEBUGINFO:

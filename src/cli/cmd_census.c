@@ -303,7 +303,7 @@ int cmd_census(struct cli *c, int argc, char **argv)
 	struct jma_value v;
 	uint64_t alloc = 0;
 	int opt, have_alloc = 0, rc = EXIT_OK;
-	char *end;
+	long long top;
 
 	while ((opt = getopt_long(argc, argv, "b:ln:jB:S", longopts, NULL)) != -1) {
 		switch (opt) {
@@ -317,10 +317,9 @@ int cmd_census(struct cli *c, int argc, char **argv)
 			a.leaks = 1;
 			break;
 		case 'n':
-			errno = 0;
-			a.top = strtol(optarg, &end, 10);
-			if (errno || *end || a.top < 1 || a.top > 1000000)
-				return cli_usage(c, "census", "invalid --top \"%s\"", optarg);
+			if ((rc = cli_arg_int(c, "census", "--top", optarg, 1, 1000000, &top)))
+				return rc;
+			a.top = top;
 			break;
 		case 'j':
 			a.json = 1;

@@ -124,18 +124,15 @@ static int prof_gdump(struct cli *c, int argc, char **argv)
 
 static int prof_reset(struct cli *c, int argc, char **argv)
 {
+	long long v = 0;
 	size_t lg;
-	char *end;
 
 	if (argc > 2)
 		return cli_usage(c, "prof", "too many arguments to prof reset");
-	if (argc == 2) {
-		errno = 0;
-		lg = strtoul(argv[1], &end, 10);
-		if (errno || *end || !argv[1][0] || lg > 62)
-			return cli_usage(c, "prof", "invalid LG_SAMPLE \"%s\": 0..62 (sample every "
-					 "2^LG_SAMPLE bytes)", argv[1]);
-	}
+	if (argc == 2 && cli_parse_int(argv[1], 0, 62, &v))
+		return cli_usage(c, "prof", "invalid LG_SAMPLE \"%s\": 0..62 (sample every "
+				 "2^LG_SAMPLE bytes)", argv[1]);
+	lg = (size_t)v;
 	if (jma_prof_reset(c->s, argc == 2 ? &lg : NULL))
 		return cli_fail_session(c);
 	if (argc == 2)

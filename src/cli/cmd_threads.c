@@ -165,8 +165,7 @@ int cmd_threads(struct cli *c, int argc, char **argv)
 		{ 0 },
 	};
 	int json = 0, opt, first = 1, mangled = !!(c->opt.flags & JMA_F_NO_DEMANGLE);
-	long max = 64;
-	char *end;
+	long long max = 64;
 
 	while ((opt = getopt_long(argc, argv, "jn:", longopts, NULL)) != -1) {
 		switch (opt) {
@@ -177,9 +176,7 @@ int cmd_threads(struct cli *c, int argc, char **argv)
 			mangled = 1;
 			break;
 		case 'n':
-			errno = 0;
-			max = strtol(optarg, &end, 10);
-			if (errno || *end || max < 1 || max > 1024)
+			if (cli_parse_int(optarg, 1, 1024, &max))
 				return cli_usage(c, "threads", "invalid --frames \"%s\": 1..1024", optarg);
 			break;
 		default:

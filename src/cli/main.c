@@ -24,24 +24,33 @@ static int command_help(const struct cli_cmd *k)
 	printf("\n%s.\n", k->help);
 	if (k->options)
 		printf("\nOptions:\n%s", k->options);
-	if (k->live)
+	if (k->props & CLI_PID)
 		printf("\nSeveral PIDs run the command on each in turn, every output line prefixed\n"
 		       "with \"PID: \"; the exit code is the highest of theirs.\n");
 	printf("\nExit codes and global options: %s --help; details: man jemattach.\n", cli_prog);
 	return EXIT_OK;
 }
 
-/* Why command @k with @argv cannot run on several processes, or NULL: watch
- * runs until stopped, and one output file cannot hold several processes. */
-static const char *one_pid_only(const struct cli_cmd *k, int argc, char **argv)
+/* Why command @k with @argv (argv[0]: its name) cannot run on several
+ * processes, into @buf, or NULL: a command that runs until stopped or reads
+ * stdin, and one output file cannot hold several processes. */
+static const char *one_pid_only(const struct cli_cmd *k, int argc, char **argv, char *buf,
+				size_t len)
 {
-	if (!strcmp(k->name, "watch"))
-		return "watch runs until stopped: one watch per process";
-	if (!strcmp(k->name, "prof") && argc > 0 && !strcmp(argv[0], "track"))
-		return "prof track runs until stopped: one track per process";
-	if (!strcmp(k->name, "shell"))
-		return "shell reads its commands once: one PID";
-	for (int i = 0; i < argc && strcmp(argv[i], "--"); i++) {
+	const struct cli_sub *sub;
+	unsigned props = cli_props(k, argc, argv, &sub);
+	const char *noun = sub ? sub->name : k->name;
+
+	if (props & CLI_UNTIL_STOP) {
+		snprintf(buf, len, "%s%s%s runs until stopped: one %s per process", k->name,
+			 sub ? " " : "", sub ? sub->name : "", noun);
+		return buf;
+	}
+	if (props & CLI_STDIN) {
+		snprintf(buf, len, "%s reads its commands once: one PID", k->name);
+		return buf;
+	}
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++) {
 		const char *v = NULL;
 
 		if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output"))
@@ -140,12 +149,9 @@ static void log_stderr(void *arg, int level, const char *msg)
 
 static int parse_pid(const char *s, pid_t *pid)
 {
-	char *end;
-	long v;
+	long long v;
 
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (!*s || *end || errno || v <= 0 || v > INT_MAX)
+	if (cli_parse_int(s, 1, INT_MAX, &v))
 		return -1;
 	*pid = (pid_t)v;
 	return 0;
@@ -313,17 +319,13 @@ int main(int argc, char **argv)
 	struct cli c = { .prog = cli_prog };
 	const struct cli_cmd *k;
 	const char *why;
-	char cache[4096];
+	char cache[4096], buf[256];
 	int opt, rc, npids, no_cache = 0;
 
 	while ((opt = getopt_long(argc, argv, "+t:p:m:T:fvhV", longopts, NULL)) != -1) {
-		char *end;
-
 		switch (opt) {
 		case 't':
-			errno = 0;
-			c.opt.timeout = strtod(optarg, &end);
-			if (errno || *end || !(c.opt.timeout >= 0.001) || c.opt.timeout > 86400)
+			if (cli_parse_num(optarg, 0.001, 86400, &c.opt.timeout))
 				return cli_error(EXIT_USAGE, "invalid --timeout \"%s\": seconds, from "
 						 "0.001 to 86400", optarg);
 			break;
@@ -390,7 +392,7 @@ int main(int argc, char **argv)
 	k = cli_find(argv[optind]);
 	if (k && wants_help(argc - optind - 1, argv + optind + 1))
 		return command_help(k);
-	if (k && !k->live) {
+	if (k && !(k->props & CLI_PID)) {
 		argc -= optind;
 		argv += optind;
 		/* 0, not 1: GNU getopt must start afresh, forgetting the "+" (stop
@@ -411,7 +413,7 @@ int main(int argc, char **argv)
 	if (optind + npids >= argc)
 		return cli_error(EXIT_USAGE, "missing COMMAND after PID (try --help)");
 	k = cli_find(strcmp(argv[optind + npids], "-") ? argv[optind + npids] : "shell");
-	if (!k || !k->live)
+	if (!k || !(k->props & CLI_PID))
 		return cli_error(EXIT_USAGE, "unknown command \"%s\" (try --help)", argv[optind + npids]);
 	if (wants_help(argc - optind - npids - 1, argv + optind + npids + 1))
 		return command_help(k);
@@ -422,7 +424,7 @@ int main(int argc, char **argv)
 	c.opt.flags |= k->open_flags;
 	if (npids == 1)
 		return run_live(&c, k, argc - optind - 1, argv + optind + 1);
-	why = one_pid_only(k, argc - optind - npids - 1, argv + optind + npids + 1);
+	why = one_pid_only(k, argc - optind - npids, argv + optind + npids, buf, sizeof(buf));
 	if (why)
 		return cli_error(EXIT_USAGE, "%s", why);
 	rc = EXIT_OK;
