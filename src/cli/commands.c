@@ -28,11 +28,12 @@ const struct cli_cmd cli_commands[] = {
 	  "prof dump [-o FILE|-] [--analyze [--top N]]\nprof reset [LG_SAMPLE]\nprof gdump on|off\n"
 	  "prof window SECONDS [-o DIR] [--top N] [--sampler [--max-overhead PCT]]\n"
 	  "prof track [-i SEC] [--churn SIZE] [-n COUNT] [-o FILE] [--format text|jsonl] [--top N] "
-	  "[--svg OUT.svg] [--fold REGEX] [--no-default-folds] [--no-demangle]\n"
+	  "[--svg OUT.svg] [--fold REGEX] [--no-default-folds] [--no-demangle] "
+	  "[--sampler [--max-overhead PCT]]\n"
 	  "prof sample SECONDS [-o FILE|-] [--lg-sample N] [--alloc-only] [--slow-paths] "
 	  "[--analyze [--top N]] [--max-overhead PCT]",
 	  "heap-profiling control (needs MALLOC_CONF=prof:true at the target's start; "
-	  "prof sample does not: uprobes and eBPF, root)",
+	  "prof sample does not: uprobes and eBPF, root; window and track use it without prof:true)",
 	  "  prof sample: a heap_v2 profile of what the process allocated in the window\n"
 	  "  and what of it is still in use at its end, without prof:true or a restart.\n"
 	  "  Every malloc/free-family call traps into the kernel (~10 us on a VM): the\n"
@@ -42,7 +43,11 @@ const struct cli_cmd cli_commands[] = {
 	  "  --alloc-only: no frees followed, about half the traps.  --slow-paths\n"
 	  "  (jemalloc 5): malloc and operator new probed on their slow path only:\n"
 	  "  allocations above 4 KiB exact, smaller ones a lower bound, far fewer\n"
-	  "  traps.  Exit 4 when the kernel or privileges do not allow it.\n", prof_subs },
+	  "  traps.  Exit 4 when the kernel or privileges do not allow it.\n"
+	  "  prof window, prof track: on a process without opt.prof they use the\n"
+	  "  sampler (said on stderr), at the process's opt.lg_prof_sample; --sampler\n"
+	  "  makes them use it on a prof:true process too.  The track's snapshots are\n"
+	  "  then what was allocated since it began and is still in use (no --churn).\n", prof_subs },
 	{ "purge", CLI_PID | CLI_WRITES, 0, cmd_purge, "purge [ARENA|all]",
 	  "purge unused dirty pages now (arena.<i>.purge); shows resident/retained before -> after", NULL, NULL },
 	{ "decay", CLI_PID | CLI_WRITES, 0, cmd_decay, "decay [ARENA|all]",
