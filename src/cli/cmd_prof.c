@@ -17,12 +17,52 @@ static const char *const status_names[] = {
 enum { ST_OPT_PROF = 1, ST_LG_SAMPLE = 5, ST_OPT_LG_SAMPLE = 10 };
 #define NSTATUS (sizeof(status_names) / sizeof(*status_names))
 
+static void status_json(const struct jma_value *v, const int *have, int avail, const char *why,
+			int off, size_t lg)
+{
+	printf("{\"available\": %s", avail ? "true" : "false");
+	if (!avail) {
+		printf(", \"why\": ");
+		cli_json_string(stdout, why);
+	}
+	cli_json_values(stdout, status_names, v, have, NSTATUS);
+	if (have[lg])
+		printf(", \"sample_bytes\": %llu", 1ULL << (v[lg].z & 63));
+	printf(", \"profiling\": %s", off ? "false" : "true");
+	printf("}\n");
+}
+
+static void status_text(const struct jma_value *v, const int *have, int avail, const char *why,
+			int off)
+{
+	char buf[4200];
+
+	printf("%-24s %s\n", "available", avail ? "yes" : "no");
+	if (!avail)
+		printf("%-24s %s\n", "why", cli_esc(why));
+	for (size_t i = 0; i < NSTATUS; i++) {
+		if (have[i])
+			jma_value_format(&v[i], buf, sizeof(buf));
+		else
+			snprintf(buf, sizeof(buf), "n/a");
+		if (i == ST_LG_SAMPLE && off && have[ST_OPT_LG_SAMPLE])
+			printf("%-24s profiling is off (opt.prof false); configured sample period "
+			       "%llu bytes (opt.lg_prof_sample %zu)\n", status_names[i],
+			       1ULL << (v[ST_OPT_LG_SAMPLE].z & 63), v[ST_OPT_LG_SAMPLE].z);
+		else if (i == ST_LG_SAMPLE && have[i])
+			printf("%-24s %s (sample period %llu bytes)\n", status_names[i], cli_esc(buf),
+			       1ULL << (v[i].z & 63));
+		else
+			printf("%-24s %s\n", status_names[i], cli_esc(buf));
+	}
+}
+
 static int prof_status(struct cli *c, int argc, char **argv)
 {
 	struct jma_value v[NSTATUS];
 	int have[NSTATUS] = { 0 }, json = 0, rc = EXIT_OK, avail, off;
 	size_t lg;
-	char why[1024] = "", buf[4200];
+	char why[1024] = "";
 
 	if (argc == 2 && !strcmp(argv[1], "--json"))
 		json = 1;
@@ -43,37 +83,10 @@ static int prof_status(struct cli *c, int argc, char **argv)
 		rc = cli_fail_session(c);
 		goto out;
 	}
-	if (json) {
-		printf("{\"available\": %s", avail ? "true" : "false");
-		if (!avail) {
-			printf(", \"why\": ");
-			cli_json_string(stdout, why);
-		}
-		cli_json_values(stdout, status_names, v, have, NSTATUS);
-		if (have[lg])
-			printf(", \"sample_bytes\": %llu", 1ULL << (v[lg].z & 63));
-		printf(", \"profiling\": %s", off ? "false" : "true");
-		printf("}\n");
-		goto out;
-	}
-	printf("%-24s %s\n", "available", avail ? "yes" : "no");
-	if (!avail)
-		printf("%-24s %s\n", "why", cli_esc(why));
-	for (size_t i = 0; i < NSTATUS; i++) {
-		if (have[i])
-			jma_value_format(&v[i], buf, sizeof(buf));
-		else
-			snprintf(buf, sizeof(buf), "n/a");
-		if (i == ST_LG_SAMPLE && off && have[ST_OPT_LG_SAMPLE])
-			printf("%-24s profiling is off (opt.prof false); configured sample period "
-			       "%llu bytes (opt.lg_prof_sample %zu)\n", status_names[i],
-			       1ULL << (v[ST_OPT_LG_SAMPLE].z & 63), v[ST_OPT_LG_SAMPLE].z);
-		else if (i == ST_LG_SAMPLE && have[i])
-			printf("%-24s %s (sample period %llu bytes)\n", status_names[i], cli_esc(buf),
-			       1ULL << (v[i].z & 63));
-		else
-			printf("%-24s %s\n", status_names[i], cli_esc(buf));
-	}
+	if (json)
+		status_json(v, have, avail, why, off, lg);
+	else
+		status_text(v, have, avail, why, off);
 out:
 	for (size_t i = 0; i < NSTATUS; i++)
 		if (have[i])

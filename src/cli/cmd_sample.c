@@ -95,18 +95,19 @@ static int run_and_save(struct cli *c, const struct jma_sampler_opts *o, const c
 	return rc;
 }
 
+static const struct option sample_opts[] = {
+	{ "output", required_argument, NULL, 'o' },
+	{ "lg-sample", required_argument, NULL, 'l' },
+	{ "alloc-only", no_argument, NULL, 'A' },
+	{ "slow-paths", no_argument, NULL, 'S' },
+	{ "analyze", no_argument, NULL, 'a' },
+	{ "top", required_argument, NULL, 'n' },
+	{ "max-overhead", required_argument, NULL, 'm' },
+	{ 0 },
+};
+
 int cmd_prof_sample(struct cli *c, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "lg-sample", required_argument, NULL, 'l' },
-		{ "alloc-only", no_argument, NULL, 'A' },
-		{ "slow-paths", no_argument, NULL, 'S' },
-		{ "analyze", no_argument, NULL, 'a' },
-		{ "top", required_argument, NULL, 'n' },
-		{ "max-overhead", required_argument, NULL, 'm' },
-		{ 0 },
-	};
 	struct jma_sampler_opts o = { .max_overhead = 0.05, .stop = &cli_stop };
 	const char *out = NULL;
 	unsigned top = 20;
@@ -116,7 +117,7 @@ int cmd_prof_sample(struct cli *c, int argc, char **argv)
 	double v;
 
 	optind = 0;
-	while ((opt = getopt_long(argc, argv, "o:", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "o:", sample_opts, NULL)) != -1) {
 		switch (opt) {
 		case 'o': out = optarg; break;
 		case 'A': o.alloc_only = 1; break;

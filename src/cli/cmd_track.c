@@ -32,29 +32,30 @@ struct track_args {
 	double budget;		/* the sampler's --max-overhead, percent */
 };
 
+static const struct option track_opts[] = {
+	{ "interval", required_argument, NULL, 'i' },
+	{ "churn", required_argument, NULL, 'c' },
+	{ "count", required_argument, NULL, 'n' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "format", required_argument, NULL, 'f' },
+	{ "top", required_argument, NULL, 't' },
+	{ "svg", required_argument, NULL, 's' },
+	{ "fold", required_argument, NULL, 'F' },
+	{ "no-default-folds", no_argument, NULL, 'D' },
+	{ "no-demangle", no_argument, NULL, 'M' },
+	{ "sampler", no_argument, NULL, 'S' },
+	{ "max-overhead", required_argument, NULL, 'm' },
+	{ 0 },
+};
+
 static int parse_track(struct cli *c, int argc, char **argv, struct track_args *a)
 {
-	static const struct option longopts[] = {
-		{ "interval", required_argument, NULL, 'i' },
-		{ "churn", required_argument, NULL, 'c' },
-		{ "count", required_argument, NULL, 'n' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "top", required_argument, NULL, 't' },
-		{ "svg", required_argument, NULL, 's' },
-		{ "fold", required_argument, NULL, 'F' },
-		{ "no-default-folds", no_argument, NULL, 'D' },
-		{ "no-demangle", no_argument, NULL, 'M' },
-		{ "sampler", no_argument, NULL, 'S' },
-		{ "max-overhead", required_argument, NULL, 'm' },
-		{ 0 },
-	};
 	long long n;
 	regex_t re;
 	int opt, f, rc;
 
 	optind = 0;
-	while ((opt = getopt_long(argc, argv, "i:n:o:", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "i:n:o:", track_opts, NULL)) != -1) {
 		switch (opt) {
 		case 'i':
 			if (cli_parse_num(optarg, 0.05, 86400, &a->interval))
