@@ -2,6 +2,7 @@
 #ifndef JEMATTACH_PROF_H
 #define JEMATTACH_PROF_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -29,6 +30,37 @@ int jma_prof_dump(jma_session *s, char **buf, size_t *len) JMA_MUST_CHECK;
 /* prof.reset: forget all samples; with @lg_sample, also set the sample
  * period to 2^lg_sample bytes. */
 int jma_prof_reset(jma_session *s, const size_t *lg_sample) JMA_MUST_CHECK;
+
+/* A window: what the process allocated in @seconds and still holds after as
+ * long again.  The steps, each reported to @step when set: a base dump;
+ * prof.active set (@was: what it was); after @seconds, prof.active cleared
+ * so that short-lived objects sampled in the window can be freed; after as
+ * long again, the final dump; prof.active back to @was.  *@stop set
+ * asynchronously (a signal handler) ends the window at once: -EINTR, no
+ * profiles.  prof.active is restored whatever happens; a failed restore is
+ * the error returned. */
+enum jma_prof_window_step {
+	JMA_PROF_WINDOW_BASE,		/* taking the base dump */
+	JMA_PROF_WINDOW_ACTIVE,		/* prof.active set for the window */
+	JMA_PROF_WINDOW_SETTLE,		/* prof.active cleared: waiting as long again */
+	JMA_PROF_WINDOW_RESTORED,	/* prof.active back to what it was */
+};
+struct jma_prof_window_opts {
+	double seconds;
+	volatile sig_atomic_t *stop;	/* may be NULL */
+	void (*step)(void *arg, enum jma_prof_window_step step, bool was);	/* may be NULL */
+	void *arg;
+};
+/* base/final: heap_v2 profiles (malloc'ed, NUL-terminated; free both with
+ * jma_prof_window_free). */
+struct jma_prof_window {
+	char *base, *final;
+	size_t base_len, final_len;
+	bool was;			/* prof.active before the window */
+};
+int jma_prof_window(jma_session *s, const struct jma_prof_window_opts *o, struct jma_prof_window *w)
+	JMA_MUST_CHECK;
+void jma_prof_window_free(struct jma_prof_window *w);
 
 JMA_API_END
 

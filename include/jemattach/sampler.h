@@ -28,6 +28,12 @@ struct jma_sampler_opts {
 					 * objects sampled in the window are freed (prof window) */
 	double max_overhead;		/* end early past this share of the target's CPU (0..1); 0: none */
 	volatile sig_atomic_t *stop;	/* set asynchronously: end the window now (may be NULL) */
+	/* prof track: every @snapshot_every seconds of the window, the heap_v2
+	 * profile so far is handed to @snapshot (NULL: none); a non-zero
+	 * return ends the window (JMA_SAMPLER_STOPPED). */
+	double snapshot_every;
+	int (*snapshot)(void *arg, const char *profile, size_t len);
+	void *snapshot_arg;
 };
 
 enum jma_sampler_end {

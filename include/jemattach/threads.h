@@ -48,6 +48,13 @@ typedef int (*jma_thread_fn)(void *arg, const struct jma_thread *t);
  * JMA_F_ANY_PROCESS. */
 int jma_threads(jma_session *s, int max_frames, jma_thread_fn fn, void *arg) JMA_MUST_CHECK;
 
+/* What process @pid runs: its file as the kernel names it (/proc/PID/exe)
+ * into @exe, the name it goes by (comm, "" when unreadable) into @comm.
+ * -errno (-ENOENT gone, -EACCES) when the file cannot be named.  Needs no
+ * session. */
+int jma_process_exe(pid_t pid, char *exe, size_t exelen, char *comm, size_t commlen)
+	JMA_MUST_CHECK;
+
 JMA_API_END
 
 #endif

@@ -2,6 +2,7 @@
 #ifndef JMA_CLI_H
 #define JMA_CLI_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -29,14 +30,29 @@ struct cli {
 	uint64_t exec_mark;	/* jma_exec_mark(pid) at the start, 0 unknown */
 };
 
+/* What a command is, for the checks made before it runs (main.c, open.c). */
+#define CLI_PID		0x01	/* needs PID: "jemattach PID name ..." */
+#define CLI_WRITES	0x02	/* changes the process: refused where jemalloc runs on a copy */
+#define CLI_UNTIL_STOP	0x04	/* runs until stopped: one process, not several in turn */
+#define CLI_STDIN	0x08	/* reads its commands from stdin once: one process */
+#define CLI_LIVE_ONLY	0x10	/* needs the live process (its threads, time): not a core file */
+#define CLI_RUNS_NOTHING 0x20	/* reads the memory itself, runs nothing: --emulate is needless */
+
+/* A subcommand (argv[1]) whose properties add to its command's. */
+struct cli_sub {
+	const char *name;
+	unsigned props;
+};
+
 struct cli_cmd {
 	const char *name;
-	int live;		/* needs PID: "jemattach PID name ..." */
+	unsigned props;		/* CLI_* */
 	unsigned open_flags;	/* JMA_F_* the session is opened with */
 	int (*run)(struct cli *c, int argc, char **argv);	/* argv[0] = name */
 	const char *synopsis;
 	const char *help;
 	const char *options;	/* more for `COMMAND --help`, one option a line; may be NULL */
+	const struct cli_sub *subs;	/* ended by a NULL name; may be NULL */
 };
 
 /* The commands, ended by a NULL name (commands.c). */
@@ -48,6 +64,10 @@ extern const struct cli_cmd cli_commands[];
 extern const char *const cli_prog;
 const struct cli_cmd *cli_find(const char *name);
 const struct cli_cmd *cli_find_live(const char *name);
+/* The properties of @k run with @argv (argv[0] = its name): its own, and
+ * those of the subcommand argv[1] names; *@sub (may be NULL) gets that
+ * subcommand, NULL when none has properties of its own. */
+unsigned cli_props(const struct cli_cmd *k, int argc, char **argv, const struct cli_sub **sub);
 void cli_print_synopsis(FILE *f, const struct cli_cmd *k, const char *lead);
 /* Print "jemattach: <msg>" for the session's last error; return its exit code. */
 int cli_fail_session(struct cli *c);
@@ -77,6 +97,28 @@ int cli_heap_report(jma_heap *h, const struct jma_heap_report_opts *o, FILE *f);
 int cli_heap_empty(jma_heap *h, const struct jma_heap_report_opts *o);
 void cli_hint_empty(struct cli *c, jma_heap *h, const struct jma_heap_report_opts *o,
 		    const char *lead);
+
+/* num.c: the whole of @s as a decimal integer (or a number: 0.5, 1e3) in
+ * [@lo, @hi] into *@v: 0, or -1 (empty, not a number, trailing text, out of
+ * range; *@v untouched).  cli_arg_*: the same, failing with the usage error
+ * `invalid WHAT "S"` of command @cmd (EXIT_USAGE). */
+int cli_parse_int(const char *s, long long lo, long long hi, long long *v);
+int cli_parse_num(const char *s, double lo, double hi, double *v);
+int cli_arg_int(struct cli *c, const char *cmd, const char *what, const char *s, long long lo,
+		long long hi, long long *v);
+int cli_arg_num(struct cli *c, const char *cmd, const char *what, const char *s, double lo,
+		double hi, double *v);
+
+/* stop.c: SIGINT, SIGTERM and SIGHUP set cli_stop to their number (cleared
+ * here first), @ignore_pipe SIGPIPE ignored (a closed pipe is then a write
+ * error); cli_stop_release puts back the handlers @sv saved. */
+extern volatile sig_atomic_t cli_stop;
+struct cli_stop_saved {
+	struct sigaction old[4];
+	bool pipe;
+};
+void cli_stop_catch(struct cli_stop_saved *sv, bool ignore_pipe);
+void cli_stop_release(const struct cli_stop_saved *sv);
 
 /* "1.5 KiB": binary units with one decimal (units.c). */
 const char *cli_bytes(unsigned long long n, char *buf, size_t len);
@@ -148,6 +190,14 @@ int prof_parse_top(struct cli *c, const char *arg, unsigned *top);
 int cmd_prof_sample(struct cli *c, int argc, char **argv);
 int cli_sample_window(struct cli *c, double secs, const char *path, unsigned top, double budget);
 int cli_parse_percent(struct cli *c, const char *arg, double *v);
+/* For prof window and track (@what): *@sampler set, with a line on stderr,
+ * when jemalloc's own profiler is off (opt.prof false, or not built in);
+ * another error of the check is the command's. */
+int cli_sampler_instead(struct cli *c, const char *what, bool *sampler);
+/* The target's opt.lg_prof_sample for the sampler (0: the default); the
+ * summary of a sampler run on stderr. */
+unsigned cli_sample_lg(struct cli *c);
+void cli_sample_summary(const struct jma_sampler_result *r, const struct jma_sampler_opts *o);
 int cmd_serve(struct cli *c, int argc, char **argv);
 /* The directory of our own executable into @dir (files we ship are found
  * beside it in a build tree); 0, or -1 when /proc cannot say. */

@@ -23,109 +23,87 @@ struct analyze {
 	int debuginfod;		/* may fetch debuginfo over the network */
 };
 
+enum { O_BASE = 256, O_INUSE_SPACE, O_INUSE_OBJECTS, O_ALLOC_SPACE, O_ALLOC_OBJECTS,
+       O_LINES, O_FOCUS, O_IGNORE, O_FOLD, O_DEBUGINFO, O_LIST_FOLDS, O_NO_DEFAULT_FOLDS,
+       O_DEBUGINFOD, O_NO_DEMANGLE };
+
+static const struct option longopts[] = {
+	{ "base", required_argument, NULL, O_BASE },
+	{ "top", required_argument, NULL, 'n' },
+	{ "format", required_argument, NULL, 'F' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "inuse-space", no_argument, NULL, O_INUSE_SPACE },
+	{ "inuse-objects", no_argument, NULL, O_INUSE_OBJECTS },
+	{ "alloc-space", no_argument, NULL, O_ALLOC_SPACE },
+	{ "alloc-objects", no_argument, NULL, O_ALLOC_OBJECTS },
+	{ "lines", no_argument, NULL, O_LINES },
+	{ "focus", required_argument, NULL, O_FOCUS },
+	{ "ignore", required_argument, NULL, O_IGNORE },
+	{ "fold", required_argument, NULL, O_FOLD },
+	{ "list-folds", no_argument, NULL, O_LIST_FOLDS },
+	{ "no-default-folds", no_argument, NULL, O_NO_DEFAULT_FOLDS },
+	{ "no-demangle", no_argument, NULL, O_NO_DEMANGLE },
+	{ "debuginfod", no_argument, NULL, O_DEBUGINFOD },
+	{ "pid", required_argument, NULL, 'P' },
+	{ "debuginfo-path", required_argument, NULL, O_DEBUGINFO },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* Option @opt (its argument in optarg) into @a. */
+static int one_option(struct cli *c, int opt, struct analyze *a)
+{
+	long long v;
+	int fmt;
+
+	switch (opt) {
+	case O_BASE: a->base = optarg; break;
+	case 'n':
+		if (cli_parse_int(optarg, 0, INT_MAX, &v))
+			return cli_usage(c, "analyze", "invalid --top \"%s\": a count, 0 for all", optarg);
+		a->top = v;
+		break;
+	case 'F':
+		if ((fmt = jma_heap_format_from_name(optarg)) < 0)
+			return cli_usage(c, "analyze", "unknown --format \"%s\"", optarg);
+		a->r.format = (enum jma_heap_format)fmt;
+		break;
+	/* "-": standard output, as everywhere else. */
+	case 'o': a->out = strcmp(optarg, "-") ? optarg : NULL; break;
+	case O_INUSE_SPACE:
+	case O_INUSE_OBJECTS:
+	case O_ALLOC_SPACE:
+	case O_ALLOC_OBJECTS: a->r.sample = (enum jma_heap_sample)(opt - O_INUSE_SPACE); break;
+	case O_LINES: a->r.lines = a->sym.lines = 1; break;
+	case O_FOCUS: a->r.focus = optarg; break;
+	case O_IGNORE: a->r.ignore = optarg; break;
+	case O_FOLD: a->r.fold = optarg; break;
+	case O_LIST_FOLDS: a->list_folds = 1; break;
+	case O_NO_DEFAULT_FOLDS: a->r.no_default_folds = 1; break;
+	case O_DEBUGINFOD: a->debuginfod = 1; break;
+	case O_NO_DEMANGLE: a->r.no_demangle = 1; break;
+	case 'P':
+		if (cli_parse_int(optarg, 1, INT_MAX, &v))
+			return cli_usage(c, "analyze", "invalid --pid \"%s\"", optarg);
+		a->sym.pid = (pid_t)v;
+		break;
+	case O_DEBUGINFO: a->sym.debuginfo_path = optarg; break;
+	default: return cli_usage(c, "analyze", "invalid option");
+	}
+	return EXIT_OK;
+}
+
 static int parse_args(struct cli *c, int argc, char **argv, struct analyze *a)
 {
-	enum { O_BASE = 256, O_INUSE_SPACE, O_INUSE_OBJECTS, O_ALLOC_SPACE, O_ALLOC_OBJECTS,
-	       O_LINES, O_FOCUS, O_IGNORE, O_FOLD, O_DEBUGINFO, O_LIST_FOLDS, O_NO_DEFAULT_FOLDS,
-	       O_DEBUGINFOD, O_NO_DEMANGLE };
-	static const struct option longopts[] = {
-		{ "base", required_argument, NULL, O_BASE },
-		{ "top", required_argument, NULL, 'n' },
-		{ "format", required_argument, NULL, 'F' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "inuse-space", no_argument, NULL, O_INUSE_SPACE },
-		{ "inuse-objects", no_argument, NULL, O_INUSE_OBJECTS },
-		{ "alloc-space", no_argument, NULL, O_ALLOC_SPACE },
-		{ "alloc-objects", no_argument, NULL, O_ALLOC_OBJECTS },
-		{ "lines", no_argument, NULL, O_LINES },
-		{ "focus", required_argument, NULL, O_FOCUS },
-		{ "ignore", required_argument, NULL, O_IGNORE },
-		{ "fold", required_argument, NULL, O_FOLD },
-		{ "list-folds", no_argument, NULL, O_LIST_FOLDS },
-		{ "no-default-folds", no_argument, NULL, O_NO_DEFAULT_FOLDS },
-		{ "no-demangle", no_argument, NULL, O_NO_DEMANGLE },
-		{ "debuginfod", no_argument, NULL, O_DEBUGINFOD },
-		{ "pid", required_argument, NULL, 'P' },
-		{ "debuginfo-path", required_argument, NULL, O_DEBUGINFO },
-		{ NULL, 0, NULL, 0 },
-	};
-	int opt, fmt;
-	char *end;
-	long v;
+	int opt, rc;
 
 	a->top = -1;
 	a->r.no_demangle = !!(c->opt.flags & JMA_F_NO_DEMANGLE);
 	/* 0, not 1: main() scanned with "+" (stop at the first operand); start over so
 	 * that options may follow PROFILE. */
 	optind = 0;
-	while ((opt = getopt_long(argc, argv, "n:F:o:", longopts, NULL)) != -1) {
-		switch (opt) {
-		case O_BASE:
-			a->base = optarg;
-			break;
-		case 'n':
-			errno = 0;
-			v = strtol(optarg, &end, 10);
-			if (errno || *end || !*optarg || v < 0 || v > INT_MAX)
-				return cli_usage(c, "analyze", "invalid --top \"%s\": a count, 0 for all",
-						 optarg);
-			a->top = v;
-			break;
-		case 'F':
-			fmt = jma_heap_format_from_name(optarg);
-			if (fmt < 0)
-				return cli_usage(c, "analyze", "unknown --format \"%s\"", optarg);
-			a->r.format = (enum jma_heap_format)fmt;
-			break;
-		case 'o':
-			/* "-": standard output, as everywhere else. */
-			a->out = strcmp(optarg, "-") ? optarg : NULL;
-			break;
-		case O_INUSE_SPACE:
-		case O_INUSE_OBJECTS:
-		case O_ALLOC_SPACE:
-		case O_ALLOC_OBJECTS:
-			a->r.sample = (enum jma_heap_sample)(opt - O_INUSE_SPACE);
-			break;
-		case O_LINES:
-			a->r.lines = 1;
-			a->sym.lines = 1;
-			break;
-		case O_FOCUS:
-			a->r.focus = optarg;
-			break;
-		case O_IGNORE:
-			a->r.ignore = optarg;
-			break;
-		case O_FOLD:
-			a->r.fold = optarg;
-			break;
-		case O_LIST_FOLDS:
-			a->list_folds = 1;
-			break;
-		case O_NO_DEFAULT_FOLDS:
-			a->r.no_default_folds = 1;
-			break;
-		case O_DEBUGINFOD:
-			a->debuginfod = 1;
-			break;
-		case O_NO_DEMANGLE:
-			a->r.no_demangle = 1;
-			break;
-		case 'P':
-			errno = 0;
-			v = strtol(optarg, &end, 10);
-			if (errno || *end || v <= 0 || v > INT_MAX)
-				return cli_usage(c, "analyze", "invalid --pid \"%s\"", optarg);
-			a->sym.pid = (pid_t)v;
-			break;
-		case O_DEBUGINFO:
-			a->sym.debuginfo_path = optarg;
-			break;
-		default:
-			return cli_usage(c, "analyze", "invalid option");
-		}
-	}
+	while ((opt = getopt_long(argc, argv, "n:F:o:", longopts, NULL)) != -1)
+		if ((rc = one_option(c, opt, a)))
+			return rc;
 	if (a->list_folds && optind == argc)
 		return EXIT_OK;
 	if (optind + 1 != argc)

@@ -96,6 +96,69 @@ static void print_types(const struct jma_census *r, const struct census_args *a,
 	free(row);
 }
 
+static void text_roots(const struct jma_census *r, const struct census_args *a, uint64_t whole)
+{
+	printf("\n%12s %14s %7s  %s\n", "BLOCKS", "RETAINED", "SHARE", "ROOT");
+	for (size_t i = 0; i < r->nroots && (!a->top || i < (size_t)a->top); i++)
+		printf("%12llu %14llu %6.1f%%  %s\n", (unsigned long long)r->roots[i].blocks,
+		       (unsigned long long)r->roots[i].bytes, share(r->roots[i].bytes, whole),
+		       cli_esc(r->roots[i].name));
+	if (r->nholders)
+		printf("\nthe largest blocks at the top of the dominator tree (as MAT lists them):\n"
+		       "%12s %14s %7s  %s\n", "BLOCKS", "RETAINED", "SHARE", "BLOCK, REACHED AS");
+	for (size_t i = 0; i < r->nholders && (!a->top || i < (size_t)a->top); i++) {
+		const struct jma_census_holder *h = &r->holders[i];
+		const char *t = type_name(r, h->type);
+
+		printf("%12llu %14llu %6.1f%%  0x%llx %llu%s%s\n%37s%s\n",
+		       (unsigned long long)h->blocks, (unsigned long long)h->bytes,
+		       share(h->bytes, whole), (unsigned long long)h->addr,
+		       (unsigned long long)h->size, t[0] ? " " : "", t[0] ? cli_esc(t) : "", "",
+		       cli_esc(h->path));
+	}
+}
+
+static void text_sizes(const struct jma_census *r, const struct census_args *a, uint64_t whole)
+{
+	struct jma_census_size *s = malloc((r->nsizes ? r->nsizes : 1) * sizeof(*s));
+	size_t k = r->nsizes;
+
+	if (s) {
+		memcpy(s, r->sizes, r->nsizes * sizeof(*s));
+		if (a->top) {
+			qsort(s, k, sizeof(*s), cmp_size_bytes);
+			if (k > (size_t)a->top)
+				k = (size_t)a->top;
+		}
+		printf("\n%12s %12s %14s %7s\n", "SIZE", "BLOCKS", "BYTES", "SHARE");
+		for (size_t i = 0; i < k; i++)
+			printf("%12llu %12llu %14llu %6.1f%%\n", (unsigned long long)s[i].size,
+			       (unsigned long long)s[i].blocks, (unsigned long long)s[i].bytes,
+			       share(s[i].bytes, whole));
+		free(s);
+	}
+}
+
+static void text_leaks(const struct jma_census *r)
+{
+	printf("\nanchored: %llu blocks, %llu bytes\n", (unsigned long long)r->anchored.blocks,
+	       (unsigned long long)r->anchored.bytes);
+	printf("leaked: %llu blocks, %llu bytes (%.1f%% of live)\n", (unsigned long long)r->leaked.blocks,
+	       (unsigned long long)r->leaked.bytes, share(r->leaked.bytes, r->live.bytes));
+	printf("unreferenced: %llu blocks, %llu bytes\n", (unsigned long long)r->unreferenced.blocks,
+	       (unsigned long long)r->unreferenced.bytes);
+	for (unsigned i = 0; i < r->nexamples; i++) {
+		const struct jma_census_example *x = &r->examples[i];
+		const char *t = type_name(r, x->type);
+
+		printf("  0x%llx %llu%s%s:", (unsigned long long)x->addr, (unsigned long long)x->size,
+		       t[0] ? " " : "", t[0] ? cli_esc(t) : "");
+		for (unsigned k = 0; k < x->nhead; k++)
+			printf(" %02x", x->head[k]);
+		printf("\n");
+	}
+}
+
 static void print_text(const struct jma_census *r, const struct census_args *a, int have_alloc,
 		       uint64_t alloc)
 {
@@ -118,63 +181,14 @@ static void print_text(const struct jma_census *r, const struct census_args *a, 
 	printf("threads stopped %.1f ms (metadata read %.1f ms); total %.1f ms\n",
 	       (double)r->stop_ns / 1e6, (double)r->meta_ns / 1e6, (double)r->total_ns / 1e6);
 	if (!strcmp(a->by, "root")) {
-		printf("\n%12s %14s %7s  %s\n", "BLOCKS", "RETAINED", "SHARE", "ROOT");
-		for (size_t i = 0; i < r->nroots && (!a->top || i < (size_t)a->top); i++)
-			printf("%12llu %14llu %6.1f%%  %s\n", (unsigned long long)r->roots[i].blocks,
-			       (unsigned long long)r->roots[i].bytes, share(r->roots[i].bytes, whole),
-			       cli_esc(r->roots[i].name));
-		if (r->nholders)
-			printf("\nthe largest blocks at the top of the dominator tree (as MAT lists them):\n"
-			       "%12s %14s %7s  %s\n", "BLOCKS", "RETAINED", "SHARE", "BLOCK, REACHED AS");
-		for (size_t i = 0; i < r->nholders && (!a->top || i < (size_t)a->top); i++) {
-			const struct jma_census_holder *h = &r->holders[i];
-			const char *t = type_name(r, h->type);
-
-			printf("%12llu %14llu %6.1f%%  0x%llx %llu%s%s\n%37s%s\n",
-			       (unsigned long long)h->blocks, (unsigned long long)h->bytes,
-			       share(h->bytes, whole), (unsigned long long)h->addr,
-			       (unsigned long long)h->size, t[0] ? " " : "", t[0] ? cli_esc(t) : "", "",
-			       cli_esc(h->path));
-		}
+		text_roots(r, a, whole);
 	} else if (!strcmp(a->by, "type")) {
 		print_types(r, a, whole);
 	} else {
-		struct jma_census_size *s = malloc((r->nsizes ? r->nsizes : 1) * sizeof(*s));
-		size_t k = r->nsizes;
-
-		if (s) {
-			memcpy(s, r->sizes, r->nsizes * sizeof(*s));
-			if (a->top) {
-				qsort(s, k, sizeof(*s), cmp_size_bytes);
-				if (k > (size_t)a->top)
-					k = (size_t)a->top;
-			}
-			printf("\n%12s %12s %14s %7s\n", "SIZE", "BLOCKS", "BYTES", "SHARE");
-			for (size_t i = 0; i < k; i++)
-				printf("%12llu %12llu %14llu %6.1f%%\n", (unsigned long long)s[i].size,
-				       (unsigned long long)s[i].blocks, (unsigned long long)s[i].bytes,
-				       share(s[i].bytes, whole));
-			free(s);
-		}
+		text_sizes(r, a, whole);
 	}
-	if (a->leaks) {
-		printf("\nanchored: %llu blocks, %llu bytes\n", (unsigned long long)r->anchored.blocks,
-		       (unsigned long long)r->anchored.bytes);
-		printf("leaked: %llu blocks, %llu bytes (%.1f%% of live)\n", (unsigned long long)r->leaked.blocks,
-		       (unsigned long long)r->leaked.bytes, share(r->leaked.bytes, r->live.bytes));
-		printf("unreferenced: %llu blocks, %llu bytes\n", (unsigned long long)r->unreferenced.blocks,
-		       (unsigned long long)r->unreferenced.bytes);
-		for (unsigned i = 0; i < r->nexamples; i++) {
-			const struct jma_census_example *x = &r->examples[i];
-			const char *t = type_name(r, x->type);
-
-			printf("  0x%llx %llu%s%s:", (unsigned long long)x->addr, (unsigned long long)x->size,
-			       t[0] ? " " : "", t[0] ? cli_esc(t) : "");
-			for (unsigned k = 0; k < x->nhead; k++)
-				printf(" %02x", x->head[k]);
-			printf("\n");
-		}
-	}
+	if (a->leaks)
+		text_leaks(r);
 	if (r->warn[0])
 		printf("note: %s\n", r->warn);
 }
@@ -183,6 +197,60 @@ static void json_count(const char *name, const struct jma_census_count *k)
 {
 	printf(", \"%s\": {\"blocks\": %llu, \"bytes\": %llu}", name, (unsigned long long)k->blocks,
 	       (unsigned long long)k->bytes);
+}
+
+static void json_types(const struct jma_census *r)
+{
+	printf(", \"types\": [");
+	for (size_t i = 0; i < r->ntypes; i++) {
+		printf("%s{\"type\": ", i ? ", " : "");
+		if (i)
+			cli_json_string(stdout, r->types[i].name);
+		else
+			printf("null");
+		printf(", \"blocks\": %llu, \"bytes\": %llu}", (unsigned long long)r->types[i].blocks,
+		       (unsigned long long)r->types[i].bytes);
+	}
+	printf("]");
+}
+
+static void json_leaks(const struct jma_census *r)
+{
+	json_count("anchored", &r->anchored);
+	json_count("leaked", &r->leaked);
+	json_count("unreferenced", &r->unreferenced);
+	printf(", \"examples\": [");
+	for (unsigned i = 0; i < r->nexamples; i++) {
+		printf("%s{\"addr\": \"0x%llx\", \"size\": %llu, \"head\": \"", i ? ", " : "",
+		       (unsigned long long)r->examples[i].addr,
+		       (unsigned long long)r->examples[i].size);
+		for (unsigned k = 0; k < r->examples[i].nhead; k++)
+			printf("%02x", r->examples[i].head[k]);
+		printf("\"}");
+	}
+	printf("]");
+}
+
+static void json_roots(const struct jma_census *r, const struct census_args *a)
+{
+	printf(", \"roots\": [");
+	for (size_t i = 0; i < r->nroots && (!a->top || i < (size_t)a->top); i++) {
+		printf("%s{\"root\": ", i ? ", " : "");
+		cli_json_string(stdout, r->roots[i].name);
+		printf(", \"blocks\": %llu, \"bytes\": %llu}", (unsigned long long)r->roots[i].blocks,
+		       (unsigned long long)r->roots[i].bytes);
+	}
+	printf("], \"holders\": [");
+	for (size_t i = 0; i < r->nholders && (!a->top || i < (size_t)a->top); i++) {
+		printf("%s{\"addr\": \"0x%llx\", \"size\": %llu, \"blocks\": %llu, \"bytes\": %llu, "
+		       "\"path\": ", i ? ", " : "", (unsigned long long)r->holders[i].addr,
+		       (unsigned long long)r->holders[i].size,
+		       (unsigned long long)r->holders[i].blocks,
+		       (unsigned long long)r->holders[i].bytes);
+		cli_json_string(stdout, r->holders[i].path);
+		printf("}");
+	}
+	printf("]");
 }
 
 static void print_json(const struct jma_census *r, const struct census_args *a, int have_alloc,
@@ -211,54 +279,12 @@ static void print_json(const struct jma_census *r, const struct census_args *a, 
 		       (unsigned long long)r->sizes[i].size, (unsigned long long)r->sizes[i].blocks,
 		       (unsigned long long)r->sizes[i].bytes);
 	printf("]");
-	if (r->ntypes) {
-		printf(", \"types\": [");
-		for (size_t i = 0; i < r->ntypes; i++) {
-			printf("%s{\"type\": ", i ? ", " : "");
-			if (i)
-				cli_json_string(stdout, r->types[i].name);
-			else
-				printf("null");
-			printf(", \"blocks\": %llu, \"bytes\": %llu}", (unsigned long long)r->types[i].blocks,
-			       (unsigned long long)r->types[i].bytes);
-		}
-		printf("]");
-	}
-	if (a->leaks) {
-		json_count("anchored", &r->anchored);
-		json_count("leaked", &r->leaked);
-		json_count("unreferenced", &r->unreferenced);
-		printf(", \"examples\": [");
-		for (unsigned i = 0; i < r->nexamples; i++) {
-			printf("%s{\"addr\": \"0x%llx\", \"size\": %llu, \"head\": \"", i ? ", " : "",
-			       (unsigned long long)r->examples[i].addr,
-			       (unsigned long long)r->examples[i].size);
-			for (unsigned k = 0; k < r->examples[i].nhead; k++)
-				printf("%02x", r->examples[i].head[k]);
-			printf("\"}");
-		}
-		printf("]");
-	}
-	if (r->nroots) {
-		printf(", \"roots\": [");
-		for (size_t i = 0; i < r->nroots && (!a->top || i < (size_t)a->top); i++) {
-			printf("%s{\"root\": ", i ? ", " : "");
-			cli_json_string(stdout, r->roots[i].name);
-			printf(", \"blocks\": %llu, \"bytes\": %llu}", (unsigned long long)r->roots[i].blocks,
-			       (unsigned long long)r->roots[i].bytes);
-		}
-		printf("], \"holders\": [");
-		for (size_t i = 0; i < r->nholders && (!a->top || i < (size_t)a->top); i++) {
-			printf("%s{\"addr\": \"0x%llx\", \"size\": %llu, \"blocks\": %llu, \"bytes\": %llu, "
-			       "\"path\": ", i ? ", " : "", (unsigned long long)r->holders[i].addr,
-			       (unsigned long long)r->holders[i].size,
-			       (unsigned long long)r->holders[i].blocks,
-			       (unsigned long long)r->holders[i].bytes);
-			cli_json_string(stdout, r->holders[i].path);
-			printf("}");
-		}
-		printf("]");
-	}
+	if (r->ntypes)
+		json_types(r);
+	if (a->leaks)
+		json_leaks(r);
+	if (r->nroots)
+		json_roots(r, a);
 	if (r->warn[0]) {
 		printf(", \"warning\": ");
 		cli_json_string(stdout, r->warn);
@@ -286,63 +312,62 @@ static int write_blocks(const struct jma_census *r, const char *path, int leaks)
 	return EXIT_OK;
 }
 
-int cmd_census(struct cli *c, int argc, char **argv)
-{
-	static const struct option longopts[] = {
-		{ "by", required_argument, NULL, 'b' },
-		{ "leaks", no_argument, NULL, 'l' },
-		{ "top", required_argument, NULL, 'n' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "blocks", required_argument, NULL, 'B' },
-		{ "no-stats", no_argument, NULL, 'S' },
-		{ 0 },
-	};
-	struct census_args a = { .by = "size", .stats = 1 };
-	struct jma_census_opts o = { 0 };
-	struct jma_census *r;
-	struct jma_value v;
-	uint64_t alloc = 0;
-	int opt, have_alloc = 0, rc = EXIT_OK;
-	char *end;
+static const struct option census_opts[] = {
+	{ "by", required_argument, NULL, 'b' },
+	{ "leaks", no_argument, NULL, 'l' },
+	{ "top", required_argument, NULL, 'n' },
+	{ "json", no_argument, NULL, 'j' },
+	{ "blocks", required_argument, NULL, 'B' },
+	{ "no-stats", no_argument, NULL, 'S' },
+	{ 0 },
+};
 
-	while ((opt = getopt_long(argc, argv, "b:ln:jB:S", longopts, NULL)) != -1) {
+static int parse_census(struct cli *c, int argc, char **argv, struct census_args *a)
+{
+	long long top;
+	int opt, rc;
+
+	while ((opt = getopt_long(argc, argv, "b:ln:jB:S", census_opts, NULL)) != -1) {
 		switch (opt) {
 		case 'b':
 			if (strcmp(optarg, "size") && strcmp(optarg, "type") && strcmp(optarg, "root"))
 				return cli_usage(c, "census", "invalid --by \"%s\": size, type or root",
 						 optarg);
-			a.by = optarg;
+			a->by = optarg;
 			break;
-		case 'l':
-			a.leaks = 1;
-			break;
+		case 'l': a->leaks = 1; break;
 		case 'n':
-			errno = 0;
-			a.top = strtol(optarg, &end, 10);
-			if (errno || *end || a.top < 1 || a.top > 1000000)
-				return cli_usage(c, "census", "invalid --top \"%s\"", optarg);
+			if ((rc = cli_arg_int(c, "census", "--top", optarg, 1, 1000000, &top)))
+				return rc;
+			a->top = top;
 			break;
-		case 'j':
-			a.json = 1;
-			break;
-		case 'B':
-			a.blocks = optarg;
-			break;
-		case 'S':
-			a.stats = 0;
-			break;
-		default:
-			return cli_usage(c, "census", "invalid option");
+		case 'j': a->json = 1; break;
+		case 'B': a->blocks = optarg; break;
+		case 'S': a->stats = 0; break;
+		default: return cli_usage(c, "census", "invalid option");
 		}
 	}
 	if (optind != argc)
 		return cli_usage(c, "census", "unexpected argument \"%s\"", argv[optind]);
+	return EXIT_OK;
+}
+
+int cmd_census(struct cli *c, int argc, char **argv)
+{
+	struct census_args a = { .by = "size", .stats = 1 };
+	struct jma_census_opts o = { 0 };
+	struct jma_census *r;
+	struct jma_value v;
+	uint64_t alloc = 0;
+	int have_alloc = 0, rc = parse_census(c, argc, argv, &a);
+
+	if (rc)
+		return rc;
 	o.flags = (a.blocks ? JMA_CENSUS_LIST : 0) | (a.leaks ? JMA_CENSUS_LEAKS : 0) |
 		  (!strcmp(a.by, "type") || a.blocks || a.leaks ? JMA_CENSUS_TYPES : 0) |
 		  (!strcmp(a.by, "root") ? JMA_CENSUS_ROOTS : 0);
-	if (isatty(2)) {
+	if (isatty(2))
 		o.progress = progress;
-	}
 	if (jma_census_run(c->s, &o, &r))
 		return cli_fail_session(c);
 	/* After the threads went on: one short call (emulated on a core). */

@@ -90,6 +90,45 @@ static int refuse_action(const struct cli *c, const char *cmd, const char *name)
 	return cli_error(EXIT_USAGE, "%s %s refused: %s (--force to do it anyway)", cmd, name, why);
 }
 
+/* Read the @n @names as @as in one attachment (the thread is held once,
+ * briefly) into @v; a name that fails in the target (unknown, not readable)
+ * gets its message in @errs and does not hide the others; anything worse
+ * (the attachment lost, a timeout) stops.  *@got: how many were tried;
+ * *@whole when all were and the thread was let go.  Returns the first
+ * failed name's exit code, or the session's. */
+static int read_all(struct cli *c, char **names, int n, enum jma_type as, struct jma_value *v,
+		    char **errs, int *got, bool *whole)
+{
+	int rc = EXIT_OK;
+
+	*got = 0;
+	*whole = false;
+	if (jma_attach(c->s))
+		return cli_fail_session(c);
+	for (*got = 0; *got < n; (*got)++) {
+		if (!jma_get_as(c->s, names[*got], as, &v[*got]))
+			continue;
+		if (!jma_attached(c->s) || (jma_errkind(c->s) != JMA_ERR_TARGET &&
+					    jma_errkind(c->s) != JMA_ERR_USAGE &&
+					    jma_errkind(c->s) != JMA_ERR_MISSING))
+			break;
+		if (!rc)
+			rc = (int)jma_errkind(c->s);
+		errs[*got] = strdup(jma_errmsg(c->s));
+		if (!errs[*got])
+			break;
+	}
+	if (*got < n) {
+		rc = cli_fail_session(c);
+		jma_detach(c->s);
+	} else if (jma_detach(c->s)) {
+		rc = cli_fail_session(c);
+	} else {
+		*whole = true;
+	}
+	return rc;
+}
+
 int cmd_get(struct cli *c, int argc, char **argv)
 {
 	static const struct option longopts[] = { { "json", no_argument, NULL, 'j' },
@@ -99,6 +138,7 @@ int cmd_get(struct cli *c, int argc, char **argv)
 	struct jma_value *v;
 	char **errs;
 	int json = 0, opt, n, rc = EXIT_OK, got = 0;
+	bool whole;
 
 	while ((opt = getopt_long(argc, argv, "jt:", longopts, NULL)) != -1) {
 		if (opt == 'j') {
@@ -126,37 +166,9 @@ int cmd_get(struct cli *c, int argc, char **argv)
 		free(errs);
 		return cli_error(EXIT_TARGET, "out of memory");
 	}
-	/* One attachment for all names: the thread is held once, briefly. */
-	if (jma_attach(c->s)) {
-		rc = cli_fail_session(c);
-		goto out;
-	}
-	/* A name that fails in the target (unknown, not readable) does not hide
-	 * the others; anything worse (the attachment lost, a timeout) stops. */
-	for (got = 0; got < n; got++) {
-		if (!jma_get_as(c->s, argv[optind + got], as, &v[got]))
-			continue;
-		if (!jma_attached(c->s) || (jma_errkind(c->s) != JMA_ERR_TARGET &&
-					    jma_errkind(c->s) != JMA_ERR_USAGE &&
-					    jma_errkind(c->s) != JMA_ERR_MISSING))
-			break;
-		if (!rc)
-			rc = (int)jma_errkind(c->s);
-		errs[got] = strdup(jma_errmsg(c->s));
-		if (!errs[got])
-			break;
-	}
-	if (got < n) {
-		rc = cli_fail_session(c);
-		jma_detach(c->s);
-		goto out;
-	}
-	if (jma_detach(c->s)) {
-		rc = cli_fail_session(c);
-		goto out;
-	}
-	print_values(argv + optind, v, errs, n, json);
-out:
+	rc = read_all(c, argv + optind, n, as, v, errs, &got, &whole);
+	if (whole)
+		print_values(argv + optind, v, errs, n, json);
 	for (int i = 0; i < got; i++)
 		if (!errs[i])
 			jma_value_clear(&v[i]);
@@ -167,11 +179,30 @@ out:
 	return rc;
 }
 
+/* The type of @name, found from the target (attached); on failure the
+ * thread is let go and the exit code returned. */
+static int probe_type(struct cli *c, const char *name, enum jma_type *type)
+{
+	unsigned access = 0;
+	int rc;
+
+	if (!jma_ctl_type(c->s, name, type, &access))
+		return EXIT_OK;
+	if (jma_errkind(c->s) == JMA_ERR_TARGET && jma_attached(c->s)) {
+		/* Not readable, so not probeable: the user must say. */
+		jma_detach(c->s);
+		return cli_error(EXIT_USAGE, "cannot tell the type of %s (%s); give --type", name,
+				 jma_errmsg(c->s));
+	}
+	rc = cli_fail_session(c);
+	jma_detach(c->s);
+	return rc;
+}
+
 int cmd_set(struct cli *c, int argc, char **argv)
 {
 	static const struct option longopts[] = { { "type", required_argument, NULL, 'y' }, { 0 } };
 	enum jma_type type = JMA_T_UNKNOWN;
-	unsigned access = 0;
 	struct jma_value in, old;
 	const char *name, *text;
 	char a[4200], b[4200];
@@ -194,17 +225,8 @@ int cmd_set(struct cli *c, int argc, char **argv)
 		return rc;
 	if (jma_attach(c->s))
 		return cli_fail_session(c);
-	if (type == JMA_T_UNKNOWN && jma_ctl_type(c->s, name, &type, &access)) {
-		if (jma_errkind(c->s) == JMA_ERR_TARGET && jma_attached(c->s)) {
-			/* Not readable, so not probeable: the user must say. */
-			jma_detach(c->s);
-			return cli_error(EXIT_USAGE, "cannot tell the type of %s (%s); give --type",
-					 name, jma_errmsg(c->s));
-		}
-		rc = cli_fail_session(c);
-		jma_detach(c->s);
+	if (type == JMA_T_UNKNOWN && (rc = probe_type(c, name, &type)))
 		return rc;
-	}
 	err = jma_value_parse(type, text, &in);
 	if (err) {
 		jma_detach(c->s);

@@ -10,6 +10,43 @@ static const char *const info_names[] = {
 };
 #define NINFO (sizeof(info_names) / sizeof(*info_names))
 
+static void print_json(const struct jma_target_info *ti, const struct jma_value *v, const int *have)
+{
+	printf("{\"pid\": %d, \"comm\": ", (int)ti->pid);
+	cli_json_string(stdout, ti->comm);
+	printf(", \"threads\": %d, \"module\": ", ti->nthreads);
+	cli_json_string(stdout, ti->module);
+	printf(", \"prefix\": ");
+	cli_json_string(stdout, ti->prefix);
+	printf(", \"static\": %s", ti->is_static ? "true" : "false");
+	cli_json_values(stdout, info_names, v, have, NINFO);
+	printf(", \"thread\": {\"tid\": %d, \"comm\": ", (int)ti->tid);
+	cli_json_string(stdout, ti->tid_comm);
+	printf(", \"why\": ");
+	cli_json_string(stdout, ti->tid_why ? ti->tid_why : "");
+	printf("}}\n");
+}
+
+static void print_text(const struct jma_target_info *ti, const struct jma_value *v, const int *have)
+{
+	char buf[4200];
+
+	printf("%-16s %d (%s), %d thread%s\n", "process", (int)ti->pid, cli_esc(ti->comm),
+	       ti->nthreads, ti->nthreads == 1 ? "" : "s");
+	printf("%-16s %s (%s, %s%s%s)\n", "module", cli_esc(ti->module),
+	       ti->is_static ? "static" : "shared", ti->prefix[0] ? "prefix " : "no prefix",
+	       cli_esc(ti->prefix), "");
+	for (size_t i = 0; i < NINFO; i++) {
+		if (have[i])
+			jma_value_format(&v[i], buf, sizeof(buf));
+		else
+			snprintf(buf, sizeof(buf), "n/a");
+		printf("%-16s %s\n", info_names[i], cli_esc(buf));
+	}
+	printf("%-16s %d (%s), %s\n", "call thread", (int)ti->tid, cli_esc(ti->tid_comm),
+	       cli_esc(ti->tid_why ? ti->tid_why : ""));
+}
+
 int cmd_info(struct cli *c, int argc, char **argv)
 {
 	static const struct option longopts[] = { { "json", no_argument, NULL, 'j' }, { 0 } };
@@ -41,37 +78,10 @@ int cmd_info(struct cli *c, int argc, char **argv)
 		rc = cli_fail_session(c);
 		goto out;
 	}
-	if (json) {
-		printf("{\"pid\": %d, \"comm\": ", (int)ti.pid);
-		cli_json_string(stdout, ti.comm);
-		printf(", \"threads\": %d, \"module\": ", ti.nthreads);
-		cli_json_string(stdout, ti.module);
-		printf(", \"prefix\": ");
-		cli_json_string(stdout, ti.prefix);
-		printf(", \"static\": %s", ti.is_static ? "true" : "false");
-		cli_json_values(stdout, info_names, v, have, NINFO);
-		printf(", \"thread\": {\"tid\": %d, \"comm\": ", (int)ti.tid);
-		cli_json_string(stdout, ti.tid_comm);
-		printf(", \"why\": ");
-		cli_json_string(stdout, ti.tid_why ? ti.tid_why : "");
-		printf("}}\n");
-	} else {
-		char buf[4200];
-		printf("%-16s %d (%s), %d thread%s\n", "process", (int)ti.pid, cli_esc(ti.comm), ti.nthreads,
-		       ti.nthreads == 1 ? "" : "s");
-		printf("%-16s %s (%s, %s%s%s)\n", "module", cli_esc(ti.module),
-		       ti.is_static ? "static" : "shared", ti.prefix[0] ? "prefix " : "no prefix",
-		       cli_esc(ti.prefix), "");
-		for (size_t i = 0; i < NINFO; i++) {
-			if (have[i])
-				jma_value_format(&v[i], buf, sizeof(buf));
-			else
-				snprintf(buf, sizeof(buf), "n/a");
-			printf("%-16s %s\n", info_names[i], cli_esc(buf));
-		}
-		printf("%-16s %d (%s), %s\n", "call thread", (int)ti.tid, cli_esc(ti.tid_comm),
-		       cli_esc(ti.tid_why ? ti.tid_why : ""));
-	}
+	if (json)
+		print_json(&ti, v, have);
+	else
+		print_text(&ti, v, have);
 out:
 	for (size_t i = 0; i < NINFO; i++)
 		if (have[i])

@@ -1,13 +1,9 @@
 /* cmd_prof.c -- "prof": heap-profiling status, on/off, dump, reset, gdump, window. */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -21,12 +17,52 @@ static const char *const status_names[] = {
 enum { ST_OPT_PROF = 1, ST_LG_SAMPLE = 5, ST_OPT_LG_SAMPLE = 10 };
 #define NSTATUS (sizeof(status_names) / sizeof(*status_names))
 
+static void status_json(const struct jma_value *v, const int *have, int avail, const char *why,
+			int off, size_t lg)
+{
+	printf("{\"available\": %s", avail ? "true" : "false");
+	if (!avail) {
+		printf(", \"why\": ");
+		cli_json_string(stdout, why);
+	}
+	cli_json_values(stdout, status_names, v, have, NSTATUS);
+	if (have[lg])
+		printf(", \"sample_bytes\": %llu", 1ULL << (v[lg].z & 63));
+	printf(", \"profiling\": %s", off ? "false" : "true");
+	printf("}\n");
+}
+
+static void status_text(const struct jma_value *v, const int *have, int avail, const char *why,
+			int off)
+{
+	char buf[4200];
+
+	printf("%-24s %s\n", "available", avail ? "yes" : "no");
+	if (!avail)
+		printf("%-24s %s\n", "why", cli_esc(why));
+	for (size_t i = 0; i < NSTATUS; i++) {
+		if (have[i])
+			jma_value_format(&v[i], buf, sizeof(buf));
+		else
+			snprintf(buf, sizeof(buf), "n/a");
+		if (i == ST_LG_SAMPLE && off && have[ST_OPT_LG_SAMPLE])
+			printf("%-24s profiling is off (opt.prof false); configured sample period "
+			       "%llu bytes (opt.lg_prof_sample %zu)\n", status_names[i],
+			       1ULL << (v[ST_OPT_LG_SAMPLE].z & 63), v[ST_OPT_LG_SAMPLE].z);
+		else if (i == ST_LG_SAMPLE && have[i])
+			printf("%-24s %s (sample period %llu bytes)\n", status_names[i], cli_esc(buf),
+			       1ULL << (v[i].z & 63));
+		else
+			printf("%-24s %s\n", status_names[i], cli_esc(buf));
+	}
+}
+
 static int prof_status(struct cli *c, int argc, char **argv)
 {
 	struct jma_value v[NSTATUS];
 	int have[NSTATUS] = { 0 }, json = 0, rc = EXIT_OK, avail, off;
 	size_t lg;
-	char why[1024] = "", buf[4200];
+	char why[1024] = "";
 
 	if (argc == 2 && !strcmp(argv[1], "--json"))
 		json = 1;
@@ -47,37 +83,10 @@ static int prof_status(struct cli *c, int argc, char **argv)
 		rc = cli_fail_session(c);
 		goto out;
 	}
-	if (json) {
-		printf("{\"available\": %s", avail ? "true" : "false");
-		if (!avail) {
-			printf(", \"why\": ");
-			cli_json_string(stdout, why);
-		}
-		cli_json_values(stdout, status_names, v, have, NSTATUS);
-		if (have[lg])
-			printf(", \"sample_bytes\": %llu", 1ULL << (v[lg].z & 63));
-		printf(", \"profiling\": %s", off ? "false" : "true");
-		printf("}\n");
-		goto out;
-	}
-	printf("%-24s %s\n", "available", avail ? "yes" : "no");
-	if (!avail)
-		printf("%-24s %s\n", "why", cli_esc(why));
-	for (size_t i = 0; i < NSTATUS; i++) {
-		if (have[i])
-			jma_value_format(&v[i], buf, sizeof(buf));
-		else
-			snprintf(buf, sizeof(buf), "n/a");
-		if (i == ST_LG_SAMPLE && off && have[ST_OPT_LG_SAMPLE])
-			printf("%-24s profiling is off (opt.prof false); configured sample period "
-			       "%llu bytes (opt.lg_prof_sample %zu)\n", status_names[i],
-			       1ULL << (v[ST_OPT_LG_SAMPLE].z & 63), v[ST_OPT_LG_SAMPLE].z);
-		else if (i == ST_LG_SAMPLE && have[i])
-			printf("%-24s %s (sample period %llu bytes)\n", status_names[i], cli_esc(buf),
-			       1ULL << (v[i].z & 63));
-		else
-			printf("%-24s %s\n", status_names[i], cli_esc(buf));
-	}
+	if (json)
+		status_json(v, have, avail, why, off, lg);
+	else
+		status_text(v, have, avail, why, off);
 out:
 	for (size_t i = 0; i < NSTATUS; i++)
 		if (have[i])
@@ -128,18 +137,15 @@ static int prof_gdump(struct cli *c, int argc, char **argv)
 
 static int prof_reset(struct cli *c, int argc, char **argv)
 {
+	long long v = 0;
 	size_t lg;
-	char *end;
 
 	if (argc > 2)
 		return cli_usage(c, "prof", "too many arguments to prof reset");
-	if (argc == 2) {
-		errno = 0;
-		lg = strtoul(argv[1], &end, 10);
-		if (errno || *end || !argv[1][0] || lg > 62)
-			return cli_usage(c, "prof", "invalid LG_SAMPLE \"%s\": 0..62 (sample every "
-					 "2^LG_SAMPLE bytes)", argv[1]);
-	}
+	if (argc == 2 && cli_parse_int(argv[1], 0, 62, &v))
+		return cli_usage(c, "prof", "invalid LG_SAMPLE \"%s\": 0..62 (sample every "
+				 "2^LG_SAMPLE bytes)", argv[1]);
+	lg = (size_t)v;
 	if (jma_prof_reset(c->s, argc == 2 ? &lg : NULL))
 		return cli_fail_session(c);
 	if (argc == 2)
@@ -150,22 +156,30 @@ static int prof_reset(struct cli *c, int argc, char **argv)
 	return EXIT_OK;
 }
 
-static int dump_to(struct cli *c, const char *path)
+/* Write the profile @buf (@len bytes) to @path, saying where on stdout. */
+static int save_to(const char *path, const char *buf, size_t len)
 {
-	char *buf;
-	size_t len;
-	int err;
+	int err = prof_save(path, buf, len);
 
-	if (jma_prof_dump(c->s, &buf, &len))
-		return cli_fail_session(c);
-	err = prof_save(path, buf, len);
-	free(buf);
 	if (err)
 		return cli_error(err == -EPERM ? EXIT_USAGE : EXIT_TARGET, "writing %s: %s", path,
 				 cli_out_strerror(err));
 	if (strcmp(path, "-"))
 		printf("%s (%zu bytes)\n", path, len);
 	return EXIT_OK;
+}
+
+static int dump_to(struct cli *c, const char *path)
+{
+	char *buf;
+	size_t len;
+	int rc;
+
+	if (jma_prof_dump(c->s, &buf, &len))
+		return cli_fail_session(c);
+	rc = save_to(path, buf, len);
+	free(buf);
+	return rc;
 }
 
 /* One section of the window's report: the sites whose flat change has the
@@ -288,36 +302,15 @@ static int prof_dump(struct cli *c, int argc, char **argv)
 	return rc;
 }
 
-static volatile sig_atomic_t window_stop;
+struct window_args {
+	const char *outdir;	/* -o DIR; NULL: a fresh jemattach-window.PID.XXXXXXXX */
+	unsigned top;
+	bool sampler;		/* --sampler, or jemalloc's profiler is off */
+	double budget;		/* --max-overhead, percent */
+	double secs;
+};
 
-static void on_stop(int sig)
-{
-	window_stop = sig;
-}
-
-/* Sleep @secs, or until SIGINT/SIGTERM/SIGHUP; returns 0 if the whole time passed. */
-static int wait_window(double secs)
-{
-	struct timespec end, now;
-
-	clock_gettime(CLOCK_MONOTONIC, &end);
-	end.tv_sec += (time_t)secs;
-	end.tv_nsec += (long)((secs - (double)(time_t)secs) * 1e9);
-	if (end.tv_nsec >= 1000000000) {
-		end.tv_sec++;
-		end.tv_nsec -= 1000000000;
-	}
-	while (!window_stop) {
-		struct timespec step = { 0, 100000000 };
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (now.tv_sec > end.tv_sec || (now.tv_sec == end.tv_sec && now.tv_nsec >= end.tv_nsec))
-			return 0;
-		nanosleep(&step, NULL);
-	}
-	return -1;
-}
-
-static int prof_window(struct cli *c, int argc, char **argv)
+static int parse_window(struct cli *c, int argc, char **argv, struct window_args *a)
 {
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
@@ -326,122 +319,132 @@ static int prof_window(struct cli *c, int argc, char **argv)
 		{ "max-overhead", required_argument, NULL, 'm' },
 		{ 0 },
 	};
-	unsigned top = 20;
-	bool sampler = false;
-	double budget = 5;
-	struct sigaction sa = { .sa_handler = on_stop }, old_int, old_term, old_hup;
-	char dir[4096], base[4200], final[4200];
-	const char *outdir = NULL;
-	double secs;
-	char *end;
-	bool was = false, changed = false, made_dir = false, wrote = false;
 	int opt, rc = EXIT_OK;
 
 	optind = 0;
 	while ((opt = getopt_long(argc, argv, "o:", longopts, NULL)) != -1) {
 		if (opt == 'o')
-			outdir = optarg;
+			a->outdir = optarg;
 		else if (opt == 's')
-			sampler = true;
-		else if (opt == 'm' && (rc = cli_parse_percent(c, optarg, &budget)))
-			return rc;
-		else if (opt != 'n' && opt != 'm')
-			return cli_usage(c, "prof", "invalid option to prof window");
-		else if ((rc = prof_parse_top(c, optarg, &top)))
+			a->sampler = true;
+		else if (opt == 'm')
+			rc = cli_parse_percent(c, optarg, &a->budget);
+		else if (opt == 'n')
+			rc = prof_parse_top(c, optarg, &a->top);
+		else
+			rc = cli_usage(c, "prof", "invalid option to prof window");
+		if (rc)
 			return rc;
 	}
 	if (argc - optind != 1)
 		return cli_usage(c, "prof", "prof window needs SECONDS");
-	errno = 0;
-	secs = strtod(argv[optind], &end);
-	if (errno || *end || !(secs > 0) || secs > 86400)
+	if (cli_parse_num(argv[optind], 0, 86400, &a->secs) || !(a->secs > 0))
 		return cli_usage(c, "prof", "invalid SECONDS \"%s\"", argv[optind]);
+	return EXIT_OK;
+}
+
+/* The window's directory into @dir: -o DIR, or without it a fresh one with
+ * a random name (never one that exists: another user may have made it);
+ * *@made when made here. */
+static int window_dir(struct cli *c, const char *outdir, char *dir, size_t len, bool *made)
+{
+	int rc;
+
 	if (outdir)
-		snprintf(dir, sizeof(dir), "%s", outdir);
+		snprintf(dir, len, "%s", outdir);
 	else
-		snprintf(dir, sizeof(dir), "jemattach-window.%d", (int)c->pid);
-	/* Everything that can fail before the target is touched is checked
-	 * first: a failed window leaves nothing behind. */
-	if (!sampler && jma_prof_check(c->s))
-		return cli_fail_session(c);
-	/* Without -o, a fresh directory with a random name (never one that
-	 * exists: another user may have made it). */
-	if ((rc = cli_out_mkdir(dir, !outdir, dir, sizeof(dir), &made_dir)))
+		snprintf(dir, len, "jemattach-window.%d", (int)c->pid);
+	if ((rc = cli_out_mkdir(dir, !outdir, dir, len, made)))
 		return cli_error(EXIT_USAGE, "cannot create %s: %s", dir, cli_out_strerror(rc));
 	if (access(dir, W_OK | X_OK)) {
 		rc = cli_error(EXIT_USAGE, "cannot write in %s: %s", dir, strerror(errno));
-		if (made_dir)
+		if (*made)
 			cli_out_remove(dir, true);
 		return rc;
 	}
+	return EXIT_OK;
+}
+
+static void window_step(void *arg, enum jma_prof_window_step k, bool was)
+{
+	double secs = *(const double *)arg;
+
+	if (k == JMA_PROF_WINDOW_BASE)
+		fprintf(stderr, "jemattach: base dump\n");
+	else if (k == JMA_PROF_WINDOW_ACTIVE)
+		fprintf(stderr, "jemattach: profiling active for %g s (was %s)\n", secs,
+			was ? "active" : "inactive");
+	else if (k == JMA_PROF_WINDOW_SETTLE)
+		fprintf(stderr, "jemattach: profiling inactive; waiting %g s for short-lived objects "
+			"to be freed\n", secs);
+	else
+		fprintf(stderr, "jemattach: prof.active restored to %s\n", was ? "true" : "false");
+}
+
+/* jemalloc's own window (the library sets and restores prof.active), its two
+ * profiles saved in @dir: base.heap, window.heap. */
+static int jemalloc_window(struct cli *c, const struct window_args *a, const char *dir)
+{
+	struct jma_prof_window_opts o = { .seconds = a->secs, .stop = &cli_stop,
+					  .step = window_step, .arg = (void *)&a->secs };
+	struct jma_prof_window w;
+	struct cli_stop_saved sv;
+	char base[4200], final[4200];
+	int err, rc = EXIT_OK;
+
 	snprintf(base, sizeof(base), "%s/base.heap", dir);
 	snprintf(final, sizeof(final), "%s/window.heap", dir);
-	if (sampler) {
-		/* Nothing from before the window is seen: no base to subtract. */
-		rc = cli_sample_window(c, secs, final, top, budget / 100);
-		if (rc != EXIT_OK && made_dir) {
-			unlink(final);
-			rmdir(dir);
-		}
+	cli_stop_catch(&sv, false);
+	err = jma_prof_window(c->s, &o, &w);
+	cli_stop_release(&sv);
+	if (err && !(cli_stop && err == -EINTR))
+		rc = cli_fail_session(c);
+	if (cli_stop) {
+		fprintf(stderr, "jemattach: interrupted\n");
+		rc = 128 + cli_stop;
+	}
+	if (err || cli_stop) {
+		jma_prof_window_free(&w);
 		return rc;
 	}
-
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
-	sigaction(SIGHUP, &sa, &old_hup);
-	/* 1. base  2. activate  3. wait  4. deactivate  5. wait again so that
-	 * short-lived objects sampled in the window are freed  6. dump. */
-	fprintf(stderr, "jemattach: base dump\n");
-	if ((rc = dump_to(c, base)) != EXIT_OK)
-		goto out;
-	wrote = true;
-	if (window_stop)
-		goto out;
-	if (jma_prof_set_active(c->s, true, &was)) {
-		rc = cli_fail_session(c);
-		goto out;
-	}
-	changed = true;
-	fprintf(stderr, "jemattach: profiling active for %g s (was %s)\n", secs,
-		was ? "active" : "inactive");
-	if (wait_window(secs))
-		goto out;
-	if (jma_prof_set_active(c->s, false, NULL)) {
-		rc = cli_fail_session(c);
-		goto out;
-	}
-	fprintf(stderr, "jemattach: profiling inactive; waiting %g s for short-lived objects to "
-		"be freed\n", secs);
-	if (wait_window(secs))
-		goto out;
-	rc = dump_to(c, final);
-out:
-	if (changed && jma_prof_set_active(c->s, was, NULL)) {
-		rc = cli_fail_session(c);
-	} else if (changed) {
-		fprintf(stderr, "jemattach: prof.active restored to %s\n", was ? "true" : "false");
-	}
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
-	sigaction(SIGHUP, &old_hup, NULL);
-	if (rc != EXIT_OK || window_stop) {
-		/* Half a window is no result: remove what it wrote (the final
-		 * dump is the last step: it cannot have been written). */
-		if (wrote)
-			cli_out_remove(base, false);
-		if (made_dir)
-			cli_out_remove(dir, true);
-	}
-	if (window_stop) {
-		fprintf(stderr, "jemattach: interrupted\n");
-		return 128 + window_stop;
-	}
+	rc = save_to(base, w.base, w.base_len);
+	if (rc == EXIT_OK && (rc = save_to(final, w.final, w.final_len)))
+		cli_out_remove(base, false);
+	jma_prof_window_free(&w);
 	if (rc == EXIT_OK) {
 		/* What was allocated in the window and is still live after the
 		 * second wait: the long-lived growth. */
 		fflush(stdout);
-		rc = window_report(c, final, base, top);
+		rc = window_report(c, final, base, a->top);
+	}
+	return rc;
+}
+
+static int prof_window(struct cli *c, int argc, char **argv)
+{
+	struct window_args a = { .top = 20, .budget = 5 };
+	char dir[4096], final[4200];
+	bool made = false;
+	int rc = parse_window(c, argc, argv, &a);
+
+	/* Everything that can fail before the target is touched is checked
+	 * first: a failed window leaves nothing behind. */
+	if (rc || (rc = cli_sampler_instead(c, "prof window", &a.sampler)) ||
+	    (rc = window_dir(c, a.outdir, dir, sizeof(dir), &made)))
+		return rc;
+	if (!a.sampler) {
+		rc = jemalloc_window(c, &a, dir);
+		/* Half a window is no result: nothing of it stays. */
+		if ((rc != EXIT_OK || cli_stop) && made)
+			cli_out_remove(dir, true);
+		return rc;
+	}
+	/* Nothing from before the window is seen: no base to subtract. */
+	snprintf(final, sizeof(final), "%s/window.heap", dir);
+	rc = cli_sample_window(c, a.secs, final, a.top, a.budget / 100);
+	if (rc != EXIT_OK && made) {
+		unlink(final);
+		rmdir(dir);
 	}
 	return rc;
 }

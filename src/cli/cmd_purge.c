@@ -1,5 +1,6 @@
 /* cmd_purge.c -- "purge" and "decay": arena.<i>.purge|decay, with the effect shown. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,11 +56,11 @@ static int arena_action(struct cli *c, int argc, char **argv, const char *action
 	if (argc > 2)
 		return cli_usage(c, action, "too many arguments");
 	if (!every) {
-		char *end;
-		errno = 0;
-		idx = strtoul(argv[1], &end, 10);
-		if (errno || *end || !argv[1][0] || argv[1][0] == '-')
+		long long v;
+
+		if (cli_parse_int(argv[1], 0, LLONG_MAX, &v))
 			return cli_usage(c, action, "invalid ARENA \"%s\": a number or \"all\"", argv[1]);
+		idx = (unsigned long)v;
 	}
 	if (jma_attach(c->s))
 		return cli_fail_session(c);

@@ -203,12 +203,9 @@ static int write_svg(struct report *r)
 
 static int parse_iter(const char *s, unsigned *v)
 {
-	char *end;
-	unsigned long x;
+	long long x;
 
-	errno = 0;
-	x = strtoul(s, &end, 10);
-	if (errno || *end || !*s || s[0] == '-' || x > UINT_MAX)
+	if (cli_parse_int(s, 0, UINT_MAX, &x))
 		return -1;
 	*v = (unsigned)x;
 	return 0;

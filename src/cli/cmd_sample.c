@@ -15,25 +15,6 @@
 #include "cli.h"
 #include "esc.h"
 
-static volatile sig_atomic_t sample_stop;
-
-static void on_stop(int sig)
-{
-	sample_stop = sig;
-}
-
-static int parse_num(struct cli *c, const char *what, const char *arg, double lo, double hi,
-		     double *v)
-{
-	char *end;
-
-	errno = 0;
-	*v = strtod(arg, &end);
-	if (errno || *end || !arg[0] || !(*v >= lo) || !(*v <= hi))
-		return cli_usage(c, "prof", "invalid %s \"%s\"", what, arg);
-	return EXIT_OK;
-}
-
 static const char *const ends[] = {
 	[JMA_SAMPLER_TIME] = NULL,
 	[JMA_SAMPLER_STOPPED] = "interrupted",
@@ -42,7 +23,7 @@ static const char *const ends[] = {
 	[JMA_SAMPLER_EXECED] = "the process executed another program (its probes went with it)",
 };
 
-static void summary(const struct jma_sampler_result *r, const struct jma_sampler_opts *o)
+void cli_sample_summary(const struct jma_sampler_result *r, const struct jma_sampler_opts *o)
 {
 	char a[32], b[32];
 
@@ -81,7 +62,7 @@ static void summary(const struct jma_sampler_result *r, const struct jma_sampler
  * that a refused path costs no window; written and renamed into place after. */
 static int run_and_save(struct cli *c, const struct jma_sampler_opts *o, const char *out)
 {
-	struct sigaction sa = { .sa_handler = on_stop }, old_int, old_term, old_hup;
+	struct cli_stop_saved sv;
 	struct jma_sampler_result r;
 	struct cli_out f;
 	int err, rc = EXIT_OK;
@@ -89,10 +70,7 @@ static int run_and_save(struct cli *c, const struct jma_sampler_opts *o, const c
 	if ((err = cli_out_open(out, true, &f)))
 		return cli_error(err == -EPERM ? EXIT_USAGE : EXIT_TARGET, "writing %s: %s", out,
 				 cli_out_strerror(err));
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
-	sigaction(SIGHUP, &sa, &old_hup);
+	cli_stop_catch(&sv, false);
 	fprintf(stderr, "jemattach: sampling process %d for %g s (1 in 2^%u bytes on average%s)",
 		(int)c->pid, o->seconds, o->lg_sample ? o->lg_sample : 19,
 		o->alloc_only ? ", allocations only" : "");
@@ -100,14 +78,12 @@ static int run_and_save(struct cli *c, const struct jma_sampler_opts *o, const c
 		fprintf(stderr, ", then following frees for %g s", o->settle);
 	fprintf(stderr, "\n");
 	err = jma_sampler_run(c->s, o, &r);
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
-	sigaction(SIGHUP, &old_hup, NULL);
+	cli_stop_release(&sv);
 	if (err) {
 		cli_out_close(&f, false);
 		return cli_fail_session(c);
 	}
-	summary(&r, o);
+	cli_sample_summary(&r, o);
 	err = fwrite(r.profile, 1, r.len, f.f) == r.len ? 0 : -EIO;
 	err = cli_out_close(&f, !err) ?: err;
 	if (err)
@@ -119,36 +95,38 @@ static int run_and_save(struct cli *c, const struct jma_sampler_opts *o, const c
 	return rc;
 }
 
+static const struct option sample_opts[] = {
+	{ "output", required_argument, NULL, 'o' },
+	{ "lg-sample", required_argument, NULL, 'l' },
+	{ "alloc-only", no_argument, NULL, 'A' },
+	{ "slow-paths", no_argument, NULL, 'S' },
+	{ "analyze", no_argument, NULL, 'a' },
+	{ "top", required_argument, NULL, 'n' },
+	{ "max-overhead", required_argument, NULL, 'm' },
+	{ 0 },
+};
+
 int cmd_prof_sample(struct cli *c, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "lg-sample", required_argument, NULL, 'l' },
-		{ "alloc-only", no_argument, NULL, 'A' },
-		{ "slow-paths", no_argument, NULL, 'S' },
-		{ "analyze", no_argument, NULL, 'a' },
-		{ "top", required_argument, NULL, 'n' },
-		{ "max-overhead", required_argument, NULL, 'm' },
-		{ 0 },
-	};
-	struct jma_sampler_opts o = { .max_overhead = 0.05, .stop = &sample_stop };
+	struct jma_sampler_opts o = { .max_overhead = 0.05, .stop = &cli_stop };
 	const char *out = NULL;
 	unsigned top = 20;
 	char name[256];
 	int opt, rc, an = 0;
+	long long lg;
 	double v;
 
 	optind = 0;
-	while ((opt = getopt_long(argc, argv, "o:", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "o:", sample_opts, NULL)) != -1) {
 		switch (opt) {
 		case 'o': out = optarg; break;
 		case 'A': o.alloc_only = 1; break;
 		case 'S': o.slow_paths = 1; break;
 		case 'a': an = 1; break;
 		case 'l':
-			if ((rc = parse_num(c, "--lg-sample", optarg, 0, 40, &v)) || v != (unsigned)v)
-				return rc ? rc : cli_usage(c, "prof", "invalid --lg-sample \"%s\"", optarg);
-			o.lg_sample = (unsigned)v;
+			if ((rc = cli_arg_int(c, "prof", "--lg-sample", optarg, 0, 40, &lg)))
+				return rc;
+			o.lg_sample = (unsigned)lg;
 			break;
 		case 'm':
 			if ((rc = cli_parse_percent(c, optarg, &v)))
@@ -164,7 +142,8 @@ int cmd_prof_sample(struct cli *c, int argc, char **argv)
 	}
 	if (argc - optind != 1)
 		return cli_usage(c, "prof", "prof sample needs SECONDS");
-	if ((rc = parse_num(c, "SECONDS", argv[optind], 0, 86400, &o.seconds)) || !(o.seconds > 0))
+	if ((rc = cli_arg_num(c, "prof", "SECONDS", argv[optind], 0, 86400, &o.seconds)) ||
+	    !(o.seconds > 0))
 		return rc ? rc : cli_usage(c, "prof", "invalid SECONDS \"%s\"", argv[optind]);
 	if (an && out && !strcmp(out, "-"))
 		return cli_usage(c, "prof", "--analyze needs the profile in a file, not -o -");
@@ -182,13 +161,36 @@ int cmd_prof_sample(struct cli *c, int argc, char **argv)
 
 int cli_parse_percent(struct cli *c, const char *arg, double *v)
 {
-	return parse_num(c, "--max-overhead", arg, 0, 100, v);
+	return cli_arg_num(c, "prof", "--max-overhead", arg, 0, 100, v);
+}
+
+/* The target's configured sample period, opt.lg_prof_sample, so that the
+ * sampler's figures and jemalloc's own compare (0: jemalloc's default). */
+unsigned cli_sample_lg(struct cli *c)
+{
+	struct jma_value v;
+
+	if (jma_get(c->s, "opt.lg_prof_sample", &v) || v.type != JMA_T_SIZE || v.z > 40)
+		return 0;
+	return (unsigned)v.z;
+}
+
+int cli_sampler_instead(struct cli *c, const char *what, bool *sampler)
+{
+	if (*sampler || !jma_prof_check(c->s))
+		return EXIT_OK;
+	if (jma_errkind(c->s) != JMA_ERR_MISSING)
+		return cli_fail_session(c);
+	*sampler = true;
+	fprintf(stderr, "jemattach: jemalloc's profiler is off in process %d (opt.prof false): "
+		"%s uses the sampler (uprobes and eBPF) instead\n", (int)c->pid, what);
+	return EXIT_OK;
 }
 
 int cli_sample_window(struct cli *c, double secs, const char *path, unsigned top, double budget)
 {
 	struct jma_sampler_opts o = { .seconds = secs, .settle = secs, .max_overhead = budget,
-				      .stop = &sample_stop };
+				      .lg_sample = cli_sample_lg(c), .stop = &cli_stop };
 	int rc = run_and_save(c, &o, path);
 
 	if (rc == EXIT_OK) {

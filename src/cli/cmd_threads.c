@@ -50,22 +50,10 @@ static const char *activity(const struct jma_thread *t, char *buf, size_t len)
  * Debian's redis-server is a link to redis-check-rdb, which frames name. */
 static void print_executable(pid_t pid)
 {
-	char link[64], exe[PATH_MAX], comm[64] = "";
-	ssize_t n;
-	FILE *f;
+	char exe[PATH_MAX], comm[64];
 
-	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
-	n = readlink(link, exe, sizeof(exe) - 1);
-	if (n <= 0)
+	if (jma_process_exe(pid, exe, sizeof(exe), comm, sizeof(comm)))
 		return;
-	exe[n] = '\0';
-	snprintf(link, sizeof(link), "/proc/%d/comm", (int)pid);
-	f = fopen(link, "r");
-	if (f) {
-		if (fgets(comm, sizeof(comm), f))
-			comm[strcspn(comm, "\n")] = '\0';
-		fclose(f);
-	}
 	/* comm is the first 15 bytes of the name it was started as. */
 	if (strncmp(base_name(exe), comm, strlen(comm)) || !comm[0])
 		printf("process %d (%s) runs %s\n", (int)pid, cli_esc(comm), cli_esc(exe));
@@ -165,8 +153,7 @@ int cmd_threads(struct cli *c, int argc, char **argv)
 		{ 0 },
 	};
 	int json = 0, opt, first = 1, mangled = !!(c->opt.flags & JMA_F_NO_DEMANGLE);
-	long max = 64;
-	char *end;
+	long long max = 64;
 
 	while ((opt = getopt_long(argc, argv, "jn:", longopts, NULL)) != -1) {
 		switch (opt) {
@@ -177,9 +164,7 @@ int cmd_threads(struct cli *c, int argc, char **argv)
 			mangled = 1;
 			break;
 		case 'n':
-			errno = 0;
-			max = strtol(optarg, &end, 10);
-			if (errno || *end || max < 1 || max > 1024)
+			if (cli_parse_int(optarg, 1, 1024, &max))
 				return cli_usage(c, "threads", "invalid --frames \"%s\": 1..1024", optarg);
 			break;
 		default:

@@ -4,20 +4,13 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <regex.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "cli.h"
-
-static volatile sig_atomic_t track_stop;
-
-static void on_stop(int sig)
-{
-	track_stop = sig;
-}
 
 static double now(clockid_t clk)
 {
@@ -35,34 +28,37 @@ struct track_args {
 	int no_default_folds, no_demangle;
 	enum jma_track_format fmt;
 	unsigned top;
+	bool sampler;		/* --sampler, or jemalloc's profiler is off */
+	double budget;		/* the sampler's --max-overhead, percent */
+};
+
+static const struct option track_opts[] = {
+	{ "interval", required_argument, NULL, 'i' },
+	{ "churn", required_argument, NULL, 'c' },
+	{ "count", required_argument, NULL, 'n' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "format", required_argument, NULL, 'f' },
+	{ "top", required_argument, NULL, 't' },
+	{ "svg", required_argument, NULL, 's' },
+	{ "fold", required_argument, NULL, 'F' },
+	{ "no-default-folds", no_argument, NULL, 'D' },
+	{ "no-demangle", no_argument, NULL, 'M' },
+	{ "sampler", no_argument, NULL, 'S' },
+	{ "max-overhead", required_argument, NULL, 'm' },
+	{ 0 },
 };
 
 static int parse_track(struct cli *c, int argc, char **argv, struct track_args *a)
 {
-	static const struct option longopts[] = {
-		{ "interval", required_argument, NULL, 'i' },
-		{ "churn", required_argument, NULL, 'c' },
-		{ "count", required_argument, NULL, 'n' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "top", required_argument, NULL, 't' },
-		{ "svg", required_argument, NULL, 's' },
-		{ "fold", required_argument, NULL, 'F' },
-		{ "no-default-folds", no_argument, NULL, 'D' },
-		{ "no-demangle", no_argument, NULL, 'M' },
-		{ 0 },
-	};
-	char *end;
+	long long n;
 	regex_t re;
-	int opt, f;
+	int opt, f, rc;
 
 	optind = 0;
-	while ((opt = getopt_long(argc, argv, "i:n:o:", longopts, NULL)) != -1) {
-		errno = 0;
+	while ((opt = getopt_long(argc, argv, "i:n:o:", track_opts, NULL)) != -1) {
 		switch (opt) {
 		case 'i':
-			a->interval = strtod(optarg, &end);
-			if (errno || *end || !(a->interval >= 0.05) || a->interval > 86400)
+			if (cli_parse_num(optarg, 0.05, 86400, &a->interval))
 				return cli_usage(c, "prof", "invalid -i \"%s\": seconds, 0.05 or more",
 						 optarg);
 			break;
@@ -72,9 +68,9 @@ static int parse_track(struct cli *c, int argc, char **argv, struct track_args *
 						 "512K (a bare number is MiB)", optarg);
 			break;
 		case 'n':
-			a->count = strtoul(optarg, &end, 10);
-			if (errno || *end || optarg[0] == '-' || !a->count)
-				return cli_usage(c, "prof", "invalid -n \"%s\"", optarg);
+			if ((rc = cli_arg_int(c, "prof", "-n", optarg, 1, LLONG_MAX, &n)))
+				return rc;
+			a->count = (unsigned long)n;
 			break;
 		case 'o': a->out = optarg; break;
 		case 's': a->svg = optarg; break;
@@ -94,9 +90,13 @@ static int parse_track(struct cli *c, int argc, char **argv, struct track_args *
 			a->fmt = (enum jma_track_format)f;
 			break;
 		case 't':
-			a->top = (unsigned)strtoul(optarg, &end, 10);
-			if (errno || *end || optarg[0] == '-' || a->top > 100000)
-				return cli_usage(c, "prof", "invalid --top \"%s\"", optarg);
+			if ((rc = prof_parse_top(c, optarg, &a->top)))
+				return rc;
+			break;
+		case 'S': a->sampler = true; break;
+		case 'm':
+			if ((rc = cli_parse_percent(c, optarg, &a->budget)))
+				return rc;
 			break;
 		default: return cli_usage(c, "prof", "invalid option to prof track");
 		}
@@ -133,7 +133,7 @@ static int snapshot(struct cli *c, jma_track *t, unsigned long k, uint64_t *allo
 		free(buf);
 		/* Ctrl-C while attaching or before a call: the normal end of a
 		 * track; that snapshot is not taken, the log ends before it. */
-		if (track_stop && (err == -EINTR || (!err && derr == -EINTR)))
+		if (cli_stop && (err == -EINTR || (!err && derr == -EINTR)))
 			return EXIT_OK;
 		return cli_fail_session(c);
 	}
@@ -152,7 +152,7 @@ static int wait_next(struct cli *c, const struct track_args *a, uint64_t base)
 {
 	double end = now(CLOCK_MONOTONIC) + a->interval;
 
-	while (!track_stop) {
+	while (!cli_stop) {
 		struct timespec step = { 0, 100000000 };
 		double left = end - now(CLOCK_MONOTONIC);
 		uint64_t v;
@@ -162,13 +162,13 @@ static int wait_next(struct cli *c, const struct track_args *a, uint64_t base)
 		if (left < 0.1)
 			step.tv_nsec = (long)(left * 1e9);
 		nanosleep(&step, NULL);
-		if (a->churn && !track_stop) {
+		if (a->churn && !cli_stop) {
 			int err = jma_attach(c->s), derr;
 			if (!err)
 				err = read_allocated(c->s, &v);
 			derr = jma_attached(c->s) ? jma_detach(c->s) : 0;
 			err = err ? err : derr;
-			if (err == -EINTR && track_stop)
+			if (err == -EINTR && cli_stop)
 				return EXIT_OK;	/* Ctrl-C: the normal end */
 			if (err)
 				return cli_fail_session(c);
@@ -217,82 +217,131 @@ static int finish(jma_track *t, const struct track_args *a, FILE *rank)
 	return EXIT_OK;
 }
 
-int cmd_prof_track(struct cli *c, int argc, char **argv)
-{
-	struct track_args a = { .interval = 10, .fmt = JMA_TRACK_TEXT, .top = 10,
-				.no_demangle = !!(c->opt.flags & JMA_F_NO_DEMANGLE) };
-	struct sigaction sa = { .sa_handler = on_stop }, old_int, old_term, old_hup, old_pipe;
-	struct sigaction ign = { .sa_handler = SIG_IGN };
-	jma_track *t = NULL;
-	struct cli_out o = { .f = stdout, .dirfd = -1 };
-	FILE *out = stdout;
-	bool was = false, changed = false;
-	unsigned long k = 0;
-	uint64_t allocated = 0;
-	int err, rc = parse_track(c, argc, argv, &a);
+/* One track in progress: where its snapshots go. */
+struct track_run {
+	struct cli *c;
+	const struct track_args *a;
+	jma_track *t;
+	FILE *out;
+	unsigned long k;	/* snapshots written */
+	int rc;
+};
 
-	if (rc)
-		return rc;
-	if (jma_prof_check(c->s))
+/* jemalloc's profiler: prof.active on for the track (and back after), a
+ * dump every interval or --churn. */
+static int profiler_track(struct track_run *r)
+{
+	struct cli *c = r->c;
+	const struct track_args *a = r->a;
+	uint64_t allocated = 0;
+	bool was = false;
+	int rc = EXIT_OK;
+
+	if (jma_prof_set_active(c->s, true, &was))
 		return cli_fail_session(c);
-	if (a.out && (rc = cli_out_open(a.out, false, &o)))
-		return cli_error(EXIT_USAGE, "cannot create %s: %s", a.out, cli_out_strerror(rc));
-	out = o.f;
-	t = jma_track_new(&(struct jma_track_opts){ .pid = c->pid, .fold = a.fold,
-						   .no_default_folds = a.no_default_folds,
-						   .no_demangle = a.no_demangle });
-	if (!t) {
-		rc = cli_error(EXIT_TARGET, "out of memory");
-		goto out;
-	}
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
-	sigaction(SIGHUP, &sa, &old_hup);
-	/* A closed output pipe is a write error that ends the track with
-	 * prof.active restored, not a death that leaves it on. */
-	sigaction(SIGPIPE, &ign, &old_pipe);
-	if (jma_prof_set_active(c->s, true, &was)) {
-		rc = cli_fail_session(c);
-		goto restore;
-	}
-	changed = !was;
-	if (changed)
+	if (!was)
 		fprintf(stderr, "jemattach: prof.active turned on for the track\n");
-	while (!track_stop && (!a.count || k < a.count)) {
+	while (!cli_stop && (!a->count || r->k < a->count)) {
 		/* An error, or Ctrl-C took the snapshot's place. */
-		if ((rc = snapshot(c, t, k, &allocated)) || jma_track_nsnapshots(t) == k)
+		if ((rc = snapshot(c, r->t, r->k, &allocated)) || jma_track_nsnapshots(r->t) == r->k)
 			break;
-		if (jma_track_write_last(t, a.fmt, out)) {
-			rc = cli_error(EXIT_TARGET, "%s", jma_track_errmsg(t));
+		if (jma_track_write_last(r->t, a->fmt, r->out)) {
+			rc = cli_error(EXIT_TARGET, "%s", jma_track_errmsg(r->t));
 			break;
 		}
-		if (++k == a.count || (rc = wait_next(c, &a, allocated)))
+		if (++r->k == a->count || (rc = wait_next(c, a, allocated)))
 			break;
 	}
-restore:
-	if (changed && !jma_exited(c->s) && restore_inactive(c)) {
+	if (!was && !jma_exited(c->s) && restore_inactive(c)) {
 		rc = cli_fail_session(c);
 		fprintf(stderr, "jemattach: prof.active is still true: jemattach %d prof off\n",
 			(int)c->pid);
-	} else if (changed) {
+	} else if (!was) {
 		fprintf(stderr, "jemattach: prof.active restored to false\n");
 	}
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
-	sigaction(SIGHUP, &old_hup, NULL);
-	sigaction(SIGPIPE, &old_pipe, NULL);
-	if (track_stop)
-		fprintf(stderr, "jemattach: stopped by signal %d after %lu snapshots\n",
-			(int)track_stop, k);
-	/* The ranking follows a text log; it goes to stderr when JSON lines
-	 * fill stdout. */
-	if (rc == EXIT_OK)
-		rc = finish(t, &a, out == stdout && a.fmt == JMA_TRACK_JSONL ? stderr : stdout);
-out:
-	if (out != stdout && (err = cli_out_close(&o, true)) && rc == EXIT_OK)
+	return rc;
+}
+
+/* The sampler's profile so far: the next snapshot; non-zero ends the track. */
+static int sampled(void *arg, const char *profile, size_t len)
+{
+	struct track_run *r = arg;
+	struct jma_track_meta m = { .time = now(CLOCK_REALTIME) };
+	char name[64];
+
+	snprintf(name, sizeof(name), "snapshot %lu", r->k);
+	if (jma_track_add(r->t, profile, len, name, &m) ||
+	    jma_track_write_last(r->t, r->a->fmt, r->out)) {
+		r->rc = cli_error(EXIT_TARGET, "%s", jma_track_errmsg(r->t));
+		return 1;
+	}
+	return ++r->k == r->a->count;
+}
+
+/* The sampler (uprobes, nothing written into the process): what was
+ * allocated since the track began and is still in use, every interval. */
+static int sampler_track(struct track_run *r)
+{
+	const struct track_args *a = r->a;
+	struct jma_sampler_opts o = {
+		.seconds = a->count ? (double)a->count * a->interval + 1 : 1e9,
+		.lg_sample = cli_sample_lg(r->c), .max_overhead = a->budget / 100,
+		.stop = &cli_stop, .snapshot_every = a->interval, .snapshot = sampled,
+		.snapshot_arg = r,
+	};
+	struct jma_sampler_result res;
+
+	if (a->churn)
+		return cli_usage(r->c, "prof", "--churn needs jemalloc's profiler (prof:true): the "
+				 "sampler takes a snapshot every -i SEC");
+	fprintf(stderr, "jemattach: sampling process %d (1 in 2^%u bytes on average), a snapshot "
+		"every %g s\n", (int)r->c->pid, o.lg_sample ? o.lg_sample : 19, a->interval);
+	if (jma_sampler_run(r->c->s, &o, &res))
+		return r->rc ? r->rc : cli_fail_session(r->c);
+	/* -n COUNT snapshots taken: the track's normal end, no interruption. */
+	if (a->count && r->k == a->count)
+		res.end = JMA_SAMPLER_TIME;
+	cli_sample_summary(&res, &o);
+	jma_sampler_result_free(&res);
+	return r->rc;
+}
+
+int cmd_prof_track(struct cli *c, int argc, char **argv)
+{
+	struct track_args a = { .interval = 10, .fmt = JMA_TRACK_TEXT, .top = 10, .budget = 5,
+				.no_demangle = !!(c->opt.flags & JMA_F_NO_DEMANGLE) };
+	struct cli_out o = { .f = stdout, .dirfd = -1 };
+	struct track_run r = { .c = c, .a = &a, .out = stdout };
+	struct cli_stop_saved sv;
+	int err, rc = parse_track(c, argc, argv, &a);
+
+	if (rc || (rc = cli_sampler_instead(c, "prof track", &a.sampler)))
+		return rc;
+	if (a.out && (rc = cli_out_open(a.out, false, &o)))
+		return cli_error(EXIT_USAGE, "cannot create %s: %s", a.out, cli_out_strerror(rc));
+	r.out = o.f;
+	r.t = jma_track_new(&(struct jma_track_opts){ .pid = c->pid, .fold = a.fold,
+						     .no_default_folds = a.no_default_folds,
+						     .no_demangle = a.no_demangle });
+	if (!r.t) {
+		rc = cli_error(EXIT_TARGET, "out of memory");
+	} else {
+		/* A closed output pipe is a write error that ends the track
+		 * with prof.active restored, not a death that leaves it on. */
+		cli_stop_catch(&sv, true);
+		rc = a.sampler ? sampler_track(&r) : profiler_track(&r);
+		cli_stop_release(&sv);
+		if (cli_stop)
+			fprintf(stderr, "jemattach: stopped by signal %d after %lu snapshots\n",
+				(int)cli_stop, r.k);
+		/* The ranking follows a text log; it goes to stderr when JSON
+		 * lines fill stdout. */
+		if (rc == EXIT_OK)
+			rc = finish(r.t, &a, r.out == stdout && a.fmt == JMA_TRACK_JSONL ? stderr : stdout);
+	}
+	if (r.out != stdout && (err = cli_out_close(&o, true)) && rc == EXIT_OK)
 		rc = cli_error(EXIT_TARGET, "writing %s: %s", a.out, strerror(-err));
-	jma_track_free(t);
+	jma_track_free(r.t);
 	return rc;
 }
 
@@ -306,20 +355,19 @@ int cmd_report_sites(struct cli *c, int argc, char **argv)
 	};
 	struct track_args a = { .top = 10, .no_demangle = !!(c->opt.flags & JMA_F_NO_DEMANGLE) };
 	jma_track *t;
-	char *end;
+	long long top;
 	int opt, rc;
 
 	optind = 0;
 	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-		errno = 0;
 		if (opt == 's') {
 			a.svg = optarg;
 		} else if (opt == 'M') {
 			a.no_demangle = 1;
 		} else if (opt == 't') {
-			a.top = (unsigned)strtoul(optarg, &end, 10);
-			if (errno || *end || optarg[0] == '-' || a.top > 100000)
-				return cli_usage(c, "report", "invalid --top \"%s\"", optarg);
+			if ((rc = cli_arg_int(c, "report", "--top", optarg, 0, 100000, &top)))
+				return rc;
+			a.top = (unsigned)top;
 		} else {
 			return cli_usage(c, "report", "invalid option to report sites");
 		}

@@ -32,13 +32,6 @@ struct watch {
 	uint64_t hold_sum, hold_max;
 };
 
-static volatile sig_atomic_t stop_requested;
-
-static void on_stop(int sig)
-{
-	(void)sig;
-	stop_requested = 1;
-}
 
 static double now_s(void)
 {
@@ -51,7 +44,7 @@ static double now_s(void)
 /* Sleep until @deadline (monotonic seconds).  Returns 1 when asked to stop. */
 static int pause_until(double deadline)
 {
-	while (!stop_requested) {
+	while (!cli_stop) {
 		double left = deadline - now_s();
 		struct timespec step = { 0, 50000000 };
 
@@ -73,7 +66,7 @@ static int sample(struct cli *c, struct watch *w, unsigned iter, struct jma_samp
 
 		if (!err)
 			return 0;
-		if (stop_requested)
+		if (cli_stop)
 			return 2;
 		if (err != -EAGAIN || jma_errkind(c->s) != JMA_ERR_UNSAFE)
 			return -1;
@@ -100,32 +93,15 @@ static int replace_prom_file(const char *path, const struct jma_sample *smp)
 	return cli_out_close(&o, !err) ?: err;
 }
 
-/* Whether process @pid has exited (gone, or a zombie nobody reaped yet). */
-static int exited_now(pid_t pid)
-{
-	char path[64], buf[512], *p;
-	FILE *f;
-	int gone = 1;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return errno == ENOENT || errno == ESRCH;
-	/* "pid (comm) S ...": the state follows the last ')' (comm may hold one). */
-	if (fgets(buf, sizeof(buf), f) && (p = strrchr(buf, ')')) && p[1] == ' ')
-		gone = p[2] == 'Z' || p[2] == 'X';
-	fclose(f);
-	return gone;
-}
-
-/* The same, allowing an exit in progress (threads gone, not yet a zombie)
+/* Whether the process has exited (the library's pidfd says so once it is
+ * a zombie), allowing an exit in progress (threads gone, not yet a zombie)
  * 200 ms to finish. */
-static int target_exited(pid_t pid)
+static int target_exited(const jma_session *s)
 {
 	for (int i = 0; i < 20; i++) {
 		struct timespec step = { 0, 10000000 };
 
-		if (exited_now(pid))
+		if (jma_exited(s))
 			return 1;
 		nanosleep(&step, NULL);
 	}
@@ -173,8 +149,7 @@ static int watch_loop(struct cli *c, struct watch *w)
 			next = now_s();	/* fell behind (slow target): keep the pace from now */
 		got = sample(c, w, iter, &smp);
 		if (got < 0)
-			rc = jma_exited(c->s) || target_exited(c->pid) ? target_ended(c, w)
-									 : cli_fail_session(c);
+			rc = target_exited(c->s) ? target_ended(c, w) : cli_fail_session(c);
 		if (got < 0 || got == 2)
 			break;
 		if (got == 1)
@@ -210,23 +185,20 @@ static int parse_args(struct cli *c, int argc, char **argv, struct watch *w)
 		{ 0 },
 	};
 	const char *fmt = NULL;
-	char *end;
+	long long n;
 	int opt;
 
 	while ((opt = getopt_long(argc, argv, "i:n:o:F:a", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'i':
-			errno = 0;
-			w->interval = strtod(optarg, &end);
-			if (errno || *end || !(w->interval >= 0.01) || w->interval > 86400)
+			if (cli_parse_num(optarg, 0.01, 86400, &w->interval))
 				return cli_usage(c, "watch", "invalid -i \"%s\": seconds, 0.01 to 86400",
 						 optarg);
 			break;
 		case 'n':
-			errno = 0;
-			w->count = strtoul(optarg, &end, 10);
-			if (errno || *end || optarg[0] == '-' || !w->count)
+			if (cli_parse_int(optarg, 1, LLONG_MAX, &n))
 				return cli_usage(c, "watch", "invalid -n \"%s\": a count, > 0", optarg);
+			w->count = (unsigned long)n;
 			break;
 		case 'o': w->out = optarg; break;
 		case 'F': fmt = optarg; break;
@@ -252,14 +224,13 @@ static int parse_args(struct cli *c, int argc, char **argv, struct watch *w)
 int cmd_watch(struct cli *c, int argc, char **argv)
 {
 	struct watch w = { .interval = 10, .fmt = JMA_SERIES_JSONL };
-	struct sigaction sa = { .sa_handler = on_stop };
+	struct cli_stop_saved sv;
 	int rc = parse_args(c, argc, argv, &w);
 
 	if (rc)
 		return rc;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-	return watch_loop(c, &w);
+	cli_stop_catch(&sv, false);
+	rc = watch_loop(c, &w);
+	cli_stop_release(&sv);
+	return rc;
 }

@@ -1,26 +1,39 @@
-/* commands.c -- the table of commands: name, whether it needs a PID, its function, synopsis and help. */
+/* commands.c -- the table of commands: name, properties (needs a PID, writes to
+ * the process, ...), its function, synopsis and help. */
 #include <stddef.h>
 
 #include "cli.h"
 
+/* prof's subcommands that change the process or run until stopped. */
+static const struct cli_sub prof_subs[] = {
+	{ "on", CLI_WRITES },
+	{ "off", CLI_WRITES },
+	{ "reset", CLI_WRITES },
+	{ "gdump", CLI_WRITES },
+	{ "window", CLI_WRITES },
+	{ "track", CLI_UNTIL_STOP },
+	{ NULL, 0 },
+};
+
 const struct cli_cmd cli_commands[] = {
-	{ "info", 1, 0, cmd_info, "info [--json]",
-	  "jemalloc version, where it was found, profiling state, thread to use", NULL },
-	{ "get", 1, 0, cmd_get, "get [--json] [--type TYPE] NAME...",
-	  "read mallctl values (stats.* refresh the epoch first; --type for names no table knows)", NULL },
-	{ "set", 1, 0, cmd_set, "set [--type TYPE] NAME VALUE",
-	  "write a mallctl value; prints old -> new when readable", NULL },
-	{ "stats", 1, 0, cmd_stats, "stats [--json] [--opts LETTERS] [-o FILE]",
-	  "the full malloc_stats_print report, captured here (not on the target's stderr)", NULL },
-	{ "prof", 1, 0, cmd_prof, "prof status [--json]\nprof on|off\n"
+	{ "info", CLI_PID, 0, cmd_info, "info [--json]",
+	  "jemalloc version, where it was found, profiling state, thread to use", NULL, NULL },
+	{ "get", CLI_PID, 0, cmd_get, "get [--json] [--type TYPE] NAME...",
+	  "read mallctl values (stats.* refresh the epoch first; --type for names no table knows)", NULL, NULL },
+	{ "set", CLI_PID | CLI_WRITES, 0, cmd_set, "set [--type TYPE] NAME VALUE",
+	  "write a mallctl value; prints old -> new when readable", NULL, NULL },
+	{ "stats", CLI_PID, 0, cmd_stats, "stats [--json] [--opts LETTERS] [-o FILE]",
+	  "the full malloc_stats_print report, captured here (not on the target's stderr)", NULL, NULL },
+	{ "prof", CLI_PID, 0, cmd_prof, "prof status [--json]\nprof on|off\n"
 	  "prof dump [-o FILE|-] [--analyze [--top N]]\nprof reset [LG_SAMPLE]\nprof gdump on|off\n"
 	  "prof window SECONDS [-o DIR] [--top N] [--sampler [--max-overhead PCT]]\n"
 	  "prof track [-i SEC] [--churn SIZE] [-n COUNT] [-o FILE] [--format text|jsonl] [--top N] "
-	  "[--svg OUT.svg] [--fold REGEX] [--no-default-folds] [--no-demangle]\n"
+	  "[--svg OUT.svg] [--fold REGEX] [--no-default-folds] [--no-demangle] "
+	  "[--sampler [--max-overhead PCT]]\n"
 	  "prof sample SECONDS [-o FILE|-] [--lg-sample N] [--alloc-only] [--slow-paths] "
 	  "[--analyze [--top N]] [--max-overhead PCT]",
 	  "heap-profiling control (needs MALLOC_CONF=prof:true at the target's start; "
-	  "prof sample does not: uprobes and eBPF, root)",
+	  "prof sample does not: uprobes and eBPF, root; window and track use it without prof:true)",
 	  "  prof sample: a heap_v2 profile of what the process allocated in the window\n"
 	  "  and what of it is still in use at its end, without prof:true or a restart.\n"
 	  "  Every malloc/free-family call traps into the kernel (~10 us on a VM): the\n"
@@ -30,18 +43,22 @@ const struct cli_cmd cli_commands[] = {
 	  "  --alloc-only: no frees followed, about half the traps.  --slow-paths\n"
 	  "  (jemalloc 5): malloc and operator new probed on their slow path only:\n"
 	  "  allocations above 4 KiB exact, smaller ones a lower bound, far fewer\n"
-	  "  traps.  Exit 4 when the kernel or privileges do not allow it.\n" },
-	{ "purge", 1, 0, cmd_purge, "purge [ARENA|all]",
-	  "purge unused dirty pages now (arena.<i>.purge); shows resident/retained before -> after", NULL },
-	{ "decay", 1, 0, cmd_decay, "decay [ARENA|all]",
-	  "run decay-based purging now (arena.<i>.decay); shows the effect", NULL },
-	{ "threads", 1, JMA_F_ANY_PROCESS, cmd_threads, "threads [--json] [--frames N] [--no-demangle]",
-	  "every thread: state, system call, symbolized stack; jemalloc frames marked", NULL },
-	{ "watch", 1, 0, cmd_watch,
+	  "  traps.  Exit 4 when the kernel or privileges do not allow it.\n"
+	  "  prof window, prof track: on a process without opt.prof they use the\n"
+	  "  sampler (said on stderr), at the process's opt.lg_prof_sample; --sampler\n"
+	  "  makes them use it on a prof:true process too.  The track's snapshots are\n"
+	  "  then what was allocated since it began and is still in use (no --churn).\n", prof_subs },
+	{ "purge", CLI_PID | CLI_WRITES, 0, cmd_purge, "purge [ARENA|all]",
+	  "purge unused dirty pages now (arena.<i>.purge); shows resident/retained before -> after", NULL, NULL },
+	{ "decay", CLI_PID | CLI_WRITES, 0, cmd_decay, "decay [ARENA|all]",
+	  "run decay-based purging now (arena.<i>.decay); shows the effect", NULL, NULL },
+	{ "threads", CLI_PID | CLI_LIVE_ONLY, JMA_F_ANY_PROCESS, cmd_threads, "threads [--json] [--frames N] [--no-demangle]",
+	  "every thread: state, system call, symbolized stack; jemalloc frames marked", NULL, NULL },
+	{ "watch", CLI_PID | CLI_UNTIL_STOP | CLI_LIVE_ONLY, 0, cmd_watch,
 	  "watch [-i SEC] [-n COUNT] [-o FILE] [--format jsonl|csv|prom] [--arenas]",
 	  "record memory stats every SEC seconds (default 10) until Ctrl-C or the process exits "
-	  "(exit 0; 1 if fewer than COUNT samples)", NULL },
-	{ "census", 1, 0, cmd_census,
+	  "(exit 0; 1 if fewer than COUNT samples)", NULL, NULL },
+	{ "census", CLI_PID | CLI_RUNS_NOTHING, 0, cmd_census,
 	  "census [--by size|type|root] [--leaks] [--top N] [--json] [--blocks FILE] [--no-stats]",
 	  "every live block, from jemalloc's own map of extents read with every thread stopped "
 	  "(nothing runs in the target): by size class or C++ type (vtable), thread-cached "
@@ -52,18 +69,18 @@ const struct cli_cmd cli_commands[] = {
 	  "  --leaks             blocks no static data, stack or register reaches\n"
 	  "  --top N             the N largest rows only\n"
 	  "  --blocks FILE       every live block as '0xADDR USABLE_SIZE [TYPE]', one a line\n"
-	  "  --no-stats          do not read stats.allocated afterwards (one short call)\n" },
-	{ "shell", 1, 0, cmd_shell, "shell [FILE|-]\n-",
+	  "  --no-stats          do not read stats.allocated afterwards (one short call)\n", NULL },
+	{ "shell", CLI_PID | CLI_STDIN, 0, cmd_shell, "shell [FILE|-]\n-",
 	  "run commands (one a line, as after PID) from stdin or FILE in one session: "
-	  "jemalloc is found once, each command pays only its own stop", NULL },
+	  "jemalloc is found once, each command pays only its own stop", NULL, NULL },
 	{ "report", 0, 0, cmd_report,
 	  "report abs|del|eff SERIES [-t SIZE] [--from I] [--to J] [-m METRIC] [--svg OUT]\n"
 	  "report sites TRACK.jsonl|DIR [--top N] [--svg OUT] [--no-demangle]",
 	  "per-arena peaks, changes or active/mapped of a watch series or stats JSON log "
-	  "(threshold: 5% of the process's peak unless -t); growth of allocation sites", NULL },
+	  "(threshold: 5% of the process's peak unless -t); growth of allocation sites", NULL, NULL },
 	{ "core", 0, 0, cmd_core, "core [--sysroot DIR] CORE [EXECUTABLE] COMMAND [ARGS]",
 	  "run info, get, stats, prof dump or prof status on a core file (kernel core or gcore): "
-	  "jemalloc's code is emulated on the dumped memory", NULL },
+	  "jemalloc's code is emulated on the dumped memory", NULL, NULL },
 	{ "analyze", 0, 0, cmd_analyze,
 	  "analyze PROFILE [--base PROFILE] [--top N] [--format text|json|collapsed|pprof] "
 	  "[-o FILE] [--lines] [--pid PID] [...]\nanalyze --list-folds",
@@ -78,7 +95,7 @@ const struct cli_cmd cli_commands[] = {
 	  "  --no-demangle       C++ names as mangled (JSON and pprof carry both anyway)\n"
 	  "  --debuginfo-path P  where separate debuginfo is (DIR/.build-id/xx/rest.debug)\n"
 	  "  --debuginfod        allow fetching debuginfo from $DEBUGINFOD_URLS (network)\n"
-	  "  -o -                standard output\n" },
+	  "  -o -                standard output\n", NULL },
 	{ "serve", 0, 0, cmd_serve,
 	  "serve [--listen ADDR:PORT] [--target SELECTOR]... [--min-interval SEC] "
 	  "[--web-config FILE] [--allow-control] [--arenas]",
@@ -100,6 +117,6 @@ const struct cli_cmd cli_commands[] = {
 	  "  --web-config FILE   TLS and basic auth (bcrypt), exporter-toolkit's YAML format\n"
 	  "  --allow-control     allow POST /prof?pid=N&action=on|off|reset\n"
 	  "  --insecure          allow plain HTTP on a non-loopback address\n"
-	  "  --arenas            per-arena series too\n" },
-	{ NULL, 0, 0, NULL, NULL, NULL, NULL },
+	  "  --arenas            per-arena series too\n", NULL },
+	{ NULL, 0, 0, NULL, NULL, NULL, NULL, NULL },
 };

@@ -126,6 +126,28 @@ static size_t esc_text(struct sink *k, const unsigned char *p, size_t n, int kee
 	return i;
 }
 
+/* The start of [p, p + n) (n > 0) outside a JSON string: the bytes up to a
+ * quote as they are, or that quote (a string begins), or one byte never
+ * valid there (a control, DEL, anything not ASCII) as a space.  Returns how
+ * many bytes were taken (at least one). */
+static size_t json_outside(struct cli_esc_stream *e, struct sink *k, const unsigned char *p,
+			   size_t n)
+{
+	size_t run = 0;
+
+	while (run < n && p[run] != '"' && p[run] < 0x7f &&
+	       (p[run] >= 0x20 || p[run] == '\n' || p[run] == '\r' || p[run] == '\t'))
+		run++;
+	if (run) {
+		put(k, p, run);
+		return run;
+	}
+	if (p[0] == '"')
+		e->in_str = 1;
+	put(k, p[0] == '"' ? "\"" : " ", 1);
+	return 1;
+}
+
 /* [p, p + n) as a piece of a JSON document (see esc.h); taken as above. */
 static size_t esc_json(struct cli_esc_stream *e, struct sink *k, const unsigned char *p, size_t n,
 		       int final)
@@ -137,23 +159,7 @@ static size_t esc_json(struct cli_esc_stream *e, struct sink *k, const unsigned 
 		int m;
 
 		if (!e->in_str) {
-			size_t run = 0;
-
-			while (i + run < n && p[i + run] != '"' && p[i + run] < 0x7f &&
-			       (p[i + run] >= 0x20 || p[i + run] == '\n' || p[i + run] == '\r' ||
-				p[i + run] == '\t'))
-				run++;
-			if (run) {
-				put(k, p + i, run);
-				i += run;
-				continue;
-			}
-			/* What is left: a quote, or a byte never valid here (a
-			 * control, DEL, anything not ASCII). */
-			if (p[i] == '"')
-				e->in_str = 1;
-			put(k, p[i] == '"' ? "\"" : " ", 1);
-			i++;
+			i += json_outside(e, k, p + i, n - i);
 			continue;
 		}
 		if (!e->after_bs) {

@@ -24,24 +24,33 @@ static int command_help(const struct cli_cmd *k)
 	printf("\n%s.\n", k->help);
 	if (k->options)
 		printf("\nOptions:\n%s", k->options);
-	if (k->live)
+	if (k->props & CLI_PID)
 		printf("\nSeveral PIDs run the command on each in turn, every output line prefixed\n"
 		       "with \"PID: \"; the exit code is the highest of theirs.\n");
 	printf("\nExit codes and global options: %s --help; details: man jemattach.\n", cli_prog);
 	return EXIT_OK;
 }
 
-/* Why command @k with @argv cannot run on several processes, or NULL: watch
- * runs until stopped, and one output file cannot hold several processes. */
-static const char *one_pid_only(const struct cli_cmd *k, int argc, char **argv)
+/* Why command @k with @argv (argv[0]: its name) cannot run on several
+ * processes, into @buf, or NULL: a command that runs until stopped or reads
+ * stdin, and one output file cannot hold several processes. */
+static const char *one_pid_only(const struct cli_cmd *k, int argc, char **argv, char *buf,
+				size_t len)
 {
-	if (!strcmp(k->name, "watch"))
-		return "watch runs until stopped: one watch per process";
-	if (!strcmp(k->name, "prof") && argc > 0 && !strcmp(argv[0], "track"))
-		return "prof track runs until stopped: one track per process";
-	if (!strcmp(k->name, "shell"))
-		return "shell reads its commands once: one PID";
-	for (int i = 0; i < argc && strcmp(argv[i], "--"); i++) {
+	const struct cli_sub *sub;
+	unsigned props = cli_props(k, argc, argv, &sub);
+	const char *noun = sub ? sub->name : k->name;
+
+	if (props & CLI_UNTIL_STOP) {
+		snprintf(buf, len, "%s%s%s runs until stopped: one %s per process", k->name,
+			 sub ? " " : "", sub ? sub->name : "", noun);
+		return buf;
+	}
+	if (props & CLI_STDIN) {
+		snprintf(buf, len, "%s reads its commands once: one PID", k->name);
+		return buf;
+	}
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++) {
 		const char *v = NULL;
 
 		if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output"))
@@ -65,6 +74,8 @@ static int wants_help(int argc, char **argv)
 	return 0;
 }
 
+static void usage_options(FILE *f);
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -82,6 +93,12 @@ static void usage(FILE *f)
 		cli_print_synopsis(f, k, "  ");
 		fprintf(f, "        %s\n", k->help);
 	}
+	usage_options(f);
+}
+
+/* The global options and the exit codes, for usage(). */
+static void usage_options(FILE *f)
+{
 	fprintf(f,
 		"\n"
 		"Options (before PID):\n"
@@ -140,12 +157,9 @@ static void log_stderr(void *arg, int level, const char *msg)
 
 static int parse_pid(const char *s, pid_t *pid)
 {
-	char *end;
-	long v;
+	long long v;
 
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (!*s || *end || errno || v <= 0 || v > INT_MAX)
+	if (cli_parse_int(s, 1, INT_MAX, &v))
 		return -1;
 	*pid = (pid_t)v;
 	return 0;
@@ -292,7 +306,9 @@ static const char *cache_dir(char *buf, size_t len)
 	return n > 0 && (size_t)n < len ? buf : NULL;
 }
 
-int main(int argc, char **argv)
+/* The global options before PID or COMMAND into @c; -1 to go on (argv[optind]
+ * is then the first operand), else the exit code (--help, --version, errors). */
+static int parse_globals(struct cli *c, int argc, char **argv, int *no_cache)
 {
 	static const struct option longopts[] = {
 		{ "timeout", required_argument, NULL, 't' },
@@ -310,53 +326,28 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct cli c = { .prog = cli_prog };
-	const struct cli_cmd *k;
-	const char *why;
-	char cache[4096];
-	int opt, rc, npids, no_cache = 0;
+	int opt;
 
 	while ((opt = getopt_long(argc, argv, "+t:p:m:T:fvhV", longopts, NULL)) != -1) {
-		char *end;
-
 		switch (opt) {
 		case 't':
-			errno = 0;
-			c.opt.timeout = strtod(optarg, &end);
-			if (errno || *end || !(c.opt.timeout >= 0.001) || c.opt.timeout > 86400)
+			if (cli_parse_num(optarg, 0.001, 86400, &c->opt.timeout))
 				return cli_error(EXIT_USAGE, "invalid --timeout \"%s\": seconds, from "
 						 "0.001 to 86400", optarg);
 			break;
-		case 'p':
-			c.opt.prefix = optarg;
-			break;
-		case 'm':
-			c.opt.module = optarg;
-			break;
+		case 'p': c->opt.prefix = optarg; break;
+		case 'm': c->opt.module = optarg; break;
 		case 'T':
-			if (parse_pid(optarg, &c.opt.thread))
+			if (parse_pid(optarg, &c->opt.thread))
 				return cli_error(EXIT_USAGE, "invalid --thread \"%s\"", optarg);
 			break;
-		case 'f':
-			c.opt.flags |= JMA_F_FORCE;
-			break;
-		case 'F':
-			c.opt.flags |= JMA_F_FREEZE;
-			break;
-		case 'E':
-			c.emulate = 1;
-			break;
-		case 'C':
-			no_cache = 1;
-			break;
-		case 'D':
-			c.opt.flags |= JMA_F_NO_DEMANGLE;
-			break;
-		case 'v':
-			c.verbose++;
-			break;
-		case 'G':
-			return gdb_script();
+		case 'f': c->opt.flags |= JMA_F_FORCE; break;
+		case 'F': c->opt.flags |= JMA_F_FREEZE; break;
+		case 'E': c->emulate = 1; break;
+		case 'C': *no_cache = 1; break;
+		case 'D': c->opt.flags |= JMA_F_NO_DEMANGLE; break;
+		case 'v': c->verbose++; break;
+		case 'G': return gdb_script();
 		case 'h':
 			usage(stdout);
 			return EXIT_OK;
@@ -368,6 +359,88 @@ int main(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
+	return -1;
+}
+
+/* `help [COMMAND]`, and a command that needs no process (argv[0]: its
+ * name); -1 when argv[0] is neither (a PID, or a live command). */
+static int run_offline(struct cli *c, int argc, char **argv)
+{
+	const struct cli_cmd *k;
+
+	if (!strcmp(argv[0], "help")) {
+		if (argc < 2) {
+			usage(stdout);
+			return EXIT_OK;
+		}
+		if (!(k = cli_find(argv[1])))
+			return cli_error(EXIT_USAGE, "unknown command \"%s\" (try --help)", argv[1]);
+		return command_help(k);
+	}
+	k = cli_find(argv[0]);
+	if (k && wants_help(argc - 1, argv + 1))
+		return command_help(k);
+	if (k && !(k->props & CLI_PID)) {
+		/* 0, not 1: GNU getopt must start afresh, forgetting the "+" (stop
+		 * at the first non-option) of the global scan, so that command
+		 * options may follow their arguments. */
+		optind = 0;
+		return k->run(c, argc, argv);
+	}
+	if (k)
+		return cli_error(EXIT_USAGE, "%s needs a process: %s PID %s ... (try %s help %s)",
+				 k->name, cli_prog, k->name, cli_prog, k->name);
+	return -1;
+}
+
+/* PID [PID...] COMMAND [ARGS]: the command on each process in turn. */
+static int run_pids(struct cli *c, int argc, char **argv)
+{
+	const struct cli_cmd *k;
+	const char *why;
+	char buf[256];
+	int npids, rc = EXIT_OK;
+
+	for (npids = 0; npids < argc && !parse_pid(argv[npids], &c->pid); npids++)
+		;
+	if (!npids)
+		return cli_error(EXIT_USAGE, "\"%s\" is neither a PID nor a command (try --help)",
+				 argv[0]);
+	if (npids >= argc)
+		return cli_error(EXIT_USAGE, "missing COMMAND after PID (try --help)");
+	k = cli_find(strcmp(argv[npids], "-") ? argv[npids] : "shell");
+	if (!k || !(k->props & CLI_PID))
+		return cli_error(EXIT_USAGE, "unknown command \"%s\" (try --help)", argv[npids]);
+	if (wants_help(argc - npids - 1, argv + npids + 1))
+		return command_help(k);
+	/* Never fetch debuginfo over the network while a target may be stopped
+	 * (libdw asks debuginfod servers whenever this is set; Debian sets it in
+	 * login shells). */
+	unsetenv("DEBUGINFOD_URLS");
+	c->opt.flags |= k->open_flags;
+	if (npids == 1)
+		return run_live(c, k, argc - 1, argv + 1);
+	if ((why = one_pid_only(k, argc - npids, argv + npids, buf, sizeof(buf))))
+		return cli_error(EXIT_USAGE, "%s", why);
+	for (int i = 0; i < npids; i++) {
+		int r;
+
+		parse_pid(argv[i], &c->pid);
+		r = run_prefixed(c, k, argc - npids, argv + npids);
+		if (r > rc)
+			rc = r;
+	}
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct cli c = { .prog = cli_prog };
+	char cache[4096];
+	int rc, no_cache = 0;
+
+	if ((rc = parse_globals(&c, argc, argv, &no_cache)) >= 0)
+		return rc;
 	if (optind >= argc) {
 		usage(stderr);
 		return EXIT_USAGE;
@@ -376,64 +449,9 @@ int main(int argc, char **argv)
 		c.opt.cache_dir = cache_dir(cache, sizeof(cache));
 	c.opt.log = log_stderr;
 	c.opt.log_level = c.verbose >= 2 ? JMA_LOG_DEBUG : c.verbose ? JMA_LOG_INFO : JMA_LOG_WARN;
-
-	if (!strcmp(argv[optind], "help")) {
-		if (optind + 1 >= argc) {
-			usage(stdout);
-			return EXIT_OK;
-		}
-		k = cli_find(argv[optind + 1]);
-		if (!k)
-			return cli_error(EXIT_USAGE, "unknown command \"%s\" (try --help)", argv[optind + 1]);
-		return command_help(k);
-	}
-	k = cli_find(argv[optind]);
-	if (k && wants_help(argc - optind - 1, argv + optind + 1))
-		return command_help(k);
-	if (k && !k->live) {
-		argc -= optind;
-		argv += optind;
-		/* 0, not 1: GNU getopt must start afresh, forgetting the "+" (stop
-		 * at the first non-option) of the global scan, so that command
-		 * options may follow their arguments. */
-		optind = 0;
-		return k->run(&c, argc, argv);
-	}
-	if (k)
-		return cli_error(EXIT_USAGE, "%s needs a process: %s PID %s ... (try %s help %s)",
-				 k->name, cli_prog, k->name, cli_prog, k->name);
-	/* PID [PID...] COMMAND */
-	for (npids = 0; optind + npids < argc && !parse_pid(argv[optind + npids], &c.pid); npids++)
-		;
-	if (!npids)
-		return cli_error(EXIT_USAGE, "\"%s\" is neither a PID nor a command (try --help)",
-				 argv[optind]);
-	if (optind + npids >= argc)
-		return cli_error(EXIT_USAGE, "missing COMMAND after PID (try --help)");
-	k = cli_find(strcmp(argv[optind + npids], "-") ? argv[optind + npids] : "shell");
-	if (!k || !k->live)
-		return cli_error(EXIT_USAGE, "unknown command \"%s\" (try --help)", argv[optind + npids]);
-	if (wants_help(argc - optind - npids - 1, argv + optind + npids + 1))
-		return command_help(k);
-	/* Never fetch debuginfo over the network while a target may be stopped
-	 * (libdw asks debuginfod servers whenever this is set; Debian sets it in
-	 * login shells). */
-	unsetenv("DEBUGINFOD_URLS");
-	c.opt.flags |= k->open_flags;
-	if (npids == 1)
-		return run_live(&c, k, argc - optind - 1, argv + optind + 1);
-	why = one_pid_only(k, argc - optind - npids - 1, argv + optind + npids + 1);
-	if (why)
-		return cli_error(EXIT_USAGE, "%s", why);
-	rc = EXIT_OK;
-	for (int i = 0; i < npids; i++) {
-		int r;
-
-		parse_pid(argv[optind + i], &c.pid);
-		r = run_prefixed(&c, k, argc - optind - npids, argv + optind + npids);
-		if (r > rc)
-			rc = r;
-	}
-	return rc;
+	argc -= optind;
+	argv += optind;
+	if ((rc = run_offline(&c, argc, argv)) >= 0)
+		return rc;
+	return run_pids(&c, argc, argv);
 }
-

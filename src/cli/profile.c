@@ -85,13 +85,11 @@ int prof_analyze(struct cli *c, const char *path, unsigned top, int sample)
 
 int prof_parse_top(struct cli *c, const char *arg, unsigned *top)
 {
-	char *end;
-	unsigned long v;
+	long long v;
+	int rc = cli_arg_int(c, "prof", "--top", arg, 0, 100000, &v);
 
-	errno = 0;
-	v = strtoul(arg, &end, 10);
-	if (errno || *end || !arg[0] || arg[0] == '-' || v > 100000)
-		return cli_usage(c, "prof", "invalid --top \"%s\"", arg);
+	if (rc)
+		return rc;
 	*top = (unsigned)v;
 	return EXIT_OK;
 }

@@ -75,7 +75,7 @@ void cli_print_synopsis(FILE *f, const struct cli_cmd *k, const char *lead)
 {
 	for (const char *p = k->synopsis; *p;) {
 		size_t n = strcspn(p, "\n");
-		fprintf(f, "%s%s%.*s\n", lead, k->live ? "PID " : "", (int)n, p);
+		fprintf(f, "%s%s%.*s\n", lead, k->props & CLI_PID ? "PID " : "", (int)n, p);
 		p += n + (p[n] == '\n');
 	}
 }
@@ -102,7 +102,18 @@ const struct cli_cmd *cli_find_live(const char *name)
 {
 	const struct cli_cmd *k = cli_find(name);
 
-	return k && k->live ? k : NULL;
+	return k && k->props & CLI_PID ? k : NULL;
+}
+
+unsigned cli_props(const struct cli_cmd *k, int argc, char **argv, const struct cli_sub **sub)
+{
+	const struct cli_sub *x = k->subs;
+
+	while (x && x->name && !(argc > 1 && !strcmp(argv[1], x->name)))
+		x++;
+	if (sub)
+		*sub = x && x->name ? x : NULL;
+	return k->props | (x && x->name ? x->props : 0);
 }
 
 int cli_exe_dir(char *dir, size_t len)

@@ -3,11 +3,28 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "attach/arch.h"
+#include "attach/procfs.h"
 #include "attach/select.h"
 #include "process/stacks.h"
 #include "process/threads.h"
+
+int jma_process_exe(pid_t pid, char *exe, size_t exelen, char *comm, size_t commlen)
+{
+	char link[64], state;
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+	n = readlink(link, exe, exelen - 1);
+	if (n <= 0)
+		return n ? -errno : -ENOENT;
+	exe[n] = '\0';
+	if (att_proc_stat(pid, pid, &state, comm, commlen))
+		comm[0] = '\0';
+	return 0;
+}
 
 int jma_threads(jma_session *s, int max_frames, jma_thread_fn fn, void *arg)
 {

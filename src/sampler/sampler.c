@@ -65,6 +65,7 @@ struct run {
 	uint64_t period;
 	int err;			/* from the event handler */
 	uint64_t dropped;
+	const char *maps_text;		/* the target's maps at the start, for snapshots */
 };
 
 static jma_session *log_to;
@@ -399,12 +400,29 @@ static double overhead(struct run *u, double cpu0, double *cost, double *cpu)
 	return *cpu > 0 ? (*cost < *cpu ? *cost / *cpu : 1) : 0;
 }
 
+/* Hand the profile so far to o->snapshot: non-zero when it ends the window. */
+static int snapshot(struct run *u)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	int stop;
+
+	if (smp_profile_write(u->prof, u->maps_text, &buf, &len)) {
+		u->err = -ENOMEM;
+		return 1;
+	}
+	stop = u->o->snapshot(u->o->snapshot_arg, buf, len);
+	free(buf);
+	return stop;
+}
+
 /* Consume events for @secs seconds (*@elapsed: how long it ran), or until
  * the target exits or execs, the cost passes its budget or *stop is set. */
 static enum jma_sampler_end window(struct run *u, struct ring_buffer *rb, double cpu0, double secs,
 				   double *elapsed)
 {
-	uint64_t t0 = now_ns(), last = t0, len = (uint64_t)(secs * 1e9);
+	uint64_t t0 = now_ns(), last = t0, snap = t0, len = (uint64_t)(secs * 1e9);
+	uint64_t every = (uint64_t)(u->o->snapshot_every * 1e9);
 	double cost, cpu;
 
 	for (;;) {
@@ -419,6 +437,11 @@ static enum jma_sampler_end window(struct run *u, struct ring_buffer *rb, double
 		*elapsed = (double)(t - t0) / 1e9;
 		if (t - t0 >= len)
 			return JMA_SAMPLER_TIME;
+		if (u->o->snapshot && every && t - snap >= every) {
+			snap = t;
+			if (snapshot(u))
+				return JMA_SAMPLER_STOPPED;
+		}
 		if (t - last < CHECK_EVERY_NS)
 			continue;
 		last = t;
@@ -471,6 +494,7 @@ int jma_sampler_run(jma_session *s, const struct jma_sampler_opts *o, struct jma
 		return err == -ENOMEM ? jma_fail(s, JMA_ERR_TARGET, err, "out of memory")
 				      : jma_fail(s, JMA_ERR_MISSING, err, "%s", msg);
 	}
+	u.maps_text = maps_text;
 	log_to = s;
 	if (!(u.prof = smp_profile_new(u.period))) {
 		err = jma_fail(s, JMA_ERR_TARGET, -ENOMEM, "out of memory");

@@ -2,6 +2,7 @@
 # 40-prof.sh -- heap-profiling control from outside: status, on/off, dump, reset,
 # gdump, window, and purge/decay.
 source tests/lib.sh
+source tests/lib-sampler.sh
 
 PROF=MALLOC_CONF=prof:true,prof_active:false,lg_prof_sample:12
 
@@ -276,13 +277,36 @@ t_status_with_profiling_off_says_so() {
 	expect_eq "$(jq -c '[.sample_bytes, .profiling]' <<<"$OUT")" "[131072,false]"
 }
 
+# Without opt.prof, prof window samples with uprobes (prof sample's sampler,
+# at the process's lg_prof_sample) and says so: leakfix's leak first, its
+# bytes within 15% of the truth.
+t_window_without_opt_prof_uses_the_sampler() {
+	local pid truth
+	can_sample
+	start_fixture pid "$FIXTURES/leakfix" MALLOC_CONF=lg_prof_sample:14
+	jm "$pid" prof window 2 --max-overhead 0 -o "$TMPD/ws" --top 3
+	expect_rc 0
+	expect_match "$ERR" "profiler is off in process $pid \(opt.prof false\): prof window uses the sampler"
+	expect_match "$ERR" "1 in 2\^14 bytes"
+	expect_match "$OUT" $'allocation sites that grew during the window[^\n]*\nTotal: [0-9.]+ MB\n +[0-9.]+ +[0-9.]+% +[0-9.]+% +[0-9.]+ +[0-9.]+% leak_site'
+	truth=$(awk -v s="$(window_secs)" -v r=$RATE 'BEGIN { printf "%d", s * r }')
+	jm analyze "$TMPD/ws/window.heap" --format json --pid "$pid"
+	expect_rc 0
+	within "$(site "$OUT" leak_site)" "$truth" $((truth * 15 / 100))
+}
+
+# Where the sampler cannot run either (here: without CAP_BPF/CAP_PERFMON):
+# exit 4 with the prof:true alternative, checked before anything is written.
 t_failed_window_checks_first_and_leaves_nothing() {
 	local pid
+	command -v capsh >/dev/null || skip "no capsh"
+	[[ $(id -u) == 0 ]] || skip "not root"
 	start_fixture pid "$FIXTURES/jemfix"
 	mkdir "$TMPD/empty"
-	jm_run env -C "$TMPD/empty" "$JEMATTACH" "$pid" prof window 1
+	jm_run env -C "$TMPD/empty" capsh --drop=cap_bpf,cap_perfmon,cap_sys_admin -- -c \
+		"exec '$JEMATTACH' $pid prof window 1"
 	expect_rc 4
-	expect_match "$ERR" "opt.prof is false"
+	expect_match "$ERR" "MALLOC_CONF=prof:true"
 	[[ $ERR != *"base dump"* ]] || fail "dumped before checking: $ERR"
 	expect_eq "$(ls -A "$TMPD/empty")" ""
 }

@@ -2,6 +2,7 @@
 # 42-track.sh -- prof track and report sites: which allocation site grows,
 # against a fixture whose sites leak, churn and hold at known rates, and Redis.
 source tests/lib.sh
+source tests/lib-sampler.sh
 
 TRACK=MALLOC_CONF=prof:true,prof_accum:true,lg_prof_sample:12
 
@@ -108,12 +109,50 @@ t_ctrl_c_at_any_moment_ends_cleanly() {
 	expect_eq "$OUT" false
 }
 
-t_without_profiling_exit_4() {
+# Without opt.prof the track samples with uprobes (at the process's
+# lg_prof_sample) and says so: the leak ranks first, growing in every
+# interval at its rate within 15%; --churn needs jemalloc's profiler.
+t_without_profiling_uses_the_sampler() {
+	local pid leak r
+	can_sample
+	start_fixture pid "$FIXTURES/trackfix" MALLOC_CONF=lg_prof_sample:12
+	leak=$(fix "$pid" rates | awk '{print $2}')
+	jm "$pid" prof track -i 1 -n 4 --max-overhead 0
+	expect_rc 0
+	expect_match "$ERR" "profiler is off in process $pid \(opt.prof false\): prof track uses the sampler"
+	expect_eq "$(grep -cE '^\[[0-9]+\]==== ' <<<"$OUT")" 4
+	r=$(grep -A2 '^sites by growth' <<<"$OUT" | sed -n 3p)
+	expect_match "$r" "^ +1 [0-9a-f]{16} growing +3/3 .* leak_site < leaker \["
+	near "$(awk '{print $5}' <<<"$r")" "$leak" 15
+	jm "$pid" prof track -i 1 -n 2 --churn 1M
+	expect_rc 2
+	expect_match "$ERR" "--churn needs jemalloc's profiler"
+}
+
+# --sampler on a prof:true process: the sampler, prof.active never touched.
+t_sampler_on_a_prof_true_process() {
 	local pid
+	can_sample
+	start_fixture pid "$FIXTURES/trackfix" "$TRACK"
+	jm "$pid" prof track --sampler -i 0.5 -n 2 --max-overhead 0 --format jsonl
+	expect_rc 0
+	expect_eq "$(wc -l <<<"$OUT")" 2
+	[[ $ERR != *"prof.active"* ]] || fail "prof.active touched: $ERR"
+	expect_match "$ERR" "a snapshot every 0.5 s"
+	jm "$pid" get prof.active
+	expect_eq "$OUT" true
+}
+
+# Where the sampler cannot run either: exit 4 with the prof:true alternative.
+t_without_profiling_or_sampler_exit_4() {
+	local pid
+	command -v capsh >/dev/null || skip "no capsh"
+	[[ $(id -u) == 0 ]] || skip "not root"
 	start_fixture pid "$FIXTURES/trackfix"
-	jm "$pid" prof track -i 0.2 -n 2
+	jm_run capsh --drop=cap_bpf,cap_perfmon,cap_sys_admin -- -c \
+		"exec '$JEMATTACH' $pid prof track -i 0.2 -n 2"
 	expect_rc 4
-	expect_match "$ERR" "opt.prof is false"
+	expect_match "$ERR" "MALLOC_CONF=prof:true"
 }
 
 t_bad_options_exit_2() {

@@ -5,8 +5,8 @@
 # block from before the window); the safety tests read the probed code's
 # bytes through /proc/PID/mem (a uprobe is a 0xcc there while it is in place).
 source tests/lib.sh
+source tests/lib-sampler.sh
 
-RATE=2621440			# leakfix's bytes a second, per site
 SECS=${SAMPLER_SECS:-5}
 KILLS=${SAMPLER_KILLS:-20}
 VERSIONS_DIR=$(dirname "$FIXTURES")/versions
@@ -14,23 +14,12 @@ VERSIONS_DIR=$(dirname "$FIXTURES")/versions
 # errors wide (at jemalloc's 19, 5 s of this leak is 25 samples: +-20%).
 SAMPLE=(--lg-sample 14 --max-overhead 0)
 
-can_sample() {
-	[[ $(id -u) == 0 ]] || skip "not root"
-	[[ -d /sys/bus/event_source/devices/uprobe ]] || skip "kernel without uprobes"
-}
-
 # sample PID FILE ARGS...: a window of $SECS s into FILE.
 sample() {
 	local pid=$1 file=$2; shift 2
 	jm "$pid" prof sample "$SECS" "${SAMPLE[@]}" -o "$file" "$@"
 	expect_rc 0
 }
-
-# window_secs: the window's length from the summary jemattach printed.
-window_secs() { sed -n 's/^jemattach: \([0-9.]*\) s, [0-9]* probes.*/\1/p' <<<"$ERR"; }
-
-# site JSON NAME: a site's flat bytes in an analyze --format json report (0: absent).
-site() { jq -r --arg n "$2" '[.sites[] | select(.name == $n) | .flat] | (.[0] // 0) | floor' <<<"$1"; }
 
 # byte_at PID ADDR: the byte at ADDR of PID's memory, two hex digits.
 byte_at() {
@@ -95,20 +84,35 @@ t_versions_and_static_prefixed() {
 	((n > 1)) || skip "no jemalloc version builds (make versions)"
 }
 
-# On a prof:true process the sampler and jemalloc's own window both find the
-# leak's bytes (each within 15% of the truth).
+# On a prof:true process the sampler and jemalloc's own profiler agree:
+# prof window --sampler (at jemalloc's lg_prof_sample), then jemalloc's prof
+# window, per site: the leak's bytes within 15% of the truth and 20% of each
+# other, the churn freed in both, the early block in neither.  One after the
+# other: while the sampler runs, its return probes stand in for return
+# addresses on the stack, and jemalloc's own stacks end there (doc/sampler.md).
 t_agrees_with_prof_true() {
-	local pid truth
+	local pid truth own smp
 	can_sample
 	start_fixture pid "$FIXTURES/leakfix" MALLOC_CONF=prof:true,prof_active:false,lg_prof_sample:14
-	sample "$pid" "$TMPD/p.heap"
-	check_profile "$pid" "$TMPD/p.heap"
+	jm "$pid" prof window 4 --sampler --max-overhead 0 -o "$TMPD/sw"
+	expect_rc 0
+	expect_match "$ERR" "1 in 2\^14 bytes"
+	jm analyze "$TMPD/sw/window.heap" --format json --pid "$pid"
+	expect_rc 0
+	smp=$OUT
 	jm "$pid" prof window 4 -o "$TMPD/pw"
 	expect_rc 0
 	jm analyze "$TMPD/pw/window.heap" --base "$TMPD/pw/base.heap" --format json --pid "$pid"
 	expect_rc 0
+	own=$OUT
 	truth=$((RATE * 4))
-	within "$(site "$OUT" leak_site)" "$truth" $((truth * 15 / 100))
+	within "$(site "$own" leak_site)" "$truth" $((truth * 15 / 100))
+	within "$(site "$smp" leak_site)" "$truth" $((truth * 15 / 100))
+	within "$(site "$smp" leak_site)" "$(site "$own" leak_site)" $(($(site "$own" leak_site) / 5))
+	(($(site "$own" churn_site) * 20 < truth)) || fail "churn_site in use in jemalloc's window: $own"
+	(($(site "$smp" churn_site) * 20 < truth)) || fail "churn_site in use in the sampler's window: $smp"
+	expect_eq "$(site "$smp" early_block)" 0
+	expect_eq "$(site "$own" early_block)" 0
 }
 
 # Debian's Redis (no prof:true) under redis-benchmark: complete stacks from
