@@ -6,7 +6,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "process/session.h"
+#include "core/session.h"
 
 static double mono_now(void)
 {
