@@ -1,6 +1,5 @@
 /* cmd_serve.c -- "serve": options for the HTTP exporter (src/serve), validated here. */
 #include <dlfcn.h>
-#include <errno.h>
 #include <limits.h>
 #include <getopt.h>
 #include <netdb.h>
@@ -25,8 +24,7 @@ static int parse_listen(const char *s, struct serve_cfg *cfg)
 	struct addrinfo *ai = NULL;
 	char host[256];
 	const char *colon, *port;
-	long p;
-	char *end;
+	long long p;
 
 	if (strlen(s) >= sizeof(cfg->listen))
 		return -1;
@@ -45,9 +43,7 @@ static int parse_listen(const char *s, struct serve_cfg *cfg)
 		snprintf(host, sizeof(host), "%.*s", (int)(colon - s), s);
 		port = colon + 1;
 	}
-	errno = 0;
-	p = strtol(port, &end, 10);
-	if (!*port || *end || errno || p < 1 || p > 65535)
+	if (cli_parse_int(port, 1, 65535, &p))
 		return -1;
 	if (!host[0])
 		snprintf(host, sizeof(host), "0.0.0.0");
@@ -74,8 +70,7 @@ static int parse_listen(const char *s, struct serve_cfg *cfg)
 static int parse_sel(const char *s, struct serve_sel *sel, char *why, size_t whylen)
 {
 	const char *v = strchr(s, '=');
-	char *end;
-	long n;
+	long long n;
 
 	memset(sel, 0, sizeof(*sel));
 	snprintf(sel->text, sizeof(sel->text), "%s", s);
@@ -85,9 +80,7 @@ static int parse_sel(const char *s, struct serve_sel *sel, char *why, size_t why
 	}
 	v++;
 	if (!strncmp(s, "pid=", 4)) {
-		errno = 0;
-		n = strtol(v, &end, 10);
-		if (*end || errno || n < 1 || n > 4194304) {
+		if (cli_parse_int(v, 1, 4194304, &n)) {
 			snprintf(why, whylen, "not a process ID");
 			return -1;
 		}
@@ -104,9 +97,7 @@ static int parse_sel(const char *s, struct serve_sel *sel, char *why, size_t why
 	} else if (!strncmp(s, "uid=", 4)) {
 		struct passwd *pw;
 
-		errno = 0;
-		n = strtol(v, &end, 10);
-		if (!*end && !errno && n >= 0 && n < 4294967295L) {
+		if (!cli_parse_int(v, 0, 4294967294LL, &n)) {
 			sel->uid = (uid_t)n;
 		} else if ((pw = getpwnam(v))) {
 			sel->uid = pw->pw_uid;
@@ -127,15 +118,6 @@ static int parse_sel(const char *s, struct serve_sel *sel, char *why, size_t why
 		return -1;
 	}
 	return 0;
-}
-
-static int parse_secs(const char *s, double lo, double hi, double *out)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtod(s, &end);
-	return !*s || *end || errno || !(*out >= lo) || *out > hi ? -1 : 0;
 }
 
 static void free_cfg(struct serve_cfg *cfg)
@@ -177,134 +159,125 @@ static int (*load_server(void))(struct serve_cfg *)
 	return NULL;
 }
 
-int cmd_serve(struct cli *c, int argc, char **argv)
+static const struct option longopts[] = {
+	{ "listen", required_argument, NULL, 'l' },
+	{ "target", required_argument, NULL, 's' },
+	{ "min-interval", required_argument, NULL, 'i' },
+	{ "timeout", required_argument, NULL, 't' },
+	{ "discover-interval", required_argument, NULL, 'd' },
+	{ "max-attaches", required_argument, NULL, 'm' },
+	{ "web-config", required_argument, NULL, 'w' },
+	{ "allow-control", no_argument, NULL, 'C' },
+	{ "insecure", no_argument, NULL, 'I' },
+	{ "arenas", no_argument, NULL, 'a' },
+	{ "max-overhead", required_argument, NULL, 'o' },
+	{ 0 },
+};
+
+static int add_sel(struct cli *c, struct serve_cfg *cfg, const char *arg)
 {
-	static const struct option longopts[] = {
-		{ "listen", required_argument, NULL, 'l' },
-		{ "target", required_argument, NULL, 's' },
-		{ "min-interval", required_argument, NULL, 'i' },
-		{ "timeout", required_argument, NULL, 't' },
-		{ "discover-interval", required_argument, NULL, 'd' },
-		{ "max-attaches", required_argument, NULL, 'm' },
-		{ "web-config", required_argument, NULL, 'w' },
-		{ "allow-control", no_argument, NULL, 'C' },
-		{ "insecure", no_argument, NULL, 'I' },
-		{ "arenas", no_argument, NULL, 'a' },
-		{ "max-overhead", required_argument, NULL, 'o' },
-		{ 0 },
-	};
-	struct serve_cfg cfg = { .min_interval = 1, .timeout = 5, .discover_interval = 5,
-				 .max_attaches = 4, .max_overhead = 0.05 };
-	const char *listen = DEFAULT_LISTEN, *web = NULL;
-	int (*run)(struct serve_cfg *);
+	struct serve_sel *nv = realloc(cfg->sel, (cfg->nsel + 1) * sizeof(*nv));
 	char why[256];
+
+	if (!nv)
+		return cli_error(EXIT_TARGET, "out of memory");
+	cfg->sel = nv;
+	if (parse_sel(arg, &cfg->sel[cfg->nsel], why, sizeof(why)))
+		return cli_usage(c, "serve", "invalid --target \"%s\": %s", arg, why);
+	cfg->nsel++;
+	return EXIT_OK;
+}
+
+/* A number option: its value in [lo, hi], or the usage error naming it. */
+static int num_opt(struct cli *c, const char *name, const char *what, double lo, double hi,
+		   double *v)
+{
+	if (!cli_parse_num(optarg, lo, hi, v))
+		return EXIT_OK;
+	return cli_usage(c, "serve", "invalid --%s \"%s\": %s", name, optarg, what);
+}
+
+/* One option into @cfg (--listen and --web-config into @listen, @web). */
+static int serve_option(struct cli *c, int opt, struct serve_cfg *cfg, const char **listen,
+			const char **web)
+{
+	double v;
+	int rc;
+
+	switch (opt) {
+	case 'l': *listen = optarg; return EXIT_OK;
+	case 'w': *web = optarg; return EXIT_OK;
+	case 'C': cfg->allow_control = 1; return EXIT_OK;
+	case 'I': cfg->insecure = 1; return EXIT_OK;
+	case 'a': cfg->arenas = 1; return EXIT_OK;
+	case 's': return add_sel(c, cfg, optarg);
+	case 'i':
+		return num_opt(c, "min-interval", "seconds, 0 to 3600", 0, 3600, &cfg->min_interval);
+	case 't':
+		return num_opt(c, "timeout", "seconds, 0.1 to 600", 0.1, 600, &cfg->timeout);
+	case 'd':
+		return num_opt(c, "discover-interval", "seconds, 0.2 to 3600", 0.2, 3600,
+			       &cfg->discover_interval);
+	case 'm':
+		if ((rc = num_opt(c, "max-attaches", "1 to 256", 1, 256, &v)) != EXIT_OK)
+			return rc;
+		if (v != (unsigned)v)
+			return cli_usage(c, "serve", "invalid --max-attaches \"%s\": 1 to 256", optarg);
+		cfg->max_attaches = (unsigned)v;
+		return EXIT_OK;
+	case 'o':
+		if ((rc = num_opt(c, "max-overhead", "a percentage, 0 to 100", 0, 100, &v)) == EXIT_OK)
+			cfg->max_overhead = v / 100;
+		return rc;
+	default:
+		return cli_usage(c, "serve", "invalid option");
+	}
+}
+
+/* The options given, checked together; @cfg then holds what serve_run needs. */
+static int serve_config(struct cli *c, int argc, char **argv, struct serve_cfg *cfg)
+{
+	const char *listen = DEFAULT_LISTEN, *web = NULL;
 	int opt, rc;
 
-	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-		double v;
-
-		switch (opt) {
-		case 'l':
-			listen = optarg;
-			break;
-		case 's': {
-			struct serve_sel *nv = realloc(cfg.sel, (cfg.nsel + 1) * sizeof(*nv));
-
-			if (!nv) {
-				free_cfg(&cfg);
-				return cli_error(EXIT_TARGET, "out of memory");
-			}
-			cfg.sel = nv;
-			if (parse_sel(optarg, &cfg.sel[cfg.nsel], why, sizeof(why))) {
-				free_cfg(&cfg);
-				return cli_usage(c, "serve", "invalid --target \"%s\": %s", optarg, why);
-			}
-			cfg.nsel++;
-			break;
-		}
-		case 'i':
-			if (parse_secs(optarg, 0, 3600, &cfg.min_interval)) {
-				free_cfg(&cfg);
-				return cli_usage(c, "serve", "invalid --min-interval \"%s\": seconds, "
-						 "0 to 3600", optarg);
-			}
-			break;
-		case 't':
-			if (parse_secs(optarg, 0.1, 600, &cfg.timeout)) {
-				free_cfg(&cfg);
-				return cli_usage(c, "serve", "invalid --timeout \"%s\": seconds, 0.1 "
-						 "to 600", optarg);
-			}
-			break;
-		case 'd':
-			if (parse_secs(optarg, 0.2, 3600, &cfg.discover_interval)) {
-				free_cfg(&cfg);
-				return cli_usage(c, "serve", "invalid --discover-interval \"%s\": "
-						 "seconds, 0.2 to 3600", optarg);
-			}
-			break;
-		case 'm':
-			if (parse_secs(optarg, 1, 256, &v) || v != (unsigned)v) {
-				free_cfg(&cfg);
-				return cli_usage(c, "serve", "invalid --max-attaches \"%s\": 1 to 256",
-						 optarg);
-			}
-			cfg.max_attaches = (unsigned)v;
-			break;
-		case 'w':
-			web = optarg;
-			break;
-		case 'C':
-			cfg.allow_control = 1;
-			break;
-		case 'I':
-			cfg.insecure = 1;
-			break;
-		case 'a':
-			cfg.arenas = 1;
-			break;
-		case 'o':
-			if (parse_secs(optarg, 0, 100, &v)) {
-				free_cfg(&cfg);
-				return cli_usage(c, "serve", "invalid --max-overhead \"%s\": a "
-						 "percentage, 0 to 100", optarg);
-			}
-			cfg.max_overhead = v / 100;
-			break;
-		default:
-			free_cfg(&cfg);
-			return cli_usage(c, "serve", "invalid option");
-		}
-	}
-	if (optind < argc) {
-		free_cfg(&cfg);
+	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1)
+		if ((rc = serve_option(c, opt, cfg, &listen, &web)) != EXIT_OK)
+			return rc;
+	if (optind < argc)
 		return cli_usage(c, "serve", "unexpected argument \"%s\"", argv[optind]);
-	}
-	if (parse_listen(listen, &cfg)) {
-		free_cfg(&cfg);
+	if (parse_listen(listen, cfg))
 		return cli_usage(c, "serve", "invalid --listen \"%s\": ADDRESS:PORT, [IPv6]:PORT or "
 				 ":PORT, the address numeric", listen);
-	}
-	if (c->opt.flags & (JMA_F_FORCE | JMA_F_FREEZE)) {
-		free_cfg(&cfg);
+	if (c->opt.flags & (JMA_F_FORCE | JMA_F_FREEZE))
 		return cli_usage(c, "serve", "serve never forces a call nor freezes a process "
 				 "(--force, --freeze)");
-	}
-	cfg.web_config = web;
-	cfg.opt = c->opt;
+	cfg->web_config = web;
+	cfg->opt = c->opt;
 	/* One call never outlasts the request that waits for it. */
-	if (cfg.opt.timeout <= 0)
-		cfg.opt.timeout = cfg.timeout;
+	if (cfg->opt.timeout <= 0)
+		cfg->opt.timeout = cfg->timeout;
 	/* systemd's CacheDirectory= (the unit's home is read-only). */
 	if (getenv("CACHE_DIRECTORY") && getenv("CACHE_DIRECTORY")[0] == '/' && c->opt.cache_dir)
-		cfg.opt.cache_dir = getenv("CACHE_DIRECTORY");
+		cfg->opt.cache_dir = getenv("CACHE_DIRECTORY");
 	if (!c->verbose)
-		cfg.opt.log = NULL;
-	cfg.verbose = c->verbose;
-	/* Never fetch debuginfo over the network while naming a profile. */
-	unsetenv("DEBUGINFOD_URLS");
-	run = load_server();
-	rc = run ? run(&cfg) : EXIT_MISSING;
+		cfg->opt.log = NULL;
+	cfg->verbose = c->verbose;
+	return EXIT_OK;
+}
+
+int cmd_serve(struct cli *c, int argc, char **argv)
+{
+	struct serve_cfg cfg = { .min_interval = 1, .timeout = 5, .discover_interval = 5,
+				 .max_attaches = 4, .max_overhead = 0.05 };
+	int (*run)(struct serve_cfg *);
+	int rc = serve_config(c, argc, argv, &cfg);
+
+	if (rc == EXIT_OK) {
+		/* Never fetch debuginfo over the network while naming a profile. */
+		unsetenv("DEBUGINFOD_URLS");
+		run = load_server();
+		rc = run ? run(&cfg) : EXIT_MISSING;
+	}
 	free_cfg(&cfg);
 	return rc;
 }

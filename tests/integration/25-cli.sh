@@ -176,4 +176,11 @@ t_watch_says_the_process_exited() {
 	done
 }
 
+# The CLI stays a thin layer over the library (issue 32): no function in src/cli
+# longer than 60 lines.
+t_cli_functions_are_at_most_60_lines() {
+	local out
+	out=$(scripts/funclen.sh -max 60 src/cli/*.c) || fail "longest in src/cli: $(head -1 <<<"$out")"
+	[ -n "$out" ] || fail "funclen.sh measured no function"
+}
 run_tests
