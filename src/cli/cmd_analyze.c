@@ -20,7 +20,6 @@ struct analyze {
 	struct jma_heap_symopts sym;
 	long top;		/* -1: the format's default */
 	int list_folds;
-	int debuginfod;		/* may fetch debuginfo over the network */
 };
 
 static int parse_args(struct cli *c, int argc, char **argv, struct analyze *a)
@@ -107,7 +106,7 @@ static int parse_args(struct cli *c, int argc, char **argv, struct analyze *a)
 			a->r.no_default_folds = 1;
 			break;
 		case O_DEBUGINFOD:
-			a->debuginfod = 1;
+			a->sym.debuginfod = 1;
 			break;
 		case O_NO_DEMANGLE:
 			a->r.no_demangle = 1;
@@ -215,10 +214,6 @@ int cmd_analyze(struct cli *c, int argc, char **argv)
 	}
 	if (a.list_folds)
 		return list_folds();
-	/* Offline unless asked: libdw queries every $DEBUGINFOD_URLS server for
-	 * each module without debuginfo (Debian sets it in login shells). */
-	if (!a.debuginfod)
-		unsetenv("DEBUGINFOD_URLS");
 	a.sym.log = c->opt.log;
 	a.sym.log_arg = c->opt.log_arg;
 	rc = load(a.profile, &h);

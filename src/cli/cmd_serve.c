@@ -292,8 +292,6 @@ int cmd_serve(struct cli *c, int argc, char **argv)
 	if (!c->verbose)
 		cfg.opt.log = NULL;
 	cfg.verbose = c->verbose;
-	/* Never fetch debuginfo over the network while naming a profile. */
-	unsetenv("DEBUGINFOD_URLS");
 	run = load_server();
 	rc = run ? run(&cfg) : EXIT_MISSING;
 	free_cfg(&cfg);

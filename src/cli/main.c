@@ -415,10 +415,6 @@ int main(int argc, char **argv)
 		return cli_error(EXIT_USAGE, "unknown command \"%s\" (try --help)", argv[optind + npids]);
 	if (wants_help(argc - optind - npids - 1, argv + optind + npids + 1))
 		return command_help(k);
-	/* Never fetch debuginfo over the network while a target may be stopped
-	 * (libdw asks debuginfod servers whenever this is set; Debian sets it in
-	 * login shells). */
-	unsetenv("DEBUGINFOD_URLS");
 	c.opt.flags |= k->open_flags;
 	if (npids == 1)
 		return run_live(&c, k, argc - optind - 1, argv + optind + 1);

@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "process/session.h"
-#include "process/targetfs.h"
+#include "attach/targetfs.h"
 
 /* Profiles of large processes run to tens of MB; more than this is not a
  * heap profile jemalloc wrote. */

@@ -23,6 +23,7 @@
 #include "process/freeze.h"
 #include "process/session.h"
 #include "process/stuck.h"
+#include "process/symcache.h"
 #include "process/threads.h"
 
 #define MAX_FRAMES	64
@@ -106,6 +107,9 @@ static int stuck_check(jma_session *s)
 int jma_open_process(jma_session *s, pid_t pid)
 {
 	char msg[sizeof(s->err)];
+	struct jma_symcache_use cache;
+	struct jma_syms_opts so = { s->opt.prefix, s->opt.module, !!(s->opt.flags & JMA_F_ANY_PROCESS),
+				    !!(s->opt.flags & JMA_F_DEBUGINFOD), NULL };
 	int err;
 
 	if (s->syms)
@@ -120,9 +124,10 @@ int jma_open_process(jma_session *s, pid_t pid)
 	for (int tries = 0;; tries++) {
 		/* Before the maps are read: an exec after this is seen at the stop. */
 		s->exec_mark = jma_exec_mark_at(pid, &s->exec_where);
-		err = jma_syms_open(pid, s->opt.prefix, s->opt.module,
-				    !!(s->opt.flags & JMA_F_ANY_PROCESS), s->opt.cache_dir, &s->syms, msg,
-				    sizeof(msg));
+		jma_symcache_use(&cache, s->opt.cache_dir, s->opt.prefix, s->opt.module);
+		so.cache = s->opt.cache_dir ? &cache.hooks : NULL;
+		err = jma_syms_open(pid, &so, &s->syms, msg, sizeof(msg));
+		jma_symcache_done(&cache);
 		/* Read in the middle of an exec, before the loader mapped it? */
 		if (err != -ENOENT || tries == LOADING_TRIES ||
 		    !jma_exec_loading(pid, s->exec_mark, LOADING_WAIT_MS))

@@ -13,7 +13,7 @@
 #include "attach/thread.h"
 #include "process/backend.h"
 #include "process/execcheck.h"
-#include "process/symbols.h"
+#include "symbols/symbols.h"
 
 struct jma_session {
 	struct jma_options opt;
