@@ -57,6 +57,7 @@ int sym_view_module(const struct sym_view *v, const char *path, uint64_t start, 
 	size_t n = strlen(path);
 	int fd;
 
+	snprintf(shown, len, "%s", path);
 	if (path[0] != '/')
 		return -EINVAL;
 	if (v->pid > 0) {
@@ -68,10 +69,8 @@ int sym_view_module(const struct sym_view *v, const char *path, uint64_t start, 
 			snprintf(mf, sizeof(mf), "/proc/%d/map_files/%llx-%llx", (int)v->pid,
 				 (unsigned long long)m->start, (unsigned long long)m->end);
 			fd = regular(sym_open_host(NULL, mf, flags));
-			if (fd >= 0) {
-				snprintf(shown, len, "%s", path);
+			if (fd >= 0)
 				return fd;
-			}
 		}
 	}
 	/* The kernel marks unlinked files; the name is all that is left of them. */
