@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "symbols/elfsyms.h"
 #include "symbols/handle.h"
-
 static const char *const public_names[] = {
 	"malloc", "calloc", "realloc", "free", "posix_memalign", "aligned_alloc", "memalign",
 	"valloc", "mallocx", "rallocx", "xallocx", "sallocx", "dallocx", "sdallocx", "nallocx",
@@ -53,12 +53,6 @@ struct scan {
 	int err;
 };
 
-int syms_is_func(const GElf_Sym *s)
-{
-	int t = GELF_ST_TYPE(s->st_info);
-	return (t == STT_FUNC || t == STT_GNU_IFUNC) && s->st_shndx != SHN_UNDEF;
-}
-
 /* In a static copy, jemalloc's code is: its public functions (with the prefix),
  * its private namespace (je_*, or <prefix>je_* when renamed), and local
  * functions of its source files. */
@@ -96,41 +90,12 @@ static int static_code_ranges(Dwfl_Module *mod, struct jma_copy *c)
 	return 0;
 }
 
-static Elf_Data *rodata(Dwfl_Module *mod)
-{
-	Dwarf_Addr bias;
-	Elf *elf = dwfl_module_getelf(mod, &bias);
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
-
-	if (!elf || elf_getshdrstrndx(elf, &shstrndx))
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		const char *nm;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS)
-			continue;
-		nm = elf_strptr(elf, shstrndx, sh.sh_name);
-		if (nm && !strcmp(nm, ".rodata"))
-			return elf_getdata(scn, NULL);
-	}
-	return NULL;
-}
-
-static int has_jemalloc_strings(Dwfl_Module *mod)
-{
-	Elf_Data *d = rodata(mod);
-
-	return d && d->d_buf && memmem(d->d_buf, d->d_size, "<jemalloc>: ", 12);
-}
-
 /* jemalloc reads its options from JEMALLOC_CPREFIX "MALLOC_CONF", a string
  * literal in its .rodata: "MALLOC_CONF", "JE_MALLOC_CONF", "_RJEM_MALLOC_CONF".
  * Without it, fall back to the convention: the upper-cased prefix. */
 static void conf_env(Dwfl_Module *mod, const char *prefix, char *out, size_t len)
 {
-	Elf_Data *d = rodata(mod);
+	Elf_Data *d = syms_rodata(mod);
 	const char *p = d ? d->d_buf : NULL, *end = p ? p + d->d_size : NULL;
 
 	while (p && (p = memmem(p, (size_t)(end - p), "MALLOC_CONF", 12))) {
@@ -153,72 +118,6 @@ static void conf_env(Dwfl_Module *mod, const char *prefix, char *out, size_t len
 			out[i] = (char)(prefix[i] >= 'a' && prefix[i] <= 'z' ? prefix[i] - 32 : prefix[i]);
 		snprintf(out + i, len - i, "MALLOC_CONF");
 	}
-}
-
-static int ends_with(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), k = strlen(suffix);
-
-	return n >= k && !strcmp(s + n - k, suffix);
-}
-
-/* One memmem over a string table rules out most modules (libc's thousands
- * of names) without a look at each symbol; @fn names a symbol with
- * elf_strptr(@elf, @strtab, st_name) only when it needs to. */
-int syms_each_symbol(Elf *elf, Elf64_Word type, const char *needle, size_t nlen,
-		     int (*fn)(Elf *elf, size_t strtab, const GElf_Sym *sym, void *arg), void *arg)
-{
-	Elf_Scn *scn = NULL;
-
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d, *str;
-
-		if (!gelf_getshdr(scn, &sh) || !sh.sh_entsize || !(d = elf_getdata(scn, NULL)) ||
-		    (type ? sh.sh_type != type
-			  : sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
-			continue;
-		str = elf_getdata(elf_getscn(elf, sh.sh_link), NULL);
-		if (str && str->d_buf && !memmem(str->d_buf, str->d_size, needle, nlen))
-			continue;
-		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Sym sym;
-			int r;
-
-			if (gelf_getsym(d, (int)i, &sym) && sym.st_shndx != SHN_UNDEF &&
-			    (r = fn(elf, sh.sh_link, &sym, arg)))
-				return r;
-		}
-	}
-	return 0;
-}
-
-static int is_mallctl(Elf *elf, size_t strtab, const GElf_Sym *sym, void *arg)
-{
-	const char *nm = elf_strptr(elf, strtab, sym->st_name);
-
-	(void)arg;
-	return nm && ends_with(nm, "mallctl");
-}
-
-/* Does the module's main file define a *mallctl symbol (.dynsym or
- * .symtab)?  Asked before anything else so that separate debuginfo is searched
- * only where it may be needed: loading libc's debuginfo for its symbol table
- * would cost more than the rest of the start-up together. */
-static int has_mallctl_symbol(Dwfl_Module *mod)
-{
-	Dwarf_Addr bias;
-	Elf *elf = dwfl_module_getelf(mod, &bias);
-
-	/* "mallctl" and its NUL: a name ending so. */
-	return !elf || syms_each_symbol(elf, 0, "mallctl", 8, is_mallctl, NULL);
-}
-
-/* Could this module hold jemalloc: by its symbols, or by jemalloc's messages
- * in its .rodata (a stripped copy that debuginfo may name)? */
-int syms_maybe_jemalloc(Dwfl_Module *mod)
-{
-	return has_mallctl_symbol(mod) || has_jemalloc_strings(mod);
 }
 
 /* The prefix of a symbol named <prefix><suffix>, if plausible. */
@@ -256,8 +155,8 @@ static int scan_module(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr
 	 * messages (a stripped static copy, named by its debuginfo if any).
 	 * Searching every library's .rodata -- libcrypto's alone is a megabyte
 	 * -- was most of a live command's start-up. */
-	if (sc->pass == 1 ? !has_mallctl_symbol(mod)
-			  : has_mallctl_symbol(mod) || !has_jemalloc_strings(mod))
+	if (sc->pass == 1 ? !syms_has_mallctl_symbol(mod)
+			  : syms_has_mallctl_symbol(mod) || !syms_has_jemalloc_strings(mod))
 		return DWARF_CB_OK;
 	if (name[0] != '/')
 		dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, &name, NULL);
@@ -331,7 +230,7 @@ static int scan_module(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr
 				goto oom;
 		}
 	}
-	if (!any_ctl && !sc->found_stripped && has_jemalloc_strings(mod)) {
+	if (!any_ctl && !sc->found_stripped && syms_has_jemalloc_strings(mod)) {
 		sc->found_stripped = 1;
 		snprintf(sc->stripped_in, sizeof(sc->stripped_in), "%s", name);
 	}

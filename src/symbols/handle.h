@@ -1,4 +1,5 @@
-/* handle.h -- the inside of the symbols handle, shared by the files that make it up (symbols.h). */
+/* handle.h -- the inside of the symbols handle, shared by the files that make it up (symbols.h):
+ * symbols.c (the handle itself) below findje.c, names.c and lookup.c, open.c above them. */
 #ifndef JMA_SYMBOLS_HANDLE_H
 #define JMA_SYMBOLS_HANDLE_H
 
@@ -54,29 +55,20 @@ struct jma_syms {
 
 /* symbols.c: the file name of path @p. */
 const char *syms_base_name(const char *p);
+/* symbols.c: report the modules of the maps read at open to a new libdwfl.
+ * -errno (-EIO: libdwfl's own error). */
+int syms_report_modules(struct jma_syms *sy);
 /* symbols.c: @sy's libdwfl, made on first need (the modules of the maps read
  * at open), entered as the thread's current set-up (*@prev: the one before,
  * for sym_dwfl_leave).  NULL when it cannot be made (not tried again). */
 Dwfl *syms_enter(struct jma_syms *sy, struct sym_dwfl **prev);
 
 /* findje.c: find the jemalloc copies among @dwfl's modules (may be NULL)
- * into @sy and choose one, as @o restricts (@pid names the process).  Errors as jma_syms_open. */
+ * into @sy and choose one, as @o restricts (@pid names the process).
+ * Errors as jma_syms_open. */
 int syms_find_jemalloc(struct jma_syms *sy, Dwfl *dwfl, pid_t pid, const struct jma_syms_opts *o,
 		       char *msg, size_t len);
-/* findje.c: a defined function (or IFUNC) symbol? */
-int syms_is_func(const GElf_Sym *s);
-/* findje.c: could @mod hold jemalloc (its symbols or its messages)? */
-int syms_maybe_jemalloc(Dwfl_Module *mod);
-/* findje.c: visit the defined symbols of @elf's tables of type @type
- * (SHT_DYNSYM; 0: .symtab and .dynsym) whose string table holds the @nlen
- * bytes of @needle; the first nonzero @fn returns is returned. */
-int syms_each_symbol(Elf *elf, Elf64_Word type, const char *needle, size_t nlen,
-		     int (*fn)(Elf *elf, size_t strtab, const GElf_Sym *sym, void *arg), void *arg);
-
 /* lookup.c: where the pthread_cond_*wait functions are, found once. */
 int syms_find_cond_waits(struct jma_syms *sy);
-
-/* names.c: free what naming made. */
-void syms_names_free(struct jma_syms *sy);
 
 #endif

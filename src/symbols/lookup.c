@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "attach/restorer.h"
+#include "symbols/elfsyms.h"
 #include "symbols/handle.h"
 
 struct waits {

@@ -150,15 +150,3 @@ void jma_syms_describe(struct jma_syms *sy, uint64_t pc, char *buf, size_t len)
 	else
 		snprintf(buf, len, "0x%llx", (unsigned long long)pc);
 }
-
-void syms_names_free(struct jma_syms *sy)
-{
-	free(sy->names);
-	for (size_t i = 0; i < sy->nfde_names; i++)
-		free(sy->fde_names[i]);
-	free(sy->fde_names);
-	sym_dnames_free(sy->dnames);
-	for (size_t i = 0; i < sy->nfdes; i++)
-		jma_fdes_free(&sy->fdes[i].f);
-	free(sy->fdes);
-}
