@@ -2,8 +2,8 @@
  *
  * Over one libdwfl set-up (dwfl.h): module files opened as the process sees
  * them (view.h), separate debuginfo by one policy (debuginfo.h).  Its files:
- * symbols.c (the handle: open, maps, close), findje.c (jemalloc's copies),
- * names.c (naming code), lookup.c (symbols looked up by name). */
+ * symbols.c (the handle: maps, libdwfl, close), findje.c (jemalloc's copies),
+ * names.c (naming code), lookup.c (symbols by name), open.c (making one). */
 #ifndef JMA_SYMBOLS_H
 #define JMA_SYMBOLS_H
 
