@@ -375,8 +375,9 @@ $(BUILD)/fuzz/heap_fuzz: $(FUZZ_SRCS) $(wildcard src/heap/*.h include/jemattach/
 	@mkdir -p $(BUILD)/fuzz/corpus
 	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 		-std=gnu11 -D_GNU_SOURCE -Iinclude -I. -Isrc -Iattach/arch/$(ARCH) -I$(BUILD)/gen $(PKG_CFLAGS) \
-		-o $@ $(FUZZ_SRCS) attach/procfs.c attach/yield.c attach/defer.c src/process/fdes.c \
-		src/process/targetfs.c src/symbols/debuginfo.c $(PKG_LIBS) -lm
+		-o $@ $(FUZZ_SRCS) attach/procfs.c attach/yield.c attach/defer.c src/symbols/fdes.c \
+		attach/targetfs.c src/symbols/debuginfo.c src/symbols/dwfl.c src/symbols/view.c \
+		src/symbols/demangle.c $(PKG_LIBS) -lm
 
 # The ELF core parser of the emulator (corpus: tests/fuzz/core_corpus).
 $(BUILD)/fuzz/core_fuzz: tests/fuzz/core_fuzz.c src/emulate/core.c src/emulate/core.h

@@ -20,7 +20,7 @@
 #include "attach/unwind.h"
 #include "fake_backend.h"
 #include "process/stuck.h"
-#include "process/symbols.h"
+#include "symbols/symbols.h"
 
 /* "jemalloc's code": these functions and nothing else. */
 #define FAKEJE __attribute__((noinline, noclone, section("fakeje_text")))

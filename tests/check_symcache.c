@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "attach/procfs.h"
-#include "process/buildid.h"
+#include "symbols/buildid.h"
 #include "process/symcache.h"
 
 static int self_read(void *arg, uint64_t addr, void *buf, size_t n)

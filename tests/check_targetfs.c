@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "tutil.h"
-#include "process/targetfs.h"
+#include "attach/targetfs.h"
 
 /* The target's user, and another local user. */
 #define TEST_UID 65534

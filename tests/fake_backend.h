@@ -18,7 +18,7 @@
 
 #include "core/session.h"
 #include "process/open.h"
-#include "process/ranges.h"
+#include "symbols/ranges.h"
 
 /* Where the fake jemalloc's functions and code are. */
 #define FAKE_FN_MALLCTL 0x7f5a00101000ULL

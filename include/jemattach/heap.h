@@ -91,6 +91,10 @@ struct jma_heap_symopts {
 	int lines;
 	jma_log_fn log;		/* warnings; NULL: silent */
 	void *log_arg;
+	/* May ask the debuginfod servers of $DEBUGINFOD_URLS for debuginfo
+	 * (network).  0: the files of this host (or of the live process) only,
+	 * whatever the environment says. */
+	int debuginfod;
 };
 /* Name every address: function (inlined frames too), source file and line,
  * module.  Addresses no module covers stay hex; a module that cannot be read

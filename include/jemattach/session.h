@@ -43,6 +43,8 @@ typedef void (*jma_log_fn)(void *arg, int level, const char *msg);
 #define JMA_F_FREEZE	0x2	/* stop every thread while attached (refused if one is inside jemalloc) */
 #define JMA_F_ANY_PROCESS 0x4	/* jma_open succeeds without jemalloc (for jma_threads) */
 #define JMA_F_NO_DEMANGLE 0x8	/* C++ function names as the symbol tables spell them */
+#define JMA_F_DEBUGINFOD 0x10	/* may ask the debuginfod servers of $DEBUGINFOD_URLS for a
+				 * module's file or debuginfo (network); off: local files only */
 
 struct jma_options {
 	double timeout;		/* seconds one in-target call may take; <= 0: 10 */

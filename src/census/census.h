@@ -19,7 +19,7 @@
 #include "attach/procfs.h"
 #include "heap/heap.h"	/* heap_strtab: names interned (types, roots) */
 #include "core/session.h"
-#include "process/symbols.h"
+#include "symbols/symbols.h"
 
 #define CEN_PAGE	4096ULL
 #define CEN_NSIZES	232	/* SC_NSIZES: lg_quantum 4, 64-bit */

@@ -20,7 +20,6 @@ struct analyze {
 	struct jma_heap_symopts sym;
 	long top;		/* -1: the format's default */
 	int list_folds;
-	int debuginfod;		/* may fetch debuginfo over the network */
 };
 
 enum { O_BASE = 256, O_INUSE_SPACE, O_INUSE_OBJECTS, O_ALLOC_SPACE, O_ALLOC_OBJECTS,
@@ -79,7 +78,7 @@ static int one_option(struct cli *c, int opt, struct analyze *a)
 	case O_FOLD: a->r.fold = optarg; break;
 	case O_LIST_FOLDS: a->list_folds = 1; break;
 	case O_NO_DEFAULT_FOLDS: a->r.no_default_folds = 1; break;
-	case O_DEBUGINFOD: a->debuginfod = 1; break;
+	case O_DEBUGINFOD: a->sym.debuginfod = 1; break;
 	case O_NO_DEMANGLE: a->r.no_demangle = 1; break;
 	case 'P':
 		if (cli_parse_int(optarg, 1, INT_MAX, &v))
@@ -193,10 +192,6 @@ int cmd_analyze(struct cli *c, int argc, char **argv)
 	}
 	if (a.list_folds)
 		return list_folds();
-	/* Offline unless asked: libdw queries every $DEBUGINFOD_URLS server for
-	 * each module without debuginfo (Debian sets it in login shells). */
-	if (!a.debuginfod)
-		unsetenv("DEBUGINFOD_URLS");
 	a.sym.log = c->opt.log;
 	a.sym.log_arg = c->opt.log_arg;
 	rc = load(a.profile, &h);

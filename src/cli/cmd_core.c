@@ -31,7 +31,6 @@ int cmd_core(struct cli *c, int argc, char **argv)
 		return cli_usage(c, "core", "need a COMMAND after CORE [EXECUTABLE]");
 	if ((why = cli_emulate_refuses(k, argc - i, argv + i, 1)))
 		return cli_error(EXIT_USAGE, "core: %s: %s", k->name, why);
-	unsetenv("DEBUGINFOD_URLS");
 	c->s = jma_new(&c->opt);
 	if (!c->s)
 		return cli_error(EXIT_TARGET, "out of memory");

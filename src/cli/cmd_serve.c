@@ -273,8 +273,6 @@ int cmd_serve(struct cli *c, int argc, char **argv)
 	int rc = serve_config(c, argc, argv, &cfg);
 
 	if (rc == EXIT_OK) {
-		/* Never fetch debuginfo over the network while naming a profile. */
-		unsetenv("DEBUGINFOD_URLS");
 		run = load_server();
 		rc = run ? run(&cfg) : EXIT_MISSING;
 	}

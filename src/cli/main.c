@@ -413,10 +413,6 @@ static int run_pids(struct cli *c, int argc, char **argv)
 		return cli_error(EXIT_USAGE, "unknown command \"%s\" (try --help)", argv[npids]);
 	if (wants_help(argc - npids - 1, argv + npids + 1))
 		return command_help(k);
-	/* Never fetch debuginfo over the network while a target may be stopped
-	 * (libdw asks debuginfod servers whenever this is set; Debian sets it in
-	 * login shells). */
-	unsetenv("DEBUGINFOD_URLS");
 	c->opt.flags |= k->open_flags;
 	if (npids == 1)
 		return run_live(c, k, argc - 1, argv + 1);

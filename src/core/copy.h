@@ -1,5 +1,5 @@
 /* copy.h -- one copy of jemalloc found in a process: where its code is and
- * the functions the jemalloc layer calls (found by process/symbols.h). */
+ * the functions the jemalloc layer calls (found by symbols/symbols.h). */
 #ifndef JMA_CORE_COPY_H
 #define JMA_CORE_COPY_H
 

@@ -26,7 +26,7 @@ struct jma_session {
 	struct jma_exec_ident ident;	/* the process opened, whatever its PID becomes */
 	uint64_t exec_mark;	/* jma_exec_mark(pid) before its symbols were read */
 	struct jma_exec_where exec_where;	/* where that mark's inputs are */
-	/* The symbols (process/symbols.h), NULL until open succeeded, and how
+	/* The symbols (symbols/symbols.h), NULL until open succeeded, and how
 	 * jma_free closes them: set by jma_set_syms (process/open.h). */
 	struct jma_syms *syms;
 	void (*syms_close)(struct jma_syms *sy);

@@ -15,7 +15,7 @@
 #include "emulate/imports.h"
 #include "emulate/services.h"
 #include "emulate/uc.h"
-#include "process/symbols.h"
+#include "symbols/symbols.h"
 
 struct emu_be {
 	struct jma_backend be;

@@ -14,7 +14,7 @@
 
 #include "emulate/core.h"
 #include "emulate/image.h"
-#include "process/buildid.h"
+#include "symbols/buildid.h"
 
 /* user_regs_struct's fs_base slot in NT_PRSTATUS's pr_reg. */
 #define REG_FS_BASE	21

@@ -1,8 +1,9 @@
 /* postmortem.c -- emulating on a core file: jma_open_core.
  *
- * libdwfl reports the core's modules (dwfl_core_file_report: NT_FILE and the
- * ELF headers in the dump, build-ids checked) so jemalloc is found as in a
- * live process; the image comes from core.c.  There is no process: the
+ * The symbol service reports the core's modules (symbols/dwfl.h: NT_FILE and
+ * the ELF headers in the dump, build-ids checked; files of this host, under
+ * --sysroot, with our rights) so jemalloc is found as in a live process; the
+ * image comes from core.c.  There is no process: the
  * session's pid is the dumped process's, for messages and profiles only.
  */
 #include <elfutils/libdwfl.h>
@@ -17,8 +18,7 @@
 #include "emulate/backend.h"
 #include "emulate/core.h"
 #include "process/open.h"
-#include "process/symbols.h"
-#include "symbols/debuginfo.h"
+#include "symbols/dwfl.h"
 
 struct postmortem {
 	struct emu_origin o;
@@ -27,54 +27,6 @@ struct postmortem {
 	char *sysroot;
 	int core_fd;			/* the core as libdwfl reads it */
 	Elf *core_elf;
-};
-
-/* libdwfl's find_elf has no user argument; it runs inside jma_open_core only. */
-static const char *cur_sysroot;
-
-static int find_elf(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr base,
-		    char **file_name, Elf **elfp)
-{
-	char path[4096];
-	struct stat st;
-	int fd;
-
-	if (name && name[0] == '/') {
-		snprintf(path, sizeof(path), "%s%s", cur_sysroot ? cur_sysroot : "", name);
-		/* The core names these files: never a FIFO's open that blocks. */
-		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-		if (fd >= 0 && (fstat(fd, &st) || !S_ISREG(st.st_mode))) {
-			close(fd);
-			fd = -1;
-		}
-		if (fd >= 0) {
-			fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-			/* Private: DWARF past the inflate budget is made NOBITS. */
-			*elfp = elf_begin(fd, ELF_C_READ_MMAP_PRIVATE, NULL);
-			sym_inflate_charge(*elfp, 1, NULL);
-			*file_name = strdup(path);
-			return fd;
-		}
-	}
-	return dwfl_build_id_find_elf(mod, ud, name, base, file_name, elfp);
-}
-
-/* Separate debuginfo on this host with our rights, by the rules of
- * symbols/debuginfo.h: the core's file names and their debuglinks are
- * another's text. */
-static int find_debuginfo(Dwfl_Module *mod, void **ud, const char *modname, Dwarf_Addr base,
-			  const char *file_name, const char *debuglink, GElf_Word crc, char **out)
-{
-	static const struct sym_dbg d = { .open = sym_open_host, .debuginfod = 1 };
-
-	return sym_find_debuginfo(&d, mod, ud, modname, base, file_name, debuglink, crc, out);
-}
-
-static char *debuginfo_path;
-static const Dwfl_Callbacks core_callbacks = {
-	.find_elf = find_elf,
-	.find_debuginfo = find_debuginfo,
-	.debuginfo_path = &debuginfo_path,
 };
 
 static int pm_page(void *arg, uint64_t addr, void *page)
@@ -173,31 +125,28 @@ static void pm_destroy(struct emu_origin *o)
 	free(p);
 }
 
-/* The core's modules, reported to a new Dwfl, and jemalloc among them. */
+/* The core's modules, reported to the symbol service, and jemalloc among them. */
 static int core_syms(jma_session *s, struct postmortem *p, const char *core, const char *exe)
 {
 	char msg[sizeof(s->err)];
-	Dwfl *dwfl = dwfl_begin(&core_callbacks);
+	const struct sym_view v = { .sysroot = p->sysroot };
+	const struct sym_policy pol = { .debuginfod = !!(s->opt.flags & JMA_F_DEBUGINFOD),
+					.executable = exe };
+	const struct jma_syms_opts so = { .prefix = s->opt.prefix, .module = s->opt.module };
+	struct sym_dwfl *d;
 	struct jma_syms *sy;
 	int err;
 
-	if (!dwfl)
-		return jma_fail(s, JMA_ERR_TARGET, -ENOMEM, "libdwfl: %s", dwfl_errmsg(-1));
+	if (sym_dwfl_new(&v, &pol, &d))
+		return jma_fail(s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
 	/* Kept open until the session ends: libdwfl reads it through the modules. */
 	p->core_fd = open(core, O_RDONLY | O_CLOEXEC);
 	p->core_elf = p->core_fd >= 0 ? elf_begin(p->core_fd, ELF_C_READ_MMAP, NULL) : NULL;
-	cur_sysroot = p->sysroot;
-	err = p->core_elf ? dwfl_core_file_report(dwfl, p->core_elf, exe) : -1;
-	cur_sysroot = NULL;
-	if (err < 0) {
-		dwfl_end(dwfl);
+	if (!p->core_elf || sym_dwfl_report_core(d, p->core_elf)) {
+		sym_dwfl_free(d);
 		return jma_fail(s, JMA_ERR_USAGE, -ENOEXEC, "core %s: %s", core, dwfl_errmsg(-1));
 	}
-	dwfl_report_end(dwfl, NULL, NULL);
-	cur_sysroot = p->sysroot;
-	err = jma_syms_from_dwfl(dwfl, s->pid, s->opt.prefix, s->opt.module, &sy, msg,
-				 sizeof(msg));
-	cur_sysroot = NULL;
+	err = jma_syms_from_core(d, s->pid, &so, &sy, msg, sizeof(msg));
 	if (!err)
 		jma_set_syms(s, sy);
 	if (err == -EEXIST)

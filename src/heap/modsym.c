@@ -26,7 +26,7 @@
 
 #include "heap/heap.h"
 #include "heap/modsym.h"
-#include "process/fdes.h"
+#include "symbols/fdes.h"
 
 struct modsym_fn {
 	uint64_t lo, hi;	/* absolute addresses */

@@ -1,14 +1,12 @@
-/* sym.c -- naming a heap profile's addresses with libdwfl.
+/* sym.c -- naming a heap profile's addresses with the symbol service's libdwfl.
  *
  * Modules come from the profile's MAPPED_LIBRARIES (files opened on this
  * host, checked against the inode the profile recorded) or from a live
- * process's /proc/PID/maps (files opened through /proc/PID/map_files, which
- * works for deleted and replaced files, else resolved inside /proc/PID/root
- * with the target's rights, process/targetfs.h, so a container's symlinks
- * cannot point us at host files).  Debuginfo: build-id under
- * /usr/lib/debug/.build-id, .gnu_debuglink (symbols/debuginfo.h: plain
- * names, regular files, bounded), MiniDebugInfo (.gnu_debugdata, read when
- * libdw is built with lzma), debuginfod when DEBUGINFOD_URLS is set.  Naming
+ * process's /proc/PID/maps (its files as it sees them, with its rights:
+ * symbols/view.h).  Debuginfo: build-id under /usr/lib/debug/.build-id,
+ * .gnu_debuglink (symbols/debuginfo.h: plain names, regular files, bounded),
+ * MiniDebugInfo (.gnu_debugdata, read when libdw is built with lzma),
+ * debuginfod only when the caller allows it (symbols/dwfl.h).  Naming
  * itself is modsym.c's.
  */
 #include <elfutils/libdwfl.h>
@@ -24,8 +22,7 @@
 #include "heap/heap.h"
 #include "heap/modsym.h"
 #include "attach/procfs.h"
-#include "process/targetfs.h"
-#include "symbols/debuginfo.h"
+#include "symbols/dwfl.h"
 
 struct symctx;
 
@@ -39,10 +36,11 @@ struct modref {
 struct symctx {
 	jma_heap *h;
 	const struct jma_heap_symopts *o;
-	char *debuginfo_path;
-	Dwfl_Callbacks cb;
+	struct sym_dwfl *sd;
 	Dwfl *dwfl;
 	struct modref *refs;
+	struct att_map *maps;	/* the live process's (--pid), for its map_files */
+	size_t nmaps;
 };
 
 static void warn(struct symctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -59,117 +57,33 @@ static void warn(struct symctx *c, const char *fmt, ...)
 	c->o->log(c->o->log_arg, JMA_LOG_WARN, buf);
 }
 
-static int open_regular(int fd)
+/* A module's file opened, or not: said once per module; a profile's file
+ * on this host is checked against the inode the profile recorded. */
+static void opened(void *arg, void *ud, const char *path, int fd)
 {
+	struct symctx *c = arg;
+	struct modref *r = ud;
+	const struct heap_module *m;
 	struct stat st;
 
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return -ENOEXEC;
-	}
-	return fd;
-}
-
-/* The file of module @m as the live process maps it, else as it sees @path,
- * with its rights. */
-static int open_live(struct symctx *c, const struct heap_module *m, const char *path)
-{
-	char mf[96];
-	int fd;
-
-	snprintf(mf, sizeof(mf), "/proc/%d/map_files/%llx-%llx", (int)c->o->pid,
-		 (unsigned long long)m->lo, (unsigned long long)m->first_end);
-	fd = open_regular(open(mf, O_RDONLY | O_CLOEXEC));
-	if (fd >= 0)
-		return fd;
-	fd = jma_tfs_open(c->o->pid, path, O_RDONLY | O_NOCTTY | O_NONBLOCK);
-	errno = -fd;
-	return open_regular(fd);
-}
-
-/* The file of module @m as the profile names it, on this host. */
-static int open_offline(struct symctx *c, const struct heap_module *m, const char *path)
-{
-	int fd = open_regular(open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
-	struct stat st;
-
-	if (fd >= 0 && m->inode && !fstat(fd, &st) && st.st_ino != m->inode)
-		warn(c, "%s is not the file the profile was taken with (inode %llu, now %llu): "
-		     "its names may be wrong; use --pid while the process runs", path,
-		     (unsigned long long)m->inode, (unsigned long long)st.st_ino);
-	return fd;
-}
-
-static int find_elf(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr base,
-		    char **file_name, Elf **elfp)
-{
-	struct modref *r = *userdata;
-	struct symctx *c = r->c;
-	const struct heap_module *m = &c->h->modules[r->mod];
-	char path[PATH_MAX];
-	size_t n;
-	int fd;
-
-	(void)mod;
-	(void)name;
-	(void)base;
-	snprintf(path, sizeof(path), "%s", c->h->str.str[m->path]);
-	/* The kernel marks unlinked files; the name is all that is left of them. */
-	n = strlen(path);
-	if (n > 10 && !strcmp(path + n - 10, " (deleted)"))
-		path[n - 10] = '\0';
-	fd = c->o->pid ? open_live(c, m, path) : open_offline(c, m, path);
+	if (!r)
+		return;
+	m = &c->h->modules[r->mod];
 	if (fd < 0) {
 		if (!r->warned++)
 			warn(c, "cannot read %s: %s; its frames stay addresses%s", path, strerror(-fd),
 			     c->o->pid ? "" : " (with --pid, files are read through the live process)");
-		return -1;
+		return;
 	}
-	/* Private: sections whose DWARF would pass the budget are made NOBITS. */
-	*elfp = elf_begin(fd, ELF_C_READ_MMAP_PRIVATE, NULL);
-	if (*elfp && sym_inflate_charge(*elfp, 1, NULL))
-		warn(c, "%s: its compressed debug sections would pass the %llu MiB a command "
-		     "inflates: its DWARF is not read", path, SYM_INFLATE_MAX >> 20);
-	*file_name = strdup(path);
-	if (!*elfp || !*file_name) {
-		if (*elfp)
-			elf_end(*elfp);
-		*elfp = NULL;
-		free(*file_name);
-		*file_name = NULL;
-		close(fd);
-		return -1;
-	}
-	return fd;
-}
-
-static int open_as_target(void *arg, const char *path, int flags)
-{
-	return jma_tfs_open(((struct symctx *)arg)->o->pid, path, flags);
+	if (!c->o->pid && m->inode && !fstat(fd, &st) && st.st_ino != m->inode)
+		warn(c, "%s is not the file the profile was taken with (inode %llu, now %llu): "
+		     "its names may be wrong; use --pid while the process runs", path,
+		     (unsigned long long)m->inode, (unsigned long long)st.st_ino);
 }
 
 static void dbg_warn(void *arg, const char *msg)
 {
 	warn(arg, "%s", msg);
-}
-
-/* Separate debuginfo (symbols/debuginfo.h): debuglinks in the live process's
- * view with its rights, or on this host with ours; then debuginfod. */
-static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
-			  Dwarf_Addr base, const char *file_name, const char *debuglink,
-			  GElf_Word crc, char **out)
-{
-	struct modref *r = *userdata;
-	struct sym_dbg d = { .path = NULL, .debuginfod = 1, .warn = dbg_warn };
-
-	if (!r)
-		return -1;
-	d.arg = r->c;
-	d.path = r->c->debuginfo_path;
-	d.open = r->c->o->pid ? open_as_target : sym_open_host;
-	return sym_find_debuginfo(&d, mod, userdata, modname, base, file_name, debuglink, crc, out);
 }
 
 /* Whether @elf carries DWARF itself (a -g build), rather than in a separate file. */
@@ -293,6 +207,8 @@ static int live_modules(struct symctx *c)
 		return heap_fail(c->h, err, "reading %s: %s", path,
 				 err == -ESRCH ? "no such process" : strerror(-err));
 	err = heap_parse_maps(c->h, &live, text, len, path, msg, sizeof(msg));
+	if (!err && att_maps_parse(text, &c->maps, &c->nmaps))
+		err = -ENOMEM;
 	free(text);
 	if (!err)
 		err = heap_modules_build(c->h, &live);
@@ -306,25 +222,25 @@ int jma_heap_symbolize(jma_heap *h, const struct jma_heap_symopts *o)
 {
 	static const struct jma_heap_symopts none;
 	struct symctx c = { .h = h, .o = o ? o : &none };
+	struct sym_dwfl *prev = NULL;
+	struct sym_view v;
+	struct sym_policy pol;
 	int err;
 
 	err = heap_index(h);
 	if (err)
 		return heap_fail(h, err, "out of memory");
-	if (c.o->pid) {
-		err = live_modules(&c);
-		if (err)
-			return err;
-	}
-	c.debuginfo_path = c.o->debuginfo_path ? strdup(c.o->debuginfo_path) : NULL;
-	c.cb.find_elf = find_elf;
-	c.cb.find_debuginfo = find_debuginfo;
-	c.cb.debuginfo_path = &c.debuginfo_path;
-	c.dwfl = dwfl_begin(&c.cb);
-	if (!c.dwfl) {
-		err = heap_fail(h, -ENOMEM, "libdwfl: %s", dwfl_errmsg(-1));
+	if (c.o->pid && (err = live_modules(&c)))
+		goto out;
+	v = (struct sym_view){ .pid = c.o->pid, .maps = c.maps, .nmaps = c.nmaps };
+	pol = (struct sym_policy){ .debuginfo_path = c.o->debuginfo_path, .debuginfod = c.o->debuginfod,
+				   .opened = opened, .warn = dbg_warn, .arg = &c };
+	if (sym_dwfl_new(&v, &pol, &c.sd)) {
+		err = heap_fail(h, -ENOMEM, "out of memory");
 		goto out;
 	}
+	c.dwfl = sym_dwfl_get(c.sd);
+	prev = sym_dwfl_enter(c.sd);
 	err = report_modules(&c);
 	if (err) {
 		err = heap_fail(h, err, "libdwfl: %s", err == -ENOMEM ? "out of memory" : dwfl_errmsg(-1));
@@ -336,9 +252,9 @@ int jma_heap_symbolize(jma_heap *h, const struct jma_heap_symopts *o)
 	else
 		h->symbolized = 1;
 out:
-	if (c.dwfl)
-		dwfl_end(c.dwfl);
+	sym_dwfl_leave(prev);
+	sym_dwfl_free(c.sd);
 	free(c.refs);
-	free(c.debuginfo_path);
+	att_maps_free(c.maps, c.nmaps);
 	return err;
 }

@@ -11,7 +11,7 @@
 
 #include "attach/procfs.h"
 #include "process/cgmem.h"
-#include "process/targetfs.h"
+#include "attach/targetfs.h"
 
 /* One number from a cgroup file, in our view (@view 0) or in process @view's
  * (targetfs.h: its user controls that view, so it is opened as the target and

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "process/dump.h"
-#include "process/targetfs.h"
+#include "attach/targetfs.h"
 
 void jma_dump_sweep(jma_session *s, const char *used, const char *name)
 {

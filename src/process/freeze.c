@@ -8,7 +8,7 @@
 #include "process/engine.h"
 #include "process/freeze.h"
 #include "process/stacks.h"
-#include "process/symbols.h"
+#include "symbols/symbols.h"
 
 #define STOP_MS 1000
 

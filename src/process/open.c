@@ -5,7 +5,8 @@
 #include "attach/perm.h"
 #include "process/execcheck.h"
 #include "process/open.h"
-#include "process/symbols.h"
+#include "process/symcache.h"
+#include "symbols/symbols.h"
 
 /* No jemalloc found while the process loads code: read again, this often. */
 #define LOADING_TRIES	5
@@ -23,6 +24,9 @@ int jma_open_process(jma_session *s, pid_t pid, struct att_status *st)
 {
 	char msg[sizeof(s->err)];
 	struct jma_syms *sy = NULL;
+	struct jma_symcache_use cache;
+	struct jma_syms_opts so = { s->opt.prefix, s->opt.module, !!(s->opt.flags & JMA_F_ANY_PROCESS),
+				    !!(s->opt.flags & JMA_F_DEBUGINFOD), NULL };
 	int err;
 
 	if (s->syms)
@@ -37,9 +41,10 @@ int jma_open_process(jma_session *s, pid_t pid, struct att_status *st)
 	for (int tries = 0;; tries++) {
 		/* Before the maps are read: an exec after this is seen at the stop. */
 		s->exec_mark = jma_exec_mark_at(pid, &s->exec_where);
-		err = jma_syms_open(pid, s->opt.prefix, s->opt.module,
-				    !!(s->opt.flags & JMA_F_ANY_PROCESS), s->opt.cache_dir, &sy, msg,
-				    sizeof(msg));
+		jma_symcache_use(&cache, s->opt.cache_dir, s->opt.prefix, s->opt.module);
+		so.cache = s->opt.cache_dir ? &cache.hooks : NULL;
+		err = jma_syms_open(pid, &so, &sy, msg, sizeof(msg));
+		jma_symcache_done(&cache);
 		/* Read in the middle of an exec, before the loader mapped it? */
 		if (err != -ENOENT || tries == LOADING_TRIES ||
 		    !jma_exec_loading(pid, s->exec_mark, JMA_LOADING_WAIT_MS))

@@ -26,7 +26,8 @@
 #include "process/freeze.h"
 #include "process/open.h"
 #include "process/stuck.h"
-#include "process/symbols.h"
+#include "process/symcache.h"
+#include "symbols/symbols.h"
 #include "process/threads.h"
 
 #define MAX_FRAMES	64

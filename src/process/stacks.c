@@ -7,7 +7,7 @@
 #include "attach/unwind.h"
 #include "process/engine.h"
 #include "process/stacks.h"
-#include "process/symbols.h"
+#include "symbols/symbols.h"
 
 /* How long to wait for one thread to stop before reporting it unreachable
  * (a thread in uninterruptible sleep does not stop until the kernel lets go). */

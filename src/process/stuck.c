@@ -11,7 +11,7 @@
 #include "attach/unwind.h"
 #include "attach/yield.h"
 #include "process/stuck.h"
-#include "process/symbols.h"
+#include "symbols/symbols.h"
 
 /* Bytes of a sleeper's stack above its stack pointer looked at for return
  * addresses into jemalloc: jemalloc's frames sit right above the libc

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "attach/mem.h"
-#include "process/buildid.h"
+#include "symbols/buildid.h"
 #include "process/safepath.h"
 #include "process/symcache.h"
 
@@ -635,4 +635,35 @@ int jma_symcache_save(const char *dir, const char *key, const struct att_map *ma
 	close(dfd);
 	free(body);
 	return err;
+}
+
+static int use_load(void *arg, pid_t pid, const struct att_map *maps, size_t n, struct jma_found *f)
+{
+	struct jma_symcache_use *u = arg;
+
+	free(u->key);
+	u->key = jma_symcache_key(pid, maps, n, u->prefix, u->module);
+	return u->key ? jma_symcache_load(u->dir, u->key, maps, n, f) : -ENOENT;
+}
+
+static void use_save(void *arg, pid_t pid, const struct att_map *maps, size_t n,
+		     const struct jma_found *f)
+{
+	struct jma_symcache_use *u = arg;
+
+	(void)pid;
+	if (u->key)
+		jma_symcache_save(u->dir, u->key, maps, n, f);
+}
+
+void jma_symcache_use(struct jma_symcache_use *u, const char *dir, const char *prefix,
+		      const char *module)
+{
+	*u = (struct jma_symcache_use){ { use_load, use_save, u }, dir, prefix, module, NULL };
+}
+
+void jma_symcache_done(struct jma_symcache_use *u)
+{
+	free(u->key);
+	u->key = NULL;
 }

@@ -25,7 +25,7 @@
 #include <sys/types.h>
 
 #include "attach/procfs.h"
-#include "process/symbols.h"
+#include "symbols/symbols.h"
 
 /* The key of @pid's code files in @maps and of the search's restrictions
  * (@prefix, @module: NULL for any).  NULL when the process cannot be cached
@@ -33,15 +33,6 @@
  * free() it. */
 char *jma_symcache_key(pid_t pid, const struct att_map *maps, size_t n, const char *prefix,
 		       const char *module);
-
-/* What an entry keeps of a search. */
-struct jma_found {
-	struct jma_copy copy;		/* the one copy of jemalloc */
-	struct jma_range *waits;	/* the pthread_cond_*wait functions, sorted */
-	size_t nwaits;
-	uint64_t message;		/* <prefix>malloc_message, 0 when there is none */
-	uint64_t restorer;		/* the rt_sigreturn trampoline in code, 0: none */
-};
 
 /* What was kept under @key in @dir, its addresses relocated to where @maps
  * has their files: 0, or -ENOENT when there is none to use (missing, another
@@ -55,5 +46,18 @@ int jma_symcache_load(const char *dir, const char *key, const struct att_map *ma
  * is removed, and the oldest written entries past 256.  0 or -errno. */
 int jma_symcache_save(const char *dir, const char *key, const struct att_map *maps, size_t n,
 		      const struct jma_found *f);
+
+/* The cache in @dir as jma_syms_open uses it (u->hooks, symbols.h), for a
+ * search restricted to @prefix and @module (NULL: any): the key is made by
+ * the load, from the maps the open read.  @u outlives the open;
+ * jma_symcache_done frees what it made. */
+struct jma_symcache_use {
+	struct jma_syms_cache hooks;
+	const char *dir, *prefix, *module;
+	char *key;
+};
+void jma_symcache_use(struct jma_symcache_use *u, const char *dir, const char *prefix,
+		      const char *module);
+void jma_symcache_done(struct jma_symcache_use *u);
 
 #endif

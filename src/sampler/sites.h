@@ -9,7 +9,7 @@
 
 #include <jemattach/session.h>
 
-#include "process/symbols.h"
+#include "symbols/symbols.h"
 
 struct smp_site {
 	const char *name;	/* the symbol, prefix included (owned) */

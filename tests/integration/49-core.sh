@@ -28,9 +28,12 @@ t_gcore_same_as_live() {
 		jm "$pid" prof dump -o "$TMPD/live.heap"
 		expect_rc 0
 		gcore_of "$pid" "$TMPD/$bin.core"
-		jm core "$TMPD/$bin.core" get stats.allocated
+		# $DEBUGINFOD_URLS alone never brings the network in (the loader
+		# tells whether libdw loaded its debuginfod client).
+		jm_run env DEBUGINFOD_URLS=http://127.0.0.1:9 LD_DEBUG=libs "$JEMATTACH" core "$TMPD/$bin.core" get stats.allocated
 		expect_rc 0
 		[[ $OUT == "$live" ]] || fail "$bin: core says $OUT, the live process $live"
+		[[ $ERR != *libdebuginfod.so* ]] || fail "$bin: core loaded the debuginfod client"
 		jm core "$TMPD/$bin.core" stats --json
 		expect_rc 0
 		jq -e .jemalloc.stats.allocated <<<"$OUT" >/dev/null || fail "$bin: no stats JSON"

@@ -234,6 +234,26 @@ t_minidebuginfo_names() {
 	expect_eq "$(jsonsite "$OUT" keep_big named)" symbol
 }
 
+# The network only when asked, whatever $DEBUGINFOD_URLS says (the library's
+# policy, not the CLI's environment): the loader tells whether libdw loaded
+# its debuginfod client at all.
+t_debuginfod_only_when_asked() {
+	local pid
+	start_fixture pid "$FIXTURES/heapsites" "$CONF"
+	fix "$pid" "big 4" >/dev/null
+	dump "$pid" "$TMPD/n.heap"
+	jm_run env DEBUGINFOD_URLS=http://127.0.0.1:9 LD_DEBUG=libs "$JEMATTACH" analyze "$TMPD/n.heap" --debuginfod
+	expect_rc 0
+	[[ $ERR == *libdebuginfod.so* ]] || skip "libdw did not load a debuginfod client here"
+	for args in "" "--pid $pid"; do
+		# shellcheck disable=SC2086
+		jm_run env DEBUGINFOD_URLS=http://127.0.0.1:9 LD_DEBUG=libs "$JEMATTACH" analyze "$TMPD/n.heap" $args
+		expect_rc 0
+		expect_match "$OUT" keep_big
+		[[ $ERR != *libdebuginfod.so* ]] || fail "analyze $args loaded the debuginfod client"
+	done
+}
+
 t_list_folds() {
 	jm analyze --list-folds
 	expect_rc 0

@@ -2,7 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "process/ranges.h"
+#include "symbols/ranges.h"
 
 int jma_ranges_add(struct jma_range **v, size_t *n, size_t *cap, uint64_t lo, uint64_t hi)
 {

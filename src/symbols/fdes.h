@@ -4,8 +4,8 @@
  * lists their starts sorted: enough to name code that has no symbol by its
  * function ("fn_0xSTART"), never by a neighbour's name.
  */
-#ifndef JMA_PROCESS_FDES_H
-#define JMA_PROCESS_FDES_H
+#ifndef JMA_SYMBOLS_FDES_H
+#define JMA_SYMBOLS_FDES_H
 
 #include <stddef.h>
 #include <stdint.h>

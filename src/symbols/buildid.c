@@ -2,7 +2,7 @@
 #include <elf.h>
 #include <string.h>
 
-#include "process/buildid.h"
+#include "symbols/buildid.h"
 
 #define PAGE_MASK	4095ULL
 

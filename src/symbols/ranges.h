@@ -1,6 +1,6 @@
 /* ranges.h -- sorted sets of address ranges: jemalloc's code, the condition waits. */
-#ifndef JMA_PROCESS_RANGES_H
-#define JMA_PROCESS_RANGES_H
+#ifndef JMA_SYMBOLS_RANGES_H
+#define JMA_SYMBOLS_RANGES_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -8,8 +8,8 @@
  * target's user controls its mount namespace (unshare -Urm, bind mounts), so
  * whatever it can make a path name, root must not be the one opening it.
  */
-#ifndef JMA_TARGETFS_H
-#define JMA_TARGETFS_H
+#ifndef ATT_TARGETFS_H
+#define ATT_TARGETFS_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,4 +1,9 @@
-/* symbols.h -- finding jemalloc in a live process, and naming its code, with libdwfl. */
+/* symbols.h -- finding jemalloc in a process, and naming its code: the symbol service's handle.
+ *
+ * Over one libdwfl set-up (dwfl.h): module files opened as the process sees
+ * them (view.h), separate debuginfo by one policy (debuginfo.h).  Its files:
+ * symbols.c (the handle: maps, libdwfl, close), findje.c (jemalloc's copies),
+ * names.c (naming code), lookup.c (symbols by name), open.c (making one). */
 #ifndef JMA_SYMBOLS_H
 #define JMA_SYMBOLS_H
 
@@ -8,22 +13,48 @@
 
 #include "attach/procfs.h"
 #include "core/copy.h"
-#include "process/ranges.h"
+#include "symbols/ranges.h"
 
 struct jma_syms;
 
-/* Report the modules of @pid (files opened through /proc/PID/map_files or,
- * failing that, /proc/PID/root) and find every jemalloc copy.  @prefix (NULL:
- * any) restricts the public prefix; @module (NULL: any) selects a copy by path.
- * With @cache_dir (NULL: none), a process whose code files were seen before
- * takes its one copy from there, without opening them (symcache.h), and a
- * new one is kept there.
+/* What a search found, as a cache keeps it (process/symcache.h). */
+struct jma_found {
+	struct jma_copy copy;		/* the one copy of jemalloc */
+	struct jma_range *waits;	/* the pthread_cond_*wait functions, sorted */
+	size_t nwaits;
+	uint64_t message;		/* <prefix>malloc_message, 0 when there is none */
+	uint64_t restorer;		/* the rt_sigreturn trampoline in code, 0: none */
+};
+
+/* A place that keeps what jma_syms_open finds, by the process's code files. */
+struct jma_syms_cache {
+	/* 0 with @f filled (its path, prefix, code and waits malloc'ed), or
+	 * -ENOENT when nothing is kept for the process with @maps. */
+	int (*load)(void *arg, pid_t pid, const struct att_map *maps, size_t n,
+		    struct jma_found *f);
+	/* Keep @f; a failure is only a slower next start. */
+	void (*save)(void *arg, pid_t pid, const struct att_map *maps, size_t n,
+		     const struct jma_found *f);
+	void *arg;
+};
+
+struct jma_syms_opts {
+	const char *prefix;	/* the public symbol prefix wanted; NULL: any */
+	const char *module;	/* the copy in this module (path or file name); NULL: any */
+	int allow_none;		/* a process without jemalloc is fine (symbolization only) */
+	int debuginfod;		/* may ask debuginfod servers for debuginfo (network, dwfl.h) */
+	const struct jma_syms_cache *cache;	/* NULL: none */
+};
+
+/* Report the modules of @pid (its files opened as it sees them, view.h) and
+ * find every jemalloc copy, as @o (NULL: the defaults) restricts.  A process
+ * whose code files the cache knows takes its one copy from there, without
+ * opening them, and a new one is kept there.
  * On failure returns -errno with a message in @msg: -ENOENT no jemalloc,
  * -ENOEXEC jemalloc present but stripped, -EEXIST several copies (listed),
- * -ENOTSUP a copy without malloc_stats_print.  With @allow_none, a process
- * without jemalloc is fine too (symbolization only). */
-int jma_syms_open(pid_t pid, const char *prefix, const char *module, int allow_none,
-		  const char *cache_dir, struct jma_syms **out, char *msg, size_t len);
+ * -ENOTSUP a copy without malloc_stats_print. */
+int jma_syms_open(pid_t pid, const struct jma_syms_opts *o, struct jma_syms **out, char *msg,
+		  size_t len);
 void jma_syms_close(struct jma_syms *sy);
 
 /* Was jemalloc found in the cache? */
@@ -66,11 +97,12 @@ const char *jma_syms_demangled(struct jma_syms *sy, const char *name);
 /* Whether jma_syms_demangled and jma_syms_describe demangle (the default). */
 void jma_syms_set_demangle(struct jma_syms *sy, int on);
 
-/* Find jemalloc among the modules already reported to @dwfl (a core file's:
- * the emulator's; @pid names it in messages), which the result owns from now on (ended on failure).
- * Errors as jma_syms_open. */
-struct Dwfl;
-int jma_syms_from_dwfl(struct Dwfl *dwfl, pid_t pid, const char *prefix, const char *module,
+/* Find jemalloc among the modules already reported to @d (a core file's:
+ * the emulator's; @pid names it in messages), which the result owns from
+ * now on (freed on failure).  @o as jma_syms_open (its cache unused);
+ * errors as jma_syms_open. */
+struct sym_dwfl;
+int jma_syms_from_core(struct sym_dwfl *d, pid_t pid, const struct jma_syms_opts *o,
 		       struct jma_syms **out, char *msg, size_t len);
 
 /* Symbols that know only the jemalloc copy @c (copied), for a backend that

@@ -15,7 +15,7 @@
 
 #include "attach/defer.h"
 #include "attach/procfs.h"
-#include "process/targetfs.h"
+#include "attach/targetfs.h"
 
 #define TFS_NGROUPS 1024
 /* The private directories: the prefix and 24 hex digits (96 random bits),

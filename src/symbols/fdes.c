@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "process/fdes.h"
+#include "symbols/fdes.h"
 
 /* The start of every FDE, from .eh_frame_hdr's binary-search table (found
  * by its program header, so section headers are not needed).  libdw answers

@@ -5,8 +5,8 @@
  * loaded segment of every image the linker gave one, so a reader that has
  * the image's first page answers without a further read.
  */
-#ifndef JMA_PROCESS_BUILDID_H
-#define JMA_PROCESS_BUILDID_H
+#ifndef JMA_SYMBOLS_BUILDID_H
+#define JMA_SYMBOLS_BUILDID_H
 
 #include <stddef.h>
 #include <stdint.h>
