@@ -56,7 +56,10 @@ static void summary(const struct jma_sampler_result *r, const struct jma_sampler
 		(unsigned long long)r->lost, cli_bytes(r->alloc_bytes, a, sizeof(a)));
 	if (!o->alloc_only)
 		fprintf(stderr, ", %s of it still in use", cli_bytes(r->inuse_bytes, b, sizeof(b)));
-	if (o->slow_paths)
+	if (r->by_counter)
+		fprintf(stderr, "\njemattach: %u allocation functions probed on their slow path; each "
+			"of jemalloc's thread events stands for the bytes it counted since the last", r->nslow);
+	else if (o->slow_paths)
 		fprintf(stderr, "\njemattach: %u allocation functions probed on their slow path: small "
 			"allocations are counted only when they leave jemalloc's fast path", r->nslow);
 	if (r->counted)
