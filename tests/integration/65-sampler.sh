@@ -111,17 +111,33 @@ t_agrees_with_prof_true() {
 	within "$(site "$OUT" leak_site)" "$truth" $((truth * 15 / 100))
 }
 
-# Debian's Redis (no prof:true) under redis-benchmark: complete stacks from
-# copied stacks and the CFI (no frame pointers): at least 90% of the sampled
-# bytes in stacks of 4 frames or more, and through Redis's event loop.
-t_redis_stacks_reach_redis_code() {
-	local pid bpid deep in_loop
+# redis_load PORT VAR: redis-benchmark's SET/GET of random keys on PORT in the
+# background (its pid in VAR), given a second to start.
+redis_load() {
+	start_bg "$2" sh -c "exec redis-benchmark -p $1 -q -n 100000000 -r 1000000 -t set,get -d 200 >/dev/null 2>&1"
+	sleep 1
+}
+
+# top_sites JSON MIN: the sites holding MIN% or more of an analyze --format
+# json report's bytes, the largest first, one a line.
+top_sites() {
+	jq -r --argjson m "$2" '(.sites | map(.flat) | add) as $t
+		| .sites | sort_by(-.flat)[] | select($t > 0 and .flat * 100 >= $t * $m) | .name' <<<"$1"
+}
+
+# Debian's Redis (no prof:true) under redis-benchmark: the sampler names the
+# sites that grew as jemalloc's own profiler does on a prof:true Redis under
+# the same load (the top one the same; each holding 5% of the sampler's
+# bytes holds 2% of jemalloc's); complete stacks from copied stacks and the
+# CFI (no frame pointers): at least 90% of the sampled bytes in stacks of 4
+# frames or more, and through Redis's event loop.
+t_redis_same_sites_as_prof_true() {
+	local pid bpid deep in_loop ours theirs s
 	can_sample
 	command -v redis-benchmark >/dev/null || skip "no redis-benchmark"
 	start_redis pid
-	start_bg bpid sh -c "exec redis-benchmark -p $REDIS_PORT -q -n 100000000 -t set,get -d 200 >/dev/null 2>&1"
-	sleep 1
-	jm "$pid" prof sample 3 "${SAMPLE[@]}" -o "$TMPD/redis.heap"
+	redis_load "$REDIS_PORT" bpid
+	jm "$pid" prof sample 3 --lg-sample 12 --max-overhead 0 -o "$TMPD/redis.heap"
 	expect_rc 0
 	kill "$bpid"
 	# Bytes in stacks of 4+ frames, of all: from the raw profile's t* lines.
@@ -132,6 +148,23 @@ t_redis_stacks_reach_redis_code() {
 	expect_rc 0
 	in_loop=$(awk '{ t += $NF; if ($1 ~ /;aeMain;/) a += $NF } END { printf "%d %d", a * 100, t * 90 }' <<<"$OUT")
 	(( ${in_loop% *} >= ${in_loop#* } && ${in_loop#* } > 0 )) || fail "bytes through aeMain: $in_loop"
+	jm analyze "$TMPD/redis.heap" --format json --pid "$pid"
+	expect_rc 0
+	ours=$(top_sites "$OUT" 5)
+
+	start_redis pid MALLOC_CONF=prof:true,prof_active:false,lg_prof_sample:12
+	redis_load "$REDIS_PORT" bpid
+	jm "$pid" prof window 3 -o "$TMPD/rw"
+	expect_rc 0
+	kill "$bpid"
+	jm analyze "$TMPD/rw/window.heap" --base "$TMPD/rw/base.heap" --format json --pid "$pid"
+	expect_rc 0
+	theirs=$(top_sites "$OUT" 2)
+	[[ -n $ours && ${ours%%$'\n'*} == "${theirs%%$'\n'*}" ]] ||
+		fail "top sites: sampler [${ours//$'\n'/ }], prof:true [${theirs//$'\n'/ }]"
+	while read -r s; do
+		grep -qxF "$s" <<<"$theirs" || fail "$s: 5% of the sampler's bytes, under 2% of prof:true's [${theirs//$'\n'/ }]"
+	done <<<"$ours"
 }
 
 t_alloc_only() {
