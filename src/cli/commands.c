@@ -28,9 +28,13 @@ const struct cli_cmd cli_commands[] = {
 	  "  of the process's CPU time).  --lg-sample N: one sample per 2^N bytes on\n"
 	  "  average (default 19, jemalloc's); --max-overhead 0: no limit.\n"
 	  "  --alloc-only: no frees followed, about half the traps.  --slow-paths\n"
-	  "  (jemalloc 5): malloc and operator new probed on their slow path only:\n"
-	  "  allocations above 4 KiB exact, smaller ones a lower bound, far fewer\n"
-	  "  traps.  Exit 4 when the kernel or privileges do not allow it.\n" },
+	  "  (jemalloc 5): malloc and operator new probed on their slow path only,\n"
+	  "  far fewer traps.  On 5.3+ each of jemalloc's thread events (one per\n"
+	  "  ~64 KiB a thread allocates) stands for the bytes jemalloc counted since\n"
+	  "  the last: totals exact, but the sites are picked by that fixed schedule\n"
+	  "  (wrong when allocations repeat with a period dividing 64 KiB); before\n"
+	  "  5.3 small allocations are a lower bound.  Exit 4 when the kernel or\n"
+	  "  privileges do not allow it.\n" },
 	{ "purge", 1, 0, cmd_purge, "purge [ARENA|all]",
 	  "purge unused dirty pages now (arena.<i>.purge); shows resident/retained before -> after", NULL },
 	{ "decay", 1, 0, cmd_decay, "decay [ARENA|all]",

@@ -303,12 +303,18 @@ t_window_with_sampler() {
 }
 
 t_max_overhead_ends_early() {
-	local pid
+	local pid share secs
 	can_sample
 	start_fixture pid "$FIXTURES/leakfix"
 	jm "$pid" prof sample 30 --max-overhead 1 -o "$TMPD/m.heap"
 	expect_rc 0
 	expect_match "$ERR" "ended early: the probes' cost passed --max-overhead"
+	# The cost shown: the hits, and their share of the target's CPU past 1%.
+	expect_match "$ERR" 'probes: [1-9][0-9]* hits'
+	share=$(sed -n 's/.*cost to the process: ~[0-9.]* s of its [0-9.]* s CPU (\([0-9.]*\)%.*/\1/p' <<<"$ERR")
+	[[ -n $share ]] && awk -v s="$share" 'BEGIN { exit !(s > 1) }' || fail "share ${share:-none} in: $ERR"
+	secs=$(window_secs)
+	awk -v s="$secs" 'BEGIN { exit !(s < 30) }' || fail "ran $secs s"
 	grep -q '^MAPPED_LIBRARIES:$' "$TMPD/m.heap" || fail "no profile written"
 }
 
