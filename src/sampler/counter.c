@@ -28,7 +28,8 @@
 /* A 64-bit fs-relative operand at @c: `64 REX.W op ModRM disp32` with a
  * base register (mod 10) or absolute (mod 00, SIB 0x25).  Its length, the
  * base register (-1 absolute) and disp; 0 when @c is not one. */
-static size_t fs_operand(const unsigned char *c, size_t n, unsigned char op, int *base, int32_t *disp)
+static size_t fs_operand(const unsigned char *c, size_t n, unsigned char op, int *base,
+			 int32_t *disp)
 {
 	unsigned mod, rm;
 

@@ -467,7 +467,8 @@ int jma_sampler_run(jma_session *s, const struct jma_sampler_opts *o, struct jma
 		return jma_fail(s, JMA_ERR_ATTACH, -ESRCH, "process %d exited", (int)s->pid);
 	err = smp_sites_find(s->syms, &u.sites, &u.nsites, msg, sizeof(msg));
 	/* The sites' first is malloc (smp_sites_find). */
-	if (!err && o->slow_paths && !smp_counter_find(s->pid, u.sites[0].addr, u.sites[0].size, &u.tsd_off)) {
+	if (!err && o->slow_paths &&
+	    !smp_counter_find(s->pid, u.sites[0].addr, u.sites[0].size, &u.tsd_off)) {
 		if (smp_counter_fsbase(&u.fsbase_off)) {
 			jma_logf(s, JMA_LOG_INFO, "jemalloc's counter found, but the kernel has no BTF "
 				 "to find a thread's fs base: entries probed");
