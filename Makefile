@@ -288,6 +288,7 @@ versions: $(foreach v,$(JE_BUILD),$(VER_DIR)/$(v)/jemfix $(VER_DIR)/$(v)/censusf
 check-versions: deps
 	@$(MAKE) --no-print-directory all JE_BUILD="$(JE_ALL)" versions
 	@JE_VERSIONS="$(JE_ALL)" tests/run-integration.sh 80-versions
+	@JE_VERSIONS="$(JE_ALL)" ONLY=versions_and_static_prefixed tests/run-integration.sh 65-sampler
 
 # --- tests ----------------------------------------------------------------
 check: deps

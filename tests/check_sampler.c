@@ -10,6 +10,9 @@
 
 #include <jemattach.h>
 
+#include <unistd.h>
+
+#include "sampler/counter.h"
 #include "sampler/events.h"
 #include "sampler/profile.h"
 
@@ -94,6 +97,40 @@ START_TEST(test_profile_parses)
 }
 END_TEST
 
+/* jemalloc 5.3's malloc fast path as Debian's library has it: the TLS offset
+ * from a GOT slot, then thread_allocated and the event threshold beside it. */
+static int64_t got_slot = -0x5b8;
+
+START_TEST(test_counter_from_code)
+{
+	/* Static, as the slot: within a rel32 of each other. */
+	static unsigned char code[64] = {
+		0x48, 0x81, 0xff, 0x00, 0x10, 0x00, 0x00,	/* cmp $0x1000,%rdi */
+		0x48, 0x8b, 0x0d, 0, 0, 0, 0,			/* mov GOT(%rip),%rcx */
+		0x64, 0x48, 0x8b, 0x91, 0x38, 0x03, 0, 0,	/* mov %fs:0x338(%rcx),%rdx */
+		0x48, 0x03, 0x14, 0xf0,				/* add (%rax,%rsi,8),%rdx */
+		0x64, 0x48, 0x3b, 0x91, 0x40, 0x03, 0, 0,	/* cmp %fs:0x340(%rcx),%rdx */
+		0xc3,
+	};
+	uint64_t at = (uint64_t)(uintptr_t)code;
+	int32_t rel = (int32_t)((int64_t)(uintptr_t)&got_slot - (int64_t)(at + 14));
+	int64_t off = 0;
+
+	memcpy(code + 10, &rel, 4);
+	ck_assert_int_eq(smp_counter_find(getpid(), at, sizeof(code), &off), 0);
+	ck_assert_int_eq(off, -0x5b8 + 0x338);
+
+	/* A static copy: mov $imm32,%rcx. */
+	memcpy(code + 7, (unsigned char[]){ 0x48, 0xc7, 0xc1, 0x48, 0xf0, 0xff, 0xff }, 7);
+	ck_assert_int_eq(smp_counter_find(getpid(), at, sizeof(code), &off), 0);
+	ck_assert_int_eq(off, -0xfb8 + 0x338);
+
+	/* The compare 16 bytes on (not the pair): no counter. */
+	code[30] = 0x48;
+	ck_assert_int_eq(smp_counter_find(getpid(), at, sizeof(code), &off), -ENOENT);
+}
+END_TEST
+
 Suite *suite_sampler(void)
 {
 	Suite *s = suite_create("sampler");
@@ -103,6 +140,7 @@ Suite *suite_sampler(void)
 	tcase_add_test(t, test_sampling_is_unbiased);
 	tcase_add_test(t, test_unbias_limits);
 	tcase_add_test(t, test_profile_parses);
+	tcase_add_test(t, test_counter_from_code);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -23,7 +23,11 @@ struct jma_sampler_opts {
 	unsigned lg_sample;		/* mean sample interval 2^lg_sample bytes; 0: 19 */
 	int alloc_only;			/* follow no frees: allocation totals only */
 	int slow_paths;			/* jemalloc 5: probe allocations on their slow paths only
-					 * (fewer traps; small allocations under-counted) */
+					 * (fewer traps).  5.3+: each of jemalloc's thread events
+					 * stands for the bytes it counted since the last (totals
+					 * exact, sites picked by its 64 KiB schedule, which aliases
+					 * with periodic patterns); 5.0-5.2: small allocations are
+					 * under-counted */
 	double settle;			/* then follow frees only for this long, so that short-lived
 					 * objects sampled in the window are freed (prof window) */
 	double max_overhead;		/* end early past this share of the target's CPU (0..1); 0: none */
@@ -52,6 +56,7 @@ struct jma_sampler_result {
 	double settled;			/* how long frees were followed after it (settle) */
 	unsigned nprobes;		/* probes attached */
 	unsigned nslow;			/* of the allocation functions, probed on their slow path */
+	int by_counter;			/* slow_paths: jemalloc's per-thread counter was found and used */
 	int counted;			/* hits and bpf_ns known: the kernel's run-time statistics
 					 * could be enabled (CAP_SYS_ADMIN); else no cost limit */
 	uint64_t hits;			/* probe hits (the kernel's count of program runs) */

@@ -37,9 +37,15 @@ void cli_sample_summary(const struct jma_sampler_result *r, const struct jma_sam
 		(unsigned long long)r->lost, cli_bytes(r->alloc_bytes, a, sizeof(a)));
 	if (!o->alloc_only)
 		fprintf(stderr, ", %s of it still in use", cli_bytes(r->inuse_bytes, b, sizeof(b)));
-	if (o->slow_paths)
+	if (r->by_counter)
+		fprintf(stderr, "\njemattach: %u allocation functions probed on their slow path; each "
+			"of jemalloc's thread events stands for the bytes it counted since the last", r->nslow);
+	else if (o->slow_paths && r->nslow)
 		fprintf(stderr, "\njemattach: %u allocation functions probed on their slow path: small "
 			"allocations are counted only when they leave jemalloc's fast path", r->nslow);
+	else if (o->slow_paths)
+		fprintf(stderr, "\njemattach: no slow path found in this jemalloc's malloc (3.x, 4.x, "
+			"5.0): every entry probed");
 	if (r->counted)
 		fprintf(stderr, "\njemattach: cost to the process: ~%.3f s of its %.3f s CPU (%.1f%%; "
 			"%.1f us a hit, %.1f ms in BPF)\n",

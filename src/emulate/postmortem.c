@@ -19,6 +19,7 @@
 #include "emulate/core.h"
 #include "process/open.h"
 #include "symbols/dwfl.h"
+#include "symbols/symbols.h"
 
 struct postmortem {
 	struct emu_origin o;

@@ -26,9 +26,15 @@ char LICENSE[] SEC("license") = "GPL";
 /* Filled by the user side before load. */
 const volatile __u64 expo[SMP_EXPO_N];
 const volatile __u32 target_tgid;
+/* Counted mode (counter.c): jemalloc's thread_allocated and the next thread
+ * event's threshold at fs base + tsd_off; the fs base at fsbase_off of the
+ * task_struct.  0: every call is seen, the sizes are counted here. */
+const volatile __s64 tsd_off;
+const volatile __u32 fsbase_off;
 
 struct thread_state {
 	__s64 left;		/* bytes until the next sample */
+	__u64 last;		/* counted mode: jemalloc's counter after the last counted hit */
 };
 
 struct pending {
@@ -168,6 +174,32 @@ static __always_inline __u32 copy_stack(struct smp_ev_sample *e, __u64 sp)
 	return 0;
 }
 
+/* Counted mode: is this hit a thread event of jemalloc's (the allocation
+ * that reaches the event's threshold: one every 64 KiB or so a thread
+ * allocates, picked by bytes, as jemalloc's own profiler picks)?  Then it
+ * stands for every byte the thread allocated since the last one, most of
+ * them on the fast path, unseen: *size becomes that.  A hit that is no event
+ * (a cache miss, a large size) is not counted: its bytes are in the
+ * counter, counted at the next event. */
+static __always_inline int counted(struct thread_state *st, __u64 *size)
+{
+	__u64 task = bpf_get_current_task(), fs = 0, c[2];
+
+	if (bpf_probe_read_kernel(&fs, sizeof(fs), (void *)(task + fsbase_off)) || !fs ||
+	    bpf_probe_read_user(c, sizeof(c), (void *)(fs + tsd_off)))
+		return 0;
+	/* c[1] is 0 while the thread is not on the fast path at all (every
+	 * call is seen then). */
+	if (c[1] && c[0] + *size < c[1])
+		return 0;
+	if (!st->last || st->last > c[0])
+		st->last = c[0];
+	c[1] = c[0] + *size;
+	*size = c[1] - st->last;
+	st->last = c[1];
+	return 1;
+}
+
 SEC("uprobe")
 int on_alloc(struct pt_regs *ctx)
 {
@@ -192,11 +224,14 @@ int on_alloc(struct pt_regs *ctx)
 	st = bpf_map_lookup_elem(&threads, &tid);
 	if (!st) {
 		fresh.left = draw();
+		fresh.last = 0;
 		bpf_map_update_elem(&threads, &tid, &fresh, BPF_ANY);
 		st = bpf_map_lookup_elem(&threads, &tid);
 		if (!st)
 			return 0;
 	}
+	if (tsd_off && !counted(st, &size))
+		return 0;
 	if (st->left > (__s64)size) {
 		st->left -= (__s64)size;
 		return 0;

@@ -37,6 +37,7 @@
 #include "attach/unwind.h"
 #include "process/execcheck.h"
 #include "core/session.h"
+#include "sampler/counter.h"
 #include "sampler/events.h"
 #include "sampler/probes.h"
 #include "sampler/profile.h"
@@ -63,6 +64,8 @@ struct run {
 	int stats_fd;
 	uint64_t base_cnt, base_ns;	/* the programs' counters before the window */
 	uint64_t period;
+	int64_t tsd_off;		/* counted mode: jemalloc's counter (counter.c), else 0 */
+	uint32_t fsbase_off;
 	int err;			/* from the event handler */
 	uint64_t dropped;
 	const char *maps_text;		/* the target's maps at the start, for snapshots */
@@ -311,6 +314,8 @@ static int load_for(struct run *u, int multi)
 	progs[SMP_P_FREE] = u->skel->progs.on_free;
 	smp_expo_fill((volatile uint64_t *)u->skel->rodata->expo, SMP_EXPO_N, u->period);
 	u->skel->rodata->target_tgid = (__u32)u->s->pid;
+	u->skel->rodata->tsd_off = u->tsd_off;
+	u->skel->rodata->fsbase_off = u->fsbase_off;
 	for (int k = 0; k < SMP_NKINDS; k++) {
 		u->probes.prog[k] = progs[k];
 		if (multi)
@@ -484,6 +489,16 @@ int jma_sampler_run(jma_session *s, const struct jma_sampler_opts *o, struct jma
 	if (att_proc_read(path, &maps_text, &len))
 		return jma_fail(s, JMA_ERR_ATTACH, -ESRCH, "process %d exited", (int)s->pid);
 	err = smp_sites_find(s->syms, &u.sites, &u.nsites, msg, sizeof(msg));
+	/* The sites' first is malloc (smp_sites_find). */
+	if (!err && o->slow_paths &&
+	    !smp_counter_find(s->pid, u.sites[0].addr, u.sites[0].size, &u.tsd_off)) {
+		if (smp_counter_fsbase(&u.fsbase_off)) {
+			jma_logf(s, JMA_LOG_INFO, "jemalloc's counter found, but the kernel has no BTF "
+				 "to find a thread's fs base: entries probed");
+			u.tsd_off = 0;
+		}
+		r->by_counter = u.tsd_off != 0;
+	}
 	if (!err && o->slow_paths) {
 		err = smp_sites_slow(s->syms, s->pid, u.sites, u.nsites, s);
 		r->nslow = err > 0 ? (unsigned)err : 0;

@@ -115,19 +115,44 @@ t_agrees_with_prof_true() {
 	expect_eq "$(site "$own" early_block)" 0
 }
 
-# Debian's Redis (no prof:true) under redis-benchmark: complete stacks from
-# copied stacks and the CFI (no frame pointers): at least 90% of the sampled
-# bytes in stacks of 4 frames or more, and through Redis's event loop.
-t_redis_stacks_reach_redis_code() {
-	local pid bpid deep in_loop
+# redis_load PORT VAR: redis-benchmark's SET/GET of random keys on PORT in the
+# background (its pid in VAR), given a second to start.  300000 keys first, so
+# that the key table (524288 buckets then) does not grow during the windows:
+# a table's growth is one lump of megabytes that one window has and another not.
+redis_load() {
+	expect_eq "$(redis-cli -p "$1" debug populate 300000 pre 100)" OK
+	start_bg "$2" sh -c "exec redis-benchmark -p $1 -q -n 100000000 -r 1000000 -t set,get -d 200 >/dev/null 2>&1"
+	sleep 1
+}
+
+# top_sites JSON MIN: the sites holding MIN% or more of an analyze --format
+# json report's bytes, the largest first, one a line.
+top_sites() {
+	jq -r --argjson m "$2" '(.sites | map(.flat) | add) as $t
+		| .sites | sort_by(-.flat)[] | select($t > 0 and .flat * 100 >= $t * $m) | .name' <<<"$1"
+}
+
+# Debian's Redis (no prof:true) under redis-benchmark: the sampler names the
+# sites that grew as jemalloc's own profiler does on a prof:true Redis under
+# the same load (the top one the same; each holding 5% of the sampler's
+# bytes holds 2% of jemalloc's); complete stacks from copied stacks and the
+# CFI (no frame pointers): at least 90% of the sampled bytes in stacks of 4
+# frames or more, and through Redis's event loop.  --slow-paths finds the
+# same top site.
+t_redis_same_sites_as_prof_true() {
+	local pid bpid deep in_loop ours theirs slow s
 	can_sample
 	command -v redis-benchmark >/dev/null || skip "no redis-benchmark"
 	start_redis pid
-	start_bg bpid sh -c "exec redis-benchmark -p $REDIS_PORT -q -n 100000000 -t set,get -d 200 >/dev/null 2>&1"
-	sleep 1
-	jm "$pid" prof sample 3 "${SAMPLE[@]}" -o "$TMPD/redis.heap"
+	redis_load "$REDIS_PORT" bpid
+	jm "$pid" prof sample 3 --lg-sample 12 --max-overhead 0 -o "$TMPD/redis.heap"
+	expect_rc 0
+	jm "$pid" prof sample 3 --slow-paths --lg-sample 12 --max-overhead 0 -o "$TMPD/redis-slow.heap"
 	expect_rc 0
 	kill "$bpid"
+	jm analyze "$TMPD/redis-slow.heap" --format json --pid "$pid"
+	expect_rc 0
+	slow=$(top_sites "$OUT" 5)
 	# Bytes in stacks of 4+ frames, of all: from the raw profile's t* lines.
 	deep=$(awk '/^@/ { n = NF - 1; next } /^  t\*:/ && n { split($5, b, "]"); t += b[1]; if (n >= 4) d += b[1]; n = 0 }
 		END { printf "%d %d", d * 100, t * 90 }' "$TMPD/redis.heap")
@@ -136,6 +161,27 @@ t_redis_stacks_reach_redis_code() {
 	expect_rc 0
 	in_loop=$(awk '{ t += $NF; if ($1 ~ /;aeMain;/) a += $NF } END { printf "%d %d", a * 100, t * 90 }' <<<"$OUT")
 	(( ${in_loop% *} >= ${in_loop#* } && ${in_loop#* } > 0 )) || fail "bytes through aeMain: $in_loop"
+	jm analyze "$TMPD/redis.heap" --format json --pid "$pid"
+	expect_rc 0
+	ours=$(top_sites "$OUT" 5)
+
+	start_redis pid MALLOC_CONF=prof:true,prof_active:false,lg_prof_sample:12
+	redis_load "$REDIS_PORT" bpid
+	jm "$pid" prof window 3 -o "$TMPD/rw"
+	expect_rc 0
+	kill "$bpid"
+	jm analyze "$TMPD/rw/window.heap" --base "$TMPD/rw/base.heap" --format json --pid "$pid"
+	expect_rc 0
+	theirs=$(top_sites "$OUT" 2)
+	[[ -n $ours && ${ours%%$'\n'*} == "${theirs%%$'\n'*}" ]] ||
+		fail "top sites: sampler [${ours//$'\n'/ }], prof:true [${theirs//$'\n'/ }]"
+	while read -r s; do
+		grep -qxF "$s" <<<"$theirs" || fail "$s: 5% of the sampler's bytes, under 2% of prof:true's [${theirs//$'\n'/ }]"
+	done <<<"$ours"
+	# --slow-paths (jemalloc's counter on Debian's 5.3): Redis's allocations do
+	# not repeat in step with its 64 KiB events, and the top site is the same.
+	[[ -n $slow && ${slow%%$'\n'*} == "${theirs%%$'\n'*}" ]] ||
+		fail "top sites: --slow-paths [${slow//$'\n'/ }], prof:true [${theirs//$'\n'/ }]"
 }
 
 t_alloc_only() {
@@ -149,6 +195,34 @@ t_alloc_only() {
 	expect_rc 0
 	within "$(site "$OUT" leak_site)" "$truth" $((truth * 15 / 100))
 	within "$(site "$OUT" churn_site)" "$truth" $((truth * 15 / 100))
+}
+
+# --slow-paths on jemalloc 5.3+ (Debian's, dev, a static _rjem_ copy):
+# jemalloc's own counter read at each thread event, so the window's total is
+# the truth (both sites' bytes), though only the slow paths trap.  Which site
+# gets them follows jemalloc's 64 KiB event schedule (not asserted: on this
+# fixture's strict leak/churn alternation every event lands on one site).
+t_slow_paths_counted_total() {
+	local v bin pid truth hits
+	can_sample
+	for v in debian dev-295e489 static-rjem; do
+		bin=$VERSIONS_DIR/$v/leakfix
+		[[ $v == debian ]] && bin=$FIXTURES/leakfix
+		[[ $v == static-rjem ]] && bin=$FIXTURES/leakfix-static-rjem
+		[[ -x $bin ]] || continue
+		start_fixture pid "$bin"
+		sample "$pid" "$TMPD/c-$v.heap" --alloc-only --slow-paths
+		expect_match "$ERR" "each of jemalloc's thread events stands for the bytes it counted"
+		truth=$(awk -v s="$(window_secs)" -v r=$RATE 'BEGIN { printf "%d", 2 * s * r }')
+		# Fewer traps than calls: about one per 64 KiB (and cache misses), not
+		# one per 4 KiB block.
+		hits=$(sed -n 's/.* probes: \([0-9]*\) hits.*/\1/p' <<<"$ERR")
+		jm analyze "$TMPD/c-$v.heap" --format json --alloc-space --pid "$pid"
+		expect_rc 0
+		within "$(jq '[.sites[] | select(.name == "leak_site" or .name == "churn_site") | .flat] | add | floor' <<<"$OUT")" \
+			"$truth" $((truth * 15 / 100)) || fail "on $v"
+		((hits > 0 && hits * 4 < truth / 4096)) || fail "$hits hits for $((truth / 4096)) allocations on $v"
+	done
 }
 
 # The probes are in the target only: a second process of the same library
@@ -246,12 +320,18 @@ t_window_with_sampler() {
 }
 
 t_max_overhead_ends_early() {
-	local pid
+	local pid share secs
 	can_sample
 	start_fixture pid "$FIXTURES/leakfix"
 	jm "$pid" prof sample 30 --max-overhead 1 -o "$TMPD/m.heap"
 	expect_rc 0
 	expect_match "$ERR" "ended early: the probes' cost passed --max-overhead"
+	# The cost shown: the hits, and their share of the target's CPU past 1%.
+	expect_match "$ERR" 'probes: [1-9][0-9]* hits'
+	share=$(sed -n 's/.*cost to the process: ~[0-9.]* s of its [0-9.]* s CPU (\([0-9.]*\)%.*/\1/p' <<<"$ERR")
+	[[ -n $share ]] && awk -v s="$share" 'BEGIN { exit !(s > 1) }' || fail "share ${share:-none} in: $ERR"
+	secs=$(window_secs)
+	awk -v s="$secs" 'BEGIN { exit !(s < 30) }' || fail "ran $secs s"
 	grep -q '^MAPPED_LIBRARIES:$' "$TMPD/m.heap" || fail "no profile written"
 }
 

@@ -1,0 +1,18 @@
+/* counter.h -- where BPF finds jemalloc's own per-thread allocation counter. */
+#ifndef JMA_SAMPLER_COUNTER_H
+#define JMA_SAMPLER_COUNTER_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+/* The offset from the thread pointer of tsd's thread_allocated (followed by
+ * the next thread event's threshold), read from the code of the malloc at
+ * @malloc_addr (@malloc_size bytes, 0 unknown) in process @pid: jemalloc
+ * 5.3+.  -ENOENT for builds without that fast path. */
+int smp_counter_find(pid_t pid, uint64_t malloc_addr, uint64_t malloc_size, int64_t *off);
+
+/* The offset of a task's saved fs base (task_struct.thread.fsbase) in this
+ * kernel, from its BTF.  -ENOENT without BTF. */
+int smp_counter_fsbase(uint32_t *off);
+
+#endif
