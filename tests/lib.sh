@@ -16,27 +16,39 @@ STARTED=()
 declare -A FIX_IN FIX_OUT
 T_PASS=0 T_FAIL=0 T_SKIP=0 T_CUR=""
 
-# gone PID: PID has exited (no such process, or a zombie not yet waited for:
-# kill -0 would still find that one).
-gone() {
-	local st
+# child_state PID: CHILD_STATE = PID's state letter (R, S, Z...) while it is
+# a child of this shell, not yet waited for; empty once it is not: a PID
+# waited for (a test may wait itself) is given back, maybe to a process of
+# someone else's, which must not be signalled.  No $(...): $BASHPID is ours.
+child_state() {
+	local st s pp
+	CHILD_STATE=
 	read -r st 2>/dev/null <"/proc/$1/stat" || return 0
-	st=${st##*) }
-	[[ ${st%% *} == Z ]]
+	read -r s pp _ <<<"${st##*) }"
+	[[ $pp == "$BASHPID" ]] && CHILD_STATE=$s
+	return 0
 }
 
 # reap_started [FROM]: stop the processes recorded in STARTED from index FROM
-# on (default 0), TERM then KILL after 2.5 s, wait for them and forget them.
+# on (default 0) that are still ours, TERM then KILL after 2.5 s, wait for
+# them and forget them all.
 reap_started() {
 	local from=${1:-0} p
-	local -a mine=("${STARTED[@]:$from}")
-	for p in "${mine[@]}"; do
+	local -a live=()
+	for p in "${STARTED[@]:$from}"; do
+		child_state "$p"
+		[[ -n $CHILD_STATE ]] || continue
+		live+=("$p")
 		kill -CONT "$p" 2>/dev/null
 		kill -TERM "$p" 2>/dev/null
 	done
-	for p in "${mine[@]}"; do
-		for _ in $(seq 50); do gone "$p" && break; sleep 0.05; done
-		kill -KILL "$p" 2>/dev/null
+	for p in "${live[@]}"; do
+		for _ in $(seq 50); do
+			child_state "$p"
+			[[ $CHILD_STATE == Z || -z $CHILD_STATE ]] && break
+			sleep 0.05
+		done
+		[[ $CHILD_STATE == Z || -z $CHILD_STATE ]] || kill -KILL "$p" 2>/dev/null
 		{ wait "$p"; } 2>/dev/null
 	done
 	STARTED=("${STARTED[@]:0:$from}")
