@@ -28,22 +28,10 @@ start() {
 	PGID[$1]=$!
 }
 
-# cpu_ms: CPU_MS = the CPU time (user + system) of the children waited for so
-# far, in ms (times in this shell, not a subshell: a fork starts from zero).
-TIMES=$(mktemp)
-cpu_ms() {
-	local um us uf sm ss sf
-	times >"$TIMES"
-	read -r um us uf sm ss sf < <(sed -n '2s/[ms.]/ /gp' "$TIMES")
-	CPU_MS=$(( (10#$um + 10#$sm) * 60000 + (10#$us + 10#$ss) * 1000 + 10#$uf + 10#$sf ))
-}
-
 # finish FILE: wait for it, print its output and add up its result.
 finish() {
-	local f=$1 pgid=${PGID[$1]} out=${OUT[$1]} left p f_ s_ c0
-	cpu_ms; c0=$CPU_MS
+	local f=$1 pgid=${PGID[$1]} out=${OUT[$1]} left p f_ s_ cpu
 	wait "$pgid"
-	cpu_ms; c0=$((CPU_MS - c0))
 	# Each test's processes are stopped at its end (lib.sh); anything still in
 	# the session the script led is a leak: a failure, then killed.
 	left=$(session_procs "$pgid")
@@ -55,7 +43,10 @@ finish() {
 		fail=$((fail + 1))
 		kill -KILL $(awk '{print $1}' <<<"$left") 2>/dev/null
 	fi
-	echo "  ($f: $((SECONDS - T0[$f])) s, CPU $((c0 / 1000)).$((c0 % 1000 / 100)) s)"
+	# lib.sh's count: the script's and everything it waited for.
+	cpu=$(awk '/^CPU [0-9]+$/ {print $2}' "$out")
+	cpu=${cpu:+, CPU $((cpu / 1000)).$((cpu % 1000 / 100)) s}
+	echo "  ($f: $((SECONDS - T0[$f])) s$cpu)"
 	read -r p f_ s_ < <(awk '/^RESULT/ {print $2, $3, ($4 == "" ? 0 : $4)}' "$out")
 	if [[ -z ${p:-} ]]; then
 		echo "FAILED $f (no result: the script died)"; fail=$((fail + 1))
@@ -86,6 +77,5 @@ for f in "${files[@]}"; do
 	[[ -n ${done_[$f]:-} ]] && continue
 	start "$f"; finish "$f"
 done
-rm -f "$TIMES"
 echo "integration: $pass passed, $fail failed, $skipped skipped"
 [[ $fail == 0 ]]
