@@ -78,7 +78,7 @@ FIXTURES  := $(FIX_DYN) $(FIX_DIR)/callee $(FIX_STATIC) $(FIX_DIR)/libctorwait.s
 	$(FIX_DIR)/jemfix-nobuildid $(FIX_CXX)
 JEM_PIC   := /usr/lib/$(shell $(CC) -print-multiarch)/libjemalloc_pic.a
 
-.PHONY: all deps check check-aarch64 check-deb demo install uninstall clean bench soak fuzz versions check-versions deb
+.PHONY: all deps check check-build-tool check-build-asan check-aarch64 check-deb demo install uninstall clean bench soak fuzz versions check-versions deb
 .DELETE_ON_ERROR:
 
 all: $(BUILD)/jemattach $(SERVE_SO) $(BUILD)/libjemattach.a $(BUILD)/libjemattach.so fixtures
@@ -291,11 +291,22 @@ check-versions: deps
 	@JE_VERSIONS="$(JE_ALL)" ONLY=versions_and_static_prefixed tests/run-integration.sh 65-sampler
 
 # --- tests ----------------------------------------------------------------
+# The builds check needs, the tool's, the ASan one's and the jemalloc
+# versions', side by side: make -j$(CHECK_JOBS) (the machine's cores) unless
+# make was given its own -j.  Serial, they were half of a 20-minute check.
+CHECK_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 check: deps
+	@j=-j$(CHECK_JOBS); case " $$MAKEFLAGS" in *-j*|*jobserver*) j= ;; esac; \
+	$(MAKE) --no-print-directory $$j check-build-tool check-build-asan
+	@JE_VERSIONS="$(JE_CHECK)" tests/run-all.sh
+
+# Both link the one libunwind under build/libunwind: its script builds it once.
+check-build-tool:
 	@$(MAKE) --no-print-directory all $(BUILD)/check_runner $(BUILD)/stress_driver versions
+
+check-build-asan:
 	@$(MAKE) --no-print-directory BUILD=build/asan SANITIZE=1 build/asan/jemattach \
 		build/asan/check_runner build/asan/stress_driver
-	@JE_VERSIONS="$(JE_CHECK)" tests/run-all.sh
 
 # The arm64 port, proven in a Debian bookworm arm64 guest under qemu-system-aarch64 (TCG):
 # the image is built once under build/aarch64 (scripts/aarch64/image.sh), the tree built in it.

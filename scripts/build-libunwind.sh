@@ -25,6 +25,14 @@ sha=4a6aec666991fb45d0889c44aede8ad6eb108071c3554fcdff671f9c94794976
 url=${LIBUNWIND_URL:-http://deb.debian.org/debian/pool/main/libu/libunwind/libunwind_$ver.orig.tar.gz}
 shared="-lunwind-ptrace -lunwind-generic -lunwind"
 
+# One builder at a time (make check builds the tool and the ASan build side
+# by side, both linking this): a second waits, then finds it done (a link
+# newer than this script).
+mkdir -p "$(dirname "$dir")"
+exec 9>"$dir.lock"
+flock 9
+[ "$dir/link" -nt "$0" ] && exit 0
+
 fallback() {
 	echo "jemattach: $1; linking Debian's shared libunwind (each command starts ~0.5 ms slower)" >&2
 	mkdir -p "$dir"

@@ -5,6 +5,7 @@
 # which records them; cleanup kills exactly those, waits for them and removes
 # the scratch directory -- on success, failure, or interruption.
 set -u
+source "$(dirname "${BASH_SOURCE[0]}")/procs.sh"
 JEMATTACH=$(readlink -f "${JEMATTACH:-build/jemattach}")
 FIXTURES=$(readlink -f "${FIXTURES:-build/fixtures}")
 TMPD=$(mktemp -d /tmp/jemattach-test.XXXXXX)
@@ -15,18 +16,46 @@ STARTED=()
 declare -A FIX_IN FIX_OUT
 T_PASS=0 T_FAIL=0 T_SKIP=0 T_CUR=""
 
-cleanup() {
-	local p
-	for p in "${STARTED[@]}"; do
+# child_state PID: CHILD_STATE = PID's state letter (R, S, Z...) while it is
+# a child of this shell, not yet waited for; empty once it is not: a PID
+# waited for (a test may wait itself) is given back, maybe to a process of
+# someone else's, which must not be signalled.  No $(...): $BASHPID is ours.
+child_state() {
+	local st s pp
+	CHILD_STATE=
+	read -r st 2>/dev/null <"/proc/$1/stat" || return 0
+	read -r s pp _ <<<"${st##*) }"
+	[[ $pp == "$BASHPID" ]] && CHILD_STATE=$s
+	return 0
+}
+
+# reap_started [FROM]: stop the processes recorded in STARTED from index FROM
+# on (default 0) that are still ours, TERM then KILL after 2.5 s, wait for
+# them and forget them all.
+reap_started() {
+	local from=${1:-0} p
+	local -a live=()
+	for p in "${STARTED[@]:$from}"; do
+		child_state "$p"
+		[[ -n $CHILD_STATE ]] || continue
+		live+=("$p")
 		kill -CONT "$p" 2>/dev/null
 		kill -TERM "$p" 2>/dev/null
 	done
-	for p in "${STARTED[@]}"; do
-		for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.05; done
-		kill -KILL "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
+	for p in "${live[@]}"; do
+		for _ in $(seq 50); do
+			child_state "$p"
+			[[ $CHILD_STATE == Z || -z $CHILD_STATE ]] && break
+			sleep 0.05
+		done
+		[[ $CHILD_STATE == Z || -z $CHILD_STATE ]] || kill -KILL "$p" 2>/dev/null
+		{ wait "$p"; } 2>/dev/null
 	done
-	STARTED=()
+	STARTED=("${STARTED[@]:0:$from}")
+}
+
+cleanup() {
+	reap_started
 	rm -rf "$TMPD"
 }
 trap cleanup EXIT
@@ -220,6 +249,31 @@ within() {
 	(( d <= $3 )) || fail "$1 and $2 differ by $d (> $3)"
 }
 
+# left_behind: when this script runs as a session leader (run-integration.sh
+# starts it so), fail if the session holds a live process that is neither in
+# STARTED nor below one of those -- what the test just run left running
+# (started in a $(...) subshell, orphaned by a helper...).  Those are killed.
+left_behind() {
+	[[ $(session_of $$) == "$$" ]] || return 0
+	local -A par=() name=() keep=()
+	local p pp comm q left try
+	for p in "${STARTED[@]}"; do keep[$p]=1; done
+	for try in 1 2 3 4 5 6; do	# a process being reaped may take a moment
+		par=() name=() left=()
+		while read -r p pp comm; do par[$p]=$pp name[$p]=$comm; done < <(session_procs $$)
+		for p in "${!par[@]}"; do
+			q=$p
+			while [[ -z ${keep[$q]:-} && -n ${par[$q]:-} ]]; do q=${par[$q]}; done
+			[[ -n ${keep[$q]:-} ]] || left+=("$p")
+		done
+		((${#left[@]})) || return 0
+		sleep 0.25
+	done
+	echo "    $T_CUR: left running: $(for p in "${left[@]}"; do printf '%s ' "$p (${name[$p]})"; done)" >&2
+	kill -KILL "${left[@]}" 2>/dev/null
+	return 1
+}
+
 run_tests() {
 	local t
 	for t in $(declare -F | awk '{print $3}' | grep '^t_'); do
@@ -227,15 +281,29 @@ run_tests() {
 		[[ -n ${ONLY:-} && $T_CUR != *$ONLY* ]] && continue
 		# Not "if ( ... )": errexit is ignored inside an if condition, so a
 		# failed expectation in the middle of a test would go unnoticed.
-		( set -e; "$t" )
+		# What the test started is stopped when it ends, passed or not (the
+		# subshell does not run the script's EXIT trap).
+		local n0=${#STARTED[@]} t0=${EPOCHREALTIME/./}
+		( set -e; trap 'rc=$?; set +e; reap_started '"$n0"'; exit $rc' EXIT; "$t" )
 		local rc=$?
+		left_behind || rc=1
+		local took; took=$(( (${EPOCHREALTIME/./} - t0) / 100000 ))
+		took="($((took / 10)).$((took % 10)) s)"
 		if [[ $rc == 0 ]]; then
-			echo "ok     $T_CUR"; T_PASS=$((T_PASS + 1))
+			echo "ok     $T_CUR $took"; T_PASS=$((T_PASS + 1))
 		elif [[ $rc == 77 ]]; then
-			echo "skip   $T_CUR"; T_SKIP=$((T_SKIP + 1))
+			echo "skip   $T_CUR $took"; T_SKIP=$((T_SKIP + 1))
 		else
-			echo "FAILED $T_CUR"; T_FAIL=$((T_FAIL + 1))
+			echo "FAILED $T_CUR $took"; T_FAIL=$((T_FAIL + 1))
 		fi
 	done
+	# The CPU time of this script and all it waited for, in ms, for the
+	# runner's line (its own count would mix files run side by side).
+	local um us uf sm ss sf cu cs cf dm ds df
+	times >"$TMPD/times"
+	read -r um us uf sm ss sf < <(sed -n '1s/[ms.]/ /gp' "$TMPD/times")
+	read -r cu cs cf dm ds df < <(sed -n '2s/[ms.]/ /gp' "$TMPD/times")
+	echo "CPU $(( (10#$um + 10#$sm + 10#$cu + 10#$dm) * 60000 + (10#$us + 10#$ss + 10#$cs + 10#$ds) * 1000 +
+		10#$uf + 10#$sf + 10#$cf + 10#$df ))"
 	echo "RESULT $T_PASS $T_FAIL $T_SKIP"
 }

@@ -1,5 +1,6 @@
 #!/bin/bash
 # 05-install.sh -- make install honours PREFIX and DESTDIR, and what it installs works.
+# runner: light (beside a long file: no clock in its assertions)
 source tests/lib.sh
 
 # installed: make install into $TMPD/root (DESTDIR) under /opt/jma (PREFIX), once.

@@ -1,6 +1,7 @@
 #!/bin/bash
 # 10-basic.sh -- info/get/set against fixtures linked with Debian's libjemalloc,
 # and a stock program under LD_PRELOAD; values are checked against the target's own.
+# runner: light (beside a long file: no clock in its assertions)
 source tests/lib.sh
 
 t_info_names_module_version_and_thread() {

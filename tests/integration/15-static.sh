@@ -1,6 +1,7 @@
 #!/bin/bash
 # 15-static.sh -- jemalloc linked statically, with and without a symbol prefix,
 # and stripped.
+# runner: light (beside a long file: no clock in its assertions)
 source tests/lib.sh
 
 check_static() {

@@ -1,6 +1,7 @@
 #!/bin/bash
 # 17-symcache.sh -- where jemalloc was found, kept by build-id: used again
 # only for the same code, and only from a directory that is ours alone.
+# runner: light (beside a long file: no clock in its assertions)
 source tests/lib.sh
 
 CACHE=$XDG_CACHE_HOME/jemattach

@@ -1,5 +1,6 @@
 #!/bin/bash
 # 20-exitcodes.sh -- every documented exit code, each against a real process.
+# runner: light (beside a long file: no clock in its assertions)
 source tests/lib.sh
 
 t_usage_errors_exit_2() {

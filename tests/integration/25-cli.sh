@@ -1,6 +1,7 @@
 #!/bin/bash
 # 25-cli.sh -- no surprises on the command line: several PIDs, partial `get`,
 # help that never touches a process, `-o -` as standard output.
+# runner: light (beside a long file: no clock in its assertions)
 source tests/lib.sh
 
 t_several_pids_run_the_command_on_each() {

@@ -1,5 +1,6 @@
 #!/bin/bash
 # 30-redis.sh -- Debian's unmodified redis-server on 127.0.0.1.
+# runner: light (beside a long file: no clock in its assertions)
 source tests/lib.sh
 
 rcli() { redis-cli -p "$REDIS_PORT" "$@"; }

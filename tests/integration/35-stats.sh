@@ -1,5 +1,6 @@
 #!/bin/bash
 # 35-stats.sh -- malloc_stats_print captured through the emulated callback.
+# runner: light (beside a long file: no clock in its assertions)
 source tests/lib.sh
 
 # Top-level structure of a text report: the first word of every line that is

@@ -1,6 +1,7 @@
 #!/bin/bash
 # 37-shell.sh -- `jemattach PID shell`: many commands in one session, values
 # checked against the target's own, errors reported line by line.
+# runner: light (beside a long file: no clock in its assertions)
 source tests/lib.sh
 
 t_shell_runs_each_line_against_the_target() {

@@ -18,8 +18,10 @@ have_user() {
 t_bind_mount_over_the_dump_reads_nothing_of_root() {
 	local pid i
 	have_user || skip "no $TUSER user"
+	# The mounting loop ends with the fixture (sh's pid, exec'd): it used to
+	# spin on through the rest of the file.
 	start_fixture_cmd pid setpriv --reuid="$TUSER" --regid="$TUSER" --clear-groups unshare -Urm sh -c \
-		'(while :; do for f in /tmp/jemattach.*/dump.heap /tmp/jemattach.*.heap; do
+		'(while kill -0 $$ 2>/dev/null; do for f in /tmp/jemattach.*/dump.heap /tmp/jemattach.*.heap; do
 			[ -e "$f" ] && mount --bind /etc/shadow "$f" 2>/dev/null; done; done) &
 		 exec env '"$PROF"' '"$FIXTURES/jemfix"
 	for i in 1 2 3 4 5 6 7 8; do

@@ -2,6 +2,7 @@
 # 49-core.sh -- jemattach core: jemalloc's code emulated on ELF cores (gcore
 # and kernel cores) gives the live process's numbers and heap profile; bad
 # cores are refused clearly.
+# runner: light (beside a long file: no clock in its assertions)
 source tests/lib.sh
 
 PROF=MALLOC_CONF=prof:true

@@ -2,6 +2,7 @@
 # 50-gdb.sh -- the gdb command library (gdb/jemalloc.gdb) driven by real gdb in batch
 # mode, against fixtures and Debian's redis-server, checked against jemattach and against
 # what the target itself reports.
+# runner: light (beside a long file: no clock in its assertions)
 source tests/lib.sh
 
 SCRIPT=$PWD/gdb/jemalloc.gdb

@@ -2,6 +2,7 @@
 # 60-analyze.sh -- `jemattach analyze` on real dumps of the heapsites fixture:
 # the right site with the right bytes, jeprof's totals, every format, --base,
 # bad input, a deleted binary through --pid, separate debuginfo by build-id.
+# runner: light (beside a long file: no clock in its assertions)
 source tests/lib.sh
 
 CONF=MALLOC_CONF=prof:true,lg_prof_sample:12

@@ -4,6 +4,7 @@
 # truth (a 2.5 MiB/s leak in leak_site, as much churn in churn_site, an 8 MiB
 # block from before the window); the safety tests read the probed code's
 # bytes through /proc/PID/mem (a uprobe is a 0xcc there while it is in place).
+# runner: long (light files run beside it: its windows wait on the clock, and leakfix keeps its rate by the clock)
 source tests/lib.sh
 source tests/lib-sampler.sh
 

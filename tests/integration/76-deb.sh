@@ -3,6 +3,7 @@
 # scratch root: this machine's own /usr is not ours to change) and what it
 # installed works -- the tool on a live process, the library through its
 # pkg-config file, the unit; apt resolves its dependencies.
+# runner: light (beside a long file: no clock in its assertions)
 source tests/lib.sh
 
 t_make_deb_installs_and_works() {

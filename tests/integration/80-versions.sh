@@ -6,6 +6,7 @@
 # check-versions all of them.  A version whose source could not be had (no
 # network, no JEMALLOC_SRC) is one skipped test, with the reason.  Each version gets its own test functions, named
 # after it, and every value is compared with what the fixture reads itself.
+# runner: light (beside a long file: no clock in its assertions)
 source tests/lib.sh
 VERSIONS_DIR=$(readlink -f "${VERSIONS_DIR:-build/versions}")
 # By default every build there (its folders; each has a .lock file beside it).
