@@ -376,6 +376,8 @@ soak: deps
 	@SURVIVE_KILLS=$${SOAK_KILLS:-750} SURVIVE_EINTR=$${SOAK_EINTR:-200} \
 		DEATH_KILLS=$${SOAK_DEATH_KILLS:-200} JEMATTACH=$(BUILD)/jemattach \
 		FIXTURES=$(BUILD)/fixtures tests/run-integration.sh 47-survive
+	@SAMPLER_KILLS=$${SOAK_SAMPLER_KILLS:-50} ONLY=sigkill_leaves_no_breakpoint \
+		JEMATTACH=$(BUILD)/jemattach FIXTURES=$(BUILD)/fixtures tests/run-integration.sh 65-sampler
 
 # --- fuzzing (by hand: `make fuzz FUZZ_TIME=600`; make check replays the corpus) ---
 # New inputs land in $(BUILD)/fuzz/corpus; merge the interesting ones into
