@@ -98,3 +98,9 @@ long arch_syscall_nr(const struct arch_gpregs *r)
 {
 	return (long)r->r.orig_rax;
 }
+
+long arch_stopped_syscall(const struct arch_gpregs *r, const struct arch_sc_note *n)
+{
+	(void)n;
+	return arch_syscall_nr(r);
+}
