@@ -25,6 +25,11 @@ int arch_extregs_set(pid_t tid, const struct arch_extregs *x);
 /* The thread pointer (x86_64 fs_base, arm64 TPIDR_EL0): jemalloc's TLS. */
 int arch_tls_base(pid_t tid, uint64_t *tp);
 
+/* @r from a core's NT_PRSTATUS pr_reg (@len bytes, the kernel's register
+ * set: x86_64 user_regs_struct, with fs_base; arm64 user_pt_regs, whose
+ * thread pointer is in another note, 0 here): 0, or -EINVAL for another size. */
+int arch_gpregs_from_core(struct arch_gpregs *r, const void *pr_reg, size_t len);
+
 uint64_t arch_pc(const struct arch_gpregs *r);
 uint64_t arch_sp(const struct arch_gpregs *r);
 /* The thread pointer read with the general registers (x86_64: fs_base;

@@ -94,6 +94,16 @@ int arch_tls_base(pid_t tid, uint64_t *tp)
 	return regset(PTRACE_GETREGSET, tid, NT_ARM_TLS, tp, sizeof(*tp), NULL);
 }
 
+int arch_gpregs_from_core(struct arch_gpregs *r, const void *pr_reg, size_t len)
+{
+	if (len != sizeof(r->r))
+		return -EINVAL;
+	memset(r, 0, sizeof(*r));
+	memcpy(&r->r, pr_reg, len);
+	r->syscallno = -1;
+	return 0;
+}
+
 uint64_t arch_pc(const struct arch_gpregs *r) { return r->r.pc; }
 uint64_t arch_sp(const struct arch_gpregs *r) { return r->r.sp; }
 uint64_t arch_regs_tls_base(const struct arch_gpregs *r) { return r->tp; }

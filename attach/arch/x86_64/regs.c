@@ -46,6 +46,14 @@ int arch_tls_base(pid_t tid, uint64_t *tp)
 	return 0;
 }
 
+int arch_gpregs_from_core(struct arch_gpregs *r, const void *pr_reg, size_t len)
+{
+	if (len != sizeof(r->r))
+		return -EINVAL;
+	memcpy(&r->r, pr_reg, len);
+	return 0;
+}
+
 uint64_t arch_pc(const struct arch_gpregs *r) { return r->r.rip; }
 uint64_t arch_sp(const struct arch_gpregs *r) { return r->r.rsp; }
 uint64_t arch_regs_tls_base(const struct arch_gpregs *r) { return r->r.fs_base; }
