@@ -30,6 +30,14 @@ int arch_tls_base(pid_t tid, uint64_t *tp);
  * thread pointer is in another note, 0 here): 0, or -EINVAL for another size. */
 int arch_gpregs_from_core(struct arch_gpregs *r, const void *pr_reg, size_t len);
 
+/* What an unwind from a sleeping thread's sp and pc alone (/proc's view, no
+ * ptrace stop) may assume of its other registers, set in @regs[0..n) in
+ * libunwind's numbering: x86_64 nothing (its CFI finds frames from the stack
+ * pointer); arm64 the frame pointer x29 = sp, where glibc's system call
+ * wrappers leave it (stp x29, x30, [sp, #-N]!; mov x29, sp), for CFI that
+ * finds the frame from x29.  A wrong guess only ends the walk. */
+void arch_unwind_from_sp(uint64_t sp, uint64_t *regs, size_t n);
+
 uint64_t arch_pc(const struct arch_gpregs *r);
 uint64_t arch_sp(const struct arch_gpregs *r);
 /* The thread pointer read with the general registers (x86_64: fs_base;

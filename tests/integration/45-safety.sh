@@ -218,7 +218,7 @@ t_program_still_starting_is_not_called() {
 	before=$(proc_state "$pid")
 	jm "$pid" get version
 	expect_rc 5
-	expect_match "$ERR" "^jemattach: no thread of process $pid is safe to use; last: tid $pid \(jemfix\) is inside the dynamic loader \(call_init\+0x[0-9a-f]+ \(ld-linux-[-a-z0-9_]+\.so\.[0-9]\)\)"
+	expect_match "$ERR" "^jemattach: no thread of process $pid is safe to use; last: tid $pid \(jemfix\) is inside the dynamic loader \((call_init|fn_0x[0-9a-f]+)\+0x[0-9a-f]+ \(ld-linux-[-a-z0-9_]+\.so\.[0-9]\)\)"
 	expect_eq "$(cut -d' ' -f1 "/proc/$pid/syscall")" "$(sysnr pause)"
 	expect_state "$pid" "$before"
 }

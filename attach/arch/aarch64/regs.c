@@ -104,6 +104,12 @@ int arch_gpregs_from_core(struct arch_gpregs *r, const void *pr_reg, size_t len)
 	return 0;
 }
 
+void arch_unwind_from_sp(uint64_t sp, uint64_t *regs, size_t n)
+{
+	if (n > 29)
+		regs[29] = sp;
+}
+
 uint64_t arch_pc(const struct arch_gpregs *r) { return r->r.pc; }
 uint64_t arch_sp(const struct arch_gpregs *r) { return r->r.sp; }
 uint64_t arch_regs_tls_base(const struct arch_gpregs *r) { return r->tp; }

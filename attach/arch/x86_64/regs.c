@@ -54,6 +54,13 @@ int arch_gpregs_from_core(struct arch_gpregs *r, const void *pr_reg, size_t len)
 	return 0;
 }
 
+void arch_unwind_from_sp(uint64_t sp, uint64_t *regs, size_t n)
+{
+	(void)sp;
+	(void)regs;
+	(void)n;
+}
+
 uint64_t arch_pc(const struct arch_gpregs *r) { return r->r.rip; }
 uint64_t arch_sp(const struct arch_gpregs *r) { return r->r.rsp; }
 uint64_t arch_regs_tls_base(const struct arch_gpregs *r) { return r->r.fs_base; }
