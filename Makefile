@@ -109,11 +109,11 @@ $(SERVE_OBJS): ALL_CFLAGS += $(shell pkg-config --cflags $(SERVE_PKGS) 2>/dev/nu
 # no CO-RE: it reads nothing of the kernel's), then embedded in a skeleton
 # header that sampler.c includes; libbpf loads it only when `prof sample` runs.
 BPF_ARCH  := $(patsubst x86_64,x86,$(patsubst aarch64,arm64,$(ARCH)))
-$(BUILD)/gen/sampler.bpf.o: src/sampler/sampler.bpf.c src/sampler/events.h
+$(BUILD)/gen/sampler.bpf.o: src/sampler/sampler.bpf.c src/sampler/events.h attach/arch/$(ARCH)/bpf_regs.h
 	@mkdir -p $(dir $@)
 	@echo "  BPF     $@"
 	@clang -target bpf -D__TARGET_ARCH_$(BPF_ARCH) -g -O2 -mcpu=v3 -Wall -Werror -Isrc \
-		-I/usr/include/$(ARCH)-linux-gnu -c -o $@ $<
+		-Iattach/arch/$(ARCH) -I/usr/include/$(ARCH)-linux-gnu -c -o $@ $<
 
 $(BUILD)/gen/sampler.skel.h: $(BUILD)/gen/sampler.bpf.o
 	@echo "  SKEL    $@"

@@ -25,10 +25,23 @@ int arch_extregs_set(pid_t tid, const struct arch_extregs *x);
 /* The thread pointer (x86_64 fs_base, arm64 TPIDR_EL0): jemalloc's TLS. */
 int arch_tls_base(pid_t tid, uint64_t *tp);
 
+/* @r from a core's NT_PRSTATUS pr_reg (@len bytes, the kernel's register
+ * set: x86_64 user_regs_struct, with fs_base; arm64 user_pt_regs, whose
+ * thread pointer is in another note, 0 here): 0, or -EINVAL for another size. */
+int arch_gpregs_from_core(struct arch_gpregs *r, const void *pr_reg, size_t len);
+
+/* What an unwind from a sleeping thread's sp and pc alone (/proc's view, no
+ * ptrace stop) may assume of its other registers, set in @regs[0..n) in
+ * libunwind's numbering: x86_64 nothing (its CFI finds frames from the stack
+ * pointer); arm64 the frame pointer x29 = sp, where glibc's system call
+ * wrappers leave it (stp x29, x30, [sp, #-N]!; mov x29, sp), for CFI that
+ * finds the frame from x29.  A wrong guess only ends the walk. */
+void arch_unwind_from_sp(uint64_t sp, uint64_t *regs, size_t n);
+
 uint64_t arch_pc(const struct arch_gpregs *r);
 uint64_t arch_sp(const struct arch_gpregs *r);
-/* The thread pointer as saved with the general registers (x86_64: fs_base;
- * arm64 keeps TPIDR_EL0 apart, in NT_ARM_TLS: 0 there): where its TLS is. */
+/* The thread pointer read with the general registers (x86_64: fs_base;
+ * arm64: TPIDR_EL0, from NT_ARM_TLS): where its TLS is. */
 uint64_t arch_regs_tls_base(const struct arch_gpregs *r);
 uint64_t arch_retval(const struct arch_gpregs *r);
 /* Integer argument registers, in ABI order. */
@@ -50,8 +63,13 @@ void arch_call_prepare(struct arch_gpregs *r, uint64_t fn, const uint64_t *args,
 extern const int arch_ret_from_stack;
 void arch_emulate_return(struct arch_gpregs *r, uint64_t ret_word, uint64_t retval);
 
-/* The system call the thread was stopped in, or -1. */
+/* The system call of a syscall stop, or -1. */
 long arch_syscall_nr(const struct arch_gpregs *r);
+/* The system call a thread we interrupted is in, given @n (arch_syscall_note,
+ * taken just before that stop), or -1.  x86_64: arch_syscall_nr (orig_rax
+ * survives the stop); arm64 forgets it before an interrupt stop: the note's,
+ * while the registers still show that call. */
+long arch_stopped_syscall(const struct arch_gpregs *r, const struct arch_sc_note *n);
 
 /* How a blocking system call ranks as a place to borrow a thread from. */
 enum arch_sc_class {
@@ -63,12 +81,24 @@ enum arch_sc_class {
 	 * call is unknown, the self-restoring call cannot resume it */
 	ARCH_SC_RESTART,
 };
+/* The lookups are generic (attach/syscalls.c); each architecture gives the data
+ * (arch/<arch>/syscalls.c, syscall_names.c). */
 enum arch_sc_class arch_syscall_class(long nr);
 /* Name of system call @nr, or NULL. */
 const char *arch_syscall_name(long nr);
-
 /* Interfaces that fail with EINTR after any stop (man 7 signal). */
 int arch_syscall_eintr_on_stop(long nr);
+
+struct arch_sc_class_entry {
+	long nr;
+	enum arch_sc_class cls;
+};
+extern const struct arch_sc_class_entry arch_sc_classes[];	/* others: ARCH_SC_OTHER */
+extern const size_t arch_sc_nclasses;
+extern const long arch_sc_eintr[];
+extern const size_t arch_sc_neintr;
+extern const char *const arch_sc_names[];	/* by number; NULL: unused */
+extern const size_t arch_sc_nnames;
 
 /* --- the self-restoring call (sigframe.c) --- */
 

@@ -93,7 +93,7 @@ static long where_stopped(struct att_thread *t, char *buf, size_t len)
 		snprintf(buf, len, "an unknown place");
 		return -1;
 	}
-	nr = arch_syscall_nr(&r);
+	nr = arch_stopped_syscall(&r, &t->sc_note);
 	sc = nr >= 0 ? arch_syscall_name(nr) : NULL;
 	describe(t, arch_pc(&r), sym, sizeof(sym));
 	if (nr >= 0)

@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arch.h"
 #include "mem.h"
 #include "procfs.h"
 #include "unwind.h"
@@ -393,5 +394,6 @@ int att_unwind_at(pid_t pid, pid_t tid, uint64_t sp, uint64_t pc, const struct a
 
 	at[UNW_REG_SP] = sp;
 	at[UNW_REG_IP] = pc;
+	arch_unwind_from_sp(sp, at, sizeof(at) / sizeof(*at));
 	return walk(pid, tid, at, sizeof(at) / sizeof(*at), NULL, maps, nmaps, pcs, max, &complete);
 }

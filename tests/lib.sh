@@ -193,6 +193,24 @@ settle() {
 	return 0
 }
 
+# sysnr NAME: the number /proc/PID/syscall shows for a thread in libc's NAME()
+# on this machine; sysname NAME: that system call's name, as jemattach says it.
+# arm64's generic table has no pause or creat: its libc makes them ppoll and openat.
+sysnr() {
+	case $(uname -m):$1 in
+	x86_64:read) echo 0 ;; x86_64:write) echo 1 ;; x86_64:pause) echo 34 ;;
+	x86_64:creat) echo 85 ;; x86_64:restart_syscall) echo 219 ;;
+	aarch64:read) echo 63 ;; aarch64:write) echo 64 ;; aarch64:pause) echo 73 ;;
+	aarch64:creat) echo 56 ;; aarch64:restart_syscall) echo 128 ;;
+	*) echo "sysnr: no number for $1 on $(uname -m)" >&2; echo -1 ;;
+	esac
+}
+sysname() {
+	case $(uname -m):$1 in
+	aarch64:pause) echo ppoll ;; aarch64:creat) echo openat ;; *) echo "$1" ;;
+	esac
+}
+
 # wait_syscall PID NR: until the main thread sits in system call NR (a fixture
 # that has just answered may still be returning from its write).
 wait_syscall() {

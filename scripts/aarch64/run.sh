@@ -6,7 +6,10 @@
 # Environment: TESTS (a run-integration.sh pattern, default 10-basic; "all" for every file),
 # then scripts/aarch64/smoke.sh (every main command on Debian's redis-server); or JOB (a shell
 # command run in the guest's copy of the tree, built, instead of both),
-# AARCH64_OUT (default build/aarch64), AARCH64_TIMEOUT (seconds, default 7200).
+# AARCH64_OUT (default build/aarch64), AARCH64_TIMEOUT (seconds, default 7200),
+# JEMALLOC: "prof" (the default) runs the tests, Redis included, with jemalloc 5.3.0 built with
+# profiling (jemalloc-prof.sh, through LD_LIBRARY_PATH: Debian's arm64 one has none);
+# "debian" with Debian's libjemalloc2 alone.
 # .deb files in $AARCH64_OUT/out/debs are installed first (packages added since the image).
 # The guest's build tree stays in the image between runs: later runs rebuild what changed.
 # Prints the guest's output; exits with the guest job's status.
@@ -16,6 +19,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 tree=$(cd "$here/../.." && pwd)
 t0=$(date +%s)
 "$here/image.sh" "$OUT"
+[ "${JEMALLOC:-prof}" = debian ] || "$here/jemalloc-prof.sh" "$OUT"
 t1=$(date +%s)
 mkdir -p "$OUT/out"
 rm -f "$OUT/out/log" "$OUT/out/rc" "$OUT/out/job"
@@ -35,6 +39,13 @@ make -j\$(nproc) UNWIND=shared all >/root/make.log 2>&1 || { tail -50 /root/make
 echo "JM: built in \$(( \$(date +%s) - t0 )) s"
 export JEMATTACH=build/jemattach FIXTURES=build/fixtures
 JOB
+if [ "${JEMALLOC:-prof}" != debian ] && [ -f "$OUT/out/jemalloc-prof/.done" ]; then
+	cat >> "$OUT/out/job" <<'JOB'
+rm -rf /opt/jemalloc-prof && cp -a /mnt/out/jemalloc-prof/opt/jemalloc-prof /opt/
+export LD_LIBRARY_PATH=/opt/jemalloc-prof/lib PATH=/opt/jemalloc-prof/bin:$PATH
+echo "JM: jemalloc with profiling: /opt/jemalloc-prof (LD_LIBRARY_PATH)"
+JOB
+fi
 if [ -n "${JOB:-}" ]; then
 	echo "$JOB" >> "$OUT/out/job"
 else

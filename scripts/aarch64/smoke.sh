@@ -45,6 +45,15 @@ redis-cli -p $port debug populate 5000 more 300 > /dev/null 2>&1
 run "$pid" prof dump -o "$dir/redis.heap" && [ -s "$dir/redis.heap" ] && { head -3 "$dir/redis.heap"; ok "prof dump"; } || bad "prof dump ($rc)"
 run "$pid" prof off && ok "prof off" || bad "prof off ($rc)"
 [ -s "$dir/redis.heap" ] && { run analyze "$dir/redis.heap" --top 5 && ok analyze || bad "analyze ($rc)"; }
+# analyze's total equals what jeprof -- of the jemalloc Redis runs with -- makes of the same dump.
+if [ -s "$dir/redis.heap" ] && command -v jeprof > /dev/null; then
+	want=$(jeprof --text /usr/bin/redis-server "$dir/redis.heap" 2> /dev/null | awk '/^Total:/ {print $2; exit}')
+	got=$(awk '/^Total:/ {print $2; exit}' "$dir/out")
+	echo "analyze Total: $got MB; jeprof ($(command -v jeprof)) Total: $want MB"
+	[ -n "$want" ] && [ -n "$got" ] && awk -v a="$got" -v b="$want" 'BEGIN { d = a - b; exit !(d * d <= (b / 100 + 0.1) ^ 2) }' &&
+		ok "analyze total = jeprof's" || bad "analyze total ($got) != jeprof's ($want)"
+fi
+run "$pid" prof window 1 -o "$dir/w" --top 5 && ok "prof window" || bad "prof window ($rc)"
 run "$pid" threads && grep -q 'redis-server' "$dir/out" && ok threads || bad "threads ($rc)"
 run --emulate "$pid" get stats.allocated && ok "--emulate get" || echo "not supported (expected on arm64): --emulate ($rc)"
 [ "$(redis-cli -p $port ping)" = PONG ] && ok "redis alive and answering" || bad "redis does not answer"

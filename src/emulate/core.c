@@ -16,8 +16,6 @@
 #include "emulate/image.h"
 #include "symbols/buildid.h"
 
-/* user_regs_struct's fs_base slot in NT_PRSTATUS's pr_reg. */
-#define REG_FS_BASE	21
 #define MAX_NOTE_FILES	65536
 
 static int fail(char *msg, size_t len, int err, const char *what)
@@ -99,9 +97,9 @@ static int parse_notes(struct emu_core *c, Elf *elf, const GElf_Phdr *ph)
 			c->threads = t;
 			memcpy(&ps, desc, sizeof(ps));
 			t[c->nthreads].tid = ps.pr_pid;
-			t[c->nthreads].fs_base = (uint64_t)ps.pr_reg[REG_FS_BASE];
-			_Static_assert(sizeof(ps.pr_reg) == sizeof(t->regs), "pr_reg is user_regs_struct");
-			memcpy(&t[c->nthreads].regs, &ps.pr_reg, sizeof(t->regs));
+			if (arch_gpregs_from_core(&t[c->nthreads].regs, &ps.pr_reg, sizeof(ps.pr_reg)))
+				return -EINVAL;
+			t[c->nthreads].fs_base = arch_regs_tls_base(&t[c->nthreads].regs);
 			c->nthreads++;
 		}
 	}

@@ -459,7 +459,7 @@ static int try_list(struct ptrace_be *p, const struct att_candidate *c, size_t n
 		if (err < 0)
 			return err;
 		if (err == 0) {
-			long nr = arch_syscall_nr(&p->th.saved_gp);
+			long nr = arch_stopped_syscall(&p->th.saved_gp, &p->th.sc_note);
 			const char *nm = nr >= 0 ? arch_syscall_name(nr) : NULL;
 			char seen[96];
 

@@ -6,8 +6,10 @@
 
 #include <linux/types.h>
 
+#include "bpf_regs.h"	/* attach/arch/<arch>: the registers copied, their numbers */
+
 #define SMP_STACK_MAX	16384	/* bytes of user stack copied per sample */
-#define SMP_NREGS	17	/* x86-64 DWARF registers 0..16 (rip) */
+#define SMP_NREGS	ARCH_BPF_NREGS	/* libunwind's numbering (bpf_regs.h) */
 #define SMP_EXPO_N	4096	/* exponential quantiles for the thresholds */
 #define SMP_LIVE_MAX	262144	/* sampled pointers followed at once */
 
@@ -30,7 +32,7 @@ struct smp_ev_sample {
 	__u64 id;
 	__u64 size;
 	__u32 site;
-	__u32 stack_len;		/* bytes of stack[] valid, from regs[7] (sp) up */
+	__u32 stack_len;		/* bytes of stack[] valid, from regs[ARCH_BPF_REG_SP] up */
 	__u64 regs[SMP_NREGS];
 	unsigned char stack[SMP_STACK_MAX];
 };

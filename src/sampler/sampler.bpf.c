@@ -139,24 +139,7 @@ static __always_inline void untrack(__u64 ptr)
 
 static __always_inline void copy_regs(struct smp_ev_sample *e, struct pt_regs *ctx)
 {
-	/* DWARF register numbers of x86-64 (what libunwind indexes by). */
-	e->regs[0] = ctx->rax;
-	e->regs[1] = ctx->rdx;
-	e->regs[2] = ctx->rcx;
-	e->regs[3] = ctx->rbx;
-	e->regs[4] = ctx->rsi;
-	e->regs[5] = ctx->rdi;
-	e->regs[6] = ctx->rbp;
-	e->regs[7] = ctx->rsp;
-	e->regs[8] = ctx->r8;
-	e->regs[9] = ctx->r9;
-	e->regs[10] = ctx->r10;
-	e->regs[11] = ctx->r11;
-	e->regs[12] = ctx->r12;
-	e->regs[13] = ctx->r13;
-	e->regs[14] = ctx->r14;
-	e->regs[15] = ctx->r15;
-	e->regs[16] = ctx->rip;
+	ARCH_BPF_COPY_REGS(e->regs, ctx);
 }
 
 /* The top of the stack: as much of SMP_STACK_MAX as is mapped above sp (a
@@ -249,7 +232,7 @@ int on_alloc(struct pt_regs *ctx)
 	e->size = size;
 	e->site = SMP_SITE(cookie);
 	copy_regs(e, ctx);
-	e->stack_len = copy_stack(e, ctx->rsp);
+	e->stack_len = copy_stack(e, e->regs[ARCH_BPF_REG_SP]);
 	p.id = e->id;
 	p.memptr = arg(&a, SMP_MEMPTR_ARG(cookie));
 	bpf_ringbuf_submit(e, 0);

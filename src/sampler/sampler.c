@@ -267,7 +267,7 @@ static int on_event(void *ctx, void *data, size_t size)
 	memcpy(&type, data, sizeof(type));
 	if (type == SMP_EV_SAMPLE && size >= offsetof(struct smp_ev_sample, stack)) {
 		const struct smp_ev_sample *e = data;
-		struct att_stack stk = { e->regs[7], e->stack,
+		struct att_stack stk = { e->regs[ARCH_BPF_REG_SP], e->stack,
 					 e->stack_len <= SMP_STACK_MAX ? e->stack_len : 0 };
 		uint64_t pcs[SMP_MAX_FRAMES], regs[SMP_NREGS];
 		int complete = 0, n, err;
@@ -277,7 +277,7 @@ static int on_event(void *ctx, void *data, size_t size)
 		n = att_unwind_regs(u->s->pid, regs, SMP_NREGS, &stk, u->maps, u->nmaps, pcs,
 				    SMP_MAX_FRAMES, &complete);
 		if (n <= 0) {
-			pcs[0] = e->regs[16];
+			pcs[0] = e->regs[ARCH_BPF_REG_PC];
 			n = 1;
 		}
 		if (n < 4)

@@ -116,7 +116,7 @@ t_threads_shows_the_real_executable() {
 	mkdir "$TMPD/bin"
 	ln -s "$(readlink -f "$FIXTURES/jemfix")" "$TMPD/bin/othername"
 	start_fixture_cmd pid "$TMPD/bin/othername"
-	wait_syscall "$pid" 0
+	wait_syscall "$pid" "$(sysnr read)"
 	jm "$pid" threads
 	expect_rc 0
 	expect_match "$OUT" "^process $pid \\(othername\\) runs $(readlink -f "$FIXTURES/jemfix")"$'\n'"TID $pid \\(othername\\) asleep in read"
@@ -131,7 +131,7 @@ t_threads_names_stripped_code_by_function() {
 	strip -o "$TMPD/stripped" "$FIXTURES/jemfix"
 	main=$(nm "$FIXTURES/jemfix" | awk '$3 == "main" { sub(/^0+/, "", $1); print $1 }')
 	start_fixture_cmd pid "$TMPD/stripped"
-	wait_syscall "$pid" 0
+	wait_syscall "$pid" "$(sysnr read)"
 	jm "$pid" threads
 	expect_rc 0
 	expect_match "$OUT" "fn_0x$main\+0x[0-9a-f]+ \(stripped\)"

@@ -161,11 +161,11 @@ switches() {
 	done
 }
 
-# wait_creat PID: until a thread of PID sits in creat (85), as jemalloc's dump
+# wait_creat PID: until a thread of PID sits in creat, as jemalloc's dump
 # does on a FIFO nobody reads.
 wait_creat() {
 	for _ in $(seq 200); do
-		grep -qs '^85 ' /proc/"$1"/task/*/syscall && return 0
+		grep -qs "^$(sysnr creat) " /proc/"$1"/task/*/syscall && return 0
 		sleep 0.02
 	done
 	fail "no thread of $1 blocked in creat"
@@ -177,12 +177,12 @@ t_stuck_lock_holder_refused_before_anything_stops() {
 	mkfifo "$TMPD/fifo.stuck"
 	expect_eq "$(fix "$pid" "dump $TMPD/fifo.stuck")" ok
 	wait_creat "$pid"
-	wait_syscall "$pid" 0
+	wait_syscall "$pid" "$(sysnr read)"
 	before=$(switches "$pid")
 	for cmd in "get stats.allocated" "prof reset"; do
 		jm "$pid" $cmd
 		expect_rc 5
-		expect_match "$ERR" "^jemattach: refused: tid [0-9]+ \(jemfix\) is inside jemalloc and may hold a lock, in [^ ,]+, asleep in creat for at least [0-9]+ ms; "
+		expect_match "$ERR" "^jemattach: refused: tid [0-9]+ \(jemfix\) is inside jemalloc and may hold a lock, in [^ ,]+, asleep in $(sysname creat) for at least [0-9]+ ms; "
 		expect_match "$ERR" "--force calls anyway; --emulate reads the numbers from a copy"
 		expect_match "$ERR" "dumper\+0x[0-9a-f]+ \(jemfix\)"
 		# One message: a line, then the holder's backtrace.
@@ -214,12 +214,12 @@ t_stuck_lock_holder_refused_before_anything_stops() {
 t_program_still_starting_is_not_called() {
 	local pid before
 	start_fixture_cmd pid env LD_PRELOAD="$FIXTURES/libctorwait.so" "$FIXTURES/jemfix"
-	wait_syscall "$pid" 34	# pause
+	wait_syscall "$pid" "$(sysnr pause)"
 	before=$(proc_state "$pid")
 	jm "$pid" get version
 	expect_rc 5
-	expect_match "$ERR" "^jemattach: no thread of process $pid is safe to use; last: tid $pid \(jemfix\) is inside the dynamic loader \(call_init\+0x[0-9a-f]+ \(ld-linux-x86-64\.so\.2\)\)"
-	expect_eq "$(cut -d' ' -f1 "/proc/$pid/syscall")" 34
+	expect_match "$ERR" "^jemattach: no thread of process $pid is safe to use; last: tid $pid \(jemfix\) is inside the dynamic loader \((call_init|fn_0x[0-9a-f]+)\+0x[0-9a-f]+ \(ld-linux-[-a-z0-9_]+\.so\.[0-9]\)\)"
+	expect_eq "$(cut -d' ' -f1 "/proc/$pid/syscall")" "$(sysnr pause)"
 	expect_state "$pid" "$before"
 }
 
@@ -271,7 +271,7 @@ t_freeze_snapshot_and_refusal() {
 	# Seen stuck there before anything is stopped: one message style for both.
 	jm --freeze "$pid" get stats.allocated
 	expect_rc 5
-	expect_match "$ERR" "--freeze refused: tid [0-9]+ \(jemfix\) is inside jemalloc and may hold a lock, in [^ ,]+, asleep in creat for at least"
+	expect_match "$ERR" "--freeze refused: tid [0-9]+ \(jemfix\) is inside jemalloc and may hold a lock, in [^ ,]+, asleep in $(sysname creat) for at least"
 	cat "$TMPD/fifo.freeze" >/dev/null
 	expect_eq "$(fix "$pid" ping)" pong
 }

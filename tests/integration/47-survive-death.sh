@@ -10,10 +10,10 @@ source tests/lib.sh
 source tests/killrounds.sh
 
 KILLS=${DEATH_KILLS:-40}
-RESTART_NR=219	# restart_syscall on x86_64
+RESTART_NR=$(sysnr restart_syscall)
 
 # stderr_writers PID: the threads of PID in a write to fd 2.
-stderr_writers() { grep -ls '^1 0x2 ' /proc/"$1"/task/*/syscall; }
+stderr_writers() { grep -ls "^$(sysnr write) 0x2 " /proc/"$1"/task/*/syscall; }
 
 # no_stderr_writer PID ROUND: no thread stays in a write to fd 2 (one passing
 # through is not blocked: looked at again 0.2 s later).

@@ -11,6 +11,9 @@ struct arch_gpregs {
 	 * -1 elsewhere (the kernel forgets it before any other stop). Read, never
 	 * written: nothing here changes which call a thread makes. */
 	int64_t syscallno;
+	/* NT_ARM_TLS: TPIDR_EL0, the thread pointer (x86_64 keeps fs_base with its
+	 * general registers); read, never written here (arch_extregs_set puts it back). */
+	uint64_t tp;
 };
 
 /* The system call a thread sleeps in, read from /proc just before it is

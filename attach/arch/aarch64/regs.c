@@ -33,7 +33,7 @@ int arch_gpregs_get(pid_t tid, struct arch_gpregs *r)
 	if (regset(PTRACE_GETREGSET, tid, NT_ARM_SYSTEM_CALL, &nr, sizeof(nr), NULL))
 		nr = -1;
 	r->syscallno = nr;
-	return 0;
+	return regset(PTRACE_GETREGSET, tid, NT_ARM_TLS, &r->tp, sizeof(r->tp), NULL);
 }
 
 int arch_gpregs_set(pid_t tid, const struct arch_gpregs *r)
@@ -94,9 +94,25 @@ int arch_tls_base(pid_t tid, uint64_t *tp)
 	return regset(PTRACE_GETREGSET, tid, NT_ARM_TLS, tp, sizeof(*tp), NULL);
 }
 
+int arch_gpregs_from_core(struct arch_gpregs *r, const void *pr_reg, size_t len)
+{
+	if (len != sizeof(r->r))
+		return -EINVAL;
+	memset(r, 0, sizeof(*r));
+	memcpy(&r->r, pr_reg, len);
+	r->syscallno = -1;
+	return 0;
+}
+
+void arch_unwind_from_sp(uint64_t sp, uint64_t *regs, size_t n)
+{
+	if (n > 29)
+		regs[29] = sp;
+}
+
 uint64_t arch_pc(const struct arch_gpregs *r) { return r->r.pc; }
 uint64_t arch_sp(const struct arch_gpregs *r) { return r->r.sp; }
-uint64_t arch_regs_tls_base(const struct arch_gpregs *r) { (void)r; return 0; }
+uint64_t arch_regs_tls_base(const struct arch_gpregs *r) { return r->tp; }
 uint64_t arch_retval(const struct arch_gpregs *r) { return r->r.regs[0]; }
 
 void arch_args(const struct arch_gpregs *r, uint64_t a[ARCH_NARGS])
@@ -139,4 +155,17 @@ void arch_emulate_return(struct arch_gpregs *r, uint64_t ret_word, uint64_t retv
 long arch_syscall_nr(const struct arch_gpregs *r)
 {
 	return (long)r->syscallno;
+}
+
+/* The note's call while x8, sp and x1-x5 still hold it and the pc is just
+ * after its svc, or back on it (the kernel's restart); x0 may be its result. */
+long arch_stopped_syscall(const struct arch_gpregs *r, const struct arch_sc_note *n)
+{
+	if (r->syscallno >= 0)
+		return (long)r->syscallno;
+	if (n->nr < 0 || r->r.regs[8] != (uint64_t)n->nr || r->r.sp != n->sp ||
+	    (r->r.pc != n->pc && r->r.pc != n->pc - 4) ||
+	    memcmp(&r->r.regs[1], &n->args[1], 5 * sizeof(uint64_t)))
+		return -1;
+	return n->nr;
 }

@@ -8,7 +8,7 @@
 
 #include "attach/arch.h"
 
-static const char *const names[] = {
+const char *const arch_sc_names[] = {
 	[0] = "io_setup",
 	[1] = "io_destroy",
 	[2] = "io_submit",
@@ -318,7 +318,4 @@ static const char *const names[] = {
 	[450] = "set_mempolicy_home_node",
 };
 
-const char *arch_syscall_name(long nr)
-{
-	return nr >= 0 && (size_t)nr < sizeof(names) / sizeof(*names) ? names[nr] : NULL;
-}
+const size_t arch_sc_nnames = sizeof(arch_sc_names) / sizeof(*arch_sc_names);

@@ -7,7 +7,7 @@
 
 #include "attach/arch.h"
 
-static const struct { long nr; enum arch_sc_class cls; } table[] = {
+const struct arch_sc_class_entry arch_sc_classes[] = {
 	{ SYS_read, ARCH_SC_IDLE },
 	{ SYS_readv, ARCH_SC_IDLE },
 	{ SYS_pread64, ARCH_SC_OTHER },
@@ -29,6 +29,7 @@ static const struct { long nr; enum arch_sc_class cls; } table[] = {
 	{ SYS_io_getevents, ARCH_SC_IDLE },
 	{ SYS_io_uring_enter, ARCH_SC_IDLE },
 	{ SYS_futex, ARCH_SC_FUTEX },
+	{ SYS_restart_syscall, ARCH_SC_RESTART },
 	{ SYS_sched_yield, ARCH_SC_OTHER },
 	{ SYS_connect, ARCH_SC_OTHER },
 	{ SYS_sendto, ARCH_SC_OTHER },
@@ -44,26 +45,14 @@ static const struct { long nr; enum arch_sc_class cls; } table[] = {
 	{ SYS_brk, ARCH_SC_MEMORY },
 };
 
-enum arch_sc_class arch_syscall_class(long nr)
-{
-	for (size_t i = 0; i < sizeof(table) / sizeof(*table); i++)
-		if (table[i].nr == nr)
-			return table[i].cls;
-	return ARCH_SC_OTHER;
-}
+const size_t arch_sc_nclasses = sizeof(arch_sc_classes) / sizeof(*arch_sc_classes);
 
 /* man 7 signal: these fail with EINTR after any stop, ptrace's included (the
  * arm64 numbers of the x86_64 list; there is no epoll_wait or accept's old form). */
-static const long eintr_on_stop[] = {
+const long arch_sc_eintr[] = {
 	SYS_epoll_pwait, SYS_epoll_pwait2, SYS_accept, SYS_accept4, SYS_recvfrom, SYS_recvmsg,
 	SYS_recvmmsg, SYS_connect, SYS_sendto, SYS_sendmsg, SYS_sendmmsg, SYS_semop, SYS_semtimedop,
 	SYS_rt_sigtimedwait, SYS_io_getevents, SYS_read, SYS_readv,
 };
 
-int arch_syscall_eintr_on_stop(long nr)
-{
-	for (size_t i = 0; i < sizeof(eintr_on_stop) / sizeof(*eintr_on_stop); i++)
-		if (eintr_on_stop[i] == nr)
-			return 1;
-	return 0;
-}
+const size_t arch_sc_neintr = sizeof(arch_sc_eintr) / sizeof(*arch_sc_eintr);

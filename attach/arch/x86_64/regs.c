@@ -46,6 +46,21 @@ int arch_tls_base(pid_t tid, uint64_t *tp)
 	return 0;
 }
 
+int arch_gpregs_from_core(struct arch_gpregs *r, const void *pr_reg, size_t len)
+{
+	if (len != sizeof(r->r))
+		return -EINVAL;
+	memcpy(&r->r, pr_reg, len);
+	return 0;
+}
+
+void arch_unwind_from_sp(uint64_t sp, uint64_t *regs, size_t n)
+{
+	(void)sp;
+	(void)regs;
+	(void)n;
+}
+
 uint64_t arch_pc(const struct arch_gpregs *r) { return r->r.rip; }
 uint64_t arch_sp(const struct arch_gpregs *r) { return r->r.rsp; }
 uint64_t arch_regs_tls_base(const struct arch_gpregs *r) { return r->r.fs_base; }
@@ -97,4 +112,10 @@ void arch_emulate_return(struct arch_gpregs *r, uint64_t ret_word, uint64_t retv
 long arch_syscall_nr(const struct arch_gpregs *r)
 {
 	return (long)r->r.orig_rax;
+}
+
+long arch_stopped_syscall(const struct arch_gpregs *r, const struct arch_sc_note *n)
+{
+	(void)n;
+	return arch_syscall_nr(r);
 }

@@ -8,7 +8,7 @@
 
 #include "attach/arch.h"
 
-static const char *const names[] = {
+const char *const arch_sc_names[] = {
 	[0] = "read",
 	[1] = "write",
 	[2] = "open",
@@ -373,7 +373,4 @@ static const char *const names[] = {
 	[450] = "set_mempolicy_home_node",
 };
 
-const char *arch_syscall_name(long nr)
-{
-	return nr >= 0 && (size_t)nr < sizeof(names) / sizeof(*names) ? names[nr] : NULL;
-}
+const size_t arch_sc_nnames = sizeof(arch_sc_names) / sizeof(*arch_sc_names);

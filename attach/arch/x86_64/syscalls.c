@@ -5,7 +5,7 @@
 
 #include "attach/arch.h"
 
-static const struct { long nr; enum arch_sc_class cls; } table[] = {
+const struct arch_sc_class_entry arch_sc_classes[] = {
 	{ SYS_read, ARCH_SC_IDLE },
 	{ SYS_readv, ARCH_SC_IDLE },
 	{ SYS_pread64, ARCH_SC_OTHER },
@@ -49,20 +49,13 @@ static const struct { long nr; enum arch_sc_class cls; } table[] = {
 	{ SYS_brk, ARCH_SC_MEMORY },
 };
 
-enum arch_sc_class arch_syscall_class(long nr)
-{
-	for (size_t i = 0; i < sizeof(table) / sizeof(*table); i++)
-		if (table[i].nr == nr)
-			return table[i].cls;
-	return ARCH_SC_OTHER;
-}
-
+const size_t arch_sc_nclasses = sizeof(arch_sc_classes) / sizeof(*arch_sc_classes);
 
 /* man 7 signal, "Interruption of system calls and library functions by stop
  * signals": these fail with EINTR after any stop, ptrace's included, even
  * with no signal handler.  read() is there for inotify descriptors (a read
  * of anything else restarts by itself and never reports EINTR to a stop). */
-static const long eintr_on_stop[] = {
+const long arch_sc_eintr[] = {
 	SYS_epoll_wait, SYS_epoll_pwait,
 #ifdef SYS_epoll_pwait2
 	SYS_epoll_pwait2,
@@ -72,10 +65,4 @@ static const long eintr_on_stop[] = {
 	SYS_read, SYS_readv,
 };
 
-int arch_syscall_eintr_on_stop(long nr)
-{
-	for (size_t i = 0; i < sizeof(eintr_on_stop) / sizeof(*eintr_on_stop); i++)
-		if (eintr_on_stop[i] == nr)
-			return 1;
-	return 0;
-}
+const size_t arch_sc_neintr = sizeof(arch_sc_eintr) / sizeof(*arch_sc_eintr);
