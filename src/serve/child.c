@@ -19,6 +19,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -89,12 +90,20 @@ static void on_cancel(int sig)
 }
 
 static void __attribute__((noreturn)) child_main(child_fn fn, const void *arg, int fd,
-						 int cancellable)
+						 int cancellable, pid_t server)
 {
 	struct sigaction sa = { .sa_handler = on_cancel };
 	struct op_result r = { 0 };
 	struct wire w = { 0 };
 	sigset_t none;
+
+	/* A worker never outlives the server, however the server ends (SIGKILL
+	 * included): the thread that forked it waits for it in child_run, so
+	 * only the server's end ends that thread.  Killed mid-call, the call
+	 * restores the target's thread itself.  getppid: the server may have
+	 * died before the prctl. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != server)
+		_exit(1);
 
 	/* SIGTERM is blocked here (child_run), so one sent at once waits for
 	 * the handler set here; the library holds the termination signals back
@@ -184,7 +193,7 @@ int child_run(child_fn fn, const void *arg, double hard_limit, size_t max,
 	struct wire w;
 	int fds[2], status, err;
 	double t0 = serve_now(), end = t0 + hard_limit;
-	pid_t pid;
+	pid_t pid, server;
 
 	memset(out, 0, sizeof(*out));
 	out->started = t0;
@@ -197,10 +206,11 @@ int child_run(child_fn fn, const void *arg, double hard_limit, size_t max,
 	sigemptyset(&term);
 	sigaddset(&term, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &term, &old);
+	server = getpid();
 	pid = fork();
 	if (pid == 0) {
 		close(fds[0]);
-		child_main(fn, arg, fds[1], cancel != NULL);
+		child_main(fn, arg, fds[1], cancel != NULL, server);
 	}
 	fork_errno = errno;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
