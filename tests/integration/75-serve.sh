@@ -54,6 +54,20 @@ metric() {
 
 ms() { echo $(($(date +%s%N) / 1000000)); }
 
+# code_at PID ADDR: 16 bytes of PID's code at ADDR, read through /proc (a
+# breakpoint left there would show).
+code_at() { dd if="/proc/$1/mem" bs=1 count=16 skip=$(($2)) iflag=skip_bytes 2>/dev/null | od -An -tx1; }
+
+# sampler_target VAR: the leak fixture (no prof:true) when uprobes can run, its
+# malloc's address in $fn and code in $before; a skip otherwise.
+sampler_target() {
+	[[ $(id -u) == 0 ]] || skip "not root"
+	[[ -d /sys/bus/event_source/devices/uprobe ]] || skip "kernel without uprobes"
+	start_fixture "$1" "$FIXTURES/leakfix"
+	fn=$(fix "${!1}" fn | awk '{ print $2 }')
+	before=$(code_at "${!1}" "$fn")
+}
+
 t_prometheus_scrapes_redis_and_a_fixture() {
 	local fix redis sp pp pyml val theirs own n
 	start_fixture fix "$FIXTURES/jemfix"
@@ -158,11 +172,7 @@ t_go_tool_pprof_shows_the_top_site_and_total() {
 # leaks 2.5 MiB/s in leak_site and frees what churn_site allocates.
 t_pprof_without_prof_samples_by_uprobes() {
 	local fix sp out fn before code1 code2 r1 r2
-	[[ $(id -u) == 0 ]] || skip "not root"
-	[[ -d /sys/bus/event_source/devices/uprobe ]] || skip "kernel without uprobes"
-	start_fixture fix "$FIXTURES/leakfix"
-	fn=$(fix "$fix" fn | awk '{ print $2 }')
-	before=$(dd if="/proc/$fix/mem" bs=1 count=16 skip=$((fn)) iflag=skip_bytes 2>/dev/null | od -An -tx1)
+	sampler_target fix
 	# Its CPU is mostly allocation: no overhead limit, or the window ends at once.
 	start_serve sp --target "pid=$fix" --max-overhead 0
 	mkdir -p "$TMPD/home"
@@ -194,7 +204,7 @@ t_pprof_without_prof_samples_by_uprobes() {
 	# The window is bounded.
 	expect_eq "$(curl -s -o /dev/null -w '%{http_code}' "$SERVE_URL/debug/pprof/heap?pid=$fix&seconds=121")" 400
 	# The probes are gone: malloc's code as it was; the process runs on.
-	expect_eq "$(dd if="/proc/$fix/mem" bs=1 count=16 skip=$((fn)) iflag=skip_bytes 2>/dev/null | od -An -tx1)" "$before"
+	expect_eq "$(code_at "$fix" "$fn")" "$before"
 	expect_match "$(fix "$fix" rate)" "^leak [0-9]+ churn"
 }
 
@@ -549,11 +559,7 @@ t_sigterm_stops_cleanly() {
 # (no orphan keeps probes in the target), and the target's code is as it was.
 t_sigkill_takes_the_workers_along() {
 	local fix sp fn before workers="" w
-	[[ $(id -u) == 0 ]] || skip "not root"
-	[[ -d /sys/bus/event_source/devices/uprobe ]] || skip "kernel without uprobes"
-	start_fixture fix "$FIXTURES/leakfix"
-	fn=$(fix "$fix" fn | awk '{ print $2 }')
-	before=$(dd if="/proc/$fix/mem" bs=1 count=16 skip=$((fn)) iflag=skip_bytes 2>/dev/null | od -An -tx1)
+	sampler_target fix
 	start_serve sp --target "pid=$fix" --max-overhead 0
 	curl -s -o /dev/null --max-time 60 "$SERVE_URL/debug/pprof/heap?pid=$fix&seconds=30" &
 	STARTED+=("$!")
@@ -575,10 +581,10 @@ t_sigkill_takes_the_workers_along() {
 			fail "worker $w still running 10 s after serve's SIGKILL"
 	done
 	for _ in $(seq 100); do
-		[[ $(dd if="/proc/$fix/mem" bs=1 count=16 skip=$((fn)) iflag=skip_bytes 2>/dev/null | od -An -tx1) == "$before" ]] && break
+		[[ $(code_at "$fix" "$fn") == "$before" ]] && break
 		sleep 0.1
 	done
-	expect_eq "$(dd if="/proc/$fix/mem" bs=1 count=16 skip=$((fn)) iflag=skip_bytes 2>/dev/null | od -An -tx1)" "$before"
+	expect_eq "$(code_at "$fix" "$fn")" "$before"
 	expect_match "$(fix "$fix" rate)" "^leak [0-9]+ churn"
 }
 
