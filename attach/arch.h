@@ -35,8 +35,10 @@ int arch_gpregs_from_core(struct arch_gpregs *r, const void *pr_reg, size_t len)
  * libunwind's numbering: x86_64 nothing (its CFI finds frames from the stack
  * pointer); arm64 the frame pointer x29 = sp, where glibc's system call
  * wrappers leave it (stp x29, x30, [sp, #-N]!; mov x29, sp), for CFI that
- * finds the frame from x29.  A wrong guess only ends the walk. */
-void arch_unwind_from_sp(uint64_t sp, uint64_t *regs, size_t n);
+ * finds the frame from x29, and the pc where libunwind's aarch64 reads it
+ * (UNW_AARCH64_PC: its UNW_REG_IP is x30, the link register).  A wrong
+ * guess only ends the walk.  @n is ARCH_UNW_NREGS (arch_regs.h). */
+void arch_unwind_from_sp(uint64_t sp, uint64_t pc, uint64_t *regs, size_t n);
 
 uint64_t arch_pc(const struct arch_gpregs *r);
 uint64_t arch_sp(const struct arch_gpregs *r);

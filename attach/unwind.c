@@ -389,11 +389,13 @@ int att_unwind_regs(pid_t pid, const uint64_t *regs, size_t nregs, const struct 
 int att_unwind_at(pid_t pid, pid_t tid, uint64_t sp, uint64_t pc, const struct att_map *maps,
 		  size_t nmaps, uint64_t *pcs, int max)
 {
-	uint64_t at[UNW_REG_IP > UNW_REG_SP ? UNW_REG_IP + 1 : UNW_REG_SP + 1] = { 0 };
+	uint64_t at[ARCH_UNW_NREGS] = { 0 };
 	int complete;
 
+	_Static_assert(ARCH_UNW_NREGS > UNW_REG_IP && ARCH_UNW_NREGS > UNW_REG_SP,
+		       "ARCH_UNW_NREGS holds libunwind's sp and ip");
 	at[UNW_REG_SP] = sp;
 	at[UNW_REG_IP] = pc;
-	arch_unwind_from_sp(sp, at, sizeof(at) / sizeof(*at));
+	arch_unwind_from_sp(sp, pc, at, sizeof(at) / sizeof(*at));
 	return walk(pid, tid, at, sizeof(at) / sizeof(*at), NULL, maps, nmaps, pcs, max, &complete);
 }

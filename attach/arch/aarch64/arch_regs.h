@@ -27,6 +27,9 @@ struct arch_sc_note {
 /* AAPCS64 has no red zone (signal delivery writes right below sp), but
  * leaving one costs nothing and spares hand-written code that is careless. */
 #define ARCH_RED_ZONE 128
+/* libunwind's aarch64 registers an unwind from sp and pc alone fills: up to
+ * UNW_AARCH64_PC (32). */
+#define ARCH_UNW_NREGS 33
 /* Our own packing of FP/SIMD (528 bytes), TPIDR_EL0 and live SVE state
  * (vector length up to 2048 bits: under 9 KiB). */
 #define ARCH_EXTREGS_MAX 16384

@@ -104,10 +104,13 @@ int arch_gpregs_from_core(struct arch_gpregs *r, const void *pr_reg, size_t len)
 	return 0;
 }
 
-void arch_unwind_from_sp(uint64_t sp, uint64_t *regs, size_t n)
+void arch_unwind_from_sp(uint64_t sp, uint64_t pc, uint64_t *regs, size_t n)
 {
 	if (n > 29)
 		regs[29] = sp;
+	/* UNW_AARCH64_PC: the walk starts from it (UNW_REG_IP is x30 there). */
+	if (n > 32)
+		regs[32] = pc;
 }
 
 uint64_t arch_pc(const struct arch_gpregs *r) { return r->r.pc; }

@@ -54,9 +54,10 @@ int arch_gpregs_from_core(struct arch_gpregs *r, const void *pr_reg, size_t len)
 	return 0;
 }
 
-void arch_unwind_from_sp(uint64_t sp, uint64_t *regs, size_t n)
+void arch_unwind_from_sp(uint64_t sp, uint64_t pc, uint64_t *regs, size_t n)
 {
 	(void)sp;
+	(void)pc;
 	(void)regs;
 	(void)n;
 }
