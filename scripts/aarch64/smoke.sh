@@ -13,8 +13,8 @@ bad() { echo "FAILED: $*"; fail=$((fail + 1)); }
 run() { echo "\$ jemattach $*"; "$JM" "$@" > "$dir/out" 2> "$dir/err"; rc=$?; head -c 3000 "$dir/out";
 	[ -s "$dir/err" ] && sed 's/^/  stderr: /' "$dir/err" | head -20; return $rc; }
 
-MALLOC_CONF=prof:true,prof_active:false redis-server --port $port --bind 127.0.0.1 --save '' \
-	--appendonly no --dir "$dir" --logfile "$dir/redis.log" --daemonize no > /dev/null 2>&1 &
+MALLOC_CONF=prof:true,prof_active:false,lg_prof_sample:14 redis-server --port $port --bind 127.0.0.1 --save '' \
+	--appendonly no --enable-debug-command yes --dir "$dir" --logfile "$dir/redis.log" --daemonize no > /dev/null 2>&1 &
 pid=$!
 trap 'kill -KILL $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$dir"' EXIT
 for _ in $(seq 200); do [ "$(redis-cli -p $port ping 2>/dev/null)" = PONG ] && break; sleep 0.1; done
