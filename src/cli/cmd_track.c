@@ -11,14 +11,7 @@
 #include <time.h>
 
 #include "cli.h"
-
-static double now(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+#include "core/clock.h"
 
 struct track_args {
 	double interval;
@@ -119,8 +112,8 @@ static int read_allocated(jma_session *s, uint64_t *v)
 /* One snapshot: stats.allocated and a heap profile in one hold of the thread. */
 static int snapshot(struct cli *c, jma_track *t, unsigned long k, uint64_t *allocated)
 {
-	struct jma_track_meta m = { .time = now(CLOCK_REALTIME) };
-	double t0 = now(CLOCK_MONOTONIC);
+	struct jma_track_meta m = { .time = jma_clock_s(CLOCK_REALTIME) };
+	double t0 = jma_clock_s(CLOCK_MONOTONIC);
 	char *buf = NULL, name[64];
 	size_t len = 0;
 	int err = jma_attach(c->s), derr;
@@ -128,7 +121,7 @@ static int snapshot(struct cli *c, jma_track *t, unsigned long k, uint64_t *allo
 	if (!err && !(err = read_allocated(c->s, &m.allocated)))
 		err = jma_prof_dump(c->s, &buf, &len);
 	derr = jma_attached(c->s) ? jma_detach(c->s) : 0;
-	m.hold_ns = (uint64_t)((now(CLOCK_MONOTONIC) - t0) * 1e9);
+	m.hold_ns = (uint64_t)((jma_clock_s(CLOCK_MONOTONIC) - t0) * 1e9);
 	if (err || derr) {
 		free(buf);
 		/* Ctrl-C while attaching or before a call: the normal end of a
@@ -150,11 +143,11 @@ static int snapshot(struct cli *c, jma_track *t, unsigned long k, uint64_t *allo
  * @base, or a signal; polling stats.allocated (one short hold) every 100 ms. */
 static int wait_next(struct cli *c, const struct track_args *a, uint64_t base)
 {
-	double end = now(CLOCK_MONOTONIC) + a->interval;
+	double end = jma_clock_s(CLOCK_MONOTONIC) + a->interval;
 
 	while (!cli_stop) {
 		struct timespec step = { 0, 100000000 };
-		double left = end - now(CLOCK_MONOTONIC);
+		double left = end - jma_clock_s(CLOCK_MONOTONIC);
 		uint64_t v;
 
 		if (left <= 0)
@@ -266,7 +259,7 @@ static int profiler_track(struct track_run *r)
 static int sampled(void *arg, const char *profile, size_t len)
 {
 	struct track_run *r = arg;
-	struct jma_track_meta m = { .time = now(CLOCK_REALTIME) };
+	struct jma_track_meta m = { .time = jma_clock_s(CLOCK_REALTIME) };
 	char name[64];
 
 	snprintf(name, sizeof(name), "snapshot %lu", r->k);

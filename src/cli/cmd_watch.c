@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "core/clock.h"
 
 /* Tries per sample when every thread happens to be inside jemalloc. */
 #define BUSY_TRIES	5
@@ -33,28 +34,10 @@ struct watch {
 };
 
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* Sleep until @deadline (monotonic seconds).  Returns 1 when asked to stop. */
 static int pause_until(double deadline)
 {
-	while (!cli_stop) {
-		double left = deadline - now_s();
-		struct timespec step = { 0, 50000000 };
-
-		if (left <= 0)
-			return 0;
-		if (left < 0.05)
-			step.tv_nsec = (long)(left * 1e9);
-		nanosleep(&step, NULL);
-	}
-	return 1;
+	return jma_sleep_until(deadline, 0.05, &cli_stop);
 }
 
 /* 0: sampled.  1: the target stayed busy, skip this iteration.  2: asked to
@@ -75,7 +58,7 @@ static int sample(struct cli *c, struct watch *w, unsigned iter, struct jma_samp
 				cli_esc_lines(jma_errmsg(c->s)));
 			return 1;
 		}
-		if (pause_until(now_s() + BUSY_PAUSE_MS / 1000.0))
+		if (pause_until(jma_clock_s(CLOCK_MONOTONIC) + BUSY_PAUSE_MS / 1000.0))
 			return 2;
 	}
 }
@@ -126,7 +109,7 @@ static int watch_loop(struct cli *c, struct watch *w)
 	struct cli_out o = { .f = stdout };
 	FILE *f = stdout;
 	const char *name = w->out && strcmp(w->out, "-") ? w->out : "standard output";
-	double next = now_s();
+	double next = jma_clock_s(CLOCK_MONOTONIC);
 	int rc = EXIT_OK, err;
 
 	if (w->fmt != JMA_SERIES_PROM && w->out && strcmp(w->out, "-")) {
@@ -145,8 +128,8 @@ static int watch_loop(struct cli *c, struct watch *w)
 		if (pause_until(next))
 			break;
 		next += w->interval;
-		if (next < now_s())
-			next = now_s();	/* fell behind (slow target): keep the pace from now */
+		if (next < jma_clock_s(CLOCK_MONOTONIC))
+			next = jma_clock_s(CLOCK_MONOTONIC);	/* fell behind (slow target): keep the pace from now */
 		got = sample(c, w, iter, &smp);
 		if (got < 0)
 			rc = target_exited(c->s) ? target_ended(c, w) : cli_fail_session(c);

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/clock.h"
 #include "core/session.h"
 
 /* The report is the target's text: a target that changed its own code or
@@ -24,16 +25,6 @@ struct capture {
 	int over;		/* -EFBIG or -ETIME once a bound was passed */
 };
 
-/* The clock of the deadline (the attach engine's own clock header is not
- * for this layer, which sees no engine). */
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static int on_text(void *arg, const char *text, size_t len)
 {
 	struct capture *cap = arg;
@@ -42,7 +33,7 @@ static int on_text(void *arg, const char *text, size_t len)
 		return cap->over;
 	if (len > STATS_MAX_BYTES - cap->bytes)
 		return cap->over = -EFBIG;
-	if (now_ns() > cap->deadline)
+	if (jma_clock_ns(CLOCK_MONOTONIC) > cap->deadline)
 		return cap->over = -ETIME;
 	cap->chunks++;
 	cap->bytes += len;
@@ -91,7 +82,7 @@ int jma_stats_print(jma_session *s, const char *opts, jma_write_fn write, void *
 		/* malloc_stats_print(write_cb, cbopaque, opts) */
 		c.args[1] = 0;
 		c.args[2] = ropts;
-		cap.deadline = now_ns() + (int64_t)jma_timeout_ms(s) * STATS_TIME_TIMEOUTS * 1000000;
+		cap.deadline = jma_clock_ns(CLOCK_MONOTONIC) + (int64_t)jma_timeout_ms(s) * STATS_TIME_TIMEOUTS * 1000000;
 		err = jma_call(s, &c, &ret);
 		jma_logf(s, JMA_LOG_DEBUG, "stats: %zu bytes in %u callback(s)", cap.bytes, cap.chunks);
 		if (cap.over) {

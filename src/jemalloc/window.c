@@ -6,31 +6,14 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/clock.h"
 #include "core/session.h"
-
-static double mono_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* Sleep @secs, in steps of at most 100 ms; -EINTR as soon as *stop is set. */
 static int wait_for(jma_session *s, double secs, volatile sig_atomic_t *stop)
 {
-	double end = mono_now() + secs;
-
-	while (!(stop && *stop)) {
-		double left = end - mono_now();
-		struct timespec step = { 0, 100000000 };
-
-		if (left <= 0)
-			return 0;
-		if (left < 0.1)
-			step.tv_nsec = (long)(left * 1e9);
-		nanosleep(&step, NULL);
-	}
+	if (!jma_sleep_until(jma_clock_s(CLOCK_MONOTONIC) + secs, 0.1, stop))
+		return 0;
 	return jma_fail(s, JMA_ERR_UNSAFE, -EINTR, "prof window: stopped by a signal");
 }
 

@@ -36,6 +36,7 @@
 #include "attach/procfs.h"
 #include "attach/unwind.h"
 #include "process/execcheck.h"
+#include "core/clock.h"
 #include "core/session.h"
 #include "sampler/counter.h"
 #include "sampler/events.h"
@@ -86,14 +87,6 @@ static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap
 		buf[n - 1] = '\0';
 	jma_logf(log_to, level == LIBBPF_WARN ? JMA_LOG_INFO : JMA_LOG_DEBUG, "libbpf: %s", buf);
 	return 0;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* The target's user + system CPU seconds (/proc/PID/stat), -1 when gone. */
@@ -201,11 +194,11 @@ static double timed_calls(void)
 	double best = 1e12;
 
 	for (int r = 0; r < CALIB_ROUNDS; r++) {
-		uint64_t t = now_ns();
+		uint64_t t = (uint64_t)jma_clock_ns(CLOCK_MONOTONIC);
 
 		for (int i = 0; i < CALIB_CALLS; i++)
 			smp_calibration_point(&i);
-		t = now_ns() - t;
+		t = (uint64_t)jma_clock_ns(CLOCK_MONOTONIC) - t;
 		if ((double)t / CALIB_CALLS < best)
 			best = (double)t / CALIB_CALLS;
 	}
@@ -426,7 +419,7 @@ static int snapshot(struct run *u)
 static enum jma_sampler_end window(struct run *u, struct ring_buffer *rb, double cpu0, double secs,
 				   double *elapsed)
 {
-	uint64_t t0 = now_ns(), last = t0, snap = t0, len = (uint64_t)(secs * 1e9);
+	uint64_t t0 = (uint64_t)jma_clock_ns(CLOCK_MONOTONIC), last = t0, snap = t0, len = (uint64_t)(secs * 1e9);
 	uint64_t every = (uint64_t)(u->o->snapshot_every * 1e9);
 	double cost, cpu;
 
@@ -438,7 +431,7 @@ static enum jma_sampler_end window(struct run *u, struct ring_buffer *rb, double
 			return JMA_SAMPLER_STOPPED;
 		if (u->o->stop && *u->o->stop)
 			return JMA_SAMPLER_STOPPED;
-		t = now_ns();
+		t = (uint64_t)jma_clock_ns(CLOCK_MONOTONIC);
 		*elapsed = (double)(t - t0) / 1e9;
 		if (t - t0 >= len)
 			return JMA_SAMPLER_TIME;

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "series/series.h"
+#include "core/clock.h"
 #include "core/session.h"
 
 #define G(m) offsetof(struct jma_sample, m)
@@ -145,14 +146,6 @@ static int read_all(jma_session *s, unsigned flags, struct jma_sample *out)
 	return err;
 }
 
-static uint64_t now_ns(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 int jma_sample(jma_session *s, unsigned flags, unsigned iter, struct jma_sample *out)
 {
 	struct jma_target_info info;
@@ -166,8 +159,8 @@ int jma_sample(jma_session *s, unsigned flags, unsigned iter, struct jma_sample 
 		return err;
 	out->pid = info.pid;
 	snprintf(out->comm, sizeof(out->comm), "%s", info.comm);
-	out->time = (double)now_ns(CLOCK_REALTIME) / 1e9;
-	t0 = now_ns(CLOCK_MONOTONIC);
+	out->time = jma_clock_s(CLOCK_REALTIME);
+	t0 = (uint64_t)jma_clock_ns(CLOCK_MONOTONIC);
 	if (here && (err = jma_attach(s)))
 		return err;
 	err = jma_page_size(s, &out->page);
@@ -179,7 +172,7 @@ int jma_sample(jma_session *s, unsigned flags, unsigned iter, struct jma_sample 
 	}
 	/* Attached here: the thread's own stop (jma_held_ns).  Attached by the
 	 * caller: the time our reads took, the part of the hold that is ours. */
-	out->hold_ns = here ? jma_held_ns(s) : now_ns(CLOCK_MONOTONIC) - t0;
+	out->hold_ns = here ? jma_held_ns(s) : (uint64_t)jma_clock_ns(CLOCK_MONOTONIC) - t0;
 	if (err == -EPROTO)
 		err = jma_fail(s, JMA_ERR_TARGET, err, "a stats value had an unexpected size");
 	if (err)

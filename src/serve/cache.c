@@ -194,7 +194,7 @@ int cache_wait(struct serve_ctx *sc, struct target *t, enum op_kind kind, double
 	       double deadline, struct op_result *out)
 {
 	struct flight *f = &t->fl[kind];
-	double t0 = serve_now();
+	double t0 = jma_clock_s(CLOCK_MONOTONIC);
 	int err = 0;
 
 	pthread_mutex_lock(&t->mu);
@@ -212,7 +212,7 @@ int cache_wait(struct serve_ctx *sc, struct target *t, enum op_kind kind, double
 	if (!err)
 		op_result_copy(out, &f->res);
 	else if (err == -ETIMEDOUT)
-		timed_out(out, serve_now() - t0, f->running);
+		timed_out(out, jma_clock_s(CLOCK_MONOTONIC) - t0, f->running);
 	pthread_mutex_unlock(&t->mu);
 	if (err && err != -ETIMEDOUT) {
 		memset(out, 0, sizeof(*out));
@@ -226,16 +226,16 @@ int cache_wait(struct serve_ctx *sc, struct target *t, enum op_kind kind, double
 int cache_run(struct serve_ctx *sc, struct target *t, const struct op_arg *a, double deadline,
 	      struct op_result *out)
 {
-	double t0 = serve_now();
+	double t0 = jma_clock_s(CLOCK_MONOTONIC);
 	int err;
 
 	pthread_mutex_lock(&t->mu);
 	err = take_target(t, deadline);
 	pthread_mutex_unlock(&t->mu);
 	if (err) {
-		timed_out(out, serve_now() - t0, 0);
+		timed_out(out, jma_clock_s(CLOCK_MONOTONIC) - t0, 0);
 		snprintf(out->msg, sizeof(out->msg), "the target stayed busy with another operation "
-			 "for %.1f s", serve_now() - t0);
+			 "for %.1f s", jma_clock_s(CLOCK_MONOTONIC) - t0);
 		return out->rc;
 	}
 	sem_take(&sc->attach_sem);

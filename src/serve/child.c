@@ -33,14 +33,6 @@ struct wire {
 	char msg[512];
 };
 
-double serve_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 void op_result_clear(struct op_result *r)
 {
 	free(r->data);
@@ -149,7 +141,7 @@ static int read_until(int fd, void *buf, size_t len, double end, struct waiting 
 
 	while (len) {
 		struct pollfd pf = { fd, POLLIN, 0 };
-		double left = end - serve_now();
+		double left = end - jma_clock_s(CLOCK_MONOTONIC);
 		ssize_t n;
 
 		if (left <= 0)
@@ -192,7 +184,7 @@ int child_run(child_fn fn, const void *arg, double hard_limit, size_t max,
 	int fork_errno;
 	struct wire w;
 	int fds[2], status, err;
-	double t0 = serve_now(), end = t0 + hard_limit;
+	double t0 = jma_clock_s(CLOCK_MONOTONIC), end = t0 + hard_limit;
 	pid_t pid, server;
 
 	memset(out, 0, sizeof(*out));
@@ -246,7 +238,7 @@ int child_run(child_fn fn, const void *arg, double hard_limit, size_t max,
 	close(fds[0]);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
-	out->secs = serve_now() - t0;
+	out->secs = jma_clock_s(CLOCK_MONOTONIC) - t0;
 	if (err) {
 		free(out->data);
 		out->data = NULL;

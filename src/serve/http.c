@@ -184,7 +184,7 @@ static double deadline_of(struct serve_ctx *sc, struct MHD_Connection *c)
 		if (end != h && v > 0 && v - 0.5 < limit)
 			limit = v - 0.5 > 0.2 ? v - 0.5 : 0.2;
 	}
-	return serve_now() + limit;
+	return jma_clock_s(CLOCK_MONOTONIC) + limit;
 }
 
 /* --- routes --------------------------------------------------------------- */
@@ -194,7 +194,7 @@ static void do_metrics(struct serve_ctx *sc, struct MHD_Connection *c, struct re
 {
 	const char *accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept");
 	int om = accept && strstr(accept, "application/openmetrics-text");
-	double deadline = deadline_of(sc, c), fresh = serve_now() - sc->cfg->min_interval;
+	double deadline = deadline_of(sc, c), fresh = jma_clock_s(CLOCK_MONOTONIC) - sc->cfg->min_interval;
 	struct op_result *res;
 	struct target **v;
 	size_t n, len = 0;
@@ -253,7 +253,7 @@ static void do_stats(struct serve_ctx *sc, struct MHD_Connection *c, struct req 
 {
 	struct target *t = target_of(sc, q, r);
 	struct op_result res;
-	double now = serve_now();
+	double now = jma_clock_s(CLOCK_MONOTONIC);
 
 	if (!t)
 		return;

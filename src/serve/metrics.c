@@ -190,7 +190,7 @@ static void exporter_series(struct serve_ctx *sc, struct render *r)
 	       "Age of the answer served (answers are kept for --min-interval).");
 	for (size_t i = 0; i < r->n; i++)
 		if (r->ok[i])
-			value_d(r, i, "jemattach_answer_age_seconds", serve_now() - r->res[i].started);
+			value_d(r, i, "jemattach_answer_age_seconds", jma_clock_s(CLOCK_MONOTONIC) - r->res[i].started);
 	family(r, "jemattach_attaches_total", COUNTER,
 	       "Operations that attached to the process since it was found.");
 	for (size_t i = 0; i < r->n; i++) {

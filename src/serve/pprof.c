@@ -101,7 +101,7 @@ void pprof_heap(struct serve_ctx *sc, struct target *t, int allocs, int debug, u
 			    .format = debug ? JMA_HEAP_TEXT : JMA_HEAP_PPROF,
 			    .sample = allocs ? JMA_HEAP_ALLOC_SPACE : JMA_HEAP_INUSE_SPACE,
 			    .need_alloc = allocs };
-	double now = serve_now();
+	double now = jma_clock_s(CLOCK_MONOTONIC);
 	char why[512] = "";
 	int unprofiled;
 
@@ -126,7 +126,7 @@ void pprof_heap(struct serve_ctx *sc, struct target *t, int allocs, int debug, u
 			goto out;
 	} else if (seconds) {
 		sleep_s(seconds);
-		now = serve_now();
+		now = jma_clock_s(CLOCK_MONOTONIC);
 		if (cache_wait(sc, t, OP_DUMP, now, now + cfg->timeout, &d2)) {
 			reply_failed(r, t, "the second heap profile", &d2);
 			goto out;

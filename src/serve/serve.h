@@ -36,6 +36,8 @@
 
 #include <jemattach.h>
 
+#include "core/clock.h"
+
 /* --- configuration (filled by src/cli/cmd_serve.c) ------------------------- */
 
 enum serve_sel_kind { SEL_PID, SEL_COMM, SEL_UID, SEL_CGROUP };
@@ -120,9 +122,6 @@ int child_run(child_fn fn, const void *arg, double hard_limit, size_t max,
 	      const atomic_int *cancel, struct op_result *out);
 /* In a child run with a @cancel: set (to SIGTERM) when it is asked to finish. */
 extern volatile sig_atomic_t child_cancelled;
-
-/* Monotonic seconds. */
-double serve_now(void);
 
 /* --- the operations (ops.c) ------------------------------------------------- */
 

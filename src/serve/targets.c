@@ -289,7 +289,7 @@ static double thread_cpu(void)
 
 int targets_scan(struct serve_ctx *sc)
 {
-	double t0 = serve_now(), c0 = thread_cpu(), up = uptime(), c1;
+	double t0 = jma_clock_s(CLOCK_MONOTONIC), c0 = thread_cpu(), up = uptime(), c1;
 	struct target **probe_v = NULL;
 	size_t nprobe = 0, capprobe = 0;
 	struct dirent *d;
@@ -346,7 +346,7 @@ int targets_scan(struct serve_ctx *sc)
 	pthread_mutex_lock(&sc->mu);
 	for (size_t i = 0; i < sc->nt; i++)
 		nje += sc->tv[i]->state == T_JEMALLOC;
-	sc->last_scan = serve_now();
+	sc->last_scan = jma_clock_s(CLOCK_MONOTONIC);
 	sc->scan_secs = sc->last_scan - t0;
 	sc->scan_cpu = c1 - c0;
 	sc->scan_probes = nprobe;
@@ -435,10 +435,10 @@ static void *scanner(void *arg)
 
 	pthread_mutex_lock(&sc->mu);
 	while (!sc->stopping) {
-		double next = serve_now() + sc->cfg->discover_interval;
+		double next = jma_clock_s(CLOCK_MONOTONIC) + sc->cfg->discover_interval;
 		struct timespec ts = { (time_t)next, (long)((next - (double)(time_t)next) * 1e9) };
 
-		while (!sc->stopping && serve_now() < next)
+		while (!sc->stopping && jma_clock_s(CLOCK_MONOTONIC) < next)
 			pthread_cond_timedwait(&sc->stop_cv, &sc->mu, &ts);
 		if (sc->stopping)
 			break;
@@ -540,7 +540,7 @@ int targets_json(struct serve_ctx *sc, FILE *f)
 		fprintf(f, ", \"attaches\": %llu", (unsigned long long)t->attaches);
 		if (t->fl[OP_SAMPLE].seq) {
 			fprintf(f, ", \"up\": %d, \"age_seconds\": %.3f, \"held_seconds\": %.6f, "
-				"\"reason\": ", r->rc == 0, serve_now() - r->started,
+				"\"reason\": ", r->rc == 0, jma_clock_s(CLOCK_MONOTONIC) - r->started,
 				(double)r->held_ns / 1e9);
 			json_str(f, r->rc ? r->msg : "");
 		}
