@@ -129,6 +129,29 @@ START_TEST(test_track_text_log)
 }
 END_TEST
 
+/* What the sampler cannot know (no stats read, no thread held) is written as
+ * unknown, not as a zero that reads like a measurement. */
+START_TEST(test_track_unknown_meta)
+{
+	jma_track *t = jma_track_new(NULL);
+	struct jma_track_meta m = { .time = 1000 };
+	char *buf = NULL, *p;
+	size_t len, plen;
+	FILE *f = open_memstream(&buf, &len);
+
+	p = profile(0, 1, &plen);
+	ck_assert_int_eq(jma_track_add(t, p, plen, "sampled", &m), 0);
+	ck_assert_int_eq(jma_track_write_last(t, JMA_TRACK_TEXT, f), 0);
+	ck_assert_int_eq(jma_track_write_last(t, JMA_TRACK_JSONL, f), 0);
+	fclose(f);
+	ck_assert_msg(strstr(buf, " allocated - hold - sites ") != NULL, "%s", buf);
+	ck_assert_msg(strstr(buf, "\"allocated\":null") && strstr(buf, "\"hold_ns\":null"), "%s", buf);
+	free(p);
+	free(buf);
+	jma_track_free(t);
+}
+END_TEST
+
 START_TEST(test_track_jsonl_round_trip)
 {
 	char path[] = "/tmp/check_track.XXXXXX";
@@ -254,6 +277,7 @@ Suite *suite_track(void)
 	tcase_add_test(tc, test_track_ranking);
 	tcase_add_test(tc, test_track_estimates_without_accum);
 	tcase_add_test(tc, test_track_text_log);
+	tcase_add_test(tc, test_track_unknown_meta);
 	tcase_add_test(tc, test_track_jsonl_round_trip);
 	tcase_add_test(tc, test_track_long);
 	tcase_add_test(tc, test_track_symbolizes_each_address_once);

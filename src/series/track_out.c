@@ -52,10 +52,18 @@ static int write_text(jma_track *t, FILE *f)
 	}
 	qsort_r(order, n, sizeof(*order), cmp_live, t->sites);
 	sz(churn, a, sizeof(a));
-	sz((double)t->meta.allocated, b, sizeof(b));
-	fprintf(f, "[%zu]==== +%.2fs churn %s%s allocated %s hold %.2f ms sites %zu\n",
-		t->nsnaps - 1, t->meta.time - t->meta0.time, a, t->accum ? "" : " (estimated)", b,
-		(double)t->meta.hold_ns / 1e6, n);
+	/* 0 is "not known" (the sampler holds no thread and reads no stats):
+	 * "-", not a zero that would read as a measurement. */
+	if (t->meta.allocated)
+		sz((double)t->meta.allocated, b, sizeof(b));
+	else
+		snprintf(b, sizeof(b), "-");
+	if (t->meta.hold_ns)
+		snprintf(c, sizeof(c), "%.2f ms", (double)t->meta.hold_ns / 1e6);
+	else
+		snprintf(c, sizeof(c), "-");
+	fprintf(f, "[%zu]==== +%.2fs churn %s%s allocated %s hold %s sites %zu\n",
+		t->nsnaps - 1, t->meta.time - t->meta0.time, a, t->accum ? "" : " (estimated)", b, c, n);
 	for (size_t j = 0; j < n; j++) {
 		const struct track_site *s = &t->sites[order[j]];
 		const struct track_point *p = &s->cur, *q = &s->prev;
@@ -111,10 +119,12 @@ static int write_jsonl(jma_track *t, FILE *f)
 	int err = 0;
 
 	sites = json_array();
-	o = json_pack("{s:I, s:f, s:f, s:I, s:I, s:I, s:b, s:o}", "snapshot", (json_int_t)t->nsnaps - 1,
+	/* Not known (0): null, as the text log's "-". */
+	o = json_pack("{s:I, s:f, s:f, s:o, s:o, s:I, s:b, s:o}", "snapshot", (json_int_t)t->nsnaps - 1,
 		      "time", t->meta.time, "elapsed", t->meta.time - t->meta0.time,
-		      "allocated", (json_int_t)t->meta.allocated,
-		      "hold_ns", (json_int_t)t->meta.hold_ns, "period", (json_int_t)t->period,
+		      "allocated", t->meta.allocated ? json_integer((json_int_t)t->meta.allocated) : json_null(),
+		      "hold_ns", t->meta.hold_ns ? json_integer((json_int_t)t->meta.hold_ns) : json_null(),
+		      "period", (json_int_t)t->period,
 		      "accum", t->accum, "sites", sites);
 	if (!o)
 		return -ENOMEM;

@@ -121,6 +121,8 @@ t_without_profiling_uses_the_sampler() {
 	expect_rc 0
 	expect_match "$ERR" "profiler is off in process $pid \(opt.prof false\): prof track uses the sampler"
 	expect_eq "$(grep -cE '^\[[0-9]+\]==== ' <<<"$OUT")" 4
+	# No stats read, no thread held: said as unknown, not as zeros.
+	expect_eq "$(grep -cE '^\[[0-9]+\]==== .* allocated - hold - sites ' <<<"$OUT")" 4
 	r=$(grep -A2 '^sites by growth' <<<"$OUT" | sed -n 3p)
 	expect_match "$r" "^ +1 [0-9a-f]{16} growing +3/3 .* leak_site < leaker \["
 	near "$(awk '{print $5}' <<<"$r")" "$leak" 15
@@ -137,6 +139,7 @@ t_sampler_on_a_prof_true_process() {
 	jm "$pid" prof track --sampler -i 0.5 -n 2 --max-overhead 0 --format jsonl
 	expect_rc 0
 	expect_eq "$(wc -l <<<"$OUT")" 2
+	expect_eq "$(jq -c '[.allocated, .hold_ns]' <<<"$OUT" | sort -u)" "[null,null]"
 	[[ $ERR != *"prof.active"* ]] || fail "prof.active touched: $ERR"
 	expect_match "$ERR" "a snapshot every 0.5 s"
 	jm "$pid" get prof.active
