@@ -88,6 +88,11 @@ static int parse_notes(struct emu_core *c, Elf *elf, const GElf_Phdr *ph)
 				if (av[0] == AT_EXECFN)
 					c->execfn = av[1];
 			}
+		} else if (nh.n_type != NT_PRSTATUS && c->nthreads) {
+			/* The last thread's other register sets follow its NT_PRSTATUS. */
+			struct emu_thread *t = &c->threads[c->nthreads - 1];
+			arch_gpregs_core_note(&t->regs, nh.n_type, desc, nh.n_descsz);
+			t->tp = arch_regs_tls_base(&t->regs);
 		} else if (nh.n_type == NT_PRSTATUS && nh.n_descsz >= sizeof(struct elf_prstatus)) {
 			struct elf_prstatus ps;
 			struct emu_thread *t = realloc(c->threads, (c->nthreads + 1) * sizeof(*t));
@@ -99,7 +104,7 @@ static int parse_notes(struct emu_core *c, Elf *elf, const GElf_Phdr *ph)
 			t[c->nthreads].tid = ps.pr_pid;
 			if (arch_gpregs_from_core(&t[c->nthreads].regs, &ps.pr_reg, sizeof(ps.pr_reg)))
 				return -EINVAL;
-			t[c->nthreads].fs_base = arch_regs_tls_base(&t[c->nthreads].regs);
+			t[c->nthreads].tp = arch_regs_tls_base(&t[c->nthreads].regs);
 			c->nthreads++;
 		}
 	}
@@ -156,9 +161,10 @@ int emu_core_parse(struct emu_core *c, const void *data, size_t size, char *msg,
 	}
 	if (eh.e_type != ET_CORE)
 		err = fail(msg, len, -ENOEXEC, "an ELF file, but not a core dump");
-	else if (eh.e_machine != EM_X86_64 || gelf_getclass(elf) != ELFCLASS64)
-		err = fail(msg, len, -EXDEV, "a core of another architecture (only x86_64 cores "
-			   "can be emulated)");
+	else if (eh.e_machine != ARCH_ELF_MACHINE || gelf_getclass(elf) != ELFCLASS64)
+		err = fail(msg, len, -EXDEV, "a core of another architecture (its threads' "
+			   "registers are read as this machine's: cores of the machine jemattach "
+			   "runs on only)");
 	else if (elf_getphdrnum(elf, &nph) || !(c->segs = calloc(nph ? nph : 1, sizeof(*c->segs))))
 		err = fail(msg, len, -EIO, "malformed program headers");
 	for (size_t i = 0; !err && i < nph; i++) {
