@@ -72,6 +72,15 @@ static int parse_notes(struct emu_core *c, Elf *elf, const GElf_Phdr *ph)
 		/* gcore adds its target description (NT_GDB_TDESC) under "GDB". */
 		if (nh.n_namesz == 4 && !memcmp(name, "GDB", 4))
 			c->by_gdb = 1;
+		/* Each thread's other register sets (NT_ARM_TLS, NT_X86_XSTATE...)
+		 * follow its NT_PRSTATUS, named "LINUX". */
+		if (nh.n_namesz == 6 && !memcmp(name, "LINUX", 6) && c->nthreads) {
+			struct emu_thread *t = &c->threads[c->nthreads - 1];
+
+			arch_gpregs_core_note(&t->regs, nh.n_type, desc, nh.n_descsz);
+			t->tp = arch_regs_tls_base(&t->regs);
+			continue;
+		}
 		if (nh.n_namesz != 5 || memcmp(name, "CORE", 5))
 			continue;
 		if (nh.n_type == NT_FILE && !c->files) {
@@ -88,11 +97,6 @@ static int parse_notes(struct emu_core *c, Elf *elf, const GElf_Phdr *ph)
 				if (av[0] == AT_EXECFN)
 					c->execfn = av[1];
 			}
-		} else if (nh.n_type != NT_PRSTATUS && c->nthreads) {
-			/* The last thread's other register sets follow its NT_PRSTATUS. */
-			struct emu_thread *t = &c->threads[c->nthreads - 1];
-			arch_gpregs_core_note(&t->regs, nh.n_type, desc, nh.n_descsz);
-			t->tp = arch_regs_tls_base(&t->regs);
 		} else if (nh.n_type == NT_PRSTATUS && nh.n_descsz >= sizeof(struct elf_prstatus)) {
 			struct elf_prstatus ps;
 			struct emu_thread *t = realloc(c->threads, (c->nthreads + 1) * sizeof(*t));
