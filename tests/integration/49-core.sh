@@ -6,6 +6,9 @@
 source tests/lib.sh
 
 PROF=MALLOC_CONF=prof:true
+# Emulated stats and profiles: seconds where unicorn itself runs under TCG (the
+# arm64 guest), so a generous limit (a hang still shows as a timeout).
+SLOW=(--timeout 120)
 
 # gcore_of PID OUT: a gcore of PID at OUT (the process continues).
 gcore_of() {
@@ -35,10 +38,10 @@ t_gcore_same_as_live() {
 		expect_rc 0
 		[[ $OUT == "$live" ]] || fail "$bin: core says $OUT, the live process $live"
 		[[ $ERR != *libdebuginfod.so* ]] || fail "$bin: core loaded the debuginfod client"
-		jm core "$TMPD/$bin.core" stats --json
+		jm "${SLOW[@]}" core "$TMPD/$bin.core" stats --json
 		expect_rc 0
 		jq -e .jemalloc.stats.allocated <<<"$OUT" >/dev/null || fail "$bin: no stats JSON"
-		jm core "$TMPD/$bin.core" prof dump -o "$TMPD/core.heap"
+		jm "${SLOW[@]}" core "$TMPD/$bin.core" prof dump -o "$TMPD/core.heap"
 		expect_rc 0
 		[[ $(top_sites "$TMPD/core.heap") == "$(top_sites "$TMPD/live.heap")" ]] ||
 			fail "$bin: the core's top sites differ from the live dump's"
@@ -70,7 +73,7 @@ t_gcore_redis() {
 	jm core "$TMPD/redis.core" info
 	expect_rc 0
 	expect_eq "$(awk '/^process / { print $3; exit }' <<<"$OUT")" "$name"
-	jm core "$TMPD/redis.core" "$(readlink "/proc/$pid/exe")" prof dump -o "$TMPD/core.heap"
+	jm "${SLOW[@]}" core "$TMPD/redis.core" "$(readlink "/proc/$pid/exe")" prof dump -o "$TMPD/core.heap"
 	expect_rc 0
 	[[ $(top_sites "$TMPD/core.heap") == "$(top_sites "$TMPD/live.heap")" ]] ||
 		fail "redis: the core's top sites differ from the live dump's"
@@ -103,7 +106,7 @@ t_kernel_core_abrt_in_held_lock() {
 	jm core "$core" get stats.allocated
 	expect_rc 0
 	expect_eq "$OUT" "$v"
-	jm core "$core" prof dump -o -
+	jm "${SLOW[@]}" core "$core" prof dump -o -
 	expect_rc 0
 	expect_match "$OUT" "^heap_v2/"
 	jm core "$core" info
