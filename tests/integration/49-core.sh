@@ -20,7 +20,7 @@ gcore_of() {
 top_sites() { "$JEMATTACH" analyze "$1" --top 5 2>/dev/null; }
 
 t_gcore_same_as_live() {
-	local pid bin live
+	local pid bin live prof
 	for bin in jemfix jemfix-static jemfix-static-je jemfix-static-rjem; do
 		# One sample per 64 KiB: at the default 512 KiB the 2 MB below
 		# expects 4 samples, and a run with none in main was seen.
@@ -29,8 +29,17 @@ t_gcore_same_as_live() {
 		jm "$pid" get stats.allocated
 		expect_rc 0
 		live=$OUT
-		jm "$pid" prof dump -o "$TMPD/live.heap"
+		jm "$pid" get config.prof
 		expect_rc 0
+		# Debian's arm64 libjemalloc_pic.a, which the static fixtures link, has
+		# no profiling (the dynamic ones use the guest's prof build): their
+		# profiles are compared on x86_64 only.
+		prof=1
+		if [[ $OUT == false && $(uname -m) != x86_64 ]]; then
+			echo "    ($bin: its jemalloc has no profiling on $(uname -m): no profile compared)" >&2
+			prof=
+		fi
+		[[ -z $prof ]] || { jm "$pid" prof dump -o "$TMPD/live.heap"; expect_rc 0; }
 		gcore_of "$pid" "$TMPD/$bin.core"
 		# $DEBUGINFOD_URLS alone never brings the network in (the loader
 		# tells whether libdw loaded its debuginfod client).
@@ -41,6 +50,7 @@ t_gcore_same_as_live() {
 		jm "${SLOW[@]}" core "$TMPD/$bin.core" stats --json
 		expect_rc 0
 		jq -e .jemalloc.stats.allocated <<<"$OUT" >/dev/null || fail "$bin: no stats JSON"
+		[[ -n $prof ]] || continue
 		jm "${SLOW[@]}" core "$TMPD/$bin.core" prof dump -o "$TMPD/core.heap"
 		expect_rc 0
 		[[ $(top_sites "$TMPD/core.heap") == "$(top_sites "$TMPD/live.heap")" ]] ||
