@@ -19,6 +19,7 @@
 #define SCRATCH_LO	0x400000ULL
 #define SCRATCH_HI	0x800000ULL
 #define MMAP_LO		0x1000000ULL
+_Static_assert(EMU_MAXSTUBS * EMU_STUB_MAX <= EMU_PAGE, "every stub fits the stub page");
 /* jemalloc hands write_cb at most 64 KiB (a line in old builds). */
 #define TEXT_MAX	(4 * 1024 * 1024)
 
