@@ -41,7 +41,10 @@ endif
 
 # The library: the ptrace engine (attach/) and src/ by concern (see README "Layout").
 LIB_DIRS  := symbols core process emulate jemalloc heap series census sampler
-LIB_SRCS  := $(filter-out %.bpf.c,$(wildcard attach/*.c attach/arch/$(ARCH)/*.c $(foreach d,$(LIB_DIRS),src/$(d)/*.c)))
+# The emulator's per-machine tables (src/emulate/arch) are all built: the
+# emulated code's ELF machine chooses one, not the host's.
+LIB_SRCS  := $(filter-out %.bpf.c,$(wildcard attach/*.c attach/arch/$(ARCH)/*.c \
+	     $(foreach d,$(LIB_DIRS),src/$(d)/*.c) src/emulate/arch/*.c))
 CLI_SRCS  := $(wildcard src/cli/*.c)
 PROTOS    := $(wildcard src/heap/*.proto)
 GEN_SRCS  := $(patsubst src/heap/%.proto,$(BUILD)/gen/%.pb-c.c,$(PROTOS))

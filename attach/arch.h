@@ -29,6 +29,11 @@ int arch_tls_base(pid_t tid, uint64_t *tp);
  * set: x86_64 user_regs_struct, with fs_base; arm64 user_pt_regs, whose
  * thread pointer is in another note, 0 here): 0, or -EINVAL for another size. */
 int arch_gpregs_from_core(struct arch_gpregs *r, const void *pr_reg, size_t len);
+/* A core's "LINUX" note of type @type that follows a thread's NT_PRSTATUS (kernel
+ * and gcore cores write each thread's other register sets after it): read
+ * into @r what arch_gpregs keeps of it (arm64: NT_ARM_TLS, the thread
+ * pointer; x86_64 none: fs_base is in pr_reg). */
+void arch_gpregs_core_note(struct arch_gpregs *r, unsigned type, const void *desc, size_t len);
 
 /* What an unwind from a sleeping thread's sp and pc alone (/proc's view, no
  * ptrace stop) may assume of its other registers, set in @regs[0..n) in

@@ -44,7 +44,7 @@ START_TEST(test_core_wellformed)
 	data = c.data;
 	ck_assert_uint_eq(c.nthreads, 1);
 	ck_assert_int_eq(c.threads[0].tid, 1234);
-	ck_assert_uint_eq(c.threads[0].fs_base, 0x7f0000001000ULL);
+	ck_assert_uint_eq(c.threads[0].tp, 0x7f0000001000ULL);
 	ck_assert_str_eq(c.comm, "jemfix");
 	ck_assert_uint_eq(c.nsegs, 1);
 	ck_assert_uint_eq(c.nfiles, 2);

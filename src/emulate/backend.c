@@ -30,19 +30,30 @@ static int emu_begin(struct jma_backend *b)
 	struct emu_be *e = (struct emu_be *)b;
 	jma_session *s = b->s;
 	struct emu_source src;
-	uint64_t *lo = NULL, *hi = NULL, fs_base = 0, base, bias;
+	uint64_t *lo = NULL, *hi = NULL, tp = 0, base, bias;
+	const struct emu_arch *arch;
 	size_t n = 0;
 	char msg[512] = "";
+	GElf_Ehdr eh;
 	Elf *elf;
 	int err;
 
 	if (!jma_syms_jemalloc(s->syms))
 		return jma_fail(s, JMA_ERR_MISSING, -ENOENT, "no jemalloc found in %s", e->o->what);
+	/* The CPU is the jemalloc module's machine. */
+	elf = jma_syms_jemalloc_elf(s->syms, &bias);
+	if (!elf || !gelf_getehdr(elf, &eh))
+		return jma_fail(s, JMA_ERR_MISSING, -ENOEXEC, "preparing jemalloc's imports in the "
+				"image: no ELF file for the jemalloc module");
+	if (!(arch = emu_arch_of(eh.e_machine)))
+		return jma_fail(s, JMA_ERR_MISSING, -ENOTSUP, "the jemalloc module of %s is code of "
+				"ELF machine %u, which the emulator does not run (x86_64 and arm64 "
+				"only)", e->o->what, (unsigned)eh.e_machine);
 	if (emu_uc_load(msg, sizeof(msg)))
 		return jma_fail(s, JMA_ERR_MISSING, -ELIBACC, "emulation needs libunicorn (Debian "
 				"package libunicorn2): %s", msg);
 	e->began_ns = att_now_ns();
-	err = e->o->prepare(e->o, s, &src, &lo, &hi, &n, &fs_base);
+	err = e->o->prepare(e->o, s, &src, &lo, &hi, &n, &tp);
 	if (err)
 		return err;
 	base = emu_find_gap(lo, hi, n, EMU_TOOL_SIZE);
@@ -53,7 +64,7 @@ static int emu_begin(struct jma_backend *b)
 		return jma_fail(s, JMA_ERR_TARGET, -ENOMEM, "no free address range for the emulator's "
 				"own memory in %s", e->o->what);
 	}
-	err = emu_cpu_open(&e->cpu, &src, base, fs_base, s->pid);
+	err = emu_cpu_open(&e->cpu, arch, &src, base, tp, s->pid);
 	if (err) {
 		e->o->finish(e->o);
 		return jma_fail(s, JMA_ERR_TARGET, err, "starting the emulator: %s", strerror(-err));
@@ -63,17 +74,16 @@ static int emu_begin(struct jma_backend *b)
 	e->cpu.maps_text = e->o->maps_text;
 	e->cpu.maps_arg = e->o;
 	e->open = 1;
-	elf = jma_syms_jemalloc_elf(s->syms, &bias);
-	err = elf ? emu_imports_redirect(&e->cpu, elf, bias, msg, sizeof(msg)) : -ENOEXEC;
+	err = emu_imports_redirect(&e->cpu, elf, bias, msg, sizeof(msg));
 	if (err < 0) {
 		emu_cpu_close(&e->cpu);
 		e->open = 0;
 		e->o->finish(e->o);
 		return jma_fail(s, JMA_ERR_MISSING, err, "preparing jemalloc's imports in the image: %s",
-				msg[0] ? msg : "no ELF file for the jemalloc module");
+				msg[0] ? msg : "writing a GOT slot");
 	}
-	jma_logf(s, JMA_LOG_INFO, "emulating jemalloc on a copy of %s (%d imports serviced, "
-		 "fs_base 0x%llx)", e->o->what, err, (unsigned long long)fs_base);
+	jma_logf(s, JMA_LOG_INFO, "emulating %s jemalloc on a copy of %s (%d imports serviced, "
+		 "thread pointer 0x%llx)", arch->name, e->o->what, err, (unsigned long long)tp);
 	return 0;
 }
 

@@ -9,9 +9,9 @@
 struct emu_origin {
 	const char *what;		/* "process 42", "core FILE": for messages */
 	/* Called at each attach: fill @src, the used address ranges (malloc'd
-	 * lo/hi arrays) and the fs_base of the thread jemalloc should see. */
+	 * lo/hi arrays) and the thread pointer of the thread jemalloc should see. */
 	int (*prepare)(struct emu_origin *o, jma_session *s, struct emu_source *src, uint64_t **lo,
-		       uint64_t **hi, size_t *n, uint64_t *fs_base);
+		       uint64_t **hi, size_t *n, uint64_t *tp);
 	/* Undo prepare (let frozen threads go). */
 	void (*finish)(struct emu_origin *o);
 	int (*maps_text)(void *arg, char **text, size_t *len);

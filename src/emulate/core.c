@@ -72,6 +72,15 @@ static int parse_notes(struct emu_core *c, Elf *elf, const GElf_Phdr *ph)
 		/* gcore adds its target description (NT_GDB_TDESC) under "GDB". */
 		if (nh.n_namesz == 4 && !memcmp(name, "GDB", 4))
 			c->by_gdb = 1;
+		/* Each thread's other register sets (NT_ARM_TLS, NT_X86_XSTATE...)
+		 * follow its NT_PRSTATUS, named "LINUX". */
+		if (nh.n_namesz == 6 && !memcmp(name, "LINUX", 6) && c->nthreads) {
+			struct emu_thread *t = &c->threads[c->nthreads - 1];
+
+			arch_gpregs_core_note(&t->regs, nh.n_type, desc, nh.n_descsz);
+			t->tp = arch_regs_tls_base(&t->regs);
+			continue;
+		}
 		if (nh.n_namesz != 5 || memcmp(name, "CORE", 5))
 			continue;
 		if (nh.n_type == NT_FILE && !c->files) {
@@ -99,7 +108,7 @@ static int parse_notes(struct emu_core *c, Elf *elf, const GElf_Phdr *ph)
 			t[c->nthreads].tid = ps.pr_pid;
 			if (arch_gpregs_from_core(&t[c->nthreads].regs, &ps.pr_reg, sizeof(ps.pr_reg)))
 				return -EINVAL;
-			t[c->nthreads].fs_base = arch_regs_tls_base(&t[c->nthreads].regs);
+			t[c->nthreads].tp = arch_regs_tls_base(&t[c->nthreads].regs);
 			c->nthreads++;
 		}
 	}
@@ -156,9 +165,10 @@ int emu_core_parse(struct emu_core *c, const void *data, size_t size, char *msg,
 	}
 	if (eh.e_type != ET_CORE)
 		err = fail(msg, len, -ENOEXEC, "an ELF file, but not a core dump");
-	else if (eh.e_machine != EM_X86_64 || gelf_getclass(elf) != ELFCLASS64)
-		err = fail(msg, len, -EXDEV, "a core of another architecture (only x86_64 cores "
-			   "can be emulated)");
+	else if (eh.e_machine != ARCH_ELF_MACHINE || gelf_getclass(elf) != ELFCLASS64)
+		err = fail(msg, len, -EXDEV, "a core of another architecture (its threads' "
+			   "registers are read as this machine's: cores of the machine jemattach "
+			   "runs on only)");
 	else if (elf_getphdrnum(elf, &nph) || !(c->segs = calloc(nph ? nph : 1, sizeof(*c->segs))))
 		err = fail(msg, len, -EIO, "malformed program headers");
 	for (size_t i = 0; !err && i < nph; i++) {

@@ -4,7 +4,7 @@
  * (file-backed code and read-only data, usually) come from the files its
  * NT_FILE note names, optionally under a sysroot, each checked against the
  * build-id the core's own copy of its ELF header carries.  NT_PRSTATUS gives
- * the threads and their fs_base.  Everything in the file is untrusted: every
+ * the threads and their thread pointers.  Everything in the file is untrusted: every
  * offset and count is checked against the file's size.
  */
 #ifndef JMA_EMULATE_CORE_H
@@ -29,7 +29,7 @@ struct emu_fmap {
 
 struct emu_thread {
 	pid_t tid;
-	uint64_t fs_base;
+	uint64_t tp;			/* the thread pointer (x86_64 fs_base, arm64 TPIDR_EL0) */
 	struct arch_gpregs regs;	/* NT_PRSTATUS's pr_reg */
 };
 

@@ -9,7 +9,7 @@
 #include "emulate/cpu.h"
 
 /* Layout of the tool's regions, from c->base. */
-#define STUBS		0x0ULL		/* one `ret` byte per stub */
+#define STUBS		0x0ULL		/* one return instruction per stub */
 #define STUB_DONE	0		/* the call's return address */
 #define STUB_TEXT	1		/* write_cb */
 #define STUB_FIRST	2
@@ -19,6 +19,7 @@
 #define SCRATCH_LO	0x400000ULL
 #define SCRATCH_HI	0x800000ULL
 #define MMAP_LO		0x1000000ULL
+_Static_assert(EMU_MAXSTUBS * EMU_STUB_MAX <= EMU_PAGE, "every stub fits the stub page");
 /* jemalloc hands write_cb at most 64 KiB (a line in old builds). */
 #define TEXT_MAX	(4 * 1024 * 1024)
 
@@ -38,11 +39,8 @@ uint64_t emu_errno_addr(const struct emu_cpu *c)
 	return c->base + ERRNO_AT;
 }
 
-static const int arg_regs[6] = { UC_X86_REG_RDI, UC_X86_REG_RSI, UC_X86_REG_RDX,
-				 UC_X86_REG_RCX, UC_X86_REG_R8, UC_X86_REG_R9 };
-
 /* write_cb(opaque, text): hand the text to the caller. */
-static int on_text(struct emu_cpu *c, const uint64_t a[6])
+static int on_text(struct emu_cpu *c, const uint64_t a[EMU_ARCH_NARGS])
 {
 	char *str;
 	int trunc, err = emu_image_read_str(&c->im, a[1], TEXT_MAX, &str, &trunc);
@@ -63,8 +61,8 @@ static int on_text(struct emu_cpu *c, const uint64_t a[6])
 static void on_stub(uc_engine *uc, uint64_t addr, uint32_t size, void *arg)
 {
 	struct emu_cpu *c = arg;
-	unsigned idx = (unsigned)(addr - c->base - STUBS);
-	uint64_t a[6], ret = 0;
+	unsigned idx = (unsigned)((addr - c->base - STUBS) / c->arch->stub_len);
+	uint64_t a[EMU_ARCH_NARGS], ret = 0;
 	int err = 0;
 
 	(void)size;
@@ -72,47 +70,45 @@ static void on_stub(uc_engine *uc, uint64_t addr, uint32_t size, void *arg)
 		emu_uc.emu_stop(uc);
 		return;
 	}
-	for (int i = 0; i < 6; i++)
-		emu_uc.reg_read(uc, arg_regs[i], &a[i]);
+	for (int i = 0; i < EMU_ARCH_NARGS; i++)
+		emu_uc.reg_read(uc, c->arch->args[i], &a[i]);
 	if (idx == STUB_TEXT)
 		err = c->call && c->call->text ? on_text(c, a)
 					       : emu_cpu_fail(c, -EFAULT, "write_cb called unasked");
 	else if (idx < c->nstubs && c->stub_service[idx] >= 0)
 		err = c->service_run(c, c->stub_service[idx], a, &ret);
-	else {
-		uint64_t sp = 0, from = 0;
-		emu_uc.reg_read(uc, UC_X86_REG_RSP, &sp);
-		emu_image_read(&c->im, sp, &from, sizeof(from));
+	else
 		err = emu_cpu_fail(c, -ENOSYS, "jemalloc called %s() from 0x%llx, which emulation "
 				   "does not provide", idx < c->nstubs ? c->stub_name[idx] : "?",
-				   (unsigned long long)from);
-	}
+				   (unsigned long long)c->arch->caller(&c->im));
 	if (err) {
 		if (!c->err)
 			emu_cpu_fail(c, err, "%s", strerror(-err));
 		emu_uc.emu_stop(uc);
 		return;
 	}
-	emu_uc.reg_write(uc, UC_X86_REG_RAX, &ret);
+	emu_uc.reg_write(uc, c->arch->ret, &ret);
 }
 
-int emu_cpu_open(struct emu_cpu *c, const struct emu_source *src, uint64_t base, uint64_t fs_base,
-		 pid_t pid)
+int emu_cpu_open(struct emu_cpu *c, const struct emu_arch *arch, const struct emu_source *src,
+		 uint64_t base, uint64_t tp, pid_t pid)
 {
 	unsigned char rets[EMU_PAGE];
 	int err;
 
 	memset(c, 0, sizeof(*c));
+	c->arch = arch;
 	c->base = base;
-	c->fs_base = fs_base;
+	c->tp = tp;
 	c->pid = pid;
 	c->scratch_cur = base + SCRATCH_LO;
 	c->mmap_cur = base + MMAP_LO;
 	c->nstubs = STUB_FIRST;
-	err = emu_image_open(&c->im, src, base, base + EMU_TOOL_SIZE);
+	err = emu_image_open(&c->im, arch, src, base, base + EMU_TOOL_SIZE);
 	if (err)
 		return err;
-	memset(rets, 0xc3, sizeof(rets));
+	for (size_t i = 0; i + arch->stub_len <= sizeof(rets); i += arch->stub_len)
+		memcpy(rets + i, arch->stub, arch->stub_len);
 	if (emu_uc.mem_map(c->im.uc, base + STUBS, EMU_PAGE, UC_PROT_READ | UC_PROT_EXEC) ||
 	    emu_uc.mem_write(c->im.uc, base + STUBS, rets, sizeof(rets)) ||
 	    emu_uc.hook_add(c->im.uc, &c->stub_hook, UC_HOOK_CODE, (void *)on_stub, c, base + STUBS,
@@ -137,15 +133,20 @@ void emu_cpu_close(struct emu_cpu *c)
 	memset(c, 0, sizeof(*c));
 }
 
+static uint64_t stub_addr(const struct emu_cpu *c, unsigned idx)
+{
+	return c->base + STUBS + idx * c->arch->stub_len;
+}
+
 uint64_t emu_cpu_stub(struct emu_cpu *c, const char *name)
 {
 	for (unsigned i = STUB_FIRST; i < c->nstubs; i++)
 		if (!strcmp(c->stub_name[i], name))
-			return c->base + STUBS + i;
+			return stub_addr(c, i);
 	if (c->nstubs >= EMU_MAXSTUBS || !(c->stub_name[c->nstubs] = strdup(name)))
 		return 0;
 	c->stub_service[c->nstubs] = c->service_find ? c->service_find(name) : -1;
-	return c->base + STUBS + c->nstubs++;
+	return stub_addr(c, c->nstubs++);
 }
 
 /* Execution reached a redirected function: continue at its stub instead (the
@@ -156,7 +157,7 @@ static void on_redirect(uc_engine *uc, uint64_t addr, uint32_t size, void *arg)
 
 	(void)addr;
 	(void)size;
-	emu_uc.reg_write(uc, UC_X86_REG_RIP, &r->to);
+	emu_uc.reg_write(uc, r->pc, &r->to);
 }
 
 int emu_cpu_redirect(struct emu_cpu *c, uint64_t addr, const char *name)
@@ -165,6 +166,7 @@ int emu_cpu_redirect(struct emu_cpu *c, uint64_t addr, const char *name)
 
 	if (c->nredirects >= EMU_MAXREDIRECTS || !(r->to = emu_cpu_stub(c, name)))
 		return -E2BIG;
+	r->pc = c->arch->pc;
 	if (emu_uc.hook_add(c->im.uc, &r->hook, UC_HOOK_CODE, (void *)on_redirect, r, addr, addr))
 		return -ENOMEM;
 	c->nredirects++;
@@ -258,35 +260,31 @@ static uc_err run_watched(uc_engine *uc, uint64_t from, uint64_t until, int time
 
 int emu_cpu_run(struct emu_cpu *c, const struct jma_bcall *bc, int timeout_ms, uint64_t *ret)
 {
-	static const int zero_regs[] = { UC_X86_REG_RAX, UC_X86_REG_RBX, UC_X86_REG_RBP,
-					 UC_X86_REG_R10, UC_X86_REG_R11, UC_X86_REG_R12,
-					 UC_X86_REG_R13, UC_X86_REG_R14, UC_X86_REG_R15 };
-	uint64_t done = c->base + STUBS + STUB_DONE, sp = c->base + STACK_HI - 8, pc = 0, zero = 0;
+	const struct emu_arch *a = c->arch;
+	uint64_t done = stub_addr(c, STUB_DONE), pc = 0, zero = 0;
 	uc_engine *uc = c->im.uc;
 	uc_err ue;
 	int err, fired = 0;
 
-	/* At entry rsp % 16 == 8: the return address sits just below a 16-aligned top. */
-	err = emu_image_write(&c->im, sp, &done, sizeof(done));
+	for (size_t i = 0; i < a->nzero; i++)
+		emu_uc.reg_write(uc, a->zero[i], &zero);
+	err = a->enter(&c->im, c->base + STACK_HI, done);
 	if (err)
 		return emu_cpu_fail(c, err, "setting up the emulated stack");
-	for (size_t i = 0; i < sizeof(zero_regs) / sizeof(*zero_regs); i++)
-		emu_uc.reg_write(uc, zero_regs[i], &zero);
-	for (unsigned i = 0; i < JMA_CALL_MAXARGS; i++) {
+	for (unsigned i = 0; i < JMA_CALL_MAXARGS && i < EMU_ARCH_NARGS; i++) {
 		uint64_t v = i < bc->nargs ? bc->args[i] : 0;
 		if (bc->text && (int)i == bc->text_arg)
-			v = c->base + STUBS + STUB_TEXT;
-		emu_uc.reg_write(uc, arg_regs[i], &v);
+			v = stub_addr(c, STUB_TEXT);
+		emu_uc.reg_write(uc, a->args[i], &v);
 	}
-	emu_uc.reg_write(uc, UC_X86_REG_RSP, &sp);
-	emu_uc.reg_write(uc, UC_X86_REG_FS_BASE, &c->fs_base);
+	emu_uc.reg_write(uc, a->tp, &c->tp);
 	c->call = bc;
 	c->err = 0;
 	c->msg[0] = '\0';
 	c->im.fault_addr = 0;
 	ue = run_watched(uc, bc->fn, done, timeout_ms, &fired);
 	c->call = NULL;
-	emu_uc.reg_read(uc, UC_X86_REG_RIP, &pc);
+	emu_uc.reg_read(uc, a->pc, &pc);
 	if (c->err)
 		return c->err;
 	if (ue != UC_ERR_OK) {
@@ -300,7 +298,7 @@ int emu_cpu_run(struct emu_cpu *c, const struct jma_bcall *bc, int timeout_ms, u
 	if (pc != done || fired)
 		return emu_cpu_fail(c, -ETIMEDOUT, "the emulated call did not return within %d ms "
 				    "(stopped at 0x%llx)", timeout_ms, (unsigned long long)pc);
-	emu_uc.reg_read(uc, UC_X86_REG_RAX, ret);
+	emu_uc.reg_read(uc, a->ret, ret);
 	return 0;
 }
 

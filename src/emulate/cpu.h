@@ -1,10 +1,12 @@
 /* cpu.h -- running one jemalloc function on the image, in unicorn.
  *
  * Only jemalloc's own code is emulated.  Every call that leaves it through
- * its GOT lands on a one-byte `ret` stub in the tool's service page; a code
- * hook on that page does the work natively on the image (services.c) and the
- * `ret` returns to jemalloc.  The call's return address is another stub, and
- * write_cb callbacks a third: no address of the real process is involved.
+ * its GOT lands on a stub in the tool's service page, one return instruction
+ * of the emulated machine (x86_64 `ret`, arm64 `ret`); a code hook on that
+ * page does the work natively on the image (services.c) and the stub returns
+ * to jemalloc.  The call's return address is another stub, and write_cb
+ * callbacks a third: no address of the real process is involved.  What differs
+ * by machine (registers, the return address, relocation types) is in arch.h.
  */
 #ifndef JMA_EMULATE_CPU_H
 #define JMA_EMULATE_CPU_H
@@ -29,14 +31,16 @@ struct emu_file {
 /* Where a function linked into the module (a static libc) sends execution. */
 struct emu_redirect {
 	uint64_t to;
+	int pc;				/* the machine's pc register */
 	uc_hook hook;
 };
 #define EMU_MAXREDIRECTS 128
 
 struct emu_cpu {
 	struct emu_image im;
+	const struct emu_arch *arch;	/* the emulated code's machine */
 	uint64_t base;			/* the tool's regions (EMU_TOOL_SIZE bytes) */
-	uint64_t fs_base;		/* the thread whose TLS jemalloc sees */
+	uint64_t tp;			/* the thread pointer of the thread whose TLS jemalloc sees */
 	pid_t pid;			/* what getpid() answers */
 	uint64_t scratch_cur, mmap_cur;
 	uc_hook stub_hook;
@@ -45,7 +49,8 @@ struct emu_cpu {
 	 * services are installed by whoever opens the cpu (services.h): they use
 	 * the cpu, so the cpu knows them only through these. */
 	int (*service_find)(const char *name);
-	int (*service_run)(struct emu_cpu *c, int idx, const uint64_t a[6], uint64_t *ret);
+	int (*service_run)(struct emu_cpu *c, int idx, const uint64_t a[EMU_ARCH_NARGS],
+			   uint64_t *ret);
 	int stub_service[EMU_MAXSTUBS];
 	char *stub_name[EMU_MAXSTUBS];
 	unsigned nstubs;
@@ -66,8 +71,10 @@ struct emu_cpu {
 	char msg[512];
 };
 
-int emu_cpu_open(struct emu_cpu *c, const struct emu_source *src, uint64_t base, uint64_t fs_base,
-		 pid_t pid);
+/* A CPU of @arch over @src, the tool's regions at @base, jemalloc's TLS at
+ * thread pointer @tp, getpid() answering @pid. */
+int emu_cpu_open(struct emu_cpu *c, const struct emu_arch *arch, const struct emu_source *src,
+		 uint64_t base, uint64_t tp, pid_t pid);
 void emu_cpu_close(struct emu_cpu *c);
 
 /* The stub address standing for imported function @name (a service, or a

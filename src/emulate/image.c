@@ -82,8 +82,8 @@ static bool on_unmapped(uc_engine *uc, uc_mem_type type, uint64_t addr, int size
 	return true;
 }
 
-int emu_image_open(struct emu_image *im, const struct emu_source *src, uint64_t tool_lo,
-		   uint64_t tool_hi)
+int emu_image_open(struct emu_image *im, const struct emu_arch *arch, const struct emu_source *src,
+		   uint64_t tool_lo, uint64_t tool_hi)
 {
 	memset(im, 0, sizeof(*im));
 	im->src = *src;
@@ -91,10 +91,16 @@ int emu_image_open(struct emu_image *im, const struct emu_source *src, uint64_t 
 	im->tool_hi = tool_hi;
 	if (!(im->cluster = malloc(CLUSTER)))
 		return -ENOMEM;
-	if (emu_uc.open(UC_ARCH_X86, UC_MODE_64, &im->uc) != UC_ERR_OK) {
+	if (emu_uc.open(arch->uc_arch, arch->uc_mode, &im->uc) != UC_ERR_OK) {
 		im->uc = NULL;
 		emu_image_close(im);
 		return -ENOMEM;
+	}
+	/* The model is chosen before the CPU is first used. */
+	if (arch->uc_cpu >= 0 &&
+	    emu_uc.ctl(im->uc, UC_CTL_WRITE(UC_CTL_CPU_MODEL, 1), arch->uc_cpu) != UC_ERR_OK) {
+		emu_image_close(im);
+		return -ENOTSUP;
 	}
 	if (emu_uc.hook_add(im->uc, &im->hook, UC_HOOK_MEM_UNMAPPED, (void *)on_unmapped, im, 1, 0) !=
 	    UC_ERR_OK) {

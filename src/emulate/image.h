@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "emulate/arch.h"
 #include "emulate/uc.h"
 
 #define EMU_PAGE 4096ULL
@@ -34,9 +35,9 @@ struct emu_image {
 	unsigned char *cluster;
 };
 
-/* An x86_64 CPU over @src; the tool's regions go in [@tool_lo, @tool_hi). */
-int emu_image_open(struct emu_image *im, const struct emu_source *src, uint64_t tool_lo,
-		   uint64_t tool_hi);
+/* A CPU of @arch over @src; the tool's regions go in [@tool_lo, @tool_hi). */
+int emu_image_open(struct emu_image *im, const struct emu_arch *arch, const struct emu_source *src,
+		   uint64_t tool_lo, uint64_t tool_hi);
 void emu_image_close(struct emu_image *im);
 
 /* Read / write the image, copying pages in first (uc_mem_read does not fault

@@ -92,14 +92,15 @@ static int redirect_direct(void *arg, const char *name, const GElf_Sym *sym)
 static int redirect_one(struct emu_cpu *c, Elf *elf, const GElf_Shdr *symsh, Elf_Data *syms,
 			const GElf_Rela *r, uint64_t bias, char *msg, size_t len)
 {
+	const struct emu_arch *a = c->arch;
 	unsigned type = (unsigned)GELF_R_TYPE(r->r_info);
 	uint64_t slot = bias + r->r_offset, cur, to;
 	const char *name;
 	GElf_Sym sym;
 
-	if (type == R_X86_64_IRELATIVE)
+	if (type == a->rel_irelative)
 		return redirect_irelative(c, elf, r, bias, msg, len);
-	if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT)
+	if (type != a->rel_jump_slot && type != a->rel_glob_dat)
 		return 0;
 	if (!gelf_getsym(syms, (int)GELF_R_SYM(r->r_info), &sym))
 		return 0;
@@ -115,7 +116,7 @@ static int redirect_one(struct emu_cpu *c, Elf *elf, const GElf_Shdr *symsh, Elf
 	}
 	if (sym.st_shndx != SHN_UNDEF) {
 		/* Our own function: only fix a slot lazy binding left unresolved. */
-		if (type != R_X86_64_JUMP_SLOT || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+		if (type != a->rel_jump_slot || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
 		    cur == bias + sym.st_value)
 			return 0;
 		to = bias + sym.st_value;

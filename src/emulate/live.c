@@ -6,7 +6,6 @@
  * the image is copied, for a consistent snapshot; none is inside our calls, so
  * freezing a thread that holds a jemalloc lock is harmless here.
  */
-#include <elf.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +22,7 @@ struct live {
 	pid_t pid;
 	struct att_status st;		/* its status, refreshed by status */
 	char what[32];
-	struct att_thread *held;	/* stopped threads: the fs_base one, or all (--freeze) */
+	struct att_thread *held;	/* stopped threads: the one whose TLS is used, or all (--freeze) */
 	size_t nheld;
 };
 
@@ -56,9 +55,9 @@ static void live_finish(struct emu_origin *o)
 	l->nheld = 0;
 }
 
-/* Stop @tids (all of them, or only @want) and read @want's fs_base. */
+/* Stop @tids (all of them, or only @want) and read @want's thread pointer. */
 static int hold_threads(struct live *l, jma_session *s, const pid_t *tids, size_t n, pid_t want,
-			uint64_t *fs_base)
+			uint64_t *tp)
 {
 	int found = 0;
 
@@ -80,7 +79,7 @@ static int hold_threads(struct live *l, jma_session *s, const pid_t *tids, size_
 		l->nheld++;
 		if (tids[i] != want)
 			continue;
-		if ((err = arch_tls_base(tids[i], fs_base)))
+		if ((err = arch_tls_base(tids[i], tp)))
 			return jma_fail(s, JMA_ERR_ATTACH, err, "reading the thread pointer of tid %d: %s",
 					(int)tids[i], strerror(-err));
 		found = 1;
@@ -98,7 +97,7 @@ static int hold_threads(struct live *l, jma_session *s, const pid_t *tids, size_
 }
 
 static int live_prepare(struct emu_origin *o, jma_session *s, struct emu_source *src,
-			uint64_t **lo, uint64_t **hi, size_t *n, uint64_t *fs_base)
+			uint64_t **lo, uint64_t **hi, size_t *n, uint64_t *tp)
 {
 	struct live *l = (struct live *)o;
 	struct att_map *maps;
@@ -106,14 +105,10 @@ static int live_prepare(struct emu_origin *o, jma_session *s, struct emu_source 
 	size_t nt, nm;
 	int err;
 
-	/* The emulator's CPU, calling convention, PLT and TLS handling are x86_64's. */
-	if (ARCH_ELF_MACHINE != EM_X86_64)
-		return jma_fail(s, JMA_ERR_MISSING, -ENOTSUP, "--emulate is not supported on this "
-				"architecture yet: the emulator runs x86_64 code only");
 	if ((err = att_proc_tasks(l->pid, &tids, &nt)))
 		return jma_fail(s, JMA_ERR_ATTACH, err, "listing threads of process %d: %s",
 				(int)l->pid, strerror(-err));
-	err = hold_threads(l, s, tids, nt, want, fs_base);
+	err = hold_threads(l, s, tids, nt, want, tp);
 	free(tids);
 	if (!err && (s->opt.flags & JMA_F_FREEZE))
 		jma_logf(s, JMA_LOG_INFO, "--freeze: %zu threads stopped while the copy is made",

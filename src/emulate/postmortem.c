@@ -42,7 +42,7 @@ static int pm_maps_text(void *arg, char **text, size_t *len)
 }
 
 static int pm_prepare(struct emu_origin *o, jma_session *s, struct emu_source *src,
-		      uint64_t **lo, uint64_t **hi, size_t *n, uint64_t *fs_base)
+		      uint64_t **lo, uint64_t **hi, size_t *n, uint64_t *tp)
 {
 	struct postmortem *p = (struct postmortem *)o;
 	const struct emu_core *c = &p->core;
@@ -54,7 +54,7 @@ static int pm_prepare(struct emu_origin *o, jma_session *s, struct emu_source *s
 		return jma_fail(s, JMA_ERR_USAGE, -ESRCH, "thread %d is not in %s",
 				(int)s->opt.thread, o->what);
 	i = s->opt.thread ? i : 0;
-	*fs_base = c->threads[i].fs_base;
+	*tp = c->threads[i].tp;
 	o->tid = c->threads[i].tid;
 	snprintf(o->tid_comm, sizeof(o->tid_comm), "%s", c->comm);
 	snprintf(o->tid_why, sizeof(o->tid_why), "emulated with its thread-local data%s",

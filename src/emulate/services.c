@@ -260,7 +260,7 @@ static int s_errno_location(struct emu_cpu *c, const uint64_t a[6], uint64_t *re
 static int s_pthread_self(struct emu_cpu *c, const uint64_t a[6], uint64_t *ret)
 {
 	(void)a;
-	*ret = c->fs_base;	/* glibc's pthread_t is its thread pointer */
+	*ret = c->arch->pthread_self(c->tp);
 	return 0;
 }
 
@@ -297,17 +297,18 @@ static int s_ffs(struct emu_cpu *c, const uint64_t a[6], uint64_t *ret)
 	return 0;
 }
 
-/* double f(double): argument and result in xmm0. */
+/* double f(double): argument and result in the machine's first FP register
+ * (x86_64 xmm0, arm64 d0), its low 8 bytes. */
 static int math1(struct emu_cpu *c, double (*f)(double))
 {
-	uint8_t x[16];
+	uint8_t x[16] = { 0 };
 	double d;
 
-	emu_uc.reg_read(c->im.uc, UC_X86_REG_XMM0, x);
+	emu_uc.reg_read(c->im.uc, c->arch->fpret, x);
 	memcpy(&d, x, sizeof(d));
 	d = f(d);
 	memcpy(x, &d, sizeof(d));
-	emu_uc.reg_write(c->im.uc, UC_X86_REG_XMM0, x);
+	emu_uc.reg_write(c->im.uc, c->arch->fpret, x);
 	return 0;
 }
 
@@ -502,33 +503,29 @@ static int s_close(struct emu_cpu *c, const uint64_t a[6], uint64_t *ret)
 	return do_close(c, a[0], ret);
 }
 
-/* The emulated code's system call numbers: x86_64's (asm/unistd_64.h), whatever the
- * machine the emulator runs on. */
-enum { X64_READ = 0, X64_WRITE = 1, X64_OPEN = 2, X64_CLOSE = 3, X64_GETPID = 39,
-       X64_GETTID = 186, X64_OPENAT = 257 };
-
-/* syscall(nr, ...): jemalloc's raw system calls (JEMALLOC_USE_SYSCALL). */
+/* syscall(nr, ...): jemalloc's raw system calls (JEMALLOC_USE_SYSCALL), by the
+ * emulated machine's numbers, whatever the machine the emulator runs on. */
 static int s_syscall(struct emu_cpu *c, const uint64_t a[6], uint64_t *ret)
 {
-	switch (a[0]) {
-	case X64_WRITE:
+	const struct emu_arch_sys *n = &c->arch->sys;
+	long nr = (long)a[0];
+
+	if (nr == n->write)
 		return do_write(c, a[1], a[2], a[3], ret);
-	case X64_READ:
+	else if (nr == n->read)
 		return do_read(c, a[1], a[2], a[3], ret);
-	case X64_OPEN:
+	else if (n->open >= 0 && nr == n->open)
 		return do_open(c, a[1], (int)a[2], ret);
-	case X64_OPENAT:
+	else if (nr == n->openat)
 		return do_open(c, a[2], (int)a[3], ret);
-	case X64_CLOSE:
+	else if (nr == n->close)
 		return do_close(c, a[1], ret);
-	case X64_GETPID:
-	case X64_GETTID:
+	else if (nr == n->getpid || nr == n->gettid) {
 		*ret = (uint64_t)c->pid;
 		return 0;
-	default:
-		return emu_cpu_fail(c, -ENOSYS, "jemalloc made system call %llu, which emulation "
-				    "does not provide", (unsigned long long)a[0]);
 	}
+	return emu_cpu_fail(c, -ENOSYS, "jemalloc made system call %llu, which emulation "
+			    "does not provide", (unsigned long long)a[0]);
 }
 
 static const struct {

@@ -32,6 +32,7 @@ static void load(void)
 		{ (void **)&emu_uc.reg_read, "uc_reg_read" },
 		{ (void **)&emu_uc.reg_write, "uc_reg_write" },
 		{ (void **)&emu_uc.strerror, "uc_strerror" },
+		{ (void **)&emu_uc.ctl, "uc_ctl" },
 	};
 	/* Never closed: the library stays for the life of the process. */
 	void *h = dlopen(UC_SONAME, RTLD_NOW | RTLD_LOCAL);

@@ -23,6 +23,7 @@ struct emu_uc_api {
 	__typeof__(uc_reg_read) *reg_read;
 	__typeof__(uc_reg_write) *reg_write;
 	__typeof__(uc_strerror) *strerror;
+	__typeof__(uc_ctl) *ctl;
 };
 
 extern struct emu_uc_api emu_uc;

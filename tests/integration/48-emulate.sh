@@ -10,6 +10,10 @@ NAMES="stats.allocated stats.active stats.resident stats.mapped stats.metadata s
 arenas.narenas opt.prof config.prof prof.active opt.lg_prof_sample opt.narenas arenas.page
 version stats.arenas.0.pactive stats.arenas.0.nthreads opt.prof_prefix"
 # Counters that the in-target call's own locking and allocations move.
+# Emulated stats and profiles run jemalloc's whole printer or dumper in unicorn:
+# seconds where unicorn itself runs under TCG (the arm64 guest), so a generous
+# limit (a hang still shows as a timeout).
+SLOW=(--timeout 120)
 VOLATILE='walk(if type=="object" then del(.mutexes, .mutex, .uptime_ns, .nmalloc, .ndalloc,
 	.nrequests, .nfills, .nflushes) else . end)'
 
@@ -84,14 +88,14 @@ t_locked_target_emulated_and_untouched() {
 	# What it had before the lock was taken, give or take the dump thread.
 	within "$v" "$BEFORE" 262144
 	(( v > 2000 * 2000 )) || fail "stats.allocated $v is below what the fixture holds"
-	jm --emulate "$pid" stats
+	jm "${SLOW[@]}" --emulate "$pid" stats
 	expect_rc 0
 	expect_match "$OUT" "Allocated: [0-9]+"
-	jm --emulate "$pid" stats --json
+	jm "${SLOW[@]}" --emulate "$pid" stats --json
 	expect_rc 0
 	# malloc_stats_print's own 64 KiB output buffer is counted in its figures.
 	within "$(jq '.jemalloc.stats.allocated' <<<"$OUT")" "$v" 131072
-	jm --emulate "$pid" prof dump -o -
+	jm "${SLOW[@]}" --emulate "$pid" prof dump -o -
 	expect_rc 0
 	expect_match "$OUT" "^heap_v2/"
 	expect_match "$OUT" "MAPPED_LIBRARIES"
@@ -117,7 +121,7 @@ t_quiescent_same_values() {
 		"$(fix "$pid" "get z stats.allocated")"
 	jm "$pid" stats --json
 	t=$(jq "$VOLATILE" <<<"$OUT")
-	jm --emulate "$pid" stats --json
+	jm "${SLOW[@]}" --emulate "$pid" stats --json
 	expect_rc 0
 	e=$(jq "$VOLATILE" <<<"$OUT")
 	[[ $e == "$t" ]] || { diff <(echo "$t") <(echo "$e") | head >&2; fail "stats --json differ"; }
@@ -129,7 +133,7 @@ t_quiescent_same_profile() {
 	fix "$pid" "alloc 500 5000" >/dev/null
 	jm "$pid" prof dump -o "$TMPD/t.heap"
 	expect_rc 0
-	jm --emulate "$pid" prof dump -o "$TMPD/e.heap"
+	jm "${SLOW[@]}" --emulate "$pid" prof dump -o "$TMPD/e.heap"
 	expect_rc 0
 	grep -q '^@ ' "$TMPD/e.heap" || fail "no samples in the emulated dump"
 	jm --emulate "$pid" prof status
@@ -188,7 +192,7 @@ t_version_matrix() {
 		jm --emulate "$pid" get stats.allocated stats.resident version
 		expect_rc 0
 		[[ $OUT == "$t" ]] || fail "$v: emulated '$OUT' vs in-target '$t'"
-		jm --emulate "$pid" stats
+		jm "${SLOW[@]}" --emulate "$pid" stats
 		expect_rc 0
 		expect_match "$OUT" "Begin jemalloc statistics"
 		n=$((n + 1))

@@ -104,6 +104,13 @@ int arch_gpregs_from_core(struct arch_gpregs *r, const void *pr_reg, size_t len)
 	return 0;
 }
 
+/* NT_ARM_TLS: TPIDR_EL0, then TPIDR2_EL0 on kernels that know SME. */
+void arch_gpregs_core_note(struct arch_gpregs *r, unsigned type, const void *desc, size_t len)
+{
+	if (type == NT_ARM_TLS && len >= sizeof(r->tp))
+		memcpy(&r->tp, desc, sizeof(r->tp));
+}
+
 void arch_unwind_from_sp(uint64_t sp, uint64_t pc, uint64_t *regs, size_t n)
 {
 	if (n > 29)

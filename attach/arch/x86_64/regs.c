@@ -54,6 +54,14 @@ int arch_gpregs_from_core(struct arch_gpregs *r, const void *pr_reg, size_t len)
 	return 0;
 }
 
+void arch_gpregs_core_note(struct arch_gpregs *r, unsigned type, const void *desc, size_t len)
+{
+	(void)r;
+	(void)type;
+	(void)desc;
+	(void)len;
+}
+
 void arch_unwind_from_sp(uint64_t sp, uint64_t pc, uint64_t *regs, size_t n)
 {
 	(void)sp;
