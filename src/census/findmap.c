@@ -2,12 +2,12 @@
  *
  * The map is `arena_emap_global` (5.3+) or `extents_rtree` (5.0-5.2): a
  * two-level radix tree, root[2^18] -> leaves of 2^18 words, one word per
- * 4 KiB page.  With symbols it is named.  In a stripped library,
+ * 4 KiB page (with 64 KiB pages root[2^16] -> leaves of 2^16: cen_geometry).  With symbols it is named.  In a stripped library,
  * malloc_usable_size looks it up on its slow path: every rip-relative lea
  * in its first bytes is a candidate (the map, sz_index2size_tab, test hooks),
  * and the one whose root validates is the map.  Failing that, once the
  * threads are stopped: a thread's lookup cache (tsd.rtree_ctx) holds
- * {leafkey, leaf} pairs, and the root entry for leafkey's GiB holds leaf --
+ * {leafkey, leaf} pairs, and the root entry for leafkey's leaf holds it --
  * found among jemalloc's writable data, it places the root.  Valid: every root entry is
  * null or a user-space pointer, and leaf words decode to extents that cover
  * the page of their index -- what chap checks of tcmalloc's page map.
@@ -19,8 +19,6 @@
 
 #include "census/census.h"
 
-#define ROOT_N		(1u << 18)
-#define LEAF_N		(1u << 18)
 #define CODE_SCAN	1024
 #define CHECK_MAX	64	/* leaf words checked per root validation */
 
@@ -32,35 +30,36 @@ static uint64_t leaf_edata(const struct cen *c, uint64_t w)
 
 int cen_root_valid(struct cen *c, uint64_t map)
 {
-	uint64_t *root = malloc(ROOT_N * sizeof(*root)), *leaf = NULL;
+	unsigned root_n = 1u << c->g.root_bits, leaf_n = 1u << c->g.leaf_bits;
+	uint64_t *root = malloc(root_n * sizeof(*root)), *leaf = NULL, pmask = c->g.page - 1;
 	unsigned leaves = 0, good = 0, bad = 0;
 	int err = -EINVAL;
 
-	if (!root || (leaf = malloc(LEAF_N * sizeof(*leaf))) == NULL)
+	if (!root || (leaf = malloc(leaf_n * sizeof(*leaf))) == NULL)
 		goto out;
-	if (cen_read(c, map + c->L->root_off, root, ROOT_N * sizeof(*root)))
+	if (cen_read(c, map + c->L->root_off, root, root_n * sizeof(*root)))
 		goto out;
-	for (unsigned i = 0; i < ROOT_N; i++) {
+	for (unsigned i = 0; i < root_n; i++) {
 		if (!root[i])
 			continue;
 		if (!cen_ptr_ok(root[i]) || root[i] % 8 ||
 		    !att_maps_find(c->maps, c->nmaps, root[i]))
 			goto out;
-		if (++leaves > 4096)	/* 4 TiB of heap: not a root */
+		if (++leaves > 4096)	/* 4 TiB of heap (64 with 64 KiB pages): not a root */
 			goto out;
-		if (good >= CHECK_MAX || cen_read(c, root[i], leaf, LEAF_N * sizeof(*leaf)))
+		if (good >= CHECK_MAX || cen_read(c, root[i], leaf, leaf_n * sizeof(*leaf)))
 			continue;
-		for (unsigned j = 0; j < LEAF_N && good + bad < CHECK_MAX; j++) {
+		for (unsigned j = 0; j < leaf_n && good + bad < CHECK_MAX; j++) {
 			uint64_t w = leaf[j], ed = leaf_edata(c, w), e[3], page;
 
 			if (!w || (w >> 48) >= CEN_NSIZES)
 				continue;
-			page = ((uint64_t)i << 30) | ((uint64_t)j << 12);
+			page = ((uint64_t)i << c->g.root_shift) | ((uint64_t)j << c->L->lg_page);
 			if (!cen_ptr_ok(ed) || cen_read(c, ed, e, sizeof(e))) {
 				bad++;
 				continue;
 			}
-			uint64_t base = e[1] & ~(CEN_PAGE - 1), size = e[2] & ~(CEN_PAGE - 1);
+			uint64_t base = e[1] & ~pmask, size = e[2] & ~pmask;
 			if (page >= base && page - base < size)
 				good++;
 			else
@@ -209,9 +208,10 @@ int cen_map_from_tsd(struct cen *c)
 			uint64_t key = ctx[2 * e], leaf = ctx[2 * e + 1];
 
 			/* An unused entry's key is RTREE_LEAFKEY_INVALID (1). */
-			if (key & ((1ULL << 30) - 1) || !cen_ptr_ok(leaf) || leaf % 8)
+			if (key & ((1ULL << c->g.root_shift) - 1) || !cen_ptr_ok(leaf) || leaf % 8)
 				continue;
-			err = find_root_entry(c, leaf, (key >> 30) & 0x3ffff, buf);
+			err = find_root_entry(c, leaf, (key >> c->g.root_shift) &
+					      ((1ULL << c->g.root_bits) - 1), buf);
 		}
 	}
 	free(buf);
