@@ -134,7 +134,7 @@ static void elf_read(Elf *e, struct elf_facts *f)
 
 /* Where each thread's tsd is: the thread pointer + tpoff.  A library's one
  * TP-offset GOT slot (initial-exec TLS) holds it once relocated; with
- * several, the one for tsd_tls's offset; jemalloc linked into an executable
+ * several, the one for tsd_tls's offset (any when all are for one offset); jemalloc linked into an executable
  * (local-exec) has it at tsd_tls's offset in the executable's TLS block.
  * x86_64 keeps TLS below the thread pointer (the executable's block ends at
  * it); arm64 above (its block starts past the 16-byte TCB, aligned). */
@@ -142,11 +142,14 @@ static void find_tpoff(struct cen *c, const struct elf_facts *f, uint64_t bias)
 {
 	uint64_t off = 0, size = 0;
 	int is_tls = 0, sym = jma_syms_jemalloc_sym(c->s->syms, "tsd_tls", &off, &size, &is_tls) && is_tls;
-	int above = f->machine == EM_AARCH64;
+	int above = f->machine == EM_AARCH64, same = 1;
 	int64_t v;
 
+	/* Debian's arm64 library has two slots, both for offset 0 (tsd_tls). */
+	for (size_t i = 1; i < f->ntpoff; i++)
+		same &= f->tpoff_addend[i] == f->tpoff_addend[0];
 	for (size_t i = 0; i < f->ntpoff && !c->have_tpoff; i++) {
-		if (f->ntpoff > 1 && (!sym || f->tpoff_addend[i] != (int64_t)off))
+		if (f->ntpoff > 1 && (sym ? f->tpoff_addend[i] != (int64_t)off : !same))
 			continue;
 		if (cen_read(c, f->tpoff_slot[i] + bias, &v, sizeof(v)))
 			continue;
