@@ -223,6 +223,29 @@ START_TEST(test_census_walk_honest)
 }
 END_TEST
 
+/* arm64: adrp + add pairs, checked against objdump's reading of the same
+ * words at 0x10000 (adrp x1, 0xd5000; mov x2, x3; add x0, x1, #0x9e0; adrp
+ * x3, 0xf000; add x4, x3, #0x1, lsl #12; add x0, sp, #0x10; add x5, x6, #0x1
+ * (x6 no adrp's); the first add again). */
+START_TEST(test_census_adrp_adds)
+{
+	static const uint32_t words[] = {
+		0xb0000621, 0xaa0303e2, 0x91278020, 0xf0ffffe3,
+		0x91400464, 0x910043e0, 0x910004c5, 0x91278020,
+	};
+	unsigned char code[sizeof(words)];
+	uint64_t out[8];
+	size_t n;
+
+	memcpy(code, words, sizeof(code));	/* little-endian, as arm64 Linux */
+	n = cen_adrp_adds(code, sizeof(code), 0x10000, out, 8);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_uint_eq(out[0], 0xd59e0);
+	ck_assert_uint_eq(out[1], 0x10000);
+	ck_assert_uint_eq(cen_adrp_adds(code, sizeof(code), 0x10000, out, 1), 1);
+}
+END_TEST
+
 /* The rtree's shape and the small classes follow the layout's page size, as
  * jemalloc's rtree.h and sc.c derive them. */
 START_TEST(test_census_geometry)
@@ -421,6 +444,7 @@ Suite *suite_census(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_census_sizes);
 	tcase_add_test(tc, test_census_rip_leas);
+	tcase_add_test(tc, test_census_adrp_adds);
 	tcase_add_test(tc, test_census_walk_honest);
 	tcase_add_test(tc, test_census_geometry);
 	tcase_add_test(tc, test_census_walk_64k);

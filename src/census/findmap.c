@@ -4,7 +4,7 @@
  * two-level radix tree, root[2^18] -> leaves of 2^18 words, one word per
  * 4 KiB page (with 64 KiB pages root[2^16] -> leaves of 2^16: cen_geometry).  With symbols it is named.  In a stripped library,
  * malloc_usable_size looks it up on its slow path: every rip-relative lea
- * in its first bytes is a candidate (the map, sz_index2size_tab, test hooks),
+ * (arm64: adrp + add) in its first bytes is a candidate (the map, sz_index2size_tab, test hooks),
  * and the one whose root validates is the map.  Failing that, once the
  * threads are stopped: a thread's lookup cache (tsd.rtree_ctx) holds
  * {leafkey, leaf} pairs, and the root entry for leafkey's leaf holds it --
@@ -12,6 +12,7 @@
  * null or a user-space pointer, and leaf words decode to extents that cover
  * the page of their index -- what chap checks of tcmalloc's page map.
  */
+#include <elf.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,6 +76,44 @@ out:
 	return err;
 }
 
+static int add_addr(uint64_t *out, size_t *n, uint64_t t)
+{
+	for (size_t k = 0; k < *n; k++)
+		if (out[k] == t)
+			return 0;
+	out[(*n)++] = t;
+	return 1;
+}
+
+/* Targets of `adrp xN, page; add xM, xN, #imm` (arm64's pc-relative address
+ * of a symbol, the two instructions not necessarily adjacent) in @code at @pc. */
+size_t cen_adrp_adds(const unsigned char *code, size_t len, uint64_t pc, uint64_t *out, size_t max)
+{
+	uint64_t page[32];
+	uint32_t known = 0;	/* registers whose page an adrp set */
+	size_t n = 0;
+
+	for (size_t i = 0; i + 4 <= len && n < max; i += 4) {
+		uint32_t insn;
+
+		memcpy(&insn, code + i, 4);
+		if ((insn & 0x9f000000) == 0x90000000) {	/* adrp */
+			int64_t imm = (int64_t)((((insn >> 5) & 0x7ffff) << 2) | ((insn >> 29) & 3));
+
+			imm = (imm ^ (1LL << 20)) - (1LL << 20);	/* 21 bits, signed */
+			page[insn & 31] = ((pc + i) & ~0xfffULL) + (uint64_t)(imm * 4096);
+			known |= 1u << (insn & 31);
+		} else if ((insn & 0xff800000) == 0x91000000) {	/* add xd, xn, #imm{, lsl 12} */
+			unsigned rn = (insn >> 5) & 31;
+			uint64_t imm = (insn >> 10) & 0xfff;
+
+			if (rn != 31 && known >> rn & 1)
+				add_addr(out, &n, page[rn] + (insn >> 22 & 1 ? imm << 12 : imm));
+		}
+	}
+	return n;
+}
+
 /* Targets of `lea disp32(%rip), %reg` (REX.W 8d, mod 00 r/m 101) in @code at @pc. */
 size_t cen_rip_leas(const unsigned char *code, size_t len, uint64_t pc, uint64_t *out, size_t max)
 {
@@ -89,11 +128,7 @@ size_t cen_rip_leas(const unsigned char *code, size_t len, uint64_t pc, uint64_t
 			continue;
 		memcpy(&disp, code + i + 3, 4);
 		t = pc + i + 7 + (uint64_t)(int64_t)disp;
-		for (size_t k = 0; k < n; k++)
-			if (out[k] == t)
-				goto dup;
-		out[n++] = t;
-dup:;
+		add_addr(out, &n, t);
 	}
 	return n;
 }
@@ -125,7 +160,8 @@ int cen_map_find(struct cen *c)
 	if (cen_read(c, fn, code, sizeof(code)))
 		return jma_fail(s, JMA_ERR_MISSING, -EFAULT, "census: reading the code of %s at 0x%llx",
 				fname, (unsigned long long)fn);
-	n = cen_rip_leas(code, sizeof(code), fn, cand, sizeof(cand) / sizeof(*cand));
+	n = (c->L->machine == EM_AARCH64 ? cen_adrp_adds : cen_rip_leas)(code, sizeof(code), fn, cand,
+									    sizeof(cand) / sizeof(*cand));
 	/* sz_index2size_tab is among them: another size-class table is refused. */
 	for (size_t i = 0; i < n; i++)
 		if (cen_sizes_check(c, cand[i]) < 0)
