@@ -318,7 +318,9 @@ START_TEST(test_sigframe_writes_are_taken_not_written)
 END_TEST
 
 /* The sink's code, and code of the same shape whose system call would act
- * on the callback's arguments (futex, umask, clock_gettime, close). */
+ * on the callback's arguments (futex, umask, clock_gettime, close), in each
+ * architecture's machine code. */
+#if defined(__x86_64__)
 START_TEST(test_sink_match_harmless_only)
 {
 	static const unsigned char getpid_code[] = { 0xcc, 0xb8, 0x27, 0, 0, 0, 0x0f, 0x05, 0xc3 };
@@ -336,6 +338,35 @@ START_TEST(test_sink_match_harmless_only)
 		ck_assert_ptr_null(arch_sink_match(harmful[i], sizeof(harmful[i])));
 }
 END_TEST
+#elif defined(__aarch64__)
+START_TEST(test_sink_match_harmless_only)
+{
+	/* An svc before glibc's getpid (nop; mov x8, #172; svc #0; ret); gettid
+	 * behind a landing pad (bti c; mov x8, #178 ...). */
+	static const uint32_t getpid_code[] = { 0xd4000001, 0xd503201f, 0xd2801588, 0xd4000001,
+						0xd65f03c0 };
+	static const uint32_t gettid_code[] = { 0xd503245f, 0xd2801648, 0xd4000001, 0xd65f03c0 };
+	/* futex 98, umask 166, clock_gettime 113, close 57; getpid without a
+	 * landing pad (mov x0, x1 first); getpid returning through x0 (ret x0). */
+	static const uint32_t harmful[][4] = {
+		{ 0xd503201f, 0xd2800c48, 0xd4000001, 0xd65f03c0 },
+		{ 0xd503201f, 0xd28014c8, 0xd4000001, 0xd65f03c0 },
+		{ 0xd503201f, 0xd2800e28, 0xd4000001, 0xd65f03c0 },
+		{ 0xd503201f, 0xd2800728, 0xd4000001, 0xd65f03c0 },
+		{ 0xaa0103e0, 0xd2801588, 0xd4000001, 0xd65f03c0 },
+		{ 0xd503201f, 0xd2801588, 0xd4000001, 0xd65f0000 },
+	};
+	const unsigned char *g = (const unsigned char *)getpid_code;
+	const unsigned char *tid = (const unsigned char *)gettid_code;
+
+	ck_assert_ptr_eq(arch_sink_match(g, sizeof(getpid_code)), g + 4);
+	ck_assert_ptr_eq(arch_sink_match(tid, sizeof(gettid_code)), tid);
+	ck_assert_ptr_null(arch_sink_match(tid, sizeof(gettid_code) - 1));
+	for (size_t i = 0; i < sizeof(harmful) / sizeof(*harmful); i++)
+		ck_assert_ptr_null(arch_sink_match((const unsigned char *)harmful[i], sizeof(harmful[i])));
+}
+END_TEST
+#endif
 
 /* Which stops rt_sigreturn could not resume without an EINTR: in
  * restart_syscall, or back on the syscall instruction with a restart set up.
