@@ -223,7 +223,7 @@ START_TEST(test_census_walk_honest)
 }
 END_TEST
 
-/* arm64: adrp + add pairs, checked against objdump's reading of the same
+/* arm64: adrp + add pairs (and adrp + ldr), checked against objdump's reading of the same
  * words at 0x10000 (adrp x1, 0xd5000; mov x2, x3; add x0, x1, #0x9e0; adrp
  * x3, 0xf000; add x4, x3, #0x1, lsl #12; add x0, sp, #0x10; add x5, x6, #0x1
  * (x6 no adrp's); the first add again). */
@@ -237,12 +237,21 @@ START_TEST(test_census_adrp_adds)
 	uint64_t out[8];
 	size_t n;
 
+	/* Debian's malloc_usable_size at 0x20c94: adrp x2, 0x9f000; ldr x2, [x2, #3840]. */
+	static const uint32_t got_words[] = { 0xf00003e2, 0xf9478042 };
+	unsigned char got[sizeof(got_words)];
+
 	memcpy(code, words, sizeof(code));	/* little-endian, as arm64 Linux */
-	n = cen_adrp_adds(code, sizeof(code), 0x10000, out, 8);
+	n = cen_adrp_refs(code, sizeof(code), 0x10000, 0, out, 8);
 	ck_assert_uint_eq(n, 2);
 	ck_assert_uint_eq(out[0], 0xd59e0);
 	ck_assert_uint_eq(out[1], 0x10000);
-	ck_assert_uint_eq(cen_adrp_adds(code, sizeof(code), 0x10000, out, 1), 1);
+	ck_assert_uint_eq(cen_adrp_refs(code, sizeof(code), 0x10000, 0, out, 1), 1);
+	ck_assert_uint_eq(cen_adrp_refs(code, sizeof(code), 0x10000, 1, out, 8), 0);
+	memcpy(got, got_words, sizeof(got));
+	ck_assert_uint_eq(cen_adrp_refs(got, sizeof(got), 0x20c94, 1, out, 8), 1);
+	ck_assert_uint_eq(out[0], 0x9f000 + 3840);
+	ck_assert_uint_eq(cen_adrp_refs(got, sizeof(got), 0x20c94, 0, out, 8), 0);
 }
 END_TEST
 

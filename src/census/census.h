@@ -138,8 +138,10 @@ const struct cen_layout *cen_layout_named(const char *name);
 void cen_geometry(struct cen *c);
 /* findmap.c: targets of `lea disp32(%rip)` in @code (at @pc), deduplicated. */
 size_t cen_rip_leas(const unsigned char *code, size_t len, uint64_t pc, uint64_t *out, size_t max);
-/* The same for arm64: targets of adrp + add pairs. */
-size_t cen_adrp_adds(const unsigned char *code, size_t len, uint64_t pc, uint64_t *out, size_t max);
+/* The same for arm64: targets of adrp + add pairs; with @got, the slots adrp
+ * + ldr pairs load from. */
+size_t cen_adrp_refs(const unsigned char *code, size_t len, uint64_t pc, int got, uint64_t *out,
+		     size_t max);
 /* layout.c: find the build's facts (version, layout row, TLS offset, map,
  * symbols); -ENOTSUP for 3.x/4.x and unknown layouts, message in the session. */
 int cen_layout_find(struct cen *c);

@@ -86,8 +86,11 @@ static int add_addr(uint64_t *out, size_t *n, uint64_t t)
 }
 
 /* Targets of `adrp xN, page; add xM, xN, #imm` (arm64's pc-relative address
- * of a symbol, the two instructions not necessarily adjacent) in @code at @pc. */
-size_t cen_adrp_adds(const unsigned char *code, size_t len, uint64_t pc, uint64_t *out, size_t max)
+ * of a symbol, the two instructions not necessarily adjacent) in @code at @pc;
+ * with @got, the addresses `adrp xN, page; ldr xM, [xN, #imm]` loads from
+ * instead (GOT slots: Debian's arm64 library reaches the map through one). */
+size_t cen_adrp_refs(const unsigned char *code, size_t len, uint64_t pc, int got, uint64_t *out,
+		     size_t max)
 {
 	uint64_t page[32];
 	uint32_t known = 0;	/* registers whose page an adrp set */
@@ -103,12 +106,17 @@ size_t cen_adrp_adds(const unsigned char *code, size_t len, uint64_t pc, uint64_
 			imm = (imm ^ (1LL << 20)) - (1LL << 20);	/* 21 bits, signed */
 			page[insn & 31] = ((pc + i) & ~0xfffULL) + (uint64_t)(imm * 4096);
 			known |= 1u << (insn & 31);
-		} else if ((insn & 0xff800000) == 0x91000000) {	/* add xd, xn, #imm{, lsl 12} */
+		} else if (!got && (insn & 0xff800000) == 0x91000000) {	/* add xd, xn, #imm{, lsl 12} */
 			unsigned rn = (insn >> 5) & 31;
 			uint64_t imm = (insn >> 10) & 0xfff;
 
 			if (rn != 31 && known >> rn & 1)
 				add_addr(out, &n, page[rn] + (insn >> 22 & 1 ? imm << 12 : imm));
+		} else if (got && (insn & 0xffc00000) == 0xf9400000) {	/* ldr xt, [xn, #imm] */
+			unsigned rn = (insn >> 5) & 31;
+
+			if (rn != 31 && known >> rn & 1)
+				add_addr(out, &n, page[rn] + ((insn >> 10) & 0xfff) * 8);
 		}
 	}
 	return n;
@@ -160,8 +168,17 @@ int cen_map_find(struct cen *c)
 	if (cen_read(c, fn, code, sizeof(code)))
 		return jma_fail(s, JMA_ERR_MISSING, -EFAULT, "census: reading the code of %s at 0x%llx",
 				fname, (unsigned long long)fn);
-	n = (c->L->machine == EM_AARCH64 ? cen_adrp_adds : cen_rip_leas)(code, sizeof(code), fn, cand,
-									    sizeof(cand) / sizeof(*cand));
+	if (c->L->machine == EM_AARCH64) {
+		uint64_t slot[16], v;
+		size_t ns = cen_adrp_refs(code, sizeof(code), fn, 1, slot, sizeof(slot) / sizeof(*slot));
+
+		n = cen_adrp_refs(code, sizeof(code), fn, 0, cand, sizeof(cand) / sizeof(*cand));
+		for (size_t i = 0; i < ns && n < sizeof(cand) / sizeof(*cand); i++)
+			if (!cen_read(c, slot[i], &v, sizeof(v)) && cen_ptr_ok(v) && v % 8 == 0)
+				cand[n++] = v;
+	} else {
+		n = cen_rip_leas(code, sizeof(code), fn, cand, sizeof(cand) / sizeof(*cand));
+	}
 	/* sz_index2size_tab is among them: another size-class table is refused. */
 	for (size_t i = 0; i < n; i++)
 		if (cen_sizes_check(c, cand[i]) < 0)
