@@ -142,6 +142,11 @@ size_t arch_sigframe_build(const struct arch_gpregs *r, const struct arch_extreg
 uint64_t arch_sigframe_ret_sp(uint64_t base);
 /* @r is the syscall-entry stop of rt_sigreturn on the frame at @base. */
 int arch_at_sigreturn(const struct arch_gpregs *r, uint64_t restorer, uint64_t base);
+/* At that stop, the return value of the function, when the trampoline left it
+ * in the registers: 1 and *@val.  arm64's (mov x8, #139; svc #0) keeps x0;
+ * x86_64's (mov $15, %rax; syscall) overwrites rax: 0, the perf breakpoint's
+ * sample is its only source. */
+int arch_sigreturn_retval(const struct arch_gpregs *r, uint64_t *val);
 /* The same user-visible state (what rt_sigreturn restores). */
 int arch_same_state(const struct arch_gpregs *a, const struct arch_gpregs *b);
 long arch_syscall_arg(const struct arch_gpregs *r, int i);

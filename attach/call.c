@@ -384,6 +384,16 @@ static int call_sigframe(struct att_thread *t, const struct att_call *c, uint64_
 					uint64_t sp = arch_sigframe_ret_sp(base);
 					int have_ret = att_retcap_take(&t->rc, sp, retval) == 0;
 
+					/* No sample (seen on arm64 under qemu TCG with
+					 * signals arriving): the registers, where the
+					 * trampoline leaves the value. */
+					if (!have_ret && arch_sigreturn_retval(&r, retval)) {
+						have_ret = 1;
+						att_log(t, ATT_LOG_DEBUG, "tid %d: no breakpoint sample; "
+							"the return value from the registers at "
+							"rt_sigreturn", (int)t->tid);
+					}
+
 					t->sigret_pending = 1;
 					att_crashpoint("sigreturn");
 					if (have_ret)

@@ -318,7 +318,9 @@ START_TEST(test_sigframe_writes_are_taken_not_written)
 END_TEST
 
 /* The sink's code, and code of the same shape whose system call would act
- * on the callback's arguments (futex, umask, clock_gettime, close). */
+ * on the callback's arguments (futex, umask, clock_gettime, close), in each
+ * architecture's machine code. */
+#if defined(__x86_64__)
 START_TEST(test_sink_match_harmless_only)
 {
 	static const unsigned char getpid_code[] = { 0xcc, 0xb8, 0x27, 0, 0, 0, 0x0f, 0x05, 0xc3 };
@@ -336,10 +338,41 @@ START_TEST(test_sink_match_harmless_only)
 		ck_assert_ptr_null(arch_sink_match(harmful[i], sizeof(harmful[i])));
 }
 END_TEST
+#elif defined(__aarch64__)
+START_TEST(test_sink_match_harmless_only)
+{
+	/* An svc before glibc's getpid (nop; mov x8, #172; svc #0; ret); gettid
+	 * behind a landing pad (bti c; mov x8, #178 ...). */
+	static const uint32_t getpid_code[] = { 0xd4000001, 0xd503201f, 0xd2801588, 0xd4000001,
+						0xd65f03c0 };
+	static const uint32_t gettid_code[] = { 0xd503245f, 0xd2801648, 0xd4000001, 0xd65f03c0 };
+	/* futex 98, umask 166, clock_gettime 113, close 57; getpid without a
+	 * landing pad (mov x0, x1 first); getpid returning through x0 (ret x0). */
+	static const uint32_t harmful[][4] = {
+		{ 0xd503201f, 0xd2800c48, 0xd4000001, 0xd65f03c0 },
+		{ 0xd503201f, 0xd28014c8, 0xd4000001, 0xd65f03c0 },
+		{ 0xd503201f, 0xd2800e28, 0xd4000001, 0xd65f03c0 },
+		{ 0xd503201f, 0xd2800728, 0xd4000001, 0xd65f03c0 },
+		{ 0xaa0103e0, 0xd2801588, 0xd4000001, 0xd65f03c0 },
+		{ 0xd503201f, 0xd2801588, 0xd4000001, 0xd65f0000 },
+	};
+	const unsigned char *g = (const unsigned char *)getpid_code;
+	const unsigned char *tid = (const unsigned char *)gettid_code;
+
+	ck_assert_ptr_eq(arch_sink_match(g, sizeof(getpid_code)), g + 4);
+	ck_assert_ptr_eq(arch_sink_match(tid, sizeof(gettid_code)), tid);
+	ck_assert_ptr_null(arch_sink_match(tid, sizeof(gettid_code) - 1));
+	for (size_t i = 0; i < sizeof(harmful) / sizeof(*harmful); i++)
+		ck_assert_ptr_null(arch_sink_match((const unsigned char *)harmful[i], sizeof(harmful[i])));
+}
+END_TEST
+#endif
 
 /* Which stops rt_sigreturn could not resume without an EINTR: in
- * restart_syscall, or back on the syscall instruction with a restart set up
- * (x86_64 numbers: poll 7, restart_syscall 219, -ERESTART_RESTARTBLOCK). */
+ * restart_syscall, or back on the syscall instruction with a restart set up.
+ * The registers are each architecture's own. */
+#if defined(__x86_64__)
+/* x86_64 numbers: poll 7, restart_syscall 219, -ERESTART_RESTARTBLOCK. */
 START_TEST(test_sigframe_refuses_restart_syscall)
 {
 	static const struct { long orig, rax; int refused; } cases[] = {
@@ -357,6 +390,27 @@ START_TEST(test_sigframe_refuses_restart_syscall)
 	}
 }
 END_TEST
+#elif defined(__aarch64__)
+/* arm64: the kernel sets a restart up before any stop (x8 = restart_syscall
+ * 128, the pc on the svc); x0 does not matter.  Other calls: ppoll 73,
+ * clock_nanosleep 115. */
+START_TEST(test_sigframe_refuses_restart_syscall)
+{
+	static const struct { long x8, x0; int refused; } cases[] = {
+		{ 128, -516, 1 }, { 128, 0, 1 }, { 73, -516, 0 }, { 115, 0, 0 }, { 73, 128, 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		struct arch_gpregs r;
+
+		memset(&r, 0, sizeof(r));
+		r.r.regs[8] = (unsigned long)cases[i].x8;
+		r.r.regs[0] = (unsigned long)cases[i].x0;
+		ck_assert_msg(arch_sigframe_refuses(&r) == cases[i].refused, "case %zu", i);
+	}
+}
+END_TEST
+#endif
 
 /* write_cb is the target's getpid: each call is taken at its system call,
  * and the function goes on as if it had written. */
@@ -383,24 +437,60 @@ START_TEST(test_sigframe_sink_takes_callbacks)
 }
 END_TEST
 
+/* Known FP/vector state for the thread, seen again after a call that
+ * clobbers it.  x86_64 (XSAVE layout): the AVX upper halves (a thread asleep
+ * in libc has them zeroed, and a restore of only the legacy area would go
+ * unseen), compared with the x87/SSE area.  arm64 (NT_PRFPREG first): v0-v31,
+ * compared with fpsr and fpcr. */
+#if defined(__x86_64__)
+static void ext_mark(struct arch_extregs *x)
+{
+	memset(x->buf + 576, 0x5a, 256);
+	x->buf[512] |= 0x4;	/* XSTATE_BV: AVX state present */
+}
+
+static int ext_marked(const struct arch_extregs *x)
+{
+	return x->buf[600] == 0x5a;
+}
+
+static int ext_same(const struct arch_extregs *a, const struct arch_extregs *b)
+{
+	/* x87/SSE area (control words, st0-7, xmm0-15) and the AVX upper halves. */
+	return !memcmp(a->buf, b->buf, 416) && !memcmp(a->buf + 576, b->buf + 576, 256);
+}
+#elif defined(__aarch64__)
+static void ext_mark(struct arch_extregs *x)
+{
+	memset(x->buf, 0x5a, 32 * 16);
+}
+
+static int ext_marked(const struct arch_extregs *x)
+{
+	return x->buf[24] == 0x5a;
+}
+
+static int ext_same(const struct arch_extregs *a, const struct arch_extregs *b)
+{
+	return !memcmp(a->buf, b->buf, 32 * 16 + 8);	/* v0-v31, fpsr, fpcr */
+}
+#endif
+
 START_TEST(test_sigframe_restores_fp_state_and_mask)
 {
 	struct arch_extregs *before = malloc(sizeof(*before)), *after = malloc(sizeof(*after));
 	uint64_t mask = sigblk(p.pid);
 	int err;
 
-	/* Give the thread known AVX upper halves (a thread asleep in libc has
-	 * them zeroed, and a restore of only the legacy area would go unseen). */
 	ck_assert_int_eq(att_thread_release(&t), 0);
 	att_thread_init(&t, p.pid, p.pid);
 	ck_assert_int_eq(att_thread_seize(&t, 5000), 0);
 	ck_assert_int_eq(arch_extregs_get(t.tid, before), 0);
-	memset(before->buf + 576, 0x5a, 256);
-	before->buf[512] |= 0x4;	/* XSTATE_BV: AVX state present */
+	ext_mark(before);
 	ck_assert_int_eq(arch_extregs_set(t.tid, before), 0);
 	ck_assert_int_eq(att_thread_hijack(&t), 0);
 	memcpy(before, t.saved_ext, sizeof(*before));
-	ck_assert_int_eq(before->buf[600], 0x5a);
+	ck_assert(ext_marked(before));
 	ck_assert_uint_eq(run("clobber_vec", NULL, 0, 5000, &err), 7);
 	ck_assert_int_eq(err, 0);
 	/* rt_sigreturn put it back once let run, before any restore of ours. */
@@ -409,9 +499,7 @@ START_TEST(test_sigframe_restores_fp_state_and_mask)
 	ck_assert(!t.sigret_pending);
 	ck_assert_int_eq(arch_extregs_get(t.tid, after), 0);
 	ck_assert_uint_eq(after->len, before->len);
-	/* x87/SSE area (control words, st0-7, xmm0-15) and the AVX upper halves. */
-	ck_assert_int_eq(memcmp(after->buf, before->buf, 416), 0);
-	ck_assert_int_eq(memcmp(after->buf + 576, before->buf + 576, 256), 0);
+	ck_assert(ext_same(after, before));
 	ck_assert_int_eq(att_thread_release(&t), 0);
 	ck_assert_uint_eq(sigblk(p.pid), mask);
 	ck_assert_str_eq(tproc_cmd(&p, "ping"), "pong");

@@ -18,8 +18,8 @@ START_TEST(test_census_sizes)
 	ck_assert_uint_eq(s[4], 64);
 	ck_assert_uint_eq(s[5], 80);
 	ck_assert_uint_eq(s[8], 128);
-	ck_assert_uint_eq(s[CEN_NBINS - 1], 14336);	/* SC_SMALL_MAXCLASS */
-	ck_assert_uint_eq(s[CEN_NBINS], 16384);		/* SC_LARGE_MINCLASS */
+	ck_assert_uint_eq(s[35], 14336);	/* SC_SMALL_MAXCLASS with 4 KiB pages */
+	ck_assert_uint_eq(s[36], 16384);	/* SC_LARGE_MINCLASS */
 	ck_assert_uint_eq(s[40], 32768);
 	ck_assert_uint_eq(s[CEN_NSIZES - 1], 7ULL << 60);	/* SC_LARGE_MAXCLASS group, one short */
 	for (unsigned i = 1; i < CEN_NSIZES; i++)
@@ -110,7 +110,8 @@ static struct att_map fake_maps[] = {
 	{ TSD_AT, TSD_AT + 4096, 0, "rw-p", 0, 0, NULL },
 };
 
-static void setup_fake(struct fake *f, struct cen *c, jma_session **s, struct jma_census *out)
+static void setup_layout(struct fake *f, struct cen *c, jma_session **s, struct jma_census *out,
+			 const char *layout)
 {
 	memset(f, 0, sizeof(*f));
 	f->be.ops = &fake_ops;
@@ -127,9 +128,9 @@ static void setup_fake(struct fake *f, struct cen *c, jma_session **s, struct jm
 	memset(out, 0, sizeof(*out));
 	c->s = *s;
 	c->out = out;
-	c->L = cen_layout_named("5.3");
+	c->L = cen_layout_named(layout);
 	ck_assert_ptr_nonnull(c->L);
-	cen_sizes_compute(c->sizes);
+	cen_geometry(c);
 	c->map = MAP_AT;
 	c->maps = fake_maps;
 	c->nmaps = sizeof(fake_maps) / sizeof(*fake_maps);
@@ -137,9 +138,15 @@ static void setup_fake(struct fake *f, struct cen *c, jma_session **s, struct jm
 	ck_assert_int_eq(cen_walk_prepare(c), 0);
 }
 
+static void setup_fake(struct fake *f, struct cen *c, jma_session **s, struct jma_census *out)
+{
+	setup_layout(f, c, s, out, "5.3");
+}
+
 static void teardown_fake(struct fake *f, struct cen *c, jma_session *s)
 {
 	free(c->raw);
+	free(c->bits);
 	free(c->wbuf);
 	free(c->baddr);
 	free(c->bsize);
@@ -153,9 +160,14 @@ static void teardown_fake(struct fake *f, struct cen *c, jma_session *s)
 	free(f->tsd);
 }
 
+static void set_root_at(struct fake *f, uint64_t root_off, unsigned i, uint64_t leaf)
+{
+	memcpy(f->map + root_off + i * 8, &leaf, 8);
+}
+
 static void set_root(struct fake *f, unsigned i, uint64_t leaf)
 {
-	memcpy(f->map + 0x78 + i * 8, &leaf, 8);
+	set_root_at(f, 0x78, i, leaf);
 }
 
 /* Leaf word for edata @k (5.3: szind << 48 | edata | slab). */
@@ -169,7 +181,7 @@ static void set_word(struct fake *f, unsigned page, unsigned k, unsigned szind, 
 static void set_edata(struct fake *f, unsigned k, uint64_t addr, uint64_t size, unsigned szind,
 		      int slab, unsigned nfree)
 {
-	const struct cen_layout *L = cen_layout_named("5.3");
+	const struct cen_layout *L = cen_layout_named("5.3");	/* e_bits: 5.3's on arm64 too */
 	uint64_t bits = ((uint64_t)slab << L->sh_slab) | ((uint64_t)szind << L->sh_szind) |
 			((uint64_t)nfree << L->sh_nfree);
 	unsigned char *e = f->edata + k * 128;
@@ -211,6 +223,107 @@ START_TEST(test_census_walk_honest)
 }
 END_TEST
 
+/* arm64: adrp + add pairs (and adrp + ldr), checked against objdump's reading of the same
+ * words at 0x10000 (adrp x1, 0xd5000; mov x2, x3; add x0, x1, #0x9e0; adrp
+ * x3, 0xf000; add x4, x3, #0x1, lsl #12; add x0, sp, #0x10; add x5, x6, #0x1
+ * (x6 no adrp's); the first add again). */
+START_TEST(test_census_adrp_adds)
+{
+	static const uint32_t words[] = {
+		0xb0000621, 0xaa0303e2, 0x91278020, 0xf0ffffe3,
+		0x91400464, 0x910043e0, 0x910004c5, 0x91278020,
+	};
+	unsigned char code[sizeof(words)];
+	uint64_t out[8];
+	size_t n;
+
+	/* Debian's malloc_usable_size at 0x20c94: adrp x2, 0x9f000; ldr x2, [x2, #3840]. */
+	static const uint32_t got_words[] = { 0xf00003e2, 0xf9478042 };
+	unsigned char got[sizeof(got_words)];
+
+	memcpy(code, words, sizeof(code));	/* little-endian, as arm64 Linux */
+	n = cen_adrp_refs(code, sizeof(code), 0x10000, 0, out, 8);
+	ck_assert_uint_eq(n, 2);
+	ck_assert_uint_eq(out[0], 0xd59e0);
+	ck_assert_uint_eq(out[1], 0x10000);
+	ck_assert_uint_eq(cen_adrp_refs(code, sizeof(code), 0x10000, 0, out, 1), 1);
+	ck_assert_uint_eq(cen_adrp_refs(code, sizeof(code), 0x10000, 1, out, 8), 0);
+	memcpy(got, got_words, sizeof(got));
+	ck_assert_uint_eq(cen_adrp_refs(got, sizeof(got), 0x20c94, 1, out, 8), 1);
+	ck_assert_uint_eq(out[0], 0x9f000 + 3840);
+	ck_assert_uint_eq(cen_adrp_refs(got, sizeof(got), 0x20c94, 0, out, 8), 0);
+}
+END_TEST
+
+/* The rtree's shape and the small classes follow the layout's page size, as
+ * jemalloc's rtree.h and sc.c derive them. */
+START_TEST(test_census_geometry)
+{
+	struct cen c;
+
+	memset(&c, 0, sizeof(c));
+	c.L = cen_layout_named("5.3");
+	cen_geometry(&c);
+	ck_assert_uint_eq(c.g.page, 4096);
+	ck_assert_uint_eq(c.g.root_bits, 18);
+	ck_assert_uint_eq(c.g.leaf_bits, 18);
+	ck_assert_uint_eq(c.g.root_shift, 30);
+	ck_assert_uint_eq(c.g.nbins, 36);	/* SC_NBINS */
+	ck_assert_uint_eq(c.g.nregs_max, 512);
+	/* arm64's Debian build (LG_PAGE 16), from its configured tree: RTREE_NSB
+	 * 32, SC_NBINS 52, SC_LG_SLAB_MAXREGS 13. */
+	c.L = cen_layout_named("5.3-arm64-64k");
+	ck_assert_ptr_nonnull(c.L);
+	cen_geometry(&c);
+	ck_assert_uint_eq(c.g.page, 65536);
+	ck_assert_uint_eq(c.g.root_bits, 16);
+	ck_assert_uint_eq(c.g.leaf_bits, 16);
+	ck_assert_uint_eq(c.g.root_shift, 32);
+	ck_assert_uint_eq(c.g.nbins, 52);
+	ck_assert_uint_eq(c.g.nregs_max, 8192);
+	ck_assert_uint_eq(c.sizes[51], 229376);	/* SC_SMALL_MAXCLASS */
+	ck_assert_uint_eq(c.sizes[52], 262144);	/* SC_LARGE_MINCLASS */
+}
+END_TEST
+
+/* 64 KiB pages: a leaf word per 64 KiB, a leaf per 4 GiB (HEAP_AT is in
+ * root[0], its page at leaf index 16384), a slab of 8-byte regions with a
+ * 1 KiB bitmap and an nfree wider than 10 bits, a large block padded by a page. */
+START_TEST(test_census_walk_64k)
+{
+	struct fake f;
+	struct cen c;
+	struct jma_census out;
+	jma_session *s;
+	uint64_t w0 = ~0ULL << 4, w125 = ~1ULL;	/* regions 0-3 and 8000 allocated */
+	const unsigned j0 = (unsigned)(HEAP_AT >> 16);
+
+	setup_layout(&f, &c, &s, &out, "5.3-arm64-64k");
+	set_root_at(&f, c.L->root_off, 0, LEAF_AT);
+	set_edata(&f, 0, HEAP_AT, 65536, 0, 1, 8187);
+	memset(f.edata + 0x40, 0xff, 1024);
+	memcpy(f.edata + 0x40, &w0, 8);
+	memcpy(f.edata + 0x40 + 125 * 8, &w125, 8);
+	set_word(&f, j0, 0, 0, 1);
+	/* 256 KiB (szind 52, the first large class) + a 64 KiB pad, at page 2. */
+	set_edata(&f, 10, HEAP_AT + 2 * 65536 + 64, 5 * 65536, 52, 0, 0);
+	set_word(&f, j0 + 2, 10, 52, 0);
+	set_word(&f, j0 + 6, 10, 52, 0);
+	ck_assert_int_eq(cen_root_valid(&c, MAP_AT), 0);
+	c.keep = 1;
+	ck_assert_int_eq(cen_walk(&c), 0);
+	ck_assert_uint_eq(c.nraw, 2);
+	ck_assert_int_eq(cen_expand(&c), 0);
+	ck_assert_uint_eq(out.live.blocks, 6);
+	ck_assert_uint_eq(out.live.bytes, 5 * 8 + 262144);
+	ck_assert_uint_eq(c.baddr[4], HEAP_AT + 8000 * 8);
+	ck_assert_uint_eq(c.baddr[5], HEAP_AT + 2 * 65536 + 64);
+	ck_assert_uint_eq(c.bad_nfree, 0);
+	ck_assert_uint_eq(c.bad_words, 0);
+	teardown_fake(&f, &c, s);
+}
+END_TEST
+
 /* No symbol, no usable code: a thread's lookup cache names a leaf, and the
  * root entry holding it is found in jemalloc's writable data. */
 START_TEST(test_census_map_from_tsd)
@@ -228,10 +341,10 @@ START_TEST(test_census_map_from_tsd)
 	memset(f.edata + 0x40, 0xff, 64);
 	set_word(&f, 0, 0, 4, 1);
 	memcpy(f.tsd + c.L->rtree_ctx_off, ctx, sizeof(ctx));
-	memset(&th, 0, sizeof(th));
-	th.regs.r.fs_base = TSD_AT;
+	memset(&th, 0, sizeof(th));	/* thread pointer 0: tsd = tpoff */
 	c.th = &th;
 	c.nth = 1;
+	c.tpoff = TSD_AT;
 	c.have_tpoff = 1;
 	c.map = 0;
 	c.je_path = "/fake/libjemalloc.so.2";
@@ -340,7 +453,10 @@ Suite *suite_census(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_census_sizes);
 	tcase_add_test(tc, test_census_rip_leas);
+	tcase_add_test(tc, test_census_adrp_adds);
 	tcase_add_test(tc, test_census_walk_honest);
+	tcase_add_test(tc, test_census_geometry);
+	tcase_add_test(tc, test_census_walk_64k);
 	tcase_add_test(tc, test_census_walk_forged);
 	tcase_add_test(tc, test_census_map_from_tsd);
 	tcase_add_test(tc, test_census_sizes_check);

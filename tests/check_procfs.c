@@ -151,6 +151,13 @@ START_TEST(test_procfs_auxv)
 }
 END_TEST
 
+/* The system call libc's pause() makes: arm64 has no pause, it is ppoll. */
+#ifdef SYS_pause
+#define PAUSE_NR	SYS_pause
+#else
+#define PAUSE_NR	SYS_ppoll
+#endif
+
 /* A child asleep in pause(): its system call, where it entered it, and its
  * context switches, which do not move while it sleeps. */
 START_TEST(test_procfs_sleeper_syscall_and_switches)
@@ -166,16 +173,16 @@ START_TEST(test_procfs_sleeper_syscall_and_switches)
 			pause();
 	}
 	ck_assert_int_gt(c, 0);
-	for (int i = 0; i < 200 && nr != SYS_pause; i++) {
+	for (int i = 0; i < 200 && nr != PAUSE_NR; i++) {
 		nanosleep(&ms20, NULL);
 		nr = att_proc_syscall_at(c, c, &sp, &pc);
 	}
-	ck_assert_int_eq(nr, SYS_pause);
+	ck_assert_int_eq(nr, PAUSE_NR);
 	ck_assert_uint_ne(sp, 0);
 	ck_assert_uint_ne(pc, 0);
 	ck_assert_int_eq(att_proc_status(c, c, &a), 0);
 	nanosleep(&ms20, NULL);
-	ck_assert_int_eq(att_proc_syscall_at(c, c, &sp2, &pc2), SYS_pause);
+	ck_assert_int_eq(att_proc_syscall_at(c, c, &sp2, &pc2), PAUSE_NR);
 	ck_assert_int_eq(att_proc_status(c, c, &b), 0);
 	ck_assert_uint_eq(sp2, sp);
 	ck_assert_uint_eq(pc2, pc);

@@ -40,12 +40,24 @@ struct sleeper {
 /* The empty asm after each call keeps the call from being a tail call: the
  * return address stays inside the function.  System calls go through
  * syscall(), which sanitizers do not wrap: an interceptor's frame between
- * would end the walk from the sleeping system call before this function. */
+ * would end the walk from the sleeping system call before this function.
+ * Not on arm64: there syscall() is a leaf (no frame record: the return
+ * address stays in x30, which /proc's sp and pc do not give, so no walk from
+ * its svc gets out), and read() and nanosleep(), which save x29 and x30, are
+ * used instead (as jemalloc's own calls are libc's wrappers). */
+#if defined(__aarch64__)
+#define SYS_READ(fd, b, n)	read(fd, b, n)
+#define SYS_NANOSLEEP(t)	nanosleep(t, NULL)
+#else
+#define SYS_READ(fd, b, n)	syscall(SYS_read, fd, b, n)
+#define SYS_NANOSLEEP(t)	syscall(SYS_nanosleep, t, NULL)
+#endif
+
 FAKEJE static void je_read(int fd)
 {
 	char b;
 
-	if (syscall(SYS_read, fd, &b, 1) < 0)
+	if (SYS_READ(fd, &b, 1) < 0)
 		b = 0;
 	__asm__ volatile("" ::: "memory");
 }
@@ -75,7 +87,7 @@ FAKEJE static void je_nap(struct sleeper *z)
 	while (!atomic_load(&z->stop)) {
 		struct timespec t = { 0, 40 * 1000 * 1000 };
 
-		syscall(SYS_nanosleep, &t, NULL);
+		SYS_NANOSLEEP(&t);
 		__asm__ volatile("" ::: "memory");
 	}
 }
@@ -85,7 +97,7 @@ static void body_read(struct sleeper *z)
 {
 	char b;
 
-	if (syscall(SYS_read, z->fd[0], &b, 1) < 0)
+	if (SYS_READ(z->fd[0], &b, 1) < 0)
 		b = 0;
 	__asm__ volatile("" ::: "memory");
 }

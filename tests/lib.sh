@@ -199,9 +199,11 @@ settle() {
 sysnr() {
 	case $(uname -m):$1 in
 	x86_64:read) echo 0 ;; x86_64:write) echo 1 ;; x86_64:pause) echo 34 ;;
-	x86_64:creat) echo 85 ;; x86_64:restart_syscall) echo 219 ;;
+	x86_64:creat) echo 85 ;; x86_64:restart_syscall) echo 219 ;; x86_64:poll) echo 7 ;;
+	x86_64:clock_nanosleep) echo 230 ;;
 	aarch64:read) echo 63 ;; aarch64:write) echo 64 ;; aarch64:pause) echo 73 ;;
 	aarch64:creat) echo 56 ;; aarch64:restart_syscall) echo 128 ;;
+	aarch64:clock_nanosleep) echo 115 ;;
 	*) echo "sysnr: no number for $1 on $(uname -m)" >&2; echo -1 ;;
 	esac
 }

@@ -6,7 +6,7 @@
 # Environment: TESTS (a run-integration.sh pattern, default 10-basic; "all" for every file),
 # then scripts/aarch64/smoke.sh (every main command on Debian's redis-server); or JOB (a shell
 # command run in the guest's copy of the tree, built, instead of both),
-# AARCH64_OUT (default build/aarch64), AARCH64_TIMEOUT (seconds, default 7200),
+# ONLY (run only the tests whose names contain it), AARCH64_OUT (default build/aarch64), AARCH64_TIMEOUT (seconds, default 7200),
 # JEMALLOC: "prof" (the default) runs the tests, Redis included, with jemalloc 5.3.0 built with
 # profiling (jemalloc-prof.sh, through LD_LIBRARY_PATH: Debian's arm64 one has none);
 # "debian" with Debian's libjemalloc2 alone.
@@ -39,6 +39,8 @@ make -j\$(nproc) UNWIND=shared all >/root/make.log 2>&1 || { tail -50 /root/make
 echo "JM: built in \$(( \$(date +%s) - t0 )) s"
 export JEMATTACH=build/jemattach FIXTURES=build/fixtures
 JOB
+# ONLY (tests/lib.sh: only the tests whose names contain it) reaches the guest's tests.
+[ -z "${ONLY:-}" ] || printf "export ONLY='%s'\n" "$ONLY" >> "$OUT/out/job"
 if [ "${JEMALLOC:-prof}" != debian ] && [ -f "$OUT/out/jemalloc-prof/.done" ]; then
 	cat >> "$OUT/out/job" <<'JOB'
 rm -rf /opt/jemalloc-prof && cp -a /mnt/out/jemalloc-prof/opt/jemalloc-prof /opt/

@@ -95,6 +95,7 @@ static void cen_free(struct cen *c)
 	free(c->cached);
 	free(c->stacks);
 	free(c->raw);
+	free(c->bits);
 	free(c->wbuf);
 	free(c->ext);
 	free(c->baddr);

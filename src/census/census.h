@@ -21,10 +21,14 @@
 #include "core/session.h"
 #include "symbols/symbols.h"
 
+/* The granule of mem.c's read cache, and the lowest address followed: the
+ * smallest page of any target (jemalloc's own page is the layout's). */
 #define CEN_PAGE	4096ULL
-#define CEN_NSIZES	232	/* SC_NSIZES: lg_quantum 4, 64-bit */
-#define CEN_NBINS	36	/* SC_NBINS: 4 KiB pages */
-#define CEN_VADDR_MAX	(1ULL << 47)	/* user space, 48-bit addresses */
+#define CEN_NSIZES	232	/* SC_NSIZES: lg_quantum 4, 64-bit (any page size) */
+/* User space of 48-bit addresses: x86_64's ends at 2^47, arm64's at 2^48. */
+#define CEN_VADDR_MAX	(1ULL << 48)
+#define CEN_LG_VADDR	48	/* LG_VADDR of every build read (rtree.h's RTREE_NHIB = 16) */
+#define CEN_BITMAP_OFF	0x40	/* edata_t's slab bitmap (e_slab_data), every 5.x */
 
 /* The facts of one family of jemalloc builds (layout.c). */
 struct cen_layout {
@@ -41,6 +45,22 @@ struct cen_layout {
 	uint64_t large_off;	/* 5.0-5.2: tcache.bins_large */
 	int large_by_size;	/* dev: a large block's usable size is its extent's size - pad */
 	uint64_t rtree_ctx_off;	/* tsd.rtree_ctx, 0 when not known for this row */
+	unsigned machine;	/* the ELF e_machine of the build (EM_X86_64, EM_AARCH64) */
+	unsigned lg_page;	/* LG_PAGE: 12 (4 KiB), arm64's Debian builds 16 (64 KiB) */
+};
+
+/* What follows from the layout's LG_PAGE (cen_geometry): jemalloc's page, the
+ * shape of its two-level rtree as rtree.h derives it (RTREE_NSB = LG_VADDR -
+ * LG_PAGE significant key bits, the root taking NSB/2 of them, the leaves the
+ * rest: 18 + 18 with 4 KiB pages, 16 + 16 with 64 KiB), the small classes
+ * (SC_NBINS: those under four pages) and a slab's most regions (its bitmap's
+ * bits: SC_LG_SLAB_MAXREGS = LG_PAGE - 3). */
+struct cen_geom {
+	uint64_t page;
+	unsigned root_bits, leaf_bits;	/* root index = key >> root_shift */
+	unsigned root_shift;		/* leaf index = key >> lg_page */
+	unsigned nbins;
+	unsigned nregs_max;
 };
 
 struct cen_thread {
@@ -51,7 +71,7 @@ struct cen_thread {
 /* An active extent as the walk copied it (stopped). */
 struct cen_raw {
 	uint64_t e_bits, e_addr, base, size;
-	uint64_t bitmap[8];	/* slabs: 1 = free */
+	uint64_t bits;		/* slabs: its bitmap (1 = free) at cen.bits[bits] */
 	uint16_t szind;
 	uint8_t slab;
 };
@@ -69,6 +89,7 @@ struct cen {
 	struct jma_census *out;
 	const struct jma_census_opts *o;
 	const struct cen_layout *L;
+	struct cen_geom g;		/* from L (cen_geometry) */
 	uint64_t sizes[CEN_NSIZES];	/* sz_index2size */
 	uint64_t large_pad;
 	uint64_t map;			/* the emap/rtree; root at map + L->root_off */
@@ -88,6 +109,8 @@ struct cen {
 	size_t nstacks, capstacks;
 	struct cen_raw *raw;
 	size_t nraw, capraw;
+	uint64_t *bits;			/* the copied slabs' bitmaps, words */
+	size_t nbits, capbits;
 	uint64_t walk_end;		/* end of the last extent the walk took */
 	uint64_t *wbuf;			/* the walk's root, leaf and sorted-root buffers */
 	int defer_map;			/* the map is to be found once the threads are stopped */
@@ -111,12 +134,18 @@ struct cen {
 
 /* layout.c: the row named @name ("5.3", "dev", ...), NULL if none (tests). */
 const struct cen_layout *cen_layout_named(const char *name);
+/* c->g from c->L (cen_layout_find does it; tests that set L call it). */
+void cen_geometry(struct cen *c);
 /* findmap.c: targets of `lea disp32(%rip)` in @code (at @pc), deduplicated. */
 size_t cen_rip_leas(const unsigned char *code, size_t len, uint64_t pc, uint64_t *out, size_t max);
+/* The same for arm64: targets of adrp + add pairs; with @got, the slots adrp
+ * + ldr pairs load from. */
+size_t cen_adrp_refs(const unsigned char *code, size_t len, uint64_t pc, int got, uint64_t *out,
+		     size_t max);
 /* layout.c: find the build's facts (version, layout row, TLS offset, map,
  * symbols); -ENOTSUP for 3.x/4.x and unknown layouts, message in the session. */
 int cen_layout_find(struct cen *c);
-/* sizes.c: jemalloc's size classes for lg_quantum 4, 4 KiB pages. */
+/* sizes.c: jemalloc's size classes for lg_quantum 4 (the same with any page size). */
 void cen_sizes_compute(uint64_t sizes[CEN_NSIZES]);
 /* Is the table at @tab jemalloc's sz_index2size_tab, and ours?  0 yes, 1 not
  * a size table, -ENOTSUP (message set) another configuration's. */

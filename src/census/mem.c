@@ -1,8 +1,10 @@
 /* mem.c -- reading the target for the census: bounds, a page cache for metadata, time and progress.
  *
- * Small reads (an edata, a bin, a tsd field) go through a direct-mapped
- * cache of CACHE_SLOTS pages (8 MiB): edata sit 32 to a page, so the walk
- * costs one system call per page instead of one per extent.  Reads larger
+ * Small reads (an edata, a slab's bitmap, a bin, a tsd field) go through a
+ * direct-mapped cache of CACHE_SLOTS 4 KiB granules (8 MiB; a larger page is
+ * read a granule at a time): edata sit 32 to a granule (3 with 64 KiB
+ * pages, their bitmaps longer), so the walk costs one system call per
+ * granule instead of one per extent.  Reads larger
  * than a page (leaves, the root, slab contents) go straight to the backend.
  */
 #include <errno.h>
@@ -13,7 +15,7 @@
 #include "census/census.h"
 
 #define CACHE_SLOTS	2048
-#define CACHE_MAXLEN	512
+#define CACHE_MAXLEN	1024	/* a 64 KiB-page slab's bitmap */
 
 int cen_grow(void *pp, size_t *cap, size_t need, size_t each)
 {

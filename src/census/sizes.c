@@ -1,10 +1,12 @@
-/* sizes.c -- jemalloc's size classes (sc.c's algorithm) for 16-byte quanta and 4 KiB pages.
+/* sizes.c -- jemalloc's size classes (sc.c's algorithm) for 16-byte quanta.
  *
  * One tiny class (8), the pseudo-group 16 32 48 64, then groups of four
  * spaced a quarter of their base apart: 80 96 112 128, 160 ... -- 232
  * classes, the last group one short.  The same in every 5.x release with
- * that configuration.  Redis's bundled copy uses 8-byte quanta: another
- * table, refused by cen_sizes_check when jemalloc's own table is found.
+ * that configuration, whatever the page size (it only moves the line between
+ * small and large classes: cen_geometry).  Redis's bundled copy uses 8-byte
+ * quanta: another table, refused by cen_sizes_check when jemalloc's own
+ * table is found.
  */
 #include <errno.h>
 
@@ -32,7 +34,7 @@ int cen_sizes_check(struct cen *c, uint64_t tab)
 	for (unsigned i = 0; i < CHECKED; i++)
 		if (t[i] != c->sizes[i])
 			return jma_fail(c->s, JMA_ERR_MISSING, -ENOTSUP, "census: this jemalloc's size "
-					"classes differ from the 16-byte-quantum, 4 KiB-page ones (class %u is "
+					"classes differ from the 16-byte-quantum ones (class %u is "
 					"%llu, not %llu): not supported", i, (unsigned long long)t[i],
 					(unsigned long long)c->sizes[i]);
 	return 0;

@@ -4,7 +4,7 @@
  * vtable (after offset-to-top and the typeinfo pointer, Itanium C++ ABI).
  * So: first word in a module's read-only data (a file mapping, r--p: RELRO
  * .data.rel.ro), the word before it (vtable[-1]) a typeinfo whose second word
- * points to the mangled name ("N4shop5OrderE", _ZTS without its prefix),
+ * points to the mangled name (in .rodata: r--p, or r-xp on arm64) ("N4shop5OrderE", _ZTS without its prefix),
  * which demangles with "_Z" in front.  Vtable addresses seen are kept (most
  * blocks share a few): a word that is no vtable costs its reads once.
  */
@@ -30,11 +30,15 @@ struct typing {
 	struct heap_strtab names;	/* id = type index; [0] "" (untyped) */
 };
 
-static int ro_data(const struct cen *c, uint64_t a)
+/* In a module's read-only data (r--p); with @text_ok its text too (r-xp):
+ * arm64's linker keeps .rodata, the type names, in the text segment (x86_64's
+ * -z separate-code gives it a segment of its own). */
+static int ro_data(const struct cen *c, uint64_t a, int text_ok)
 {
 	const struct att_map *m = att_maps_find(c->maps, c->nmaps, a);
 
-	return m && m->path && m->perms[0] == 'r' && m->perms[1] == '-' && m->perms[2] == '-';
+	return m && m->path && m->perms[0] == 'r' && m->perms[1] == '-' &&
+	       (m->perms[2] == '-' || (text_ok && m->perms[2] == 'x'));
 }
 
 /* The index of type @name, made if new; 0 when there are too many. */
@@ -54,7 +58,7 @@ static uint32_t vtable_type(struct cen *c, struct typing *ty, uint64_t vt)
 	uint32_t t = 0;
 
 	if (cen_read(c, vt - 8, &ti, 8) || !cen_ptr_ok(ti) || ti % 8 ||
-	    cen_read(c, ti + 8, &nm, 8) || !cen_ptr_ok(nm) || !ro_data(c, nm))
+	    cen_read(c, ti + 8, &nm, 8) || !cen_ptr_ok(nm) || !ro_data(c, nm, 1))
 		return 0;
 	if (jma_read_str(c->s, nm, NAME_MAX_LEN, &str, &trunc) || trunc || !str[0]) {
 		free(str);
@@ -84,7 +88,7 @@ static int type_block(struct cen *c, size_t b, const uint64_t *w, size_t nw, uin
 	c->btype[b] = 0;
 	/* Most first words are no pointer into read-only data: one search of
 	 * the mappings settles them, with no table to fill. */
-	if (off || !nw || w[0] % 8 || !cen_ptr_ok(w[0]) || !ro_data(c, w[0]))
+	if (off || !nw || w[0] % 8 || !cen_ptr_ok(w[0]) || !ro_data(c, w[0], 0))
 		return 0;
 	vt = w[0];
 	h = (size_t)((vt >> 3) * 0x9e3779b97f4a7c15ULL >> 48) & (VT_SLOTS - 1);

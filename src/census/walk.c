@@ -1,6 +1,7 @@
 /* walk.c -- the walk of jemalloc's map of active extents: every live block.
  *
- * Leaves are read whole (2 MiB, one per GiB of address space in use).  A
+ * Leaves are read whole (2 MiB, one per GiB of address space in use, with
+ * 4 KiB pages; 512 KiB per 4 GiB with 64 KiB pages: cen_geometry).  A
  * leaf word names the extent its page belongs to; an extent is taken at its
  * first page only (its last and interior pages repeat it), and only when its
  * own e_bits say active and its size index is a real class (5.3's SEC keeps
@@ -19,11 +20,7 @@
 
 #include "census/census.h"
 
-#define ROOT_N		(1u << 18)
-#define LEAF_N		(1u << 18)
-#define EDATA_SIZE	128
-#define BITMAP_OFF	0x40
-#define NREGS_MAX	512	/* the bitmap's 64 bytes */
+#define EDATA_HEAD	CEN_BITMAP_OFF	/* e_bits, e_addr, e_size_esn ... up to the bitmap */
 /* Extents made room for before the stop: those the map names then, and an
  * eighth more, up to 4M (416 MiB); past that the array grows in the stop. */
 #define RAW_RESERVE_MAX	(4u << 20)
@@ -84,11 +81,11 @@ static int slab_blocks(struct cen *c, const struct cen_raw *x)
 {
 	uint64_t reg = c->sizes[x->szind], base = x->base, e_bits = x->e_bits;
 	uint64_t nregs = x->size / reg, nfree = 0;
-	const uint64_t *bitmap = x->bitmap;
+	const uint64_t *bitmap = c->bits + x->bits;
 	unsigned szind = x->szind;
 	int err = 0;
 
-	if (szind >= CEN_NBINS || nregs == 0 || nregs > NREGS_MAX) {
+	if (szind >= c->g.nbins || nregs == 0 || nregs > c->g.nregs_max) {
 		c->bad_words++;
 		return 0;
 	}
@@ -108,19 +105,32 @@ static int slab_blocks(struct cen *c, const struct cen_raw *x)
 		else
 			err = add_block(c, szind, a, reg, how);
 	}
-	if (nfree != ((e_bits >> c->L->sh_nfree) & 0x3ff))
+	/* nfree's width: SC_LG_SLAB_MAXREGS + 1 bits. */
+	if (nfree != ((e_bits >> c->L->sh_nfree) & ((2ULL * c->g.nregs_max) - 1)))
 		c->bad_nfree++;
 	return err;
 }
 
-/* What the expansion needs of an extent, copied while the threads are stopped. */
-static int add_raw(struct cen *c, const unsigned char *e, uint64_t e_addr, uint64_t base,
-		   uint64_t size, unsigned szind, unsigned slab)
+/* What the expansion needs of an extent at @ed, copied while the threads are
+ * stopped: its header @e, and a slab's bitmap (a word per 64 regions, read
+ * after the header: 64 bytes with 4 KiB pages, up to 1 KiB with 64 KiB). */
+static int add_raw(struct cen *c, uint64_t ed, const unsigned char *e, uint64_t e_addr,
+		   uint64_t base, uint64_t size, unsigned szind, unsigned slab)
 {
 	struct cen_raw *x;
+	uint64_t nw = 0;
 
-	if (cen_grow(&c->raw, &c->capraw, c->nraw + 1, sizeof(*c->raw)))
+	if (slab && szind < c->g.nbins) {
+		uint64_t nregs = size / c->sizes[szind];
+		nw = ((nregs < c->g.nregs_max ? nregs : c->g.nregs_max) + 63) / 64;
+	}
+	if (cen_grow(&c->raw, &c->capraw, c->nraw + 1, sizeof(*c->raw)) ||
+	    cen_grow(&c->bits, &c->capbits, c->nbits + nw, sizeof(*c->bits)))
 		return -ENOMEM;
+	if (nw && cen_read(c, ed + CEN_BITMAP_OFF, c->bits + c->nbits, nw * 8)) {
+		c->bad_words++;
+		return 0;
+	}
 	x = &c->raw[c->nraw++];
 	memcpy(&x->e_bits, e, 8);
 	x->e_addr = e_addr;
@@ -128,8 +138,8 @@ static int add_raw(struct cen *c, const unsigned char *e, uint64_t e_addr, uint6
 	x->size = size;
 	x->szind = (uint16_t)szind;
 	x->slab = (uint8_t)slab;
-	if (slab)
-		memcpy(x->bitmap, e + BITMAP_OFF, sizeof(x->bitmap));
+	x->bits = c->nbits;
+	c->nbits += nw;
 	return 0;
 }
 
@@ -146,7 +156,7 @@ int cen_expand(struct cen *c)
 		if (x->slab)
 			err = slab_blocks(c, x);
 		else
-			err = add_block(c, x->szind, x->e_addr, x->szind < CEN_NBINS || !L->large_by_size ?
+			err = add_block(c, x->szind, x->e_addr, x->szind < c->g.nbins || !L->large_by_size ?
 					c->sizes[x->szind] : x->size - c->large_pad,
 					cen_is_cached(c, x->e_addr));
 		if (!err)
@@ -181,14 +191,15 @@ static int repeated(const uint64_t *sorted, size_t n, uint64_t p)
 	return hit && ((hit > sorted && hit[-1] == p) || (hit + 1 < sorted + n && hit[1] == p));
 }
 
-/* Leaf @i's words: the extents starting in its GiB. */
+/* Leaf @i's words: the extents starting in its part of the address space. */
 static int walk_leaf(struct cen *c, unsigned i, const uint64_t *leaf)
 {
 	const struct cen_layout *L = c->L;
-	unsigned char e[EDATA_SIZE];
+	unsigned char e[EDATA_HEAD];
+	uint64_t pmask = c->g.page - 1;
 	int err = 0;
 
-	for (unsigned j = 0; j < LEAF_N && !err; j++) {
+	for (unsigned j = 0; j < 1u << c->g.leaf_bits && !err; j++) {
 		uint64_t w = leaf[j], ed, page, e_bits, e_addr, base, size;
 		unsigned szind = (unsigned)(w >> 48), state, slab;
 
@@ -198,7 +209,7 @@ static int walk_leaf(struct cen *c, unsigned i, const uint64_t *leaf)
 		    (L->leaf_state && ((w >> 2) & 7)))
 			continue;
 		ed = w & ((1ULL << 48) - 1) & ~L->edata_low;
-		page = ((uint64_t)i << 30) | ((uint64_t)j << 12);
+		page = ((uint64_t)i << c->g.root_shift) | ((uint64_t)j << L->lg_page);
 		if (!cen_ptr_ok(ed) || cen_read(c, ed, e, sizeof(e))) {
 			c->bad_words++;
 			continue;
@@ -206,8 +217,8 @@ static int walk_leaf(struct cen *c, unsigned i, const uint64_t *leaf)
 		memcpy(&e_bits, e, 8);
 		memcpy(&e_addr, e + 8, 8);
 		memcpy(&size, e + 16, 8);
-		base = e_addr & ~(CEN_PAGE - 1);
-		size &= ~(CEN_PAGE - 1);
+		base = e_addr & ~pmask;
+		size &= ~pmask;
 		if (page != base)
 			continue;	/* not the extent's first page, or moved under us */
 		state = (unsigned)(e_bits >> L->sh_state) & ((1u << L->w_state) - 1);
@@ -222,28 +233,30 @@ static int walk_leaf(struct cen *c, unsigned i, const uint64_t *leaf)
 		/* Extents come in address order and never overlap: a forged map
 		 * cannot name more of them than the target has pages. */
 		c->walk_end = base + size;
-		err = add_raw(c, e, e_addr, base, size, szind, slab);
+		err = add_raw(c, ed, e, e_addr, base, size, szind, slab);
 	}
 	return err;
 }
 
 int cen_walk(struct cen *c)
 {
-	uint64_t *root = c->wbuf, *leaf = c->wbuf + ROOT_N, *sorted = c->wbuf + ROOT_N + LEAF_N;
+	unsigned root_n = 1u << c->g.root_bits, leaf_n = 1u << c->g.leaf_bits;
+	uint64_t *root = c->wbuf, *leaf = c->wbuf + root_n, *sorted = c->wbuf + root_n + leaf_n;
 	unsigned nleaves = 0, done = 0;
 	int err = 0;
 
 	if (!c->wbuf)
 		return jma_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
-	if (cen_read(c, c->map + c->L->root_off, root, ROOT_N * sizeof(*root)))
+	c->nbits = 0;
+	if (cen_read(c, c->map + c->L->root_off, root, root_n * sizeof(*root)))
 		return jma_fail(c->s, JMA_ERR_TARGET, -EFAULT, "census: reading the map's root at 0x%llx",
 				(unsigned long long)(c->map + c->L->root_off));
-	for (unsigned i = 0; i < ROOT_N; i++)
+	for (unsigned i = 0; i < root_n; i++)
 		if (root[i])
 			sorted[nleaves++] = root[i];
 	qsort(sorted, nleaves, sizeof(*sorted), cmp_u64);
 	c->walk_end = 0;
-	for (unsigned i = 0; i < ROOT_N && !err; i++) {
+	for (unsigned i = 0; i < root_n && !err; i++) {
 		if (!root[i])
 			continue;
 		if (repeated(sorted, nleaves, root[i])) {
@@ -256,7 +269,7 @@ int cen_walk(struct cen *c)
 			break;
 		}
 		cen_progress(c, "map", done, nleaves);
-		if (!cen_ptr_ok(root[i]) || cen_read(c, root[i], leaf, LEAF_N * sizeof(*leaf))) {
+		if (!cen_ptr_ok(root[i]) || cen_read(c, root[i], leaf, leaf_n * sizeof(*leaf))) {
 			c->bad_words++;
 			continue;
 		}
@@ -275,15 +288,16 @@ int cen_walk(struct cen *c)
  * the stop.  0 when the map cannot be read (the walk will say so). */
 static size_t extents_now(struct cen *c)
 {
-	uint64_t *root = c->wbuf, *leaf = c->wbuf + ROOT_N;
+	unsigned root_n = 1u << c->g.root_bits, leaf_n = 1u << c->g.leaf_bits;
+	uint64_t *root = c->wbuf, *leaf = c->wbuf + root_n;
 	size_t n = 0;
 
-	if (c->defer_map || cen_read(c, c->map + c->L->root_off, root, ROOT_N * sizeof(*root)))
+	if (c->defer_map || cen_read(c, c->map + c->L->root_off, root, root_n * sizeof(*root)))
 		return 0;
-	for (unsigned i = 0; i < ROOT_N; i++) {
-		if (!root[i] || !cen_ptr_ok(root[i]) || cen_read(c, root[i], leaf, LEAF_N * sizeof(*leaf)))
+	for (unsigned i = 0; i < root_n; i++) {
+		if (!root[i] || !cen_ptr_ok(root[i]) || cen_read(c, root[i], leaf, leaf_n * sizeof(*leaf)))
 			continue;
-		for (unsigned j = 0; j < LEAF_N; j++)
+		for (unsigned j = 0; j < leaf_n; j++)
 			n += leaf[j] && leaf[j] != (j ? leaf[j - 1] : 0);
 		if (n > RAW_RESERVE_MAX)
 			return RAW_RESERVE_MAX;
@@ -293,19 +307,23 @@ static size_t extents_now(struct cen *c)
 
 int cen_walk_prepare(struct cen *c)
 {
-	size_t cap = c->capraw, want;
+	size_t cap = c->capraw, capb = c->capbits, want;
+	size_t nw = ((size_t)2 << c->g.root_bits) + ((size_t)1 << c->g.leaf_bits);
 
 	/* Touched now, so that the kernel finds its pages while the target
 	 * runs, not during the stop (a third of a stop went to page faults
 	 * into fresh buffers). */
-	c->wbuf = malloc((ROOT_N * 2 + LEAF_N) * sizeof(*c->wbuf));
+	c->wbuf = malloc(nw * sizeof(*c->wbuf));
 	if (!c->wbuf)
 		return jma_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
-	memset(c->wbuf, 0, (ROOT_N * 2 + LEAF_N) * sizeof(*c->wbuf));
+	memset(c->wbuf, 0, nw * sizeof(*c->wbuf));
 	want = extents_now(c);
 	want += want / 8 + 4096;
-	if (cen_grow(&c->raw, &c->capraw, want, sizeof(*c->raw)))
+	/* Bitmaps: 8 words an extent (a 4 KiB-page slab's); more grow in the stop. */
+	if (cen_grow(&c->raw, &c->capraw, want, sizeof(*c->raw)) ||
+	    cen_grow(&c->bits, &c->capbits, want * 8, sizeof(*c->bits)))
 		return jma_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
 	memset(c->raw + cap, 0, (c->capraw - cap) * sizeof(*c->raw));
+	memset(c->bits + capb, 0, (c->capbits - capb) * sizeof(*c->bits));
 	return cen_cache_prepare(c);
 }

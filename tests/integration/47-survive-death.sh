@@ -11,6 +11,17 @@ source tests/killrounds.sh
 
 KILLS=${DEATH_KILLS:-40}
 RESTART_NR=$(sysnr restart_syscall)
+# The wait of pollfix's thread that a stop sends to restart_syscall: poll on
+# x86_64; arm64 has no poll (libc's is ppoll, restarted as it was, never
+# through restart_syscall), so there the restart tests' pollfix sleeps in
+# clock_nanosleep (POLLFIX_SLEEP=1), which does (SURVIVE_WAIT=clock_nanosleep
+# takes that way on x86_64 too).
+if [[ $(uname -m) == x86_64 && ${SURVIVE_WAIT:-poll} == poll ]]; then
+	WAIT=poll WAIT_ENV=()
+else
+	WAIT=clock_nanosleep WAIT_ENV=(env POLLFIX_SLEEP=1)
+fi
+WAIT_NR=$(sysnr $WAIT)
 
 # stderr_writers PID: the threads of PID in a write to fd 2.
 stderr_writers() { grep -ls "^$(sysnr write) 0x2 " /proc/"$1"/task/*/syscall; }
@@ -24,15 +35,15 @@ no_stderr_writer() {
 }
 
 # to_restart PID: stop and continue the process (as a debugger's attach and
-# detach do): its poll resumes in restart_syscall until its timeout.  Again
-# when the timeout was so near that it returned at once.
+# detach do): its wait ($WAIT) resumes in restart_syscall until its timeout.
+# Again when the timeout was so near that it returned at once.
 to_restart() {
 	local nr
 	for _ in $(seq 20); do
-		# In its poll (7) or already resumed (a stop before the call started).
+		# In its wait or already resumed (a stop before the call started).
 		for _ in $(seq 200); do
 			nr=$(cut -d' ' -f1 "/proc/$1/syscall")
-			[[ $nr == 7 || $nr == "$RESTART_NR" ]] && break
+			[[ $nr == "$WAIT_NR" || $nr == "$RESTART_NR" ]] && break
 			sleep 0.005
 		done
 		kill -STOP "$1"
@@ -91,7 +102,7 @@ t_an_application_logger_sees_nothing() {
 t_restart_syscall_never_dies() {
 	local pid
 	KILLED=0 CALLS=0
-	start_fixture_cmd pid "$FIXTURES/pollfix" 1000
+	start_fixture_cmd pid "${WAIT_ENV[@]}" "$FIXTURES/pollfix" 1000
 	KR_BEFORE=to_restart kill_rounds "$pid" "$KILLS" "stats get" -
 	expect_eq "$(fix "$pid" status | sed 's/polls=[0-9]* //')" "eintr=0 errors=0"
 	(( CALLS > 0 )) || fail "no kill landed inside a call"
@@ -100,7 +111,7 @@ t_restart_syscall_never_dies() {
 
 t_restart_syscall_is_waited_for_and_said() {
 	local pid
-	start_fixture_cmd pid "$FIXTURES/pollfix" 1500
+	start_fixture_cmd pid "${WAIT_ENV[@]}" "$FIXTURES/pollfix" 1500
 	# What a debugger's attach and detach leave.
 	gdb -p "$pid" -batch -ex detach >/dev/null 2>&1 || to_restart "$pid"
 	[[ $(cut -d' ' -f1 "/proc/$pid/syscall") == "$RESTART_NR" ]] || to_restart "$pid"
@@ -108,17 +119,17 @@ t_restart_syscall_is_waited_for_and_said() {
 	expect_rc 0
 	expect_match "$ERR" "tid $pid is in restart_syscall [^"$'\n'"]*; waiting up to [0-9]+ ms"
 	expect_match "$ERR" "tid $pid left restart_syscall after [0-9.]+ ms"
-	expect_match "$ERR" "using tid $pid \\(pollfix\\), asleep in poll; self-restoring calls"
+	expect_match "$ERR" "using tid $pid \\(pollfix\\), asleep in $WAIT; self-restoring calls"
 	to_restart "$pid"
 	jm "$pid" info
 	expect_rc 0
-	expect_match "$OUT" "call thread +$pid \\(pollfix\\), asleep in poll; self-restoring calls, after waiting [0-9]+ ms for tid $pid to leave restart_syscall"
+	expect_match "$OUT" "call thread +$pid \\(pollfix\\), asleep in $WAIT; self-restoring calls, after waiting [0-9]+ ms for tid $pid to leave restart_syscall"
 	expect_eq "$(fix "$pid" status | sed 's/polls=[0-9]* //')" "eintr=0 errors=0"
 }
 
 t_restart_syscall_another_thread_is_chosen() {
 	local pid
-	start_fixture_cmd pid "$FIXTURES/pollfix" 60000 - thread
+	start_fixture_cmd pid "${WAIT_ENV[@]}" "$FIXTURES/pollfix" 60000 - thread
 	to_restart "$pid"
 	jm -v "$pid" get stats.allocated
 	expect_rc 0
@@ -129,7 +140,7 @@ t_restart_syscall_another_thread_is_chosen() {
 
 t_restart_syscall_only_force_reaches_the_fallback_engine() {
 	local pid
-	start_fixture_cmd pid "$FIXTURES/pollfix" 60000
+	start_fixture_cmd pid "${WAIT_ENV[@]}" "$FIXTURES/pollfix" 60000
 	to_restart "$pid"
 	jm --timeout 0.5 "$pid" get stats.allocated
 	expect_rc 5

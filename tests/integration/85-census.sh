@@ -57,6 +57,11 @@ t_debian() {
 	jm "$pid" census
 	expect_rc 0
 	expect_match "$OUT" "stats.allocated: [0-9]+ = live \+ thread-cached \(exact\)"
+	# make check-aarch64's default puts a jemalloc with symbols (built with
+	# profiling) first in LD_LIBRARY_PATH: the map is then named, not decoded.
+	if [[ -n ${LD_LIBRARY_PATH:-} && $OUT == *"symbol arena_emap_global"* ]]; then
+		skip "the fixtures' jemalloc (LD_LIBRARY_PATH=$LD_LIBRARY_PATH) is not the stripped system one"
+	fi
 	expect_match "$OUT" "decoded from malloc_usable_size"
 }
 
@@ -171,6 +176,9 @@ t_core() {
 		local alloc=$OUT
 		gcore -o "$TMPD/c.tmp" "$pid" >/dev/null 2>&1 || fail "gcore $pid failed"
 		mv "$TMPD/c.tmp.$pid" "$TMPD/$v.core"
+		# The emulator reads x86_64 cores only, until it knows this machine.
+		jm core "$TMPD/$v.core" info
+		[[ $ERR == *"a core of another architecture"* ]] && skip "$(uname -m) cores: ${ERR#jemattach: }"
 		census_check "core-$v" core "$TMPD/$v.core"
 		expect_eq "$CENSUS_SUM" "$alloc"
 	done

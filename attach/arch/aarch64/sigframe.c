@@ -193,6 +193,14 @@ int arch_at_sigreturn(const struct arch_gpregs *r, uint64_t restorer, uint64_t b
 	       r->r.sp == base;
 }
 
+/* The trampoline sets x8 only, and the kernel reads x0 at the svc without
+ * changing it before this stop. */
+int arch_sigreturn_retval(const struct arch_gpregs *r, uint64_t *val)
+{
+	*val = r->r.regs[0];
+	return 1;
+}
+
 long arch_syscall_arg(const struct arch_gpregs *r, int i)
 {
 	return (long)r->r.regs[i];

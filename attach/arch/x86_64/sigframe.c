@@ -178,6 +178,13 @@ int arch_at_sigreturn(const struct arch_gpregs *r, uint64_t restorer, uint64_t b
 	       r->r.rsp == base + 8;
 }
 
+int arch_sigreturn_retval(const struct arch_gpregs *r, uint64_t *val)
+{
+	(void)r;
+	(void)val;
+	return 0;
+}
+
 long arch_syscall_arg(const struct arch_gpregs *r, int i)
 {
 	const unsigned long long *a[] = { &r->r.rdi, &r->r.rsi, &r->r.rdx, &r->r.r10, &r->r.r8, &r->r.r9 };
