@@ -30,7 +30,10 @@ cat > "$OUT/out/job" <<JOB
 set -e
 t0=\$(date +%s)
 mkdir -p /root/jm
-rsync -a --delete --exclude=/build --exclude=/.git /mnt/src/ /root/jm/
+# What rsync copied is touched: it keeps the host's mtimes, and a file edited on the host while
+# a guest built its previous version would otherwise look older than that build's object.
+rsync -ai --delete --exclude=/build --exclude=/.git /mnt/src/ /root/jm/ | sed -n 's/^>f[^ ]* //p' > /root/copied
+(cd /root/jm && xargs -r -d '\n' touch < /root/copied)
 cd /root/jm
 # Packages added by hand since the image was built (no network in the guest).
 if ls /mnt/out/debs/*.deb > /dev/null 2>&1; then dpkg -i /mnt/out/debs/*.deb > /root/debs.log 2>&1 || tail /root/debs.log; fi
