@@ -65,7 +65,7 @@ struct run {
 	uint64_t base_cnt, base_ns;	/* the programs' counters before the window */
 	uint64_t period;
 	int64_t tsd_off;		/* counted mode: jemalloc's counter (counter.c), else 0 */
-	uint32_t fsbase_off;
+	uint32_t tp_off;
 	int err;			/* from the event handler */
 	uint64_t dropped;
 	const char *maps_text;		/* the target's maps at the start, for snapshots */
@@ -315,7 +315,7 @@ static int load_for(struct run *u, int multi)
 	smp_expo_fill((volatile uint64_t *)u->skel->rodata->expo, SMP_EXPO_N, u->period);
 	u->skel->rodata->target_tgid = (__u32)u->s->pid;
 	u->skel->rodata->tsd_off = u->tsd_off;
-	u->skel->rodata->fsbase_off = u->fsbase_off;
+	u->skel->rodata->tp_off = u->tp_off;
 	for (int k = 0; k < SMP_NKINDS; k++) {
 		u->probes.prog[k] = progs[k];
 		if (multi)
@@ -492,9 +492,9 @@ int jma_sampler_run(jma_session *s, const struct jma_sampler_opts *o, struct jma
 	/* The sites' first is malloc (smp_sites_find). */
 	if (!err && o->slow_paths &&
 	    !smp_counter_find(s->pid, u.sites[0].addr, u.sites[0].size, &u.tsd_off)) {
-		if (smp_counter_fsbase(&u.fsbase_off)) {
+		if (smp_counter_tp(&u.tp_off)) {
 			jma_logf(s, JMA_LOG_INFO, "jemalloc's counter found, but the kernel has no BTF "
-				 "to find a thread's fs base: entries probed");
+				 "to find a thread's thread pointer: entries probed");
 			u.tsd_off = 0;
 		}
 		r->by_counter = u.tsd_off != 0;
