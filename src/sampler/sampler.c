@@ -349,13 +349,13 @@ static int load(struct run *u)
 	return 0;
 }
 
-static int attach_sites(struct run *u)
+/* Each site's probes placed (and committed, for uprobe_multi). */
+static int place_sites(struct run *u)
 {
 	char path[4200];
 	uint64_t off;
 	int err = 0;
 
-	u->r->hit_us = calibrate(u);
 	for (size_t i = 0; i < u->nsites && !err; i++) {
 		const struct smp_site *st = &u->sites[i];
 		int track = !u->o->alloc_only;
@@ -372,8 +372,31 @@ static int attach_sites(struct run *u)
 		if (!err && !st->frees && track)
 			err = smp_probes_add(&u->probes, SMP_P_RETURN, path, off, cookie);
 	}
-	if (!err)
-		err = smp_probes_commit(&u->probes);
+	return err ? err : smp_probes_commit(&u->probes);
+}
+
+static int attach_sites(struct run *u)
+{
+	int err;
+
+	u->r->hit_us = calibrate(u);
+	err = place_sites(u);
+	/* A kernel before 6.6 (Debian 12's 6.1) may load the programs for uprobe_multi (it
+	 * does not check that attach type) and refuse only the link: nothing is placed then,
+	 * and the programs are loaded again for one perf event a probe. */
+	if ((err == -EINVAL || err == -EOPNOTSUPP) && u->probes.multi && !u->probes.count) {
+		jma_logf(u->s, JMA_LOG_INFO, "no uprobe_multi links in this kernel: one perf event a probe");
+		smp_probes_remove(&u->probes);
+		sampler_bpf__destroy(u->skel);
+		u->skel = NULL;
+		err = load_for(u, 0);
+		if (err) {
+			u->r->nprobes = 0;
+			return refused(u, err, "loading the BPF program");
+		}
+		u->r->hit_us = calibrate(u);
+		err = place_sites(u);
+	}
 	u->r->nprobes = u->probes.count;
 	if (err) {
 		smp_probes_remove(&u->probes);
