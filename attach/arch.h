@@ -165,6 +165,15 @@ int arch_tp_pair(pid_t pid, uint64_t addr, const unsigned char *code, size_t len
  * (x86_64 thread.fsbase, arm64 thread.uw.tp_value), NULL-terminated. */
 extern const char *const arch_tp_btf_path[];
 
+/* --- direct branches read from code (branch.c) --- */
+
+/* Instructions start at multiples of this (x86_64 1, arm64 4). */
+extern const size_t arch_insn_align;
+/* A jump, call or conditional branch with a displacement (rel32 on x86_64; b, bl, b.cond,
+ * cb(n)z, tb(n)z on arm64) starting at @code[i] (@code at @addr, @len bytes): 1 and its
+ * target in *target, else 0. */
+int arch_direct_branch(const unsigned char *code, size_t len, size_t i, uint64_t addr, uint64_t *target);
+
 /* perf_event sample_regs_user: the return value register, then the stack
  * pointer, in perf's order. */
 extern const uint64_t arch_perf_regs;
