@@ -56,27 +56,33 @@ t_killed_jemattach_never_hurts_redis_under_load() {
 
 # arm64 with SVE: jemattach killed inside its call on the thread whose
 # z8-z15 are checked (borrowed while it spins with live SVE state, the
-# frame's sve_context puts it back; or asleep, with none).  Every kill aimed
-# inside a call; the rounds print their progress.  `make check-aarch64` runs
-# SURVIVE_SVE_KILLS=100.
+# frame's sve_context puts it back; or asleep, with none).  Rounds until N
+# kills landed inside a call (a call killat misses ends by itself: no kill);
+# progress every 10 rounds.  `make check-aarch64` runs SURVIVE_SVE_KILLS=100.
 t_killed_jemattach_never_changes_sve_registers() {
-	local pid sve
+	local pid sve n=${SURVIVE_SVE_KILLS:-20} rounds=0
 	start_fixture_cmd pid sh -c 'exec env MALLOC_CONF=prof:true "$0" 2>"$1"' "$FIXTURES/victim" \
 		"$TMPD/victim.err"
 	sve=$(fix "$pid" tids | grep -o 'sve=[0-9]*' || true) sve=${sve#sve=}
 	[[ -n $sve ]] || skip "no SVE on this CPU"
 	KILLED=0 CALLS=0
-	KR_IN_CALL=1 KR_AFTER=progress kill_rounds "$pid" "${SURVIVE_SVE_KILLS:-20}" "get stats" "$sve"
+	while ((CALLS < n && rounds < 3 * n)); do
+		KR_IN_CALL=1 kill_rounds "$pid" 1 "get stats" "$sve"
+		rounds=$((rounds + 1))
+		((rounds % 10)) || progress "$pid" "$rounds"
+	done
+	progress "$pid" "$rounds"
+	((CALLS >= n)) || fail "$CALLS kills inside a call in $rounds rounds (wanted $n)"
 	expect_match "$(fix "$pid" status)" "^errors=0 vec_bad=0 eintr=[0-9]+ early=0$"
 	expect_match "$(fix "$pid" vec)" "sve=0/[0-9]+$"
 	expect_eq "$(wc -c <"$TMPD/victim.err")" 0
-	echo "    sve: $KILLED kills, $CALLS seen inside a call; $(fix "$pid" vec) (bad/loops)" >&2
+	echo "    sve: $rounds rounds, $KILLED kills, $CALLS inside a call; $(fix "$pid" vec) (bad/loops)" >&2
 }
 
-# progress PID ROUND: every 10 rounds, the counts so far (a long soak under
-# emulation says where it is).
+# progress PID ROUNDS: the counts so far (a long soak under emulation says
+# where it is).
 progress() {
-	((($2 + 1) % 10)) || echo "    round $(($2 + 1)): $KILLED kills, $CALLS inside a call; $(fix "$1" status); $(fix "$1" vec)" >&2
+	echo "    $(date +%T) round $2: $KILLED kills, $CALLS inside a call; $(fix "$1" status); $(fix "$1" vec); $(fix "$1" eintr)" >&2
 }
 
 t_crash_at_every_engine_step() {
