@@ -56,26 +56,29 @@ t_killed_jemattach_never_hurts_redis_under_load() {
 
 # arm64 with SVE: jemattach killed inside its call on the thread whose
 # z8-z15 are checked (borrowed while it spins with live SVE state, the
-# frame's sve_context puts it back; or asleep, with none).  Rounds until N
-# kills landed inside a call (a call killat misses ends by itself: no kill;
-# under TCG it missed 4 of 10 `get`s, so `stats`, a longer call); progress
-# every 10 rounds.  `make check-aarch64` runs SURVIVE_SVE_KILLS=100.
+# frame's sve_context puts it back; or asleep, with none) or on one whose
+# v8-v15 are (asleep in nanosleep: FP/SIMD only), while every such thread
+# checks its registers.  Rounds until N kills landed inside a call (a call
+# killat misses ends by itself: no kill); progress every 10 rounds.
+# `make check-aarch64` runs SURVIVE_SVE_KILLS=100.
 t_killed_jemattach_never_changes_sve_registers() {
-	local pid sve n=${SURVIVE_SVE_KILLS:-20} rounds=0
+	local pid tids sve vec n=${SURVIVE_SVE_KILLS:-20} rounds=0
 	start_fixture_cmd pid sh -c 'exec env MALLOC_CONF=prof:true "$0" 2>"$1"' "$FIXTURES/victim" \
 		"$TMPD/victim.err"
-	sve=$(fix "$pid" tids | grep -o 'sve=[0-9]*' || true) sve=${sve#sve=}
+	tids=$(fix "$pid" tids)
+	sve=$(grep -o 'sve=[0-9]*' <<<"$tids" || true) sve=${sve#sve=}
 	[[ -n $sve ]] || skip "no SVE on this CPU"
+	vec=$(grep -o 'vec=[0-9]*' <<<"$tids" | head -1) vec=${vec#vec=}
 	KILLED=0 CALLS=0
 	while ((CALLS < n && rounds < 3 * n)); do
-		KR_IN_CALL=1 kill_rounds "$pid" 1 stats "$sve"
+		KR_IN_CALL=1 kill_rounds "$pid" 1 "get stats" "$sve" "$sve" "$vec"
 		rounds=$((rounds + 1))
 		((rounds % 10)) || progress "$pid" "$rounds"
 	done
 	progress "$pid" "$rounds"
 	((CALLS >= n)) || fail "$CALLS kills inside a call in $rounds rounds (wanted $n)"
 	expect_match "$(fix "$pid" status)" "^errors=0 vec_bad=0 eintr=[0-9]+ early=0$"
-	expect_match "$(fix "$pid" vec)" "sve=0/[0-9]+$"
+	expect_match "$(fix "$pid" vec)" "^vec=0/[0-9]+ vec=0/[0-9]+ sve=0/[0-9]+$"
 	expect_eq "$(wc -c <"$TMPD/victim.err")" 0
 	echo "    sve: $rounds rounds, $KILLED kills, $CALLS inside a call; $(fix "$pid" vec) (bad/loops)" >&2
 }
