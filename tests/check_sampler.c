@@ -155,6 +155,12 @@ START_TEST(test_counter_from_code)
 	ck_assert_int_eq(smp_counter_find(getpid(), at, sizeof(code), &off), 0);
 	ck_assert_int_eq(off, -0x5b8 + 888);
 
+	/* Linked into an executable: the GOT load made movz, movk (IE to LE). */
+	code[1] = 0xd2a00007u;	/* movz x7, #0x0, lsl #16 */
+	code[2] = 0xf2800207u;	/* movk x7, #0x10 */
+	ck_assert_int_eq(smp_counter_find(getpid(), at, sizeof(code), &off), 0);
+	ck_assert_int_eq(off, 0x10 + 888);
+
 	/* A static copy: the offset added to the thread pointer itself. */
 	code[1] = 0xd53bd04cu;	/* mrs x12, tpidr_el0 */
 	code[2] = 0x9100418cu;	/* add x12, x12, #0x10 */

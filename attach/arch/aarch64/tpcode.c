@@ -9,8 +9,9 @@
  *	ldr  x5, [x12, #D]                            thread_allocated
  *	ldr  x8, [x12, #D+8]                          the next event's threshold
  *
- * (a static copy: `add xN, xN, #hi, lsl #12; add xN, xN, #lo` on the thread pointer; or one
- * `ldp` of both).  The straight-line code up to the first unconditional branch or return is
+ * (linked into an executable, the linker makes the GOT load `movz xN, #hi, lsl #16; movk xN,
+ * #lo`, the offset itself; or `add xN, xN, #hi, lsl #12; add xN, xN, #lo` on the thread
+ * pointer; or one `ldp` of both).  The straight-line code up to the first unconditional branch or return is
  * followed with what each register holds: the thread pointer plus a known offset, a known
  * value (adrp, and 8-byte loads from known addresses: the GOT, read from the target), or
  * unknown.  An instruction not understood makes what it may write unknown: a wrong guess
@@ -92,6 +93,12 @@ int arch_tp_pair(pid_t pid, uint64_t addr, const unsigned char *code, size_t len
 			set(r, RD(w), kind, a.v + b.v);
 		} else if ((w & 0xff800000u) == 0xd2800000u) {	/* mov xd, #imm16{, lsl 16*hw} */
 			set(r, RD(w), V_CONST, (int64_t)((uint64_t)(w >> 5 & 0xffff) << (16 * (w >> 21 & 3))));
+		} else if ((w & 0xff800000u) == 0xf2800000u) {	/* movk xd, #imm16{, lsl 16*hw} */
+			unsigned sh = 16 * (w >> 21 & 3);
+			uint64_t v = (uint64_t)r[RD(w)].v & ~(0xffffull << sh);
+
+			set(r, RD(w), r[RD(w)].kind == V_CONST ? V_CONST : V_UNKNOWN,
+			    (int64_t)(v | (uint64_t)(w >> 5 & 0xffff) << sh));
 		} else if ((w & 0xff000000u) == 0x58000000u) {	/* ldr xt, label */
 			int64_t imm = (int64_t)(w >> 5 & 0x7ffff), v;
 
