@@ -77,7 +77,10 @@ t_killed_jemattach_never_changes_sve_registers() {
 	done
 	progress "$pid" "$rounds"
 	((CALLS >= n)) || fail "$CALLS kills inside a call in $rounds rounds (wanted $n)"
-	expect_match "$(fix "$pid" status)" "^errors=0 vec_bad=0 eintr=[0-9]+ early=0$"
+	# Only v_sve and v_vec are borrowed here: the interface threads' early
+	# wake-ups are not this test's (in the guest, under load, an accept with
+	# SO_RCVTIMEO 300 ms once returned 39 ms early); busy_target asserts them.
+	expect_match "$(fix "$pid" status)" "^errors=0 vec_bad=0 eintr=[0-9]+ early=[0-9]+$"
 	expect_match "$(fix "$pid" vec)" "^vec=0/[0-9]+ vec=0/[0-9]+ sve=0/[0-9]+$"
 	expect_eq "$(wc -c <"$TMPD/victim.err")" 0
 	echo "    sve: $rounds rounds, $KILLED kills, $CALLS inside a call; $(fix "$pid" vec) (bad/loops)" >&2
