@@ -23,7 +23,7 @@ t_killed_jemattach_never_hurts_a_busy_target() {
 	tids=$(fix "$pid" tids)
 	vec=$(grep -o 'vec=[0-9]*' <<<"$tids" | head -1) vec=${vec#vec=}
 	epoll=$(grep -o 'epoll=[0-9]*' <<<"$tids" | head -1) epoll=${epoll#epoll=}
-	kill_rounds "$pid" "$KILLS" "get stats json dump freeze" - - "$vec" "$epoll"
+	KR_AFTER=progress10 kill_rounds "$pid" "$KILLS" "get stats json dump freeze" - - "$vec" "$epoll"
 	# EINTR is not asserted here: a SIGKILL in the microseconds between our
 	# stop of a thread in epoll_wait & co and its restart leaves it the EINTR
 	# (README, Safety).  It is counted.
@@ -85,6 +85,9 @@ t_killed_jemattach_never_changes_sve_registers() {
 	expect_eq "$(wc -c <"$TMPD/victim.err")" 0
 	echo "    sve: $rounds rounds, $KILLED kills, $CALLS inside a call; $(fix "$pid" vec) (bad/loops)" >&2
 }
+
+# progress10 PID ROUND: progress after every 10th round (as KR_AFTER).
+progress10() { ((($2 + 1) % 10)) || progress "$1" "$(($2 + 1))"; }
 
 # progress PID ROUNDS: the counts so far (a long soak under emulation says
 # where it is).
