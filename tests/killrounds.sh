@@ -54,6 +54,8 @@ intact() {
 		scan "$pid"
 		[[ $MASKS == "$want" ]] || ST=masks
 		[[ $ST == ok ]] && return 0
+		((i % 50 != 49)) || [[ -z ${KR_TRACE:-} ]] ||
+			echo "    $(date +%T) waiting: $ST; masks ${MASKS//$'\n'/ }" >&2
 		nap 0.01
 	done
 	fail "target $pid: $ST; masks now: ${MASKS//$'\n'/ } wanted: ${want//$'\n'/ }"
@@ -65,6 +67,7 @@ intact() {
 # command run before each (to put the target in some state); KR_AFTER one
 # run after each check of the target (more checks), with the round number.
 # KR_IN_CALL=1: every kill aimed inside a call (else 5 rounds of 8).
+# KR_TRACE=1: a line per round, and what intact waits for.
 kill_rounds() {
 	local pid=$1 n=$2 i k jpid rc args opts tid mode before hit
 	local ops=($3)
@@ -109,6 +112,7 @@ kill_rounds() {
 		[[ $hit != none ]] && KILLED=$((KILLED + 1))
 		kill -KILL "$jpid" 2>/dev/null && [[ $hit == none ]] && KILLED=$((KILLED + 1))
 		rc=0; wait "$jpid" 2>/dev/null || rc=$?
+		[[ -z ${KR_TRACE:-} ]] || echo "    $(date +%T) round $i: ${opts[*]} ${args[*]}: $hit, exit $rc" >&2
 		[[ $rc =~ ^(0|5|137)$ ]] ||
 			{ fail "round $i (${opts[*]} ${args[*]}): exit $rc: $(cat "$TMPD/jm.err")"; return 1; }
 		intact "$pid" "$before" || { echo "    round $i: ${opts[*]} ${args[*]}" >&2; return 1; }
