@@ -67,13 +67,14 @@ intact() {
 # command run before each (to put the target in some state); KR_AFTER one
 # run after each check of the target (more checks), with the round number.
 # KR_IN_CALL=1: every kill aimed inside a call (else 5 rounds of 8).
-# KR_TRACE=1: a line per round, and what intact waits for.
+# KR_TRACE=1: a line per round, and what intact waits for.  KR_MASKS: the
+# masks to find after each round (default: as they are at the start).
 kill_rounds() {
 	local pid=$1 n=$2 i k jpid rc args opts tid mode before hit
 	local ops=($3)
 	shift 3
 	local tids=("$@")
-	before=$(masks "$pid")
+	before=${KR_MASKS:-$(masks "$pid")}
 	for ((i = 0; i < n; i++)); do
 		[[ -z ${KR_BEFORE:-} ]] || $KR_BEFORE "$pid"
 		opts=(--timeout 10)
