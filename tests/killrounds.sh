@@ -34,6 +34,22 @@ scan() {
 # masks PID: "TID SIGBLK" of every thread.
 masks() { scan "$1"; echo "$MASKS"; }
 
+# stable_masks PID: masks, once two looks in a row agree.  A thread in
+# sigtimedwait shows its mask without the signals it waits for, and with them
+# between two waits: one look can catch that instant, and intact would then
+# wait for it to come back (the victim's v_sigtimedwait: a failed round under
+# ASan on x86_64, a soak stalled for minutes in the arm64 guest).
+stable_masks() {
+	local a b i
+	a=$(masks "$1")
+	for ((i = 0; i < 100; i++)); do
+		b=$(masks "$1")
+		[[ $a == "$b" ]] && break
+		a=$b
+	done
+	echo "$a"
+}
+
 in_call() { scan "$1"; [[ $'\n'$MASKS$'\n' == *" $ALL_BLOCKED"$'\n'* ]]; }
 
 # nap SECONDS: sleep without starting a process (a read that times out).
@@ -74,7 +90,7 @@ kill_rounds() {
 	local ops=($3)
 	shift 3
 	local tids=("$@")
-	before=${KR_MASKS:-$(masks "$pid")}
+	before=${KR_MASKS:-$(stable_masks "$pid")}
 	for ((i = 0; i < n; i++)); do
 		[[ -z ${KR_BEFORE:-} ]] || $KR_BEFORE "$pid"
 		opts=(--timeout 10)

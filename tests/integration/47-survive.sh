@@ -110,7 +110,7 @@ t_crash_at_every_engine_step() {
 	start_fixture_cmd pid sh -c 'exec env MALLOC_CONF=prof:true "$0" 2>"$1"' "$FIXTURES/victim" \
 		"$TMPD/victim.err"
 	vec=$(fix "$pid" tids | grep -o 'vec=[0-9]*' | head -1) vec=${vec#vec=}
-	before=$(masks "$pid")
+	before=$(stable_masks "$pid")
 	for step in seized hijacked frame regs mask text sigreturn restored; do
 		RC=0
 		{ JEMATTACH_TEST_CRASH_AT=$step "$JEMATTACH" --thread "$vec" "$pid" stats -o /dev/null; } \
