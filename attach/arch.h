@@ -164,6 +164,26 @@ extern const size_t arch_sink_len;
 /* @r is the syscall-entry stop of the sink found at @sink. */
 int arch_at_sink(const struct arch_gpregs *r, uint64_t sink);
 
+/* --- thread-pointer-relative data read from code (tpcode.c) --- */
+
+/* The first pair of 8-byte loads at the thread pointer plus D and plus D + 8 in the
+ * straight-line code @code (@len bytes at @addr in process @pid, which is read for what
+ * the code loads from its GOT): jemalloc's inlined malloc fast path reading tsd's
+ * thread_allocated and the next event's threshold.  0 and D in *off, or -ENOENT. */
+int arch_tp_pair(pid_t pid, uint64_t addr, const unsigned char *code, size_t len, int64_t *off);
+/* Where the kernel saves a task's thread pointer, as a BTF member path from task_struct
+ * (x86_64 thread.fsbase, arm64 thread.uw.tp_value), NULL-terminated. */
+extern const char *const arch_tp_btf_path[];
+
+/* --- direct branches read from code (branch.c) --- */
+
+/* Instructions start at multiples of this (x86_64 1, arm64 4). */
+extern const size_t arch_insn_align;
+/* A jump, call or conditional branch with a displacement (rel32 on x86_64; b, bl, b.cond,
+ * cb(n)z, tb(n)z on arm64) starting at @code[i] (@code at @addr, @len bytes): 1 and its
+ * target in *target, else 0. */
+int arch_direct_branch(const unsigned char *code, size_t len, size_t i, uint64_t addr, uint64_t *target);
+
 /* perf_event sample_regs_user: the return value register, then the stack
  * pointer, in perf's order. */
 extern const uint64_t arch_perf_regs;

@@ -80,13 +80,18 @@ static int cmp_sub(const void *a, const void *b)
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
-/* Whether a size-less symbol of @type in section @shndx of @elf labels code. */
-static int is_code_label(Elf *elf, int type, GElf_Word shndx)
+/* Whether a size-less symbol @nm of @type in section @shndx of @elf labels
+ * code.  Not the Arm ELF ABI's mapping symbols ($x: A64 code from here, $d:
+ * data; $a, $t: A32, T32; each may carry a ".suffix"), which every arm64
+ * object file has in its symbol table and which name no function. */
+static int is_code_label(Elf *elf, const char *nm, int type, GElf_Word shndx)
 {
 	GElf_Shdr sh;
 	Elf_Scn *scn;
 
 	if (type != STT_FUNC && type != STT_NOTYPE)
+		return 0;
+	if (nm[0] == '$' && nm[1] && strchr("xdat", nm[1]) && (!nm[2] || nm[2] == '.'))
 		return 0;
 	scn = elf ? elf_getscn(elf, shndx) : NULL;
 	return scn && gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_EXECINSTR);
@@ -118,7 +123,7 @@ static int load_symbols(jma_heap *h, struct modsym *t)
 		/* Functions, and the size-less labels of hand-written assembly in
 		 * code sections (ld.so's _dl_start_user): see label_at. */
 		if (s.st_size ? type != STT_FUNC && type != STT_GNU_IFUNC
-			      : !is_code_label(elf, type, shndx))
+			      : !is_code_label(elf, nm, type, shndx))
 			continue;
 		/* .dynsym names carry their version ("__libc_start_main@@GLIBC_2.34"). */
 		bare = strndup(nm, strcspn(nm, "@"));

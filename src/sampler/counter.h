@@ -11,8 +11,9 @@
  * 5.3+.  -ENOENT for builds without that fast path. */
 int smp_counter_find(pid_t pid, uint64_t malloc_addr, uint64_t malloc_size, int64_t *off);
 
-/* The offset of a task's saved fs base (task_struct.thread.fsbase) in this
- * kernel, from its BTF.  -ENOENT without BTF. */
-int smp_counter_fsbase(uint32_t *off);
+/* The offset of a task's saved thread pointer in this kernel's task_struct
+ * (x86_64 thread.fsbase, arm64 thread.uw.tp_value), from its BTF.  -ENOENT
+ * without BTF. */
+int smp_counter_tp(uint32_t *off);
 
 #endif

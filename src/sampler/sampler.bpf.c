@@ -27,10 +27,11 @@ char LICENSE[] SEC("license") = "GPL";
 const volatile __u64 expo[SMP_EXPO_N];
 const volatile __u32 target_tgid;
 /* Counted mode (counter.c): jemalloc's thread_allocated and the next thread
- * event's threshold at fs base + tsd_off; the fs base at fsbase_off of the
- * task_struct.  0: every call is seen, the sizes are counted here. */
+ * event's threshold at the thread pointer + tsd_off; the thread pointer the
+ * kernel saved at tp_off of the task_struct.  0: every call is seen, the
+ * sizes are counted here. */
 const volatile __s64 tsd_off;
-const volatile __u32 fsbase_off;
+const volatile __u32 tp_off;
 
 struct thread_state {
 	__s64 left;		/* bytes until the next sample */
@@ -166,10 +167,10 @@ static __always_inline __u32 copy_stack(struct smp_ev_sample *e, __u64 sp)
  * counter, counted at the next event. */
 static __always_inline int counted(struct thread_state *st, __u64 *size)
 {
-	__u64 task = bpf_get_current_task(), fs = 0, c[2];
+	__u64 task = bpf_get_current_task(), tp = 0, c[2];
 
-	if (bpf_probe_read_kernel(&fs, sizeof(fs), (void *)(task + fsbase_off)) || !fs ||
-	    bpf_probe_read_user(c, sizeof(c), (void *)(fs + tsd_off)))
+	if (bpf_probe_read_kernel(&tp, sizeof(tp), (void *)(task + tp_off)) || !tp ||
+	    bpf_probe_read_user(c, sizeof(c), (void *)(tp + tsd_off)))
 		return 0;
 	/* c[1] is 0 while the thread is not on the fast path at all (every
 	 * call is seen then). */

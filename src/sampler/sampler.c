@@ -66,7 +66,7 @@ struct run {
 	uint64_t base_cnt, base_ns;	/* the programs' counters before the window */
 	uint64_t period;
 	int64_t tsd_off;		/* counted mode: jemalloc's counter (counter.c), else 0 */
-	uint32_t fsbase_off;
+	uint32_t tp_off;
 	int err;			/* from the event handler */
 	uint64_t dropped;
 	const char *maps_text;		/* the target's maps at the start, for snapshots */
@@ -308,7 +308,7 @@ static int load_for(struct run *u, int multi)
 	smp_expo_fill((volatile uint64_t *)u->skel->rodata->expo, SMP_EXPO_N, u->period);
 	u->skel->rodata->target_tgid = (__u32)u->s->pid;
 	u->skel->rodata->tsd_off = u->tsd_off;
-	u->skel->rodata->fsbase_off = u->fsbase_off;
+	u->skel->rodata->tp_off = u->tp_off;
 	for (int k = 0; k < SMP_NKINDS; k++) {
 		u->probes.prog[k] = progs[k];
 		if (multi)
@@ -342,13 +342,13 @@ static int load(struct run *u)
 	return 0;
 }
 
-static int attach_sites(struct run *u)
+/* Each site's probes placed (and committed, for uprobe_multi). */
+static int place_sites(struct run *u)
 {
 	char path[4200];
 	uint64_t off;
 	int err = 0;
 
-	u->r->hit_us = calibrate(u);
 	for (size_t i = 0; i < u->nsites && !err; i++) {
 		const struct smp_site *st = &u->sites[i];
 		int track = !u->o->alloc_only;
@@ -365,8 +365,31 @@ static int attach_sites(struct run *u)
 		if (!err && !st->frees && track)
 			err = smp_probes_add(&u->probes, SMP_P_RETURN, path, off, cookie);
 	}
-	if (!err)
-		err = smp_probes_commit(&u->probes);
+	return err ? err : smp_probes_commit(&u->probes);
+}
+
+static int attach_sites(struct run *u)
+{
+	int err;
+
+	u->r->hit_us = calibrate(u);
+	err = place_sites(u);
+	/* A kernel before 6.6 (Debian 12's 6.1) may load the programs for uprobe_multi (it
+	 * does not check that attach type) and refuse only the link: nothing is placed then,
+	 * and the programs are loaded again for one perf event a probe. */
+	if ((err == -EINVAL || err == -EOPNOTSUPP) && u->probes.multi && !u->probes.count) {
+		jma_logf(u->s, JMA_LOG_INFO, "no uprobe_multi links in this kernel: one perf event a probe");
+		smp_probes_remove(&u->probes);
+		sampler_bpf__destroy(u->skel);
+		u->skel = NULL;
+		err = load_for(u, 0);
+		if (err) {
+			u->r->nprobes = 0;
+			return refused(u, err, "loading the BPF program");
+		}
+		u->r->hit_us = calibrate(u);
+		err = place_sites(u);
+	}
 	u->r->nprobes = u->probes.count;
 	if (err) {
 		smp_probes_remove(&u->probes);
@@ -485,9 +508,9 @@ int jma_sampler_run(jma_session *s, const struct jma_sampler_opts *o, struct jma
 	/* The sites' first is malloc (smp_sites_find). */
 	if (!err && o->slow_paths &&
 	    !smp_counter_find(s->pid, u.sites[0].addr, u.sites[0].size, &u.tsd_off)) {
-		if (smp_counter_fsbase(&u.fsbase_off)) {
+		if (smp_counter_tp(&u.tp_off)) {
 			jma_logf(s, JMA_LOG_INFO, "jemalloc's counter found, but the kernel has no BTF "
-				 "to find a thread's fs base: entries probed");
+				 "to find a thread's thread pointer: entries probed");
 			u.tsd_off = 0;
 		}
 		r->by_counter = u.tsd_off != 0;

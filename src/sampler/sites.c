@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attach/arch.h"
 #include "attach/mem.h"
 #include "core/session.h"
 #include "sampler/events.h"
@@ -81,8 +82,9 @@ static int is_entry(const struct smp_site *v, size_t n, uint64_t t)
 }
 
 /* The one function outside @e's own body that its code jumps or calls to
- * with a rel32 displacement, in jemalloc's code and starting there by its
- * frame description (so never the middle of an instruction), that is not
+ * with a displacement (attach/arch/ARCH/branch.c), in jemalloc's code and
+ * starting there by its frame description (so never the middle of an
+ * instruction), that is not
  * another public entry: jemalloc 5's slow path.  0 when there are none or
  * several (3.x and 4.x call many: their entries are probed).  Only asked of
  * the entries whose slow path is known to take their own first argument,
@@ -97,17 +99,11 @@ static uint64_t slow_path(struct jma_syms *sy, pid_t pid, const struct smp_site 
 
 	if (!len || att_mem_read(pid, e->addr, code, len))
 		return 0;
-	for (size_t i = 0; i + 5 <= len; i++) {
-		size_t at = i + 1;
-		int32_t rel;
+	for (size_t i = 0; i < len; i += arch_insn_align) {
 		uint64_t t, start;
 
-		if (code[i] == 0x0f && i + 6 <= len && (code[i + 1] & 0xf0) == 0x80)
-			at = i + 2;	/* jcc rel32 */
-		else if (code[i] != 0xe8 && code[i] != 0xe9)
-			continue;	/* call rel32, jmp rel32 */
-		memcpy(&rel, code + at, sizeof(rel));
-		t = e->addr + at + 4 + (uint64_t)(int64_t)rel;
+		if (!arch_direct_branch(code, len, i, e->addr, &t))
+			continue;
 		if ((t >= e->addr && t < e->addr + e->size) || !jma_syms_in_jemalloc(sy, t) ||
 		    jma_syms_func_start(sy, t, &start) || start != t || is_entry(v, n, t))
 			continue;

@@ -1,6 +1,7 @@
 /* regs.c -- arm64 register access and the AAPCS64 call convention. */
 #include <elf.h>
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/uio.h>
@@ -59,7 +60,8 @@ int arch_extregs_get(pid_t tid, struct arch_extregs *x)
 		uint32_t size;
 
 		memcpy(&size, sve, sizeof(size));
-		memcpy(&flags, sve + 8, sizeof(flags));
+		/* user_sve_header: size, max_size, vl, max_vl, then flags (at 12). */
+		memcpy(&flags, sve + offsetof(struct user_sve_header, flags), sizeof(flags));
 		if (size > cap)
 			return -E2BIG;
 		if (flags & A64_SVE_FLAG_LIVE)
