@@ -215,13 +215,25 @@ t_refused_without_jemalloc() {
 	expect_rc 4
 }
 
+redis_allocated() {
+	redis-cli -p "$REDIS_PORT" info memory | tr -d '\r' | awk -F: '$1 == "allocator_allocated" { print $2 }'
+}
+
 t_redis() {
 	local pid alloc
 	start_redis pid
 	expect_eq "$(redis-cli -p "$REDIS_PORT" debug populate 100000 key 100)" OK
+	# INFO's allocator figures are refreshed by Redis's cron (every 100 ms):
+	# wait until two reads 300 ms apart agree, so that it shows the populate.
+	local a b=$(redis_allocated)
+	for _ in $(seq 60); do
+		sleep 0.3
+		a=$b b=$(redis_allocated)
+		[[ $a == "$b" ]] && break
+	done
 	jm "$pid" census --json
 	expect_rc 0
-	alloc=$(redis-cli -p "$REDIS_PORT" info memory | tr -d '\r' | awk -F: '$1 == "allocator_allocated" { print $2 }')
+	alloc=$(redis_allocated)
 	# INFO's figure is stats.allocated: live + thread-cached, exactly (idle redis).
 	expect_eq "$(jq '.bytes + .thread_cached.bytes' <<<"$OUT")" "$alloc"
 	((alloc > 10000000)) || fail "redis holds only $alloc bytes"
