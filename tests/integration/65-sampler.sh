@@ -307,7 +307,16 @@ t_threads_fork_exec_during_window() {
 	expect_match "$(cat "$TMPD/t.err")" 'executed another program'
 	jm analyze "$TMPD/t.heap" --format json --alloc-space
 	expect_rc 0
-	within "$(site "$OUT" thread_site)" $((16 << 20)) $(((16 << 20) * 15 / 100))
+	# A loaded machine can let the burst of 16 MiB fill the ring buffer: the
+	# samples dropped are counted ("N lost"), each standing for ~18.5 KiB of
+	# 4 KiB blocks at 2^14 (4096 / (1 - e^-0.25)); counted in, the total holds.
+	local got lost
+	got=$(site "$OUT" thread_site)
+	lost=$(sed -n 's/.* samples (\([0-9]*\) lost).*/\1/p' "$TMPD/t.err")
+	[[ $lost ]] || fail "no lost count in: $(cat "$TMPD/t.err")"
+	((lost)) && echo "    ($lost samples lost: $got bytes + up to $((lost * 18940)))" >&2
+	((got <= (16 << 20) * 115 / 100 && got + lost * 18940 >= (16 << 20) * 85 / 100)) ||
+		fail "thread_site $got bytes ($lost samples lost) for $((16 << 20))"
 	expect_eq "$(fix "$pid" rate)" "leak $RATE churn $RATE"
 }
 
