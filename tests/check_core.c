@@ -13,6 +13,14 @@
 
 #define CORPUS "tests/fuzz/core_corpus"
 
+/* The corpus's cores are x86_64's, but for "aarch64": a core is read on the
+ * machine it comes from only, so on arm64 "minimal" is the other machine's. */
+#ifdef __x86_64__
+#define OTHER_MACHINE "aarch64"
+#else
+#define OTHER_MACHINE "minimal"
+#endif
+
 static unsigned char *slurp(const char *name, size_t *len)
 {
 	char path[512];
@@ -40,6 +48,10 @@ START_TEST(test_core_wellformed)
 	size_t len;
 	const unsigned char *data;
 
+#ifndef __x86_64__
+	ck_assert_int_eq(parse("minimal", &c, msg, sizeof(msg)), -EXDEV);
+	return;	/* an arm64 core's parse: 49-core and smoke.sh in the arm64 guest */
+#endif
 	ck_assert_int_eq(parse("minimal", &c, msg, sizeof(msg)), 0);
 	data = c.data;
 	ck_assert_uint_eq(c.nthreads, 1);
@@ -77,7 +89,7 @@ START_TEST(test_core_bad)
 	static const struct { const char *name; int err; const char *msg; } bad[] = {
 		{ "text", -ENOEXEC, "not an ELF file" },
 		{ "not-core", -ENOEXEC, "not a core" },
-		{ "aarch64", -EXDEV, "another architecture" },
+		{ OTHER_MACHINE, -EXDEV, "another architecture" },
 		{ "truncated", -EIO, "truncated" },
 		{ "headers-only", -EIO, "truncated" },
 	};
