@@ -90,8 +90,10 @@ START_TEST(test_core_bad)
 		{ "text", -ENOEXEC, "not an ELF file" },
 		{ "not-core", -ENOEXEC, "not a core" },
 		{ OTHER_MACHINE, -EXDEV, "another architecture" },
+#ifdef __x86_64__	/* x86_64 cores: elsewhere refused as the other machine's first */
 		{ "truncated", -EIO, "truncated" },
 		{ "headers-only", -EIO, "truncated" },
+#endif
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
 		struct emu_core c;
