@@ -827,6 +827,7 @@ static int ptrace_call(struct jma_backend *b, const struct jma_bcall *bc, uint64
 		return err;
 	}
 	c.timeout_ms = jma_timeout_ms(s);
+	c.total_ms = bc->total_ms;
 	c.grace_ms = c.timeout_ms;
 	err = att_call(&p->th, &c, ret);
 	if (c.sink && p->stray)

@@ -265,6 +265,33 @@ t_endless_stats_end_within_their_bounds() {
 	done
 }
 
+# Row "bounded work": a target whose malloc_stats_print writes to fd 2
+# without end, never to the callback (issue 41).  Before, each of those
+# stray writes restarted the timeout: -t 1 stats ran past 45 and 120 s.
+# Now stray writes are no progress (it ends after one timeout), and the
+# call's whole bound is 7 timeouts whatever it writes.
+t_stats_flooding_fd2_ends_within_its_bound() {
+	local pid t0 ms
+	start_fixture pid "$FIXTURES/hostilefix"
+	expect_eq "$(fix "$pid" flood-stats)" ok
+	t0=$(date +%s%N)
+	RC=0
+	timeout 60 "$JEMATTACH" -t 1 "$pid" stats >"$TMPD/stats.out" 2>"$TMPD/err" || RC=$?
+	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+	ERR=$(cat "$TMPD/err")
+	[[ $RC != 124 ]] || fail "stats still running after 60 s"
+	expect_rc 5
+	expect_match "$ERR" "did not return within [0-9]+ ms"
+	expect_match "$ERR" "also wrote [0-9]+ bytes to fd 2"
+	# 7 s, and what stopping the thread and the report's messages take.
+	(( ms <= 12000 )) || fail "stats took $ms ms (bound: 7 x -t, 7000 ms)"
+	[[ ! -s $TMPD/stats.out ]] || fail "the stray text was printed"
+	echo "    (flood: -t 1 stats ended after $ms ms)" >&2
+	# Left to flood its own stderr (the borrowed thread is its main one,
+	# which would answer ping), but running: no thread stopped.
+	expect_not_stopped "$pid"
+}
+
 # Row "bounded work": prof dump --analyze without -o leaves no copy (of up to
 # 1 GiB) in the current directory.
 t_dump_analyze_without_o_writes_no_file() {
