@@ -47,7 +47,10 @@ int sym_view_open(void *arg, const char *path, int flags)
 {
 	const struct sym_view *v = arg;
 
-	return v->pid > 0 ? jma_tfs_open(v->pid, path, flags) : sym_open_host(NULL, path, flags);
+	if (v->pid > 0)
+		return jma_tfs_open(v->pid, path, flags);
+	return v->as_owner ? jma_tfs_open_as(v->uid, v->gid, path, flags) :
+			     sym_open_host(NULL, path, flags);
 }
 
 int sym_view_module(const struct sym_view *v, const char *path, uint64_t start, char *shown,
