@@ -241,6 +241,11 @@ $(FIX_DIR)/libjemfix-rjem.so: tests/fixtures/jemfix.c tests/fixtures/fixture.h $
 $(FIX_DIR)/jemfix-nobuildid: tests/fixtures/jemfix.c tests/fixtures/fixture.h
 	$(CC) $(FIX_CFLAGS) -Wl,--build-id=none -o $@ $< -ljemalloc
 
+# A FUSE file system whose reads are never answered (46-hostile-fuse): libfuse3.
+$(FIX_DIR)/hangfs: tests/fixtures/hangfs.c
+	@mkdir -p $(FIX_DIR)
+	$(CC) $(FIX_CFLAGS) $$(pkg-config --cflags fuse3) -o $@ $< $$(pkg-config --libs fuse3)
+
 # Preloaded: holds a program's start in its constructor (45-safety).
 $(FIX_DIR)/libctorwait.so: tests/fixtures/so/ctorwait.c
 	$(CC) $(FIX_CFLAGS) -fPIC -shared -o $@ $<
@@ -393,7 +398,7 @@ $(BUILD)/fuzz/heap_fuzz: $(FUZZ_SRCS) $(wildcard src/heap/*.h include/jemattach/
 	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 		-std=gnu11 -D_GNU_SOURCE -Iinclude -I. -Isrc -Iattach/arch/$(ARCH) -I$(BUILD)/gen $(PKG_CFLAGS) \
 		-o $@ $(FUZZ_SRCS) attach/procfs.c attach/yield.c attach/defer.c src/symbols/fdes.c \
-		attach/targetfs.c src/symbols/debuginfo.c src/symbols/dwfl.c src/symbols/view.c \
+		attach/targetfs.c attach/backing.c src/symbols/debuginfo.c src/symbols/dwfl.c src/symbols/view.c \
 		src/symbols/demangle.c $(PKG_LIBS) -lm
 
 # The ELF core parser of the emulator (corpus: tests/fuzz/core_corpus).

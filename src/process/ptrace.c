@@ -67,6 +67,7 @@ struct ptrace_be {
 	uint64_t held_ns;		/* the last attachment's hold (jma_held_ns) */
 	char dumped[512];		/* the private directory of a dump, to sweep beside at end */
 	char dump_name[64];		/* ... and the file it held */
+	int told_mem;			/* a refused or abandoned read was logged */
 };
 
 static struct jma_backend *ptrace_new(const struct att_status *st);
@@ -871,14 +872,25 @@ static uint64_t ptrace_scratch(struct jma_backend *b, const void *data, size_t l
 	return r;
 }
 
+/* Memory refused for what backs it, or given up on (attach/mem.h): said
+ * once per session, whichever read it was. */
+static int told(struct ptrace_be *p, int err)
+{
+	if ((err == -EREMOTE || err == -ETIMEDOUT) && !p->told_mem) {
+		p->told_mem = 1;
+		jma_logf(p->be.s, JMA_LOG_WARN, "%s", att_mem_why());
+	}
+	return err;
+}
+
 static int ptrace_read(struct jma_backend *b, uint64_t addr, void *buf, size_t len)
 {
-	return att_mem_read(b->s->pid, addr, buf, len);
+	return told((struct ptrace_be *)b, att_mem_read(b->s->pid, addr, buf, len));
 }
 
 static int ptrace_read_str(struct jma_backend *b, uint64_t addr, size_t max, char **out, int *trunc)
 {
-	return att_mem_read_str(b->s->pid, addr, max, out, trunc);
+	return told((struct ptrace_be *)b, att_mem_read_str(b->s->pid, addr, max, out, trunc));
 }
 
 static int ptrace_dump(struct jma_backend *b, const char *dir, const char *name, size_t max,
