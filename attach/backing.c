@@ -51,24 +51,52 @@ int att_backing_remote(const char *t)
 	return 0;
 }
 
-/* The type of the file system with device @dev (major << 32 | minor) in the
- * mountinfo text @mi, into @type; 0 if found. */
-static int type_of(const char *mi, uint64_t dev, char *type, size_t len)
-{
-	for (const char *l = mi; *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : l + strlen(l)) {
-		unsigned maj, min;
-		const char *sep;
-		int n;
+struct mount {
+	uint64_t dev;		/* major << 32 | minor, as struct att_map's */
+	char type[64];
+};
 
-		/* "ID PARENT MAJ:MIN ROOT POINT OPTS [TAGS...] - TYPE SOURCE SUPER" */
-		if (sscanf(l, "%*u %*u %u:%u", &maj, &min) != 2 ||
-		    ((uint64_t)maj << 32 | min) != dev || !(sep = strstr(l, " - ")))
+/* Each mount's device and type from the mountinfo text @mi (malloc'd array).
+ * A line: "ID PARENT MAJ:MIN ROOT POINT OPTS [TAGS...] - TYPE SOURCE SUPER". */
+static struct mount *mounts_of(char *mi, size_t *n)
+{
+	size_t cap = 0;
+	struct mount *m = NULL;
+
+	*n = 0;
+	for (char *l = mi, *nl; l && *l; l = nl) {
+		unsigned long maj, min;
+		char *sep, *p;
+
+		if ((nl = strchr(l, '\n')))
+			*nl++ = '\0';
+		p = strchr(l, ' ');
+		p = p ? strchr(p + 1, ' ') : NULL;
+		if (!p || !(sep = strstr(p, " - ")))
 			continue;
-		n = (int)strcspn(sep + 3, " \n");
-		snprintf(type, len, "%.*s", n, sep + 3);
-		return 0;
+		maj = strtoul(p + 1, &p, 10);
+		if (*p != ':')
+			continue;
+		min = strtoul(p + 1, NULL, 10);
+		if (*n == cap) {
+			struct mount *more = realloc(m, (cap = cap ? 2 * cap : 64) * sizeof(*m));
+			if (!more)
+				break;
+			m = more;
+		}
+		m[*n].dev = (uint64_t)maj << 32 | min;
+		snprintf(m[*n].type, sizeof(m[*n].type), "%.*s", (int)strcspn(sep + 3, " "), sep + 3);
+		(*n)++;
 	}
-	return -1;
+	return m;
+}
+
+static const char *type_of(const struct mount *m, size_t n, uint64_t dev)
+{
+	for (size_t i = 0; i < n; i++)
+		if (m[i].dev == dev)
+			return m[i].type;
+	return NULL;
 }
 
 /* Is there a FUSE connection with device @dev?  fusectl names each by the
@@ -95,8 +123,10 @@ static void drop(struct snapshot *s)
 static int refresh(struct snapshot *s, pid_t pid)
 {
 	char path[64], *mi = NULL;
-	size_t milen;
-	int err;
+	struct mount *mounts = NULL;
+	size_t milen, nmounts = 0;
+	uint64_t dev = 0;
+	int err, fuse = 0;
 
 	drop(s);
 	s->pid = pid;
@@ -104,20 +134,24 @@ static int refresh(struct snapshot *s, pid_t pid)
 	if ((err = att_proc_maps(pid, &s->maps, &s->nmaps)))
 		return err;
 	snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int)pid);
-	if (att_proc_read(path, &mi, &milen))
-		mi = NULL;
+	if (!att_proc_read(path, &mi, &milen))
+		mounts = mounts_of(mi, &nmounts);
+	free(mi);
 	for (size_t i = 0; i < s->nmaps; i++) {
 		const struct att_map *m = &s->maps[i];
-		char type[64] = "";
+		const char *type = type_of(mounts, nmounts, m->dev);
 		struct hazard *h;
 
 		if (!m->dev && !m->inode)
 			continue;	/* anonymous memory */
-		if ((!mi || type_of(mi, m->dev, type, sizeof(type)) || !att_backing_remote(type)) &&
-		    fuse_conn(m->dev) != 1)
+		if (m->dev != dev || !i) {
+			dev = m->dev;
+			fuse = type ? att_backing_remote(type) : fuse_conn(dev) == 1;
+		}
+		if (!fuse)
 			continue;
 		if (!(h = realloc(s->hz, (s->nhz + 1) * sizeof(*h)))) {
-			free(mi);
+			free(mounts);
 			return -ENOMEM;
 		}
 		s->hz = h;
@@ -126,9 +160,9 @@ static int refresh(struct snapshot *s, pid_t pid)
 		h->end = m->end;
 		snprintf(h->what, sizeof(h->what), "0x%llx-0x%llx %.120s (%s)",
 			 (unsigned long long)m->start, (unsigned long long)m->end,
-			 m->path ? m->path : "", type[0] ? type : "a FUSE connection");
+			 m->path ? m->path : "", type ? type : "a FUSE connection");
 	}
-	free(mi);
+	free(mounts);
 	return 0;
 }
 

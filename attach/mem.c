@@ -291,6 +291,17 @@ static int start_helper(void)
 	return 0;
 }
 
+/* At exit the main thread's helper goes with us, not a moment after. */
+__attribute__((destructor)) static void helper_exit(void)
+{
+	if (!mio)
+		return;
+	kill(helper, SIGKILL);
+	waitpid(helper, NULL, __WALL);
+	munmap(mio, sizeof(*mio));
+	mio = NULL;
+}
+
 /* Run the request in *mio; 0, or -ETIMEDOUT once @ms passed. */
 static int round_trip(int ms)
 {
