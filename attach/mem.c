@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -267,11 +268,29 @@ static void abandon_helper(void)
 	helper = 0;
 }
 
+static void register_atfork(void);
+
+/* A child of ours forked by someone else starts without a helper: the
+ * shared page and the helper are its parent's. */
+static void forget_in_child(void)
+{
+	mio = NULL;
+	helper = 0;
+	memset(abandoned, 0, sizeof(abandoned));
+}
+
+static void register_atfork(void)
+{
+	pthread_atfork(NULL, NULL, forget_in_child);
+}
+
 static int start_helper(void)
 {
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	pid_t parent = getpid(), c;
 	struct mio *m;
 
+	pthread_once(&once, register_atfork);
 	reap();
 	m = mmap(NULL, sizeof(*m), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED)
@@ -337,17 +356,21 @@ static int round_trip(int ms)
  * needed); where none can be had, the system calls are made here. */
 static int helper_io(int op, pid_t pid, uint64_t addr, void *buf, size_t len)
 {
-	int err;
+	int err = -EIO;
 
-	if (!mio && (err = start_helper()))
-		return err;
-	mio->op = op;
-	mio->pid = pid;
-	mio->addr = addr;
-	mio->len = len;
-	if (op == OP_WRITE)
-		memcpy(mio->data, buf, len);
-	if ((err = round_trip(limit_ms(pid)))) {
+	/* A second time when the helper was killed under us (-EIO). */
+	for (int tries = 0; err == -EIO && tries < 2; tries++) {
+		if (!mio && (err = start_helper()))
+			return err;
+		mio->op = op;
+		mio->pid = pid;
+		mio->addr = addr;
+		mio->len = len;
+		if (op == OP_WRITE)
+			memcpy(mio->data, buf, len);
+		err = round_trip(limit_ms(pid));
+	}
+	if (err) {
 		if (err == -ETIMEDOUT) {
 			snprintf(why, sizeof(why), "%s %zu bytes at 0x%llx of process %d did not end "
 				 "within %d ms: given up (what backs that memory does not answer)",

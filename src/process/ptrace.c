@@ -583,6 +583,12 @@ static int ptrace_begin(struct jma_backend *b)
 	if (!p->restorer)
 		p->restorer = jma_syms_restorer(s->syms);
 	if (!p->restorer && !(s->opt.flags & JMA_F_FORCE)) {
+		/* Not found because another program runs there by now, or because
+		 * the maps were read while the loader was mapping it (libc after
+		 * libjemalloc)? */
+		if (jma_exec_same(s->pid, s->exec_mark, &s->exec_where) == -ENOEXEC ||
+		    jma_exec_loading(s->pid, s->exec_mark, JMA_LOADING_WAIT_MS))
+			return exec_fail(s);
 		snprintf(why, sizeof(why), "process %d has no rt_sigreturn trampoline (__restore_rt)",
 			 (int)s->pid);
 		return engine_refused(s, why);
