@@ -15,6 +15,7 @@
 #include "attach/call.h"
 #include "attach/mem.h"
 #include "attach/perm.h"
+#include "attach/restorer.h"
 #include "attach/select.h"
 #include "attach/sink.h"
 #include "attach/unwind.h"
@@ -286,6 +287,16 @@ static void give_back(struct ptrace_be *p)
 	}
 	att_thread_restore(&p->th);
 	jma_freeze_put(&p->fz, &p->th);
+}
+
+/* What was read of the process before anything stopped (its maps: a stack,
+ * libc's trampoline) is not what runs there now: another program since, or
+ * the maps were read while the loader was still mapping one (libc after
+ * libjemalloc).  A refusal on that basis is the exec's. */
+static int changed_program(jma_session *s)
+{
+	return jma_exec_same(s->pid, s->exec_mark, &s->exec_where) == -ENOEXEC ||
+	       jma_exec_loading(s->pid, s->exec_mark, JMA_LOADING_WAIT_MS);
 }
 
 static int exec_fail(jma_session *s)
@@ -582,12 +593,16 @@ static int ptrace_begin(struct jma_backend *b)
 	/* Before any thread stops: a search reads up to 64 MiB of code. */
 	if (!p->restorer)
 		p->restorer = jma_syms_restorer(s->syms);
+	/* Maps read while the loader was still mapping the program lack libc:
+	 * once more on fresh ones. */
+	if (!p->restorer && !jma_syms_refresh_maps(s->syms)) {
+		const struct att_map *fresh = jma_syms_maps(s->syms, &n);
+
+		if (att_restorer_find(s->pid, fresh, n, &p->restorer))
+			p->restorer = 0;
+	}
 	if (!p->restorer && !(s->opt.flags & JMA_F_FORCE)) {
-		/* Not found because another program runs there by now, or because
-		 * the maps were read while the loader was mapping it (libc after
-		 * libjemalloc)? */
-		if (jma_exec_same(s->pid, s->exec_mark, &s->exec_where) == -ENOEXEC ||
-		    jma_exec_loading(s->pid, s->exec_mark, JMA_LOADING_WAIT_MS))
+		if (changed_program(s))
 			return exec_fail(s);
 		snprintf(why, sizeof(why), "process %d has no rt_sigreturn trampoline (__restore_rt)",
 			 (int)s->pid);
@@ -625,6 +640,8 @@ static int ptrace_begin(struct jma_backend *b)
 	}
 	if (jma_exec_ident_same(s->pid, &s->ident))
 		return jma_fail(s, JMA_ERR_ATTACH, -ESRCH, "process %d exited", (int)s->pid);
+	if (changed_program(s))
+		return exec_fail(s);
 	if (p->restart_tid)
 		return jma_fail(s, JMA_ERR_UNSAFE, -EAGAIN, "no thread of process %d can be borrowed: "
 				"%s, and it was still there after %d ms; if jemattach died during a "
