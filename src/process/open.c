@@ -58,7 +58,8 @@ int jma_open_process(jma_session *s, pid_t pid, struct att_status *st)
 	/* Its files read in the middle of an exec (a module gone or another
 	 * program's: "Exec format error" from libdwfl, seen 1 run in 900): the
 	 * exec is the error. */
-	if (err && s->exec_mark && jma_exec_same(pid, s->exec_mark, &s->exec_where) == -ENOEXEC)
+	if (err && s->exec_mark && (jma_exec_same(pid, s->exec_mark, &s->exec_where) == -ENOEXEC ||
+				    jma_exec_loading(pid, s->exec_mark, JMA_LOADING_WAIT_MS)))
 		return jma_fail(s, JMA_ERR_ATTACH, -ENOEXEC, "process %d executed a new program "
 				"while jemattach read its modules", (int)pid);
 	if (err == -EEXIST)
