@@ -106,6 +106,44 @@ t_fuse_memory_is_refused_at_once() {
 	expect_eq "$(fix "$pid" ping)" pong
 }
 
+# serve selecting the target: its scans refuse the FUSE memory at once, so
+# /metrics and /targets answer, the target is up, and SIGTERM ends serve.
+# (Before, the scanner slept in the kernel holding the target list.)
+t_fuse_memory_leaves_serve_answering() {
+	local fs pid sp port code t0 mnt="$TMPD/mnt"
+	mount_hangfs fs "$mnt"
+	hostile_target pid "$mnt"
+	for _ in 1 2 3; do
+		port=$(free_port) || fail "no free port"
+		"$JEMATTACH" serve --listen "127.0.0.1:$port" --target "pid=$pid" 2>"$TMPD/serve.err" &
+		sp=$!
+		STARTED+=("$sp")
+		for _ in $(seq 300); do
+			grep -q serving "$TMPD/serve.err" && break 2
+			kill -0 "$sp" 2>/dev/null || break
+			sleep 0.05
+		done
+	done
+	grep -q serving "$TMPD/serve.err" || fail "serve did not start: $(cat "$TMPD/serve.err")"
+	for _ in 1 2 3; do
+		t0=${EPOCHREALTIME/./}
+		code=$(curl -s -o "$TMPD/metrics" -w '%{http_code}' --max-time 30 "http://127.0.0.1:$port/metrics") || true
+		echo "    (/metrics: $code after $(( (${EPOCHREALTIME/./} - t0) / 1000 )) ms)" >&2
+		expect_eq "$code" 200
+	done
+	expect_match "$(cat "$TMPD/metrics")" "jemattach_target_up\{pid=\"$pid\"[^}]*\} 1"
+	code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 30 "http://127.0.0.1:$port/targets") || true
+	expect_eq "$code" 200
+	expect_not_stopped "$pid"
+	kill -TERM "$sp"
+	for _ in $(seq 100); do
+		child_state "$sp"
+		[[ -z $CHILD_STATE || $CHILD_STATE == Z ]] && break
+		sleep 0.05
+	done
+	[[ -z $CHILD_STATE || $CHILD_STATE == Z ]] || fail "serve still there 5 s after SIGTERM"
+}
+
 # The same file system detached (umount -l by its user): no namespace lists
 # it any more, so unless fusectl is mounted (it lists every FUSE connection)
 # nothing tells what backs the mapping.  The read is then made by a helper
