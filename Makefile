@@ -405,8 +405,8 @@ $(BUILD)/fuzz/heap_fuzz: $(FUZZ_SRCS) $(wildcard src/heap/*.h include/jemattach/
 $(BUILD)/fuzz/core_fuzz: tests/fuzz/core_fuzz.c src/emulate/core.c src/emulate/core.h
 	@mkdir -p $(BUILD)/fuzz/core_corpus
 	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-		-std=gnu11 -D_GNU_SOURCE -I. -Isrc $(PKG_CFLAGS) -o $@ tests/fuzz/core_fuzz.c \
-		src/emulate/core.c $(PKG_LIBS)
+		-std=gnu11 -D_GNU_SOURCE -I. -Isrc -Iattach/arch/$(ARCH) $(PKG_CFLAGS) -o $@ tests/fuzz/core_fuzz.c \
+		src/emulate/core.c src/symbols/buildid.c attach/arch/$(ARCH)/regs.c $(PKG_LIBS)
 
 fuzz: $(BUILD)/fuzz/heap_fuzz $(BUILD)/fuzz/core_fuzz
 	$(BUILD)/fuzz/heap_fuzz -max_total_time=$(FUZZ_TIME) -timeout=10 -rss_limit_mb=4096 \
