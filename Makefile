@@ -70,14 +70,17 @@ SUITES    := $(patsubst tests/check_%.c,%,$(TEST_SRCS))
 FIX_DIR   := $(BUILD)/fixtures
 FIX_CFLAGS := -O1 -g -Wall -Wextra -Werror -D_GNU_SOURCE -pthread
 FIX_SRCS  := $(wildcard tests/fixtures/*.c)
-FIX_DYN   := $(patsubst tests/fixtures/%.c,$(FIX_DIR)/%,$(filter-out tests/fixtures/callee.c,$(FIX_SRCS)))
+FIX_DYN   := $(patsubst tests/fixtures/%.c,$(FIX_DIR)/%,$(filter-out tests/fixtures/callee.c \
+	     tests/fixtures/hangfs.c,$(FIX_SRCS)))
+# The FUSE fixture where libfuse3's headers are (make deps installs them).
+FIX_FUSE  := $(if $(shell pkg-config --exists fuse3 2>/dev/null && echo y),$(FIX_DIR)/hangfs)
 FIX_STATIC := $(FIX_DIR)/jemfix-static $(FIX_DIR)/jemfix-static-je $(FIX_DIR)/jemfix-static-rjem \
 	$(FIX_DIR)/leakfix-static-rjem \
 	$(FIX_DIR)/jemfix-static-stripped $(FIX_DIR)/jemfix-static-debuglink $(FIX_DIR)/jemfix-in-so \
 	$(FIX_DIR)/jemfix-full-static
 # C++ fixtures (g++): mangled names for the demangling tests.
 FIX_CXX   := $(patsubst tests/fixtures/%.cc,$(FIX_DIR)/%,$(wildcard tests/fixtures/*.cc))
-FIXTURES  := $(FIX_DYN) $(FIX_DIR)/callee $(FIX_STATIC) $(FIX_DIR)/libctorwait.so \
+FIXTURES  := $(FIX_DYN) $(FIX_FUSE) $(FIX_DIR)/callee $(FIX_STATIC) $(FIX_DIR)/libctorwait.so \
 	$(FIX_DIR)/jemfix-nobuildid $(FIX_CXX)
 JEM_PIC   := /usr/lib/$(shell $(CC) -print-multiarch)/libjemalloc_pic.a
 

@@ -37,6 +37,7 @@ mount_hangfs() {
 	have_user || skip "no $TUSER user"
 	[[ -c /dev/fuse ]] || skip "no /dev/fuse"
 	command -v fusermount3 >/dev/null || skip "no fusermount3 (Debian's fuse3: make deps)"
+	[[ -x $FIXTURES/hangfs ]] || skip "no hangfs fixture (libfuse3-dev: make deps, then make)"
 	chmod 0711 "$TMPD"
 	mkdir -p "$mnt" && chown "$TUSER" "$mnt"
 	echo "$mnt" >>"$TMPD/mounts"
