@@ -244,6 +244,23 @@ expect_state() {
 	fail "process $1 changed (maps, fds or files in its working directory)"
 }
 
+# expect_not_stopped PID: no thread of PID is stopped (t or T in
+# /proc/PID/task/*/stat), given a moment for a detach in progress.
+expect_not_stopped() {
+	local st f l
+	for _ in $(seq 40); do
+		st=""
+		for f in /proc/"$1"/task/*/stat; do
+			read -r l 2>/dev/null <"$f" || continue
+			l=${l##*) }
+			st+=" ${l%% *}"
+		done
+		[[ $st != *[tT]* ]] && return 0
+		sleep 0.05
+	done
+	fail "process $1 left stopped (thread states: $(echo $st))"
+}
+
 # jm ARGS...: run jemattach, stdout in $OUT, stderr in $ERR, exit code in $RC.
 jm() { jm_run "$JEMATTACH" "$@"; }
 
