@@ -78,7 +78,7 @@ FIX_STATIC := $(FIX_DIR)/jemfix-static $(FIX_DIR)/jemfix-static-je $(FIX_DIR)/je
 # C++ fixtures (g++): mangled names for the demangling tests.
 FIX_CXX   := $(patsubst tests/fixtures/%.cc,$(FIX_DIR)/%,$(wildcard tests/fixtures/*.cc))
 FIXTURES  := $(FIX_DYN) $(FIX_DIR)/callee $(FIX_STATIC) $(FIX_DIR)/libctorwait.so \
-	$(FIX_DIR)/jemfix-nobuildid $(FIX_CXX)
+	$(FIX_DIR)/libloadstall.so $(FIX_DIR)/jemfix-nobuildid $(FIX_CXX)
 JEM_PIC   := /usr/lib/$(shell $(CC) -print-multiarch)/libjemalloc_pic.a
 
 .PHONY: all deps check check-build-tool check-build-asan check-aarch64 check-deb demo install uninstall clean bench soak fuzz versions check-versions deb
@@ -244,6 +244,11 @@ $(FIX_DIR)/jemfix-nobuildid: tests/fixtures/jemfix.c tests/fixtures/fixture.h
 # Preloaded: holds a program's start in its constructor (45-safety).
 $(FIX_DIR)/libctorwait.so: tests/fixtures/so/ctorwait.c
 	$(CC) $(FIX_CFLAGS) -fPIC -shared -o $@ $<
+
+# An audit module (LD_AUDIT) that holds the loader between libjemalloc and
+# libc (47-exec); without libc of its own, nor the compiler's stack guard.
+$(FIX_DIR)/libloadstall.so: tests/fixtures/so/loadstall.c
+	$(CC) -O1 -g -Wall -Wextra -Werror -D_GNU_SOURCE -fPIC -shared -nostdlib -fno-stack-protector -o $@ $<
 
 $(FIX_DIR)/jemfix-in-so: tests/fixtures/so/loader.c $(FIX_DIR)/libjemfix-rjem.so
 	$(CC) $(FIX_CFLAGS) -o $@ $< -L$(FIX_DIR) -ljemfix-rjem -Wl,-rpath,'$$ORIGIN'

@@ -76,22 +76,32 @@ start_fixture() {
 # start_fixture_cmd VAR CMD...: the same for any command line that ends by
 # exec'ing a fixture (under unshare, with arguments...).
 start_fixture_cmd() {
+	spawn_fixture "$@" && fixture_ready "${!1}"
+}
+
+# spawn_fixture VAR CMD...: start_fixture_cmd without waiting for its "ready"
+# (a fixture held before its main: fixture_ready PID waits for it then).
+spawn_fixture() {
 	local __var=$1; shift
 	local __dir; __dir=$(mktemp -d "$TMPD/fix.XXXX")
 	mkfifo "$__dir/in" "$__dir/out"
 	mkdir "$__dir/cwd"
 	(cd "$__dir/cwd" && exec "$@" <"$__dir/in" >"$__dir/out") &
-	local __pid=$! __in __out __line=""
+	local __pid=$! __in __out
 	STARTED+=("$__pid")
 	exec {__in}>"$__dir/in"
 	exec {__out}<"$__dir/out"
 	FIX_IN[$__pid]=$__in
 	FIX_OUT[$__pid]=$__out
-	while read -r -t 30 __line <&"$__out"; do
+	printf -v "$__var" '%s' "$__pid"
+}
+
+fixture_ready() {
+	local __line=""
+	while read -r -t 30 __line <&"${FIX_OUT[$1]}"; do
 		[[ $__line == ready ]] && break
 	done
-	[[ $__line == ready ]] || { fail "fixture $* did not start"; return 1; }
-	printf -v "$__var" '%s' "$__pid"
+	[[ $__line == ready ]] || { fail "fixture $1 did not start"; return 1; }
 }
 
 # fix PID CMD: send one command, print the one-line answer.

@@ -47,7 +47,7 @@ int jma_open_process(jma_session *s, pid_t pid, struct att_status *st)
 		jma_symcache_done(&cache);
 		/* Read in the middle of an exec, before the loader mapped it? */
 		if (err != -ENOENT || tries == LOADING_TRIES ||
-		    !jma_exec_loading(pid, s->exec_mark, JMA_LOADING_WAIT_MS))
+		    !jma_exec_loading(pid, s->exec_mark, NULL, 0, JMA_LOADING_WAIT_MS))
 			break;
 	}
 	if (err && jma_exec_ident_same(pid, &s->ident))

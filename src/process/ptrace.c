@@ -297,11 +297,31 @@ static int exec_fail(jma_session *s)
 			"jemattach read its symbols", (int)s->pid);
 }
 
+/* Were the maps the command works from (jma_open's for the first, else its
+ * own) read while the process was loading code -- the program it had just
+ * executed, libc not mapped yet -- or did it execute another since?  Then
+ * they miss what it runs now: the error says so (0 when they did not). */
+static int loading_fail(jma_session *s, int wait_ms)
+{
+	size_t n;
+	const struct att_map *maps = jma_syms_maps(s->syms, &n);
+
+	if (!jma_exec_loading(s->pid, s->exec_mark, maps, n, wait_ms))
+		return 0;
+	if (jma_exec_same(s->pid, s->exec_mark, &s->exec_where) == -ENOEXEC)
+		return exec_fail(s);
+	return jma_fail(s, JMA_ERR_ATTACH, -EAGAIN, "process %d was loading code when jemattach "
+			"read its maps (a program it had just executed, or a library): try again",
+			(int)s->pid);
+}
+
 /* The fallback call engine returns into page 0: should jemattach die during
  * a call, the thread faults there and the process dies.  It is used only
  * with --force; @why says why the self-restoring engine cannot be. */
 static int engine_refused(jma_session *s, const char *why)
 {
+	int err;
+
 	/* What it needs was not found because the process exited or ran
 	 * another program meanwhile?  That is the error then. */
 	if (jma_exec_ident_same(s->pid, &s->ident))
@@ -309,9 +329,10 @@ static int engine_refused(jma_session *s, const char *why)
 	if (jma_exec_same(s->pid, s->exec_mark, &s->exec_where) == -ENOEXEC)
 		return exec_fail(s);
 	/* An exec under way reads as code that vanished before it shows in the
-	 * exec mark: a moment's look (1 run in 30 of 47-exec). */
-	if (jma_exec_loading(s->pid, s->exec_mark, JMA_LOADING_WAIT_MS))
-		return exec_fail(s);
+	 * exec mark (a moment's look: 1 run in 30 of 47-exec), and maps read
+	 * while the loader was at work as code not there yet. */
+	if ((err = loading_fail(s, JMA_LOADING_WAIT_MS)))
+		return err;
 	return jma_fail(s, JMA_ERR_UNSAFE, -ENOTSUP, "%s: only the fallback call engine could call "
 			"into process %d, and if jemattach died during a call the process would die "
 			"too: refused (--force uses it anyway; --emulate reads the numbers from a "
@@ -624,6 +645,11 @@ static int ptrace_begin(struct jma_backend *b)
 				"fallback call the process would die too: refused (--force uses that "
 				"engine anyway; or try again once it has returned)", (int)s->pid,
 				p->restart_why, wait_ms);
+	/* A thread in libc, unwound with maps read before libc was mapped,
+	 * looks like one inside jemalloc (its stack still holds jemalloc's
+	 * start-up): the maps, not the thread, are wrong then. */
+	if ((err = loading_fail(s, 0)))
+		return err;
 	return jma_fail(s, JMA_ERR_UNSAFE, -EAGAIN, "no thread of process %d is safe to use%s%s",
 			(int)s->pid, why[0] ? "; last: " : "", why);
 }
