@@ -104,6 +104,21 @@ fixture_ready() {
 	[[ $__line == ready ]] || { fail "fixture $1 did not start"; return 1; }
 }
 
+# user_fixture NAME: the path of a copy of $FIXTURES/NAME that another user
+# can run (and read).  The tree may sit below a directory only root may
+# enter (a clone in /root, or under mktemp -d): that user's exec of
+# $FIXTURES/NAME is then refused.  The copy is in the script's scratch
+# directory, made enterable (0711) for it, and goes with it.
+user_fixture() {
+	local d=$TMPD/user-fixtures
+	if [[ ! -d $d ]]; then
+		chmod 0711 "$TMPD"
+		mkdir -m 0755 "$d"
+	fi
+	[[ -e $d/$1 ]] || install -m 0755 "$FIXTURES/$1" "$d/$1"
+	echo "$d/$1"
+}
+
 # fix PID CMD: send one command, print the one-line answer.
 fix() {
 	local line
