@@ -28,7 +28,7 @@ CFLAGS    ?= -O2 -g
 ifeq ($(SANITIZE),1)
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 endif
-ALL_CFLAGS := $(CFLAGS) $(WARN) $(SAN_FLAGS) -std=gnu11 -fPIC -D_GNU_SOURCE -Itests \
+ALL_CFLAGS := $(CFLAGS) $(WARN) $(SAN_FLAGS) -std=gnu11 -fPIC -D_GNU_SOURCE \
 	-DJMA_VERSION='"$(VERSION)"' -DJMA_DATADIR='"$(PREFIX)/share/jemattach"' \
 	-DJMA_LIBDIR='"$(PREFIX)/lib/jemattach"' \
 	-Iinclude -I. -Isrc -Iattach/arch/$(ARCH) -I$(BUILD)/gen $(PKG_CFLAGS)
@@ -43,7 +43,8 @@ endif
 LIB_DIRS  := symbols core process emulate jemalloc heap series census sampler
 # The emulator's per-machine tables (src/emulate/arch) are all built: the
 # emulated code's ELF machine chooses one, not the host's.
-LIB_SRCS  := $(filter-out %.bpf.c,$(wildcard attach/*.c attach/arch/$(ARCH)/*.c \
+# The test hook (attach/crashpoint.c) is not part of it: see "test hooks" below.
+LIB_SRCS  := $(filter-out %.bpf.c attach/crashpoint.c,$(wildcard attach/*.c attach/arch/$(ARCH)/*.c \
 	     $(foreach d,$(LIB_DIRS),src/$(d)/*.c) src/emulate/arch/*.c))
 CLI_SRCS  := $(wildcard src/cli/*.c)
 PROTOS    := $(wildcard src/heap/*.proto)
@@ -163,6 +164,28 @@ endif
 # The server module comes with the tool (make check builds the ASan tool by name).
 $(BUILD)/jemattach: $(CLI_OBJS) $(BUILD)/libjemattach.a $(UNWIND_LINK) | $(SERVE_SO)
 	$(CC) -o $@ $(CLI_OBJS) $(BUILD)/libjemattach.a $(ALL_LDFLAGS) \
+		-Wl,--start-group $$(cat $(UNWIND_LINK)) -Wl,--end-group $(CLI_LIBS) $(SAN_TOOL_LIBS)
+
+# --- test hooks ------------------------------------------------------------
+# The crash points (attach/crashpoint.h) exist only in $(BUILD)/hooks/jemattach,
+# the tool that the tests which kill it at an engine step run (40-prof,
+# 47-survive): the files that call them compiled again with -DJMA_TEST_HOOKS,
+# and the hook itself.  The library, the tool, the server module and what is
+# installed have none (05-install).
+HOOKED_SRCS := $(shell grep -l '"crashpoint\.h"' $(LIB_SRCS))
+HOOKED_OBJS := $(patsubst %.c,$(BUILD)/obj/hooks/%.o,$(HOOKED_SRCS) attach/crashpoint.c)
+
+$(BUILD)/obj/hooks/%.o: %.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	@$(CC) $(ALL_CFLAGS) -fvisibility=hidden -DJMA_TEST_HOOKS -MMD -MP -c -o $@ $<
+
+$(HOOKED_OBJS): | $(GEN_SRCS)
+
+$(BUILD)/hooks/jemattach: $(CLI_OBJS) $(filter-out $(patsubst %.c,$(BUILD)/obj/%.o,$(HOOKED_SRCS)),$(LIB_OBJS)) \
+		$(HOOKED_OBJS) $(UNWIND_LINK)
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $(filter %.o,$^) $(ALL_LDFLAGS) \
 		-Wl,--start-group $$(cat $(UNWIND_LINK)) -Wl,--end-group $(CLI_LIBS) $(SAN_TOOL_LIBS)
 
 # Its own copy of the library (-Bsymbolic: the tool exports none of its own).
@@ -310,11 +333,12 @@ check: deps
 
 # Both link the one libunwind under build/libunwind: its script builds it once.
 check-build-tool:
-	@$(MAKE) --no-print-directory all $(BUILD)/check_runner $(BUILD)/stress_driver versions
+	@$(MAKE) --no-print-directory all $(BUILD)/hooks/jemattach $(BUILD)/check_runner \
+		$(BUILD)/stress_driver versions
 
 check-build-asan:
 	@$(MAKE) --no-print-directory BUILD=build/asan SANITIZE=1 build/asan/jemattach \
-		build/asan/check_runner build/asan/stress_driver
+		build/asan/hooks/jemattach build/asan/check_runner build/asan/stress_driver
 
 # The arm64 port, proven in a Debian bookworm arm64 guest under qemu-system-aarch64 (TCG):
 # the image is built once under build/aarch64 (scripts/aarch64/image.sh), the tree built in it.
@@ -379,7 +403,7 @@ bench: deps
 # runs of jemattach killed at random instants (tests/integration/47-survive.sh), 200 borrowings of
 # every EINTR interface.
 soak: deps
-	@$(MAKE) --no-print-directory all $(BUILD)/stress_driver
+	@$(MAKE) --no-print-directory all $(BUILD)/hooks/jemattach $(BUILD)/stress_driver
 	@STRESS_DRIVER=$(BUILD)/stress_driver tests/stress.sh $${SOAK_OPS:-10000}
 	@SURVIVE_KILLS=$${SOAK_KILLS:-750} SURVIVE_EINTR=$${SOAK_EINTR:-200} \
 		DEATH_KILLS=$${SOAK_DEATH_KILLS:-200} JEMATTACH=$(BUILD)/jemattach \

@@ -7,6 +7,10 @@
 set -u
 source "$(dirname "${BASH_SOURCE[0]}")/procs.sh"
 JEMATTACH=$(readlink -f "${JEMATTACH:-build/jemattach}")
+# The same tool with the test hooks (attach/crashpoint.h), built beside it
+# (make's BUILD/hooks/jemattach): only the tests that crash it on purpose run
+# it (crash_hooks), every other test what users run.
+JEMATTACH_HOOKS=${JEMATTACH_HOOKS:-$(dirname "$JEMATTACH")/hooks/jemattach}
 FIXTURES=$(readlink -f "${FIXTURES:-build/fixtures}")
 TMPD=$(mktemp -d /tmp/jemattach-test.XXXXXX)
 # jemattach keeps what it found about a program under $XDG_CACHE_HOME: a
@@ -117,6 +121,12 @@ user_fixture() {
 	fi
 	[[ -e $d/$1 ]] || install -m 0755 "$FIXTURES/$1" "$d/$1"
 	echo "$d/$1"
+}
+
+# crash_hooks: end the test as skipped when there is no test build of the tool
+# beside $JEMATTACH (an installed one, say): only it has the crash points.
+crash_hooks() {
+	[[ -x $JEMATTACH_HOOKS ]] || skip "no test build of the tool with its crash points at $JEMATTACH_HOOKS"
 }
 
 # fix PID CMD: send one command, print the one-line answer.

@@ -41,6 +41,25 @@ t_library_exports_only_its_api() {
 	nm -D --defined-only "$so" | grep -q ' jma_open@@JEMATTACH_0$' || fail "no JEMATTACH_0 version node"
 }
 
+# The crash points tests use (attach/crashpoint.h) are in the test build of
+# the tool only: nothing installed, nor the tool under test, reads
+# JEMATTACH_TEST_CRASH_AT or crashes on it.  Before, the library and the root
+# exporter raised SIGSEGV at any engine step the environment named.
+t_no_test_hook_is_installed() {
+	local root=$TMPD/root pid f
+	installed
+	for f in "$root"/opt/jma/{bin/jemattach,lib/libjemattach.so.0,lib/libjemattach.a,lib/jemattach/jemattach-serve.so} \
+		"$JEMATTACH" build/libjemattach.so build/jemattach-serve.so; do
+		! grep -qa JEMATTACH_TEST "$f" || fail "$f carries a test hook"
+	done
+	start_fixture pid "$FIXTURES/jemfix"
+	for f in "$root/opt/jma/bin/jemattach" "$JEMATTACH"; do
+		jm_run env JEMATTACH_TEST_CRASH_AT=seized "$f" "$pid" get opt.narenas
+		expect_rc 0
+		expect_eq "$OUT" "$(fix "$pid" "get u opt.narenas")"
+	done
+}
+
 # A program of someone else's, built from the installed files alone with
 # pkg-config, shared and static: it reads what the fixture confirms.
 t_outside_program_builds_with_pkg_config() {
