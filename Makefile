@@ -29,7 +29,7 @@ ifeq ($(SANITIZE),1)
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 endif
 ALL_CFLAGS := $(CFLAGS) $(WARN) $(SAN_FLAGS) -std=gnu11 -fPIC -D_GNU_SOURCE \
-	-DJMA_VERSION='"$(VERSION)"' -DJMA_DATADIR='"$(PREFIX)/share/jemattach"' \
+	-DJMA_DATADIR='"$(PREFIX)/share/jemattach"' \
 	-DJMA_LIBDIR='"$(PREFIX)/lib/jemattach"' \
 	-Iinclude -I. -Isrc -Iattach/arch/$(ARCH) -I$(BUILD)/gen $(PKG_CFLAGS)
 ALL_LDFLAGS := $(LDFLAGS) $(SAN_FLAGS)
@@ -85,7 +85,7 @@ JEM_PIC   := /usr/lib/$(shell $(CC) -print-multiarch)/libjemalloc_pic.a
 .PHONY: all deps check check-build-tool check-build-asan check-aarch64 check-deb demo install uninstall clean bench soak fuzz versions check-versions deb
 .DELETE_ON_ERROR:
 
-all: $(BUILD)/jemattach $(SERVE_SO) $(BUILD)/libjemattach.a $(BUILD)/libjemattach.so fixtures
+all: $(VERSION_H) $(BUILD)/jemattach $(SERVE_SO) $(BUILD)/libjemattach.a $(BUILD)/libjemattach.so fixtures
 
 fixtures: $(FIXTURES)
 
@@ -104,8 +104,19 @@ $(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: src/heap/%.proto
 $(BUILD)/gen/%.pb-c.o: $(BUILD)/gen/%.pb-c.c
 	$(CC) $(filter-out -Wshadow,$(ALL_CFLAGS)) -c -o $@ $<
 
-# Generated protobuf headers must exist before anything includes them.
-$(LIB_OBJS) $(CLI_OBJS) $(SERVE_OBJS) $(TEST_OBJS): | $(GEN_SRCS)
+# The public header of the version (include/jemattach/version.h.in), from
+# VERSION above; rewritten only when what it says changes.
+VERSION_H := $(BUILD)/gen/jemattach/version.h
+VERSION_W := $(subst ., ,$(VERSION))
+$(VERSION_H): include/jemattach/version.h.in Makefile
+	@mkdir -p $(dir $@)
+	@sed -e 's/@MAJOR@/$(word 1,$(VERSION_W))/' -e 's/@MINOR@/$(word 2,$(VERSION_W))/' \
+		-e 's/@PATCH@/$(word 3,$(VERSION_W))/' -e 's/@VERSION@/$(VERSION)/' $< >$@.tmp
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+
+# Generated headers must exist before anything includes them.
+$(LIB_OBJS) $(CLI_OBJS) $(SERVE_OBJS) $(TEST_OBJS) $(BUILD)/obj/tests/runner.o \
+	$(BUILD)/obj/tests/stress_driver.o: | $(GEN_SRCS) $(VERSION_H)
 $(SERVE_OBJS): ALL_CFLAGS += $(shell pkg-config --cflags $(SERVE_PKGS) 2>/dev/null)
 
 # --- the sampler's BPF program (src/sampler, `prof sample`) ---------------
@@ -180,7 +191,7 @@ $(BUILD)/obj/hooks/%.o: %.c
 	@echo "  CC      $@"
 	@$(CC) $(ALL_CFLAGS) -fvisibility=hidden -DJMA_TEST_HOOKS -MMD -MP -c -o $@ $<
 
-$(HOOKED_OBJS): | $(GEN_SRCS)
+$(HOOKED_OBJS): | $(GEN_SRCS) $(VERSION_H)
 
 $(BUILD)/hooks/jemattach: $(CLI_OBJS) $(filter-out $(patsubst %.c,$(BUILD)/obj/%.o,$(HOOKED_SRCS)),$(LIB_OBJS)) \
 		$(HOOKED_OBJS) $(UNWIND_LINK)
@@ -357,7 +368,7 @@ install: all
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' -e 's|@REQUIRES@|$(PKGS)|' \
 		src/jemattach.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/jemattach.pc
 	install -m 644 include/jemattach.h $(DESTDIR)$(PREFIX)/include/jemattach.h
-	install -m 644 include/jemattach/*.h $(DESTDIR)$(PREFIX)/include/jemattach/
+	install -m 644 include/jemattach/*.h $(VERSION_H) $(DESTDIR)$(PREFIX)/include/jemattach/
 	install -m 644 doc/jemattach.1 $(DESTDIR)$(PREFIX)/share/man/man1/jemattach.1
 	if [ -f gdb/jemalloc.gdb ]; then install -m 644 gdb/jemalloc.gdb $(DESTDIR)$(PREFIX)/share/jemattach/; fi
 
@@ -417,7 +428,7 @@ soak: deps
 FUZZ_TIME ?= 600
 FUZZ_SRCS := tests/fuzz/heap_fuzz.c $(wildcard src/heap/*.c) $(BUILD)/gen/profile.pb-c.c
 
-$(BUILD)/fuzz/heap_fuzz: $(FUZZ_SRCS) $(wildcard src/heap/*.h include/jemattach/*.h)
+$(BUILD)/fuzz/heap_fuzz: $(FUZZ_SRCS) $(wildcard src/heap/*.h include/jemattach/*.h) $(VERSION_H)
 	@mkdir -p $(BUILD)/fuzz/corpus
 	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 		-std=gnu11 -D_GNU_SOURCE -Iinclude -I. -Isrc -Iattach/arch/$(ARCH) -I$(BUILD)/gen $(PKG_CFLAGS) \

@@ -25,6 +25,7 @@
 #ifndef JEMATTACH_H
 #define JEMATTACH_H
 
+#include <jemattach/version.h>
 #include <jemattach/session.h>
 #include <jemattach/value.h>
 #include <jemattach/mallctl.h>
