@@ -69,7 +69,12 @@ const struct cli_cmd *cli_find_live(const char *name);
  * subcommand, NULL when none has properties of its own. */
 unsigned cli_props(const struct cli_cmd *k, int argc, char **argv, const struct cli_sub **sub);
 void cli_print_synopsis(FILE *f, const struct cli_cmd *k, const char *lead);
-/* Print "jemattach: <msg>" for the session's last error; return its exit code. */
+/* The session's last error with its hints (jma_errhints) worded as the
+ * options that would change it, at the end of its first line; malloc'd
+ * (NULL: out of memory). */
+char *cli_errmsg(jma_session *s);
+/* Print "jemattach: <msg>" for the session's last error, with its hints;
+ * return its exit code. */
 int cli_fail_session(struct cli *c);
 /* Print "jemattach: <fmt>" and return @code. */
 int cli_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -287,8 +287,7 @@ static int open_mapped(struct emu_core *c, struct emu_fmap *f)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		snprintf(c->err, sizeof(c->err), "%s is missing (%s); it holds memory the core "
-			 "omitted%s", path, strerror(errno), c->sysroot ? "" : ": give --sysroot DIR "
-			 "when the core comes from another machine");
+			 "omitted", path, strerror(errno));
 		return -2;
 	}
 	/* The ELF header sits at file offset 0: find where the core mapped that. */

@@ -58,8 +58,9 @@ int jma_open_process(jma_session *s, pid_t pid, struct att_status *st)
 	if (err && s->exec_mark && jma_exec_same(pid, s->exec_mark, &s->exec_where) == -ENOEXEC)
 		return jma_fail(s, JMA_ERR_ATTACH, -ENOEXEC, "process %d executed a new program "
 				"while jemattach read its modules", (int)pid);
+	/* Several copies of jemalloc (msg lists them): the caller chooses one. */
 	if (err == -EEXIST)
-		return jma_fail(s, JMA_ERR_USAGE, err, "%s", msg);
+		return jma_fail_hint(s, JMA_HINT_MODULE, JMA_ERR_USAGE, err, "%s", msg);
 	if (err == -ESRCH)
 		return jma_fail(s, JMA_ERR_ATTACH, err, "no such process %d", (int)pid);
 	if (err == -EACCES || err == -EPERM) {

@@ -41,6 +41,18 @@ t_library_exports_only_its_api() {
 	nm -D --defined-only "$so" | grep -q ' jma_open@@JEMATTACH_0$' || fail "no JEMATTACH_0 version node"
 }
 
+# The library speaks no program's language: what a caller could do is a
+# hint (jma_errhints), which the tool words as its options.  Before, about 20
+# of its messages told the caller to use --force, --emulate, --module...
+t_library_names_no_option_of_the_tool() {
+	local opt found=""
+	strings build/libjemattach.so >"$TMPD/strings"
+	for opt in $("$JEMATTACH" --help 2>&1 | grep -oE -- '--[a-z][a-z-]+' | sort -u); do
+		grep -qF -- "$opt" "$TMPD/strings" && found+=" $opt"
+	done
+	expect_eq "$found" ""
+}
+
 # The crash points tests use (attach/crashpoint.h) are in the test build of
 # the tool only: nothing installed, nor the tool under test, reads
 # JEMATTACH_TEST_CRASH_AT or crashes on it.  Before, the library and the root

@@ -41,7 +41,7 @@ t_without_opt_prof_exit_4_and_target_unaffected() {
 	before=$(proc_state "$pid")
 	jm "$pid" prof on
 	expect_rc 4
-	expect_eq "$ERR" "jemattach: opt.prof is false; profiling can only be enabled at start: restart with MALLOC_CONF=prof:true,prof_active:false, or use \`prof sample SECONDS\` (uprobes, no restart)"
+	expect_eq "$ERR" "jemattach: opt.prof is false; profiling can only be enabled at start: restart with MALLOC_CONF=prof:true,prof_active:false (\`prof sample SECONDS\` samples without it: uprobes, root, no restart)"
 	jm "$pid" prof dump
 	expect_rc 4
 	expect_state "$pid" "$before"

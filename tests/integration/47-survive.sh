@@ -180,7 +180,7 @@ t_freeze_works_on_redis() {
 	jm -v --freeze "$pid" stats
 	expect_rc 0
 	expect_match "$OUT" "End jemalloc statistics"
-	expect_match "$ERR" "every thread stopped for [0-9.]+ ms \(--freeze\)"
+	expect_match "$ERR" "every thread stopped for [0-9.]+ ms"
 	expect_eq "$(redis-cli -p "$REDIS_PORT" ping)" PONG
 }
 

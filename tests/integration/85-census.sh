@@ -157,7 +157,7 @@ t_thread_inside_jemalloc() {
 	jm --timeout 1 --force "$pid" census --no-stats
 	expect_rc 0
 	expect_match "$OUT" "live: [0-9]+ blocks"
-	expect_match "$OUT" "a thread was inside jemalloc \(--force\)"
+	expect_match "$OUT" "a thread was inside jemalloc \(forced\)"
 	cat "$TMPD/fifo.census" >/dev/null
 	expect_eq "$(fix "$pid" ping)" pong
 }
