@@ -77,7 +77,8 @@ int jma_open(jma_session *s, pid_t pid) JMA_MUST_CHECK;
  * (all of them, while the copy is made, with JMA_F_FREEZE). */
 int jma_open_emulated(jma_session *s, pid_t pid) JMA_MUST_CHECK;
 
-/* The same on an ELF core file (kernel core or gcore) of an x86_64 process:
+/* The same on an ELF core file (kernel core or gcore) of a process of the
+ * machine the library runs on (x86_64 or arm64: a core of the other is refused):
  * mappings the core omits are read from the files its NT_FILE note names,
  * under @sysroot when given (NULL: their own paths), build-ids checked.
  * @exe (NULL: from the core) is the executable.  Only reads make sense. */

@@ -207,8 +207,11 @@ int cmd_serve(struct cli *c, int argc, char **argv);
 /* The directory of our own executable into @dir (files we ship are found
  * beside it in a build tree); 0, or -1 when /proc cannot say. */
 int cli_exe_dir(char *dir, size_t len);
-/* cmd_track.c: "prof track" and "report sites". */
+/* cmd_track.c: "prof track". */
 int cmd_prof_track(struct cli *c, int argc, char **argv);
-int cmd_report_sites(struct cli *c, int argc, char **argv);
+/* cmd_report.c: the ranking "report sites" prints of track @t's sites (@top
+ * of them; 0: all) on @rank, then its chart into @svg when not NULL; what
+ * prof track prints at its end. */
+int cli_sites_ranking(jma_track *t, unsigned top, const char *svg, FILE *rank);
 
 #endif
