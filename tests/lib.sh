@@ -129,6 +129,17 @@ crash_hooks() {
 	[[ -x $JEMATTACH_HOOKS ]] || skip "no test build of the tool with its crash points at $JEMATTACH_HOOKS"
 }
 
+# why_no_versions DIR: why the jemalloc version matrix under DIR has no build
+# to test: what scripts/build-jemalloc.sh wrote for each version it could not
+# build (no ../shared, no network), else that none was built.
+why_no_versions() {
+	local f why=""
+	for f in "$1"/*/unavailable; do
+		[[ -f $f ]] && why+="${why:+; }$(basename "$(dirname "$f")"): $(head -1 "$f")"
+	done
+	echo "${why:-none built (make versions)}"
+}
+
 # fix PID CMD: send one command, print the one-line answer.
 fix() {
 	local line
