@@ -16,6 +16,8 @@ PREFIX    ?= /usr/local
 BUILD     ?= build
 CC        ?= cc
 VERSION   := 0.1.0
+VERSION_H  = $(BUILD)/gen/jemattach/version.h
+VERSION_W := $(subst ., ,$(VERSION))
 
 PKGS      := libdw libelf libunwind-ptrace libprotobuf-c zlib jansson
 # unicorn's headers only: the emulator dlopens it (src/emulate/uc.h).
@@ -105,9 +107,7 @@ $(BUILD)/gen/%.pb-c.o: $(BUILD)/gen/%.pb-c.c
 	$(CC) $(filter-out -Wshadow,$(ALL_CFLAGS)) -c -o $@ $<
 
 # The public header of the version (include/jemattach/version.h.in), from
-# VERSION above; rewritten only when what it says changes.
-VERSION_H := $(BUILD)/gen/jemattach/version.h
-VERSION_W := $(subst ., ,$(VERSION))
+# VERSION; rewritten only when what it says changes.
 $(VERSION_H): include/jemattach/version.h.in Makefile
 	@mkdir -p $(dir $@)
 	@sed -e 's/@MAJOR@/$(word 1,$(VERSION_W))/' -e 's/@MINOR@/$(word 2,$(VERSION_W))/' \
