@@ -96,7 +96,8 @@ int jma_exec_loading(pid_t pid, uint64_t mark, const struct att_map *read, size_
 {
 	uint64_t before = code_files(pid);
 
-	if (read && before != code_hash(read, nread))
+	/* (Unreadable now: gone, which the caller tells apart, not loading.) */
+	if (read && before && before != code_hash(read, nread))
 		return 1;
 	if (wait_ms > 0)
 		usleep((useconds_t)wait_ms * 1000);
