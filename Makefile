@@ -16,6 +16,8 @@ PREFIX    ?= /usr/local
 BUILD     ?= build
 CC        ?= cc
 VERSION   := 0.1.0
+VERSION_H  = $(BUILD)/gen/jemattach/version.h
+VERSION_W := $(subst ., ,$(VERSION))
 
 PKGS      := libdw libelf libunwind-ptrace libprotobuf-c zlib jansson
 # unicorn's headers only: the emulator dlopens it (src/emulate/uc.h).
@@ -28,8 +30,8 @@ CFLAGS    ?= -O2 -g
 ifeq ($(SANITIZE),1)
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 endif
-ALL_CFLAGS := $(CFLAGS) $(WARN) $(SAN_FLAGS) -std=gnu11 -fPIC -D_GNU_SOURCE -Itests \
-	-DJMA_VERSION='"$(VERSION)"' -DJMA_DATADIR='"$(PREFIX)/share/jemattach"' \
+ALL_CFLAGS := $(CFLAGS) $(WARN) $(SAN_FLAGS) -std=gnu11 -fPIC -D_GNU_SOURCE \
+	-DJMA_DATADIR='"$(PREFIX)/share/jemattach"' \
 	-DJMA_LIBDIR='"$(PREFIX)/lib/jemattach"' \
 	-Iinclude -I. -Isrc -Iattach/arch/$(ARCH) -I$(BUILD)/gen $(PKG_CFLAGS)
 ALL_LDFLAGS := $(LDFLAGS) $(SAN_FLAGS)
@@ -43,7 +45,8 @@ endif
 LIB_DIRS  := symbols core process emulate jemalloc heap series census sampler
 # The emulator's per-machine tables (src/emulate/arch) are all built: the
 # emulated code's ELF machine chooses one, not the host's.
-LIB_SRCS  := $(filter-out %.bpf.c,$(wildcard attach/*.c attach/arch/$(ARCH)/*.c \
+# The test hook (attach/crashpoint.c) is not part of it: see "test hooks" below.
+LIB_SRCS  := $(filter-out %.bpf.c attach/crashpoint.c,$(wildcard attach/*.c attach/arch/$(ARCH)/*.c \
 	     $(foreach d,$(LIB_DIRS),src/$(d)/*.c) src/emulate/arch/*.c))
 CLI_SRCS  := $(wildcard src/cli/*.c)
 PROTOS    := $(wildcard src/heap/*.proto)
@@ -81,13 +84,13 @@ FIX_STATIC := $(FIX_DIR)/jemfix-static $(FIX_DIR)/jemfix-static-je $(FIX_DIR)/je
 # C++ fixtures (g++): mangled names for the demangling tests.
 FIX_CXX   := $(patsubst tests/fixtures/%.cc,$(FIX_DIR)/%,$(wildcard tests/fixtures/*.cc))
 FIXTURES  := $(FIX_DYN) $(FIX_FUSE) $(FIX_DIR)/callee $(FIX_STATIC) $(FIX_DIR)/libctorwait.so \
-	$(FIX_DIR)/jemfix-nobuildid $(FIX_CXX)
+	$(FIX_DIR)/libloadstall.so $(FIX_DIR)/jemfix-nobuildid $(FIX_CXX)
 JEM_PIC   := /usr/lib/$(shell $(CC) -print-multiarch)/libjemalloc_pic.a
 
 .PHONY: all deps check check-build-tool check-build-asan check-aarch64 check-deb demo install uninstall clean bench soak fuzz versions check-versions deb
 .DELETE_ON_ERROR:
 
-all: $(BUILD)/jemattach $(SERVE_SO) $(BUILD)/libjemattach.a $(BUILD)/libjemattach.so fixtures
+all: $(VERSION_H) $(BUILD)/jemattach $(SERVE_SO) $(BUILD)/libjemattach.a $(BUILD)/libjemattach.so fixtures
 
 fixtures: $(FIXTURES)
 
@@ -106,8 +109,17 @@ $(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: src/heap/%.proto
 $(BUILD)/gen/%.pb-c.o: $(BUILD)/gen/%.pb-c.c
 	$(CC) $(filter-out -Wshadow,$(ALL_CFLAGS)) -c -o $@ $<
 
-# Generated protobuf headers must exist before anything includes them.
-$(LIB_OBJS) $(CLI_OBJS) $(SERVE_OBJS) $(TEST_OBJS): | $(GEN_SRCS)
+# The public header of the version (include/jemattach/version.h.in), from
+# VERSION; rewritten only when what it says changes.
+$(VERSION_H): include/jemattach/version.h.in Makefile
+	@mkdir -p $(dir $@)
+	@sed -e 's/@MAJOR@/$(word 1,$(VERSION_W))/' -e 's/@MINOR@/$(word 2,$(VERSION_W))/' \
+		-e 's/@PATCH@/$(word 3,$(VERSION_W))/' -e 's/@VERSION@/$(VERSION)/' $< >$@.tmp
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+
+# Generated headers must exist before anything includes them.
+$(LIB_OBJS) $(CLI_OBJS) $(SERVE_OBJS) $(TEST_OBJS) $(BUILD)/obj/tests/runner.o \
+	$(BUILD)/obj/tests/stress_driver.o: | $(GEN_SRCS) $(VERSION_H)
 $(SERVE_OBJS): ALL_CFLAGS += $(shell pkg-config --cflags $(SERVE_PKGS) 2>/dev/null)
 
 # --- the sampler's BPF program (src/sampler, `prof sample`) ---------------
@@ -166,6 +178,28 @@ endif
 # The server module comes with the tool (make check builds the ASan tool by name).
 $(BUILD)/jemattach: $(CLI_OBJS) $(BUILD)/libjemattach.a $(UNWIND_LINK) | $(SERVE_SO)
 	$(CC) -o $@ $(CLI_OBJS) $(BUILD)/libjemattach.a $(ALL_LDFLAGS) \
+		-Wl,--start-group $$(cat $(UNWIND_LINK)) -Wl,--end-group $(CLI_LIBS) $(SAN_TOOL_LIBS)
+
+# --- test hooks ------------------------------------------------------------
+# The crash points (attach/crashpoint.h) exist only in $(BUILD)/hooks/jemattach,
+# the tool that the tests which kill it at an engine step run (40-prof,
+# 47-survive): the files that call them compiled again with -DJMA_TEST_HOOKS,
+# and the hook itself.  The library, the tool, the server module and what is
+# installed have none (05-install).
+HOOKED_SRCS := $(shell grep -l '"crashpoint\.h"' $(LIB_SRCS))
+HOOKED_OBJS := $(patsubst %.c,$(BUILD)/obj/hooks/%.o,$(HOOKED_SRCS) attach/crashpoint.c)
+
+$(BUILD)/obj/hooks/%.o: %.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $@"
+	@$(CC) $(ALL_CFLAGS) -fvisibility=hidden -DJMA_TEST_HOOKS -MMD -MP -c -o $@ $<
+
+$(HOOKED_OBJS): | $(GEN_SRCS) $(VERSION_H)
+
+$(BUILD)/hooks/jemattach: $(CLI_OBJS) $(filter-out $(patsubst %.c,$(BUILD)/obj/%.o,$(HOOKED_SRCS)),$(LIB_OBJS)) \
+		$(HOOKED_OBJS) $(UNWIND_LINK)
+	@mkdir -p $(dir $@)
+	$(CC) -o $@ $(filter %.o,$^) $(ALL_LDFLAGS) \
 		-Wl,--start-group $$(cat $(UNWIND_LINK)) -Wl,--end-group $(CLI_LIBS) $(SAN_TOOL_LIBS)
 
 # Its own copy of the library (-Bsymbolic: the tool exports none of its own).
@@ -253,6 +287,11 @@ $(FIX_DIR)/hangfs: tests/fixtures/hangfs.c
 $(FIX_DIR)/libctorwait.so: tests/fixtures/so/ctorwait.c
 	$(CC) $(FIX_CFLAGS) -fPIC -shared -o $@ $<
 
+# An audit module (LD_AUDIT) that holds the loader between libjemalloc and
+# libc (47-exec); without libc of its own, nor the compiler's stack guard.
+$(FIX_DIR)/libloadstall.so: tests/fixtures/so/loadstall.c
+	$(CC) -O1 -g -Wall -Wextra -Werror -D_GNU_SOURCE -fPIC -shared -nostdlib -fno-stack-protector -o $@ $<
+
 $(FIX_DIR)/jemfix-in-so: tests/fixtures/so/loader.c $(FIX_DIR)/libjemfix-rjem.so
 	$(CC) $(FIX_CFLAGS) -o $@ $< -L$(FIX_DIR) -ljemfix-rjem -Wl,-rpath,'$$ORIGIN'
 
@@ -313,11 +352,12 @@ check: deps
 
 # Both link the one libunwind under build/libunwind: its script builds it once.
 check-build-tool:
-	@$(MAKE) --no-print-directory all $(BUILD)/check_runner $(BUILD)/stress_driver versions
+	@$(MAKE) --no-print-directory all $(BUILD)/hooks/jemattach $(BUILD)/check_runner \
+		$(BUILD)/stress_driver versions
 
 check-build-asan:
 	@$(MAKE) --no-print-directory BUILD=build/asan SANITIZE=1 build/asan/jemattach \
-		build/asan/check_runner build/asan/stress_driver
+		build/asan/hooks/jemattach build/asan/check_runner build/asan/stress_driver
 
 # The arm64 port, proven in a Debian bookworm arm64 guest under qemu-system-aarch64 (TCG):
 # the image is built once under build/aarch64 (scripts/aarch64/image.sh), the tree built in it.
@@ -336,7 +376,7 @@ install: all
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' -e 's|@REQUIRES@|$(PKGS)|' \
 		src/jemattach.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/jemattach.pc
 	install -m 644 include/jemattach.h $(DESTDIR)$(PREFIX)/include/jemattach.h
-	install -m 644 include/jemattach/*.h $(DESTDIR)$(PREFIX)/include/jemattach/
+	install -m 644 include/jemattach/*.h $(VERSION_H) $(DESTDIR)$(PREFIX)/include/jemattach/
 	install -m 644 doc/jemattach.1 $(DESTDIR)$(PREFIX)/share/man/man1/jemattach.1
 	if [ -f gdb/jemalloc.gdb ]; then install -m 644 gdb/jemalloc.gdb $(DESTDIR)$(PREFIX)/share/jemattach/; fi
 
@@ -382,7 +422,7 @@ bench: deps
 # runs of jemattach killed at random instants (tests/integration/47-survive.sh), 200 borrowings of
 # every EINTR interface.
 soak: deps
-	@$(MAKE) --no-print-directory all $(BUILD)/stress_driver
+	@$(MAKE) --no-print-directory all $(BUILD)/hooks/jemattach $(BUILD)/stress_driver
 	@STRESS_DRIVER=$(BUILD)/stress_driver tests/stress.sh $${SOAK_OPS:-10000}
 	@SURVIVE_KILLS=$${SOAK_KILLS:-750} SURVIVE_EINTR=$${SOAK_EINTR:-200} \
 		DEATH_KILLS=$${SOAK_DEATH_KILLS:-200} JEMATTACH=$(BUILD)/jemattach \
@@ -396,7 +436,7 @@ soak: deps
 FUZZ_TIME ?= 600
 FUZZ_SRCS := tests/fuzz/heap_fuzz.c $(wildcard src/heap/*.c) $(BUILD)/gen/profile.pb-c.c
 
-$(BUILD)/fuzz/heap_fuzz: $(FUZZ_SRCS) $(wildcard src/heap/*.h include/jemattach/*.h)
+$(BUILD)/fuzz/heap_fuzz: $(FUZZ_SRCS) $(wildcard src/heap/*.h include/jemattach/*.h) $(VERSION_H)
 	@mkdir -p $(BUILD)/fuzz/corpus
 	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 		-std=gnu11 -D_GNU_SOURCE -Iinclude -I. -Isrc -Iattach/arch/$(ARCH) -I$(BUILD)/gen $(PKG_CFLAGS) \

@@ -21,16 +21,18 @@ static int is_libc(const char *path)
 	return !strncmp(b, "libc.so", 7) || !strncmp(b, "libc-", 5) || !strncmp(b, "ld-musl", 7);
 }
 
-/* Search one executable mapping, chunk by chunk. */
+/* Search one executable mapping, chunk by chunk: 1 found, 0 not there,
+ * -errno when it could not be read. */
 static int scan(pid_t pid, const struct att_map *m, att_code_match_fn match, size_t overlap,
 		unsigned char *buf, uint64_t *addr)
 {
 	for (uint64_t a = m->start; a < m->end; a += CHUNK - overlap) {
 		size_t len = m->end - a < CHUNK ? (size_t)(m->end - a) : CHUNK;
 		const unsigned char *hit;
+		int err = att_mem_read(pid, a, buf, len);
 
-		if (att_mem_read(pid, a, buf, len))
-			return 0;
+		if (err)
+			return err;
 		hit = match(buf, len);
 		if (hit) {
 			*addr = a + (uint64_t)(hit - buf);
@@ -48,7 +50,7 @@ int att_code_search(pid_t pid, const struct att_map *maps, size_t n, att_code_ma
 	struct att_map *own = NULL;
 	uint64_t scanned = 0;
 	unsigned char *buf;
-	int found = 0;
+	int found = 0, unread = 0;
 
 	if (overlap >= CHUNK)
 		return -EINVAL;
@@ -76,10 +78,16 @@ int att_code_search(pid_t pid, const struct att_map *maps, size_t n, att_code_ma
 				continue;
 			scanned += m->end - m->start;
 			found = scan(pid, m, match, overlap, buf, addr);
+			if (found < 0) {
+				unread = 1;
+				found = 0;
+			}
 		}
 	free(buf);
 	att_maps_free(own, own ? n : 0);
-	return found ? 0 : -ENOENT;
+	/* A mapping that cannot be read is one the process no longer has (an
+	 * exec since the maps were read): what it held is not known. */
+	return found ? 0 : unread ? -ESTALE : -ENOENT;
 }
 
 int att_code_check(pid_t pid, uint64_t addr, size_t len, att_code_match_fn match)

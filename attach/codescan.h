@@ -23,7 +23,10 @@ typedef const unsigned char *(*att_code_match_fn)(const unsigned char *buf, size
  * mapping (a static program carries its own libc), up to 64 MiB in all, in chunks that
  * overlap by @overlap bytes (the code's length) so that a match across two
  * is found.  @maps is a snapshot of /proc/PID/maps (NULL: read it now).
- * 0 and the address in *addr, -ENOENT when there is none, -ENOMEM. */
+ * 0 and the address in *addr, -ENOENT when there is none, -ESTALE when it
+ * was not found and a mapping of @maps could not be read (the process has
+ * changed since the snapshot, an exec most often: whether it has the code is
+ * not known), -ENOMEM. */
 int att_code_search(pid_t pid, const struct att_map *maps, size_t n, att_code_match_fn match,
 		    size_t overlap, int vdso_first, uint64_t *addr);
 

@@ -1,4 +1,5 @@
-/* crashpoint.c -- test-only crashes at engine steps (see crashpoint.h). */
+/* crashpoint.c -- test-only crashes at engine steps (see crashpoint.h): built
+ * into the test build of the tool only (Makefile, HOOK_OBJS). */
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>

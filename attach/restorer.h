@@ -13,8 +13,9 @@
 
 struct att_map;
 
-/* 0 and the address in *addr, -ENOENT when the process has none.  @maps is
- * a snapshot of the process's /proc/PID/maps (NULL: read it now). */
+/* 0 and the address in *addr, -ENOENT when the process has none, -ESTALE
+ * when @maps, a snapshot of the process's /proc/PID/maps (NULL: read it
+ * now), is no longer its own and the search is no answer (codescan.h). */
 int att_restorer_find(pid_t pid, const struct att_map *maps, size_t n, uint64_t *addr);
 
 /* 0 when the trampoline's bytes are at @addr in @pid (one found before),

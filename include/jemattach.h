@@ -6,9 +6,11 @@
  * Errors, one convention for every call:
  *   - a fallible call returns 0 or a negative errno (never -1, never a
  *     positive errno); mallctl's own errno values pass through negated;
- *   - its message, one line naming what failed, is kept by the object the
+ *   - its message, one line naming what failed (in no program's words: it
+ *     names no command-line option), is kept by the object the
  *     call works on, until that object's next failing call:
- *       a session          jma_errmsg(s), and jma_errkind(s) (the exit code)
+ *       a session          jma_errmsg(s), jma_errkind(s) (the exit code) and
+ *                          jma_errhints(s) (what the caller could change: JMA_HINT_*)
  *       a heap profile     jma_heap_errmsg(h)
  *       a track            jma_track_errmsg(t)
  *   - a call that has no such object yet (it makes one, or reads a file or
@@ -25,6 +27,7 @@
 #ifndef JEMATTACH_H
 #define JEMATTACH_H
 
+#include <jemattach/version.h>
 #include <jemattach/session.h>
 #include <jemattach/value.h>
 #include <jemattach/mallctl.h>

@@ -184,7 +184,10 @@ START_TEST(test_mallctl_probe_size)
 		}
 		/* A 16-byte value is no scalar. */
 		ck_fails(s, jma_get(s, "fake.wide", &(struct jma_value){ 0 }), -ENOTSUP,
-			 JMA_ERR_TARGET, "give its type with --type");
+			 JMA_ERR_TARGET, "is not a bool or a 4- or 8-byte number");
+		/* What to do is a hint; the message names no program's option. */
+		ck_assert_uint_eq(jma_errhints(s), JMA_HINT_TYPE);
+		ck_assert_ptr_null(strstr(jma_errmsg(s), "--"));
 		jma_free(s);
 	}
 }
@@ -338,9 +341,15 @@ START_TEST(test_mallctl_prof_active)
 		je->opt_prof = false;
 		ck_fails(s, jma_prof_set_active(s, true, NULL), -ENOTSUP, JMA_ERR_MISSING,
 			 "restart with MALLOC_CONF=prof:true,prof_active:false");
+		ck_assert_uint_eq(jma_errhints(s), JMA_HINT_SAMPLE);
 		je->config_prof = false;
 		ck_fails(s, jma_prof_set_active(s, true, NULL), -ENOTSUP, JMA_ERR_MISSING,
 			 "built without --enable-prof");
+		ck_assert_uint_eq(jma_errhints(s), JMA_HINT_SAMPLE);
+		/* A later error with nothing to suggest has no hint left over. */
+		ck_fails(s, jma_get(s, "no.such.name", &(struct jma_value){ 0 }), -ENOENT,
+			 JMA_ERR_TARGET, "no.such.name");
+		ck_assert_uint_eq(jma_errhints(s), 0);
 		ck_assert(!je->prof_active);
 		jma_free(s);
 	}

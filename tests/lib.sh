@@ -7,6 +7,10 @@
 set -u
 source "$(dirname "${BASH_SOURCE[0]}")/procs.sh"
 JEMATTACH=$(readlink -f "${JEMATTACH:-build/jemattach}")
+# The same tool with the test hooks (attach/crashpoint.h), built beside it
+# (make's BUILD/hooks/jemattach): only the tests that crash it on purpose run
+# it (crash_hooks), every other test what users run.
+JEMATTACH_HOOKS=${JEMATTACH_HOOKS:-$(dirname "$JEMATTACH")/hooks/jemattach}
 FIXTURES=$(readlink -f "${FIXTURES:-build/fixtures}")
 TMPD=$(mktemp -d /tmp/jemattach-test.XXXXXX)
 # jemattach keeps what it found about a program under $XDG_CACHE_HOME: a
@@ -76,22 +80,64 @@ start_fixture() {
 # start_fixture_cmd VAR CMD...: the same for any command line that ends by
 # exec'ing a fixture (under unshare, with arguments...).
 start_fixture_cmd() {
+	spawn_fixture "$@" && fixture_ready "${!1}"
+}
+
+# spawn_fixture VAR CMD...: start_fixture_cmd without waiting for its "ready"
+# (a fixture held before its main: fixture_ready PID waits for it then).
+spawn_fixture() {
 	local __var=$1; shift
 	local __dir; __dir=$(mktemp -d "$TMPD/fix.XXXX")
 	mkfifo "$__dir/in" "$__dir/out"
 	mkdir "$__dir/cwd"
 	(cd "$__dir/cwd" && exec "$@" <"$__dir/in" >"$__dir/out") &
-	local __pid=$! __in __out __line=""
+	local __pid=$! __in __out
 	STARTED+=("$__pid")
 	exec {__in}>"$__dir/in"
 	exec {__out}<"$__dir/out"
 	FIX_IN[$__pid]=$__in
 	FIX_OUT[$__pid]=$__out
-	while read -r -t 30 __line <&"$__out"; do
+	printf -v "$__var" '%s' "$__pid"
+}
+
+fixture_ready() {
+	local __line=""
+	while read -r -t 30 __line <&"${FIX_OUT[$1]}"; do
 		[[ $__line == ready ]] && break
 	done
-	[[ $__line == ready ]] || { fail "fixture $* did not start"; return 1; }
-	printf -v "$__var" '%s' "$__pid"
+	[[ $__line == ready ]] || { fail "fixture $1 did not start"; return 1; }
+}
+
+# user_fixture NAME: the path of a copy of $FIXTURES/NAME that another user
+# can run (and read).  The tree may sit below a directory only root may
+# enter (a clone in /root, or under mktemp -d): that user's exec of
+# $FIXTURES/NAME is then refused.  The copy is in the script's scratch
+# directory, made enterable (0711) for it, and goes with it.
+user_fixture() {
+	local d=$TMPD/user-fixtures
+	if [[ ! -d $d ]]; then
+		chmod 0711 "$TMPD"
+		mkdir -m 0755 "$d"
+	fi
+	[[ -e $d/$1 ]] || install -m 0755 "$FIXTURES/$1" "$d/$1"
+	echo "$d/$1"
+}
+
+# crash_hooks: end the test as skipped when there is no test build of the tool
+# beside $JEMATTACH (an installed one, say): only it has the crash points.
+crash_hooks() {
+	[[ -x $JEMATTACH_HOOKS ]] || skip "no test build of the tool with its crash points at $JEMATTACH_HOOKS"
+}
+
+# why_no_versions DIR: why the jemalloc version matrix under DIR has no build
+# to test: what scripts/build-jemalloc.sh wrote for each version it could not
+# build (no ../shared, no network), else that none was built.
+why_no_versions() {
+	local f why=""
+	for f in "$1"/*/unavailable; do
+		[[ -f $f ]] && why+="${why:+; }$(basename "$(dirname "$f")"): $(head -1 "$f")"
+	done
+	echo "${why:-none built (make versions)}"
 }
 
 # fix PID CMD: send one command, print the one-line answer.

@@ -77,7 +77,8 @@ int jma_open(jma_session *s, pid_t pid) JMA_MUST_CHECK;
  * (all of them, while the copy is made, with JMA_F_FREEZE). */
 int jma_open_emulated(jma_session *s, pid_t pid) JMA_MUST_CHECK;
 
-/* The same on an ELF core file (kernel core or gcore) of an x86_64 process:
+/* The same on an ELF core file (kernel core or gcore) of a process of the
+ * machine the library runs on (x86_64 or arm64: a core of the other is refused):
  * mappings the core omits are read from the files its NT_FILE note names,
  * under @sysroot when given (NULL: their own paths), build-ids checked.
  * @exe (NULL: from the core) is the executable.  Only reads make sense. */
@@ -108,6 +109,27 @@ int jma_exited(const jma_session *s);
 
 const char *jma_errmsg(const jma_session *s);
 enum jma_errkind jma_errkind(const jma_session *s);
+
+/* What the caller could change for the last error to go otherwise: a set of
+ * JMA_HINT_* bits (0: nothing to suggest), kept with its message.
+ * The messages name no option of any program: a program words these hints
+ * in its own terms (jemattach as its command-line options). */
+#define JMA_HINT_FORCE		0x1	/* JMA_F_FORCE does it anyway, at the risk the message names */
+#define JMA_HINT_EMULATE	0x2	/* jma_open_emulated reads the numbers from a copy of the
+					 * process: nothing called in it, no lock taken */
+#define JMA_HINT_TIMEOUT	0x4	/* a longer jma_options.timeout gives the call more time */
+#define JMA_HINT_NO_FREEZE	0x8	/* without JMA_F_FREEZE only the borrowed thread stops */
+#define JMA_HINT_RETRY		0x10	/* the same again in a moment may succeed */
+#define JMA_HINT_MODULE		0x20	/* several copies of jemalloc (the message lists them):
+					 * choose one with jma_options.module */
+#define JMA_HINT_SYSROOT	0x40	/* jma_open_core: the files the core names, read under a
+					 * sysroot (a core from another machine) */
+#define JMA_HINT_TYPE		0x80	/* say the value's type (jma_get_typed, jma_set) */
+#define JMA_HINT_TEXT		0x100	/* ask for the plain-text form: this jemalloc has no JSON */
+#define JMA_HINT_LOG		0x200	/* the log (jma_options.log, JMA_LOG_INFO) says why */
+#define JMA_HINT_SAMPLE		0x400	/* the sampler (jemattach/sampler.h) samples without
+					 * jemalloc's profiling: no restart (uprobes, root) */
+unsigned jma_errhints(const jma_session *s);
 
 /* Where jemalloc was found and which thread is (or would be) used. */
 struct jma_target_info {

@@ -2,9 +2,17 @@
 # host-deps.sh -- the x86_64 host's tools for make check-aarch64: qemu (system and user),
 # binfmt registration so arm64 maintainer scripts run in the image build, mmdebstrap, and
 # the cross compiler for the syntax check. Installed as root when missing.
+#
+# Recommends are not installed (qemu's would pull in a desktop's worth), so what mmdebstrap
+# uses for our image (image.sh: --mode=root, a foreign --arch, our own sources file) is
+# named: arch-test (without it mmdebstrap stops at once: "install arch-test for foreign
+# architecture support") and mount (without it nothing is mounted in the root, and
+# maintainer scripts run without /proc). Its other Recommends serve modes and defaults
+# image.sh does not use: fakechroot, fakeroot, uidmap (the other modes), gpg and
+# libdistro-info-perl (the default mirror's keyring and security suite).
 set -e
-PKGS="qemu-system-arm qemu-user-static binfmt-support mmdebstrap gcc-aarch64-linux-gnu
-libc6-dev-arm64-cross linux-libc-dev-arm64-cross e2fsprogs"
+PKGS="qemu-system-arm qemu-user-static binfmt-support mmdebstrap arch-test mount
+gcc-aarch64-linux-gnu libc6-dev-arm64-cross linux-libc-dev-arm64-cross e2fsprogs"
 missing=""
 for p in $PKGS; do
 	s=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)

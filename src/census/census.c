@@ -143,7 +143,7 @@ static void warnings(struct cen *c)
 
 	if (c->forced) {
 		snprintf(o->warn + used, sizeof(o->warn) - used, "%sa thread was inside jemalloc "
-			 "(--force): what it was changing may be counted wrong", used ? "; " : "");
+			 "(forced): what it was changing may be counted wrong", used ? "; " : "");
 		used = strlen(o->warn);
 	}
 	if (c->bad_words || c->bad_nfree)

@@ -69,7 +69,12 @@ const struct cli_cmd *cli_find_live(const char *name);
  * subcommand, NULL when none has properties of its own. */
 unsigned cli_props(const struct cli_cmd *k, int argc, char **argv, const struct cli_sub **sub);
 void cli_print_synopsis(FILE *f, const struct cli_cmd *k, const char *lead);
-/* Print "jemattach: <msg>" for the session's last error; return its exit code. */
+/* The session's last error with its hints (jma_errhints) worded as the
+ * options that would change it, at the end of its first line; malloc'd
+ * (NULL: out of memory). */
+char *cli_errmsg(jma_session *s);
+/* Print "jemattach: <msg>" for the session's last error, with its hints;
+ * return its exit code. */
 int cli_fail_session(struct cli *c);
 /* Print "jemattach: <fmt>" and return @code. */
 int cli_error(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -202,8 +207,11 @@ int cmd_serve(struct cli *c, int argc, char **argv);
 /* The directory of our own executable into @dir (files we ship are found
  * beside it in a build tree); 0, or -1 when /proc cannot say. */
 int cli_exe_dir(char *dir, size_t len);
-/* cmd_track.c: "prof track" and "report sites". */
+/* cmd_track.c: "prof track". */
 int cmd_prof_track(struct cli *c, int argc, char **argv);
-int cmd_report_sites(struct cli *c, int argc, char **argv);
+/* cmd_report.c: the ranking "report sites" prints of track @t's sites (@top
+ * of them; 0: all) on @rank, then its chart into @svg when not NULL; what
+ * prof track prints at its end. */
+int cli_sites_ranking(jma_track *t, unsigned top, const char *svg, FILE *rank);
 
 #endif

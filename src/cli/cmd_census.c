@@ -376,8 +376,11 @@ int cmd_census(struct cli *c, int argc, char **argv)
 			alloc = v.z;
 			have_alloc = 1;
 		} else {
+			char *why = cli_errmsg(c->s);
+
 			fprintf(stderr, "%s: census: stats.allocated not read: %s\n", cli_prog,
-				jma_errmsg(c->s));
+				why ? why : jma_errmsg(c->s));
+			free(why);
 		}
 	}
 	if (a.blocks)

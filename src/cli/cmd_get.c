@@ -114,7 +114,7 @@ static int read_all(struct cli *c, char **names, int n, enum jma_type as, struct
 			break;
 		if (!rc)
 			rc = (int)jma_errkind(c->s);
-		errs[*got] = strdup(jma_errmsg(c->s));
+		errs[*got] = cli_errmsg(c->s);
 		if (!errs[*got])
 			break;
 	}

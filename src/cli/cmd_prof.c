@@ -77,8 +77,12 @@ static int prof_status(struct cli *c, int argc, char **argv)
 	off = have[ST_OPT_PROF] && !v[ST_OPT_PROF].b;
 	lg = off ? ST_OPT_LG_SAMPLE : ST_LG_SAMPLE;
 	avail = jma_prof_check(c->s) == 0;
-	if (!avail)
-		snprintf(why, sizeof(why), "%s", jma_errmsg(c->s));
+	if (!avail) {
+		char *m = cli_errmsg(c->s);
+
+		snprintf(why, sizeof(why), "%s", m ? m : jma_errmsg(c->s));
+		free(m);
+	}
 	if (!jma_attached(c->s) || jma_detach(c->s)) {
 		rc = cli_fail_session(c);
 		goto out;

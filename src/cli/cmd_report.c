@@ -1,4 +1,5 @@
-/* cmd_report.c -- "report abs|del|eff SERIES": the seed's per-arena analyses of a recorded series, and its chart. */
+/* cmd_report.c -- "report abs|del|eff SERIES": the seed's per-arena analyses of a recorded
+ * series, and its chart; "report sites": the allocation sites of a saved track ranked. */
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -263,6 +264,79 @@ static int parse_args(struct cli *c, int argc, char **argv, struct report *r)
 	return EXIT_OK;
 }
 
+int cli_sites_ranking(jma_track *t, unsigned top, const char *svg, FILE *rank)
+{
+	struct cli_out o;
+	FILE *esc;
+	int err;
+
+	if (!jma_track_nsnapshots(t))
+		return EXIT_OK;
+	/* Site names are the target's symbols: escaped (esc.h). */
+	if (!(esc = cli_esc_open(rank, 0)))
+		return cli_error(EXIT_TARGET, "out of memory");
+	err = jma_track_write_ranking(t, top, esc);
+	if (fclose(esc) && !err)
+		err = -EIO;
+	if (err)
+		return cli_error(EXIT_TARGET, "%s", jma_track_errmsg(t));
+	if (!svg)
+		return EXIT_OK;
+	if ((err = cli_out_open(svg, true, &o)))
+		return cli_error(EXIT_USAGE, "cannot create %s: %s", svg, cli_out_strerror(err));
+	err = jma_track_svg(t, top ? top : 8, "live bytes per allocation site", o.f);
+	err = cli_out_close(&o, !err) ?: err;
+	if (err)
+		return cli_error(EXIT_TARGET, "%s: %s", svg, strerror(-err));
+	return EXIT_OK;
+}
+
+/* "report sites TRACK.jsonl|DIR": the ranking of a saved track, or of a directory of
+ * jemalloc's own heap profiles. */
+static int report_sites(struct cli *c, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "top", required_argument, NULL, 't' },
+		{ "svg", required_argument, NULL, 's' },
+		{ "no-demangle", no_argument, NULL, 'M' },
+		{ 0 },
+	};
+	unsigned ntop = 10;
+	const char *svg = NULL;
+	int no_demangle = !!(c->opt.flags & JMA_F_NO_DEMANGLE);
+	jma_track *t;
+	long long top;
+	int opt, rc;
+
+	optind = 0;
+	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		if (opt == 's') {
+			svg = optarg;
+		} else if (opt == 'M') {
+			no_demangle = 1;
+		} else if (opt == 't') {
+			if ((rc = cli_arg_int(c, "report", "--top", optarg, 0, 100000, &top)))
+				return rc;
+			ntop = (unsigned)top;
+		} else {
+			return cli_usage(c, "report", "invalid option to report sites");
+		}
+	}
+	if (argc - optind != 1)
+		return cli_usage(c, "report", "report sites needs a FILE (prof track --format jsonl) "
+				 "or a DIR of *.heap profiles");
+	/* A saved track keeps the names it was written with. */
+	t = jma_track_new(&(struct jma_track_opts){ .no_demangle = no_demangle });
+	if (!t)
+		return cli_error(EXIT_TARGET, "out of memory");
+	if (jma_track_load(t, argv[optind]))
+		rc = cli_error(EXIT_USAGE, "%s", jma_track_errmsg(t));
+	else
+		rc = cli_sites_ranking(t, ntop, svg, stdout);
+	jma_track_free(t);
+	return rc;
+}
+
 int cmd_report(struct cli *c, int argc, char **argv)
 {
 	struct report r = { .auto_threshold = 1, .to = UINT_MAX, .metric = -1 };
@@ -270,7 +344,7 @@ int cmd_report(struct cli *c, int argc, char **argv)
 	int rc, e = 0;
 
 	if (argc >= 2 && !strcmp(argv[1], "sites"))
-		return cmd_report_sites(c, argc - 1, argv + 1);
+		return report_sites(c, argc - 1, argv + 1);
 	if ((rc = parse_args(c, argc, argv, &r)))
 		return rc;
 	if (jma_series_load(r.path, &r.ser, err, sizeof(err)))

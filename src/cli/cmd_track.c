@@ -1,6 +1,5 @@
 /* cmd_track.c -- "prof track": per-site memory over time (pmem's log, from
- * outside), and "report sites": the same ranking from a saved track or a
- * directory of jemalloc's own heap profiles.
+ * outside), ranked at its end as "report sites" ranks a saved one (cmd_report.c).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -183,33 +182,6 @@ static int restore_inactive(struct cli *c)
 	return err;
 }
 
-static int finish(jma_track *t, const struct track_args *a, FILE *rank)
-{
-	struct cli_out o;
-	FILE *esc;
-	int err;
-
-	if (!jma_track_nsnapshots(t))
-		return EXIT_OK;
-	/* Site names are the target's symbols: escaped (esc.h). */
-	if (!(esc = cli_esc_open(rank, 0)))
-		return cli_error(EXIT_TARGET, "out of memory");
-	err = jma_track_write_ranking(t, a->top, esc);
-	if (fclose(esc) && !err)
-		err = -EIO;
-	if (err)
-		return cli_error(EXIT_TARGET, "%s", jma_track_errmsg(t));
-	if (!a->svg)
-		return EXIT_OK;
-	if ((err = cli_out_open(a->svg, true, &o)))
-		return cli_error(EXIT_USAGE, "cannot create %s: %s", a->svg, cli_out_strerror(err));
-	err = jma_track_svg(t, a->top ? a->top : 8, "live bytes per allocation site", o.f);
-	err = cli_out_close(&o, !err) ?: err;
-	if (err)
-		return cli_error(EXIT_TARGET, "%s: %s", a->svg, strerror(-err));
-	return EXIT_OK;
-}
-
 /* One track in progress: where its snapshots go. */
 struct track_run {
 	struct cli *c;
@@ -330,52 +302,11 @@ int cmd_prof_track(struct cli *c, int argc, char **argv)
 		/* The ranking follows a text log; it goes to stderr when JSON
 		 * lines fill stdout. */
 		if (rc == EXIT_OK)
-			rc = finish(r.t, &a, r.out == stdout && a.fmt == JMA_TRACK_JSONL ? stderr : stdout);
+			rc = cli_sites_ranking(r.t, a.top, a.svg, r.out == stdout &&
+					       a.fmt == JMA_TRACK_JSONL ? stderr : stdout);
 	}
 	if (r.out != stdout && (err = cli_out_close(&o, true)) && rc == EXIT_OK)
 		rc = cli_error(EXIT_TARGET, "writing %s: %s", a.out, strerror(-err));
 	jma_track_free(r.t);
-	return rc;
-}
-
-int cmd_report_sites(struct cli *c, int argc, char **argv)
-{
-	static const struct option longopts[] = {
-		{ "top", required_argument, NULL, 't' },
-		{ "svg", required_argument, NULL, 's' },
-		{ "no-demangle", no_argument, NULL, 'M' },
-		{ 0 },
-	};
-	struct track_args a = { .top = 10, .no_demangle = !!(c->opt.flags & JMA_F_NO_DEMANGLE) };
-	jma_track *t;
-	long long top;
-	int opt, rc;
-
-	optind = 0;
-	while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-		if (opt == 's') {
-			a.svg = optarg;
-		} else if (opt == 'M') {
-			a.no_demangle = 1;
-		} else if (opt == 't') {
-			if ((rc = cli_arg_int(c, "report", "--top", optarg, 0, 100000, &top)))
-				return rc;
-			a.top = (unsigned)top;
-		} else {
-			return cli_usage(c, "report", "invalid option to report sites");
-		}
-	}
-	if (argc - optind != 1)
-		return cli_usage(c, "report", "report sites needs a FILE (prof track --format jsonl) "
-				 "or a DIR of *.heap profiles");
-	/* A saved track keeps the names it was written with. */
-	t = jma_track_new(&(struct jma_track_opts){ .no_demangle = a.no_demangle });
-	if (!t)
-		return cli_error(EXIT_TARGET, "out of memory");
-	if (jma_track_load(t, argv[optind]))
-		rc = cli_error(EXIT_USAGE, "%s", jma_track_errmsg(t));
-	else
-		rc = finish(t, &a, stdout);
-	jma_track_free(t);
 	return rc;
 }

@@ -54,8 +54,11 @@ static int sample(struct cli *c, struct watch *w, unsigned iter, struct jma_samp
 		if (err != -EAGAIN || jma_errkind(c->s) != JMA_ERR_UNSAFE)
 			return -1;
 		if (tries == BUSY_TRIES) {
+			char *why = cli_errmsg(c->s);
+
 			fprintf(stderr, "%s: iteration %u skipped: %s\n", c->prog, iter,
-				cli_esc_lines(jma_errmsg(c->s)));
+				cli_esc_lines(why ? why : jma_errmsg(c->s)));
+			free(why);
 			return 1;
 		}
 		if (pause_until(jma_clock_s(CLOCK_MONOTONIC) + BUSY_PAUSE_MS / 1000.0))

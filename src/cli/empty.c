@@ -72,7 +72,7 @@ void cli_hint_empty(struct cli *c, jma_heap *h, const struct jma_heap_report_opt
 			fputs("\n", stderr);
 		}
 		if (own && jma_detach(c->s))
-			fprintf(stderr, "jemattach: %s\n", jma_errmsg(c->s));
+			cli_fail_session(c);
 	}
 	fputs("  to see more:", stderr);
 	/* 32 times the samples (and their cost), not below one per KiB. */

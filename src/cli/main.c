@@ -352,7 +352,7 @@ static int parse_globals(struct cli *c, int argc, char **argv, int *no_cache)
 			usage(stdout);
 			return EXIT_OK;
 		case 'V':
-			printf("jemattach %s\n", JMA_VERSION);
+			printf("jemattach %s\n", JMA_VERSION_STRING);
 			return EXIT_OK;
 		default:
 			fprintf(stderr, "Try '%s --help'.\n", cli_prog);

@@ -34,13 +34,63 @@ int cli_error(int code, const char *fmt, ...)
 	return code;
 }
 
+/* The library's hints (jma_errhints) in the tool's words: its options. */
+static const struct {
+	unsigned hint;
+	const char *words;
+} hint_words[] = {
+	{ JMA_HINT_FORCE, "--force does it anyway" },
+	{ JMA_HINT_EMULATE, "--emulate reads the numbers from a copy of the process, calling "
+			    "nothing and taking no lock" },
+	{ JMA_HINT_TIMEOUT, "--timeout SECONDS gives a call longer" },
+	{ JMA_HINT_NO_FREEZE, "without --freeze only the borrowed thread stops" },
+	{ JMA_HINT_RETRY, "try again in a moment" },
+	{ JMA_HINT_MODULE, "choose one with --module PATH" },
+	{ JMA_HINT_SYSROOT, "--sysroot DIR when the core comes from another machine" },
+	{ JMA_HINT_TYPE, "give its type with --type" },
+	{ JMA_HINT_TEXT, "use stats without --json" },
+	{ JMA_HINT_LOG, "-v shows the log" },
+	{ JMA_HINT_SAMPLE, "`prof sample SECONDS` samples without it: uprobes, root, no restart" },
+};
+
+char *cli_errmsg(jma_session *s)
+{
+	const char *msg = jma_errmsg(s);
+	unsigned hints = jma_errhints(s);
+	size_t cut = strcspn(msg, "\n"), len;
+	const char *sep = " (";
+	char *out = NULL;
+	FILE *f;
+
+	if (!hints || !(f = open_memstream(&out, &len)))
+		return strdup(msg);
+	/* At the end of the first line, before a colon that introduces the
+	 * lines after it (a stack, the copies of jemalloc). */
+	if (cut && msg[cut - 1] == ':')
+		cut--;
+	fwrite(msg, 1, cut, f);
+	for (size_t i = 0; i < sizeof(hint_words) / sizeof(*hint_words); i++) {
+		if (!(hints & hint_words[i].hint))
+			continue;
+		fprintf(f, "%s%s", sep, hint_words[i].words);
+		sep = "; ";
+	}
+	fprintf(f, ")%s", msg + cut);
+	if (fclose(f)) {
+		free(out);
+		return strdup(msg);
+	}
+	return out;
+}
+
 int cli_fail_session(struct cli *c)
 {
 	enum jma_errkind k = jma_errkind(c->s);
 	struct timespec settle = { 0, 50000000 };
 	uint64_t now = c->exec_mark ? jma_exec_mark(c->pid) : 0;
 	/* Its PID may be another process's by now, whose mark says nothing. */
-	int exited = jma_exited(c->s);
+	int exited = jma_exited(c->s), rc;
+	char *msg;
 
 	/* Read in the middle of an exec (no vDSO yet), the new program
 	 * may not have loaded jemalloc yet, or the maps read may be the old
@@ -58,7 +108,10 @@ int cli_fail_session(struct cli *c)
 	if (now && now != c->exec_mark && !exited)
 		return cli_error(EXIT_ATTACH, "process %d executed a new program during the session",
 				 (int)c->pid);
-	return cli_error(k == JMA_OK ? EXIT_TARGET : (int)k, "%s", jma_errmsg(c->s));
+	msg = cli_errmsg(c->s);
+	rc = cli_error(k == JMA_OK ? EXIT_TARGET : (int)k, "%s", msg ? msg : jma_errmsg(c->s));
+	free(msg);
+	return rc;
 }
 
 const struct cli_cmd *cli_find(const char *name)

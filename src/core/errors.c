@@ -1,20 +1,44 @@
-/* errors.c -- a session's last error: its message and kind, recorded by jma_fail (errors.h). */
+/* errors.c -- a session's last error: its message, kind and hints, recorded by jma_fail (errors.h). */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 
 #include "core/session.h"
 
+static int record(jma_session *s, unsigned hints, enum jma_errkind kind, int err,
+		  const char *fmt, va_list ap)
+{
+	vsnprintf(s->err, sizeof(s->err), fmt, ap);
+	s->kind = kind;
+	s->hints = hints;
+	jma_logf(s, JMA_LOG_DEBUG, "error: %s", s->err);
+	return err < 0 ? err : -err;
+}
+
 int jma_fail(jma_session *s, enum jma_errkind kind, int err, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(s->err, sizeof(s->err), fmt, ap);
+	err = record(s, 0, kind, err, fmt, ap);
 	va_end(ap);
-	s->kind = kind;
-	jma_logf(s, JMA_LOG_DEBUG, "error: %s", s->err);
-	return err < 0 ? err : -err;
+	return err;
+}
+
+int jma_fail_hint(jma_session *s, unsigned hints, enum jma_errkind kind, int err,
+		  const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	err = record(s, hints, kind, err, fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+void jma_add_hints(jma_session *s, unsigned hints)
+{
+	s->hints |= hints;
 }
 
 enum jma_errkind jma_kind_of(int err)
@@ -39,4 +63,9 @@ const char *jma_errmsg(const jma_session *s)
 enum jma_errkind jma_errkind(const jma_session *s)
 {
 	return s->kind;
+}
+
+unsigned jma_errhints(const jma_session *s)
+{
+	return s->hints;
 }

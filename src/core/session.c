@@ -119,6 +119,7 @@ int jma_auto_end(jma_session *s, int attached_here, int err)
 {
 	char keep[sizeof(s->err)];
 	enum jma_errkind kind = s->kind;
+	unsigned hints = s->hints;
 	int derr;
 
 	if (!attached_here)
@@ -129,6 +130,7 @@ int jma_auto_end(jma_session *s, int attached_here, int err)
 		return derr;
 	memcpy(s->err, keep, sizeof(keep));
 	s->kind = kind;
+	s->hints = hints;
 	return err;
 }
 

@@ -39,6 +39,7 @@ struct jma_session {
 	uint64_t page;			/* arenas.page, 0 until read */
 
 	enum jma_errkind kind;
+	unsigned hints;			/* JMA_HINT_* of that error */
 	char err[4096];
 };
 

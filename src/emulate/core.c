@@ -352,8 +352,7 @@ static int open_mapped(struct emu_core *c, struct emu_fmap *f)
 	fd = c->open_file ? c->open_file(c->open_arg, f->path, path, sizeof(path)) : -EPERM;
 	if (fd == -ENOENT) {
 		snprintf(c->err, sizeof(c->err), "%s is missing (%s); it holds memory the core "
-			 "omitted%s", path, strerror(-fd), c->sysroot ? "" : ": give --sysroot DIR "
-			 "when the core comes from another machine");
+			 "omitted", path, strerror(-fd));
 		return refused(c, f);
 	}
 	if (fd < 0) {

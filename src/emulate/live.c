@@ -111,7 +111,7 @@ static int live_prepare(struct emu_origin *o, jma_session *s, struct emu_source 
 	err = hold_threads(l, s, tids, nt, want, tp);
 	free(tids);
 	if (!err && (s->opt.flags & JMA_F_FREEZE))
-		jma_logf(s, JMA_LOG_INFO, "--freeze: %zu threads stopped while the copy is made",
+		jma_logf(s, JMA_LOG_INFO, "freeze: %zu threads stopped while the copy is made",
 			 l->nheld);
 	if (!err && (err = att_proc_maps(l->pid, &maps, &nm)))
 		jma_fail(s, JMA_ERR_ATTACH, err, "reading /proc/%d/maps: %s", (int)l->pid,

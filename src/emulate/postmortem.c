@@ -80,7 +80,7 @@ static int pm_prepare(struct emu_origin *o, jma_session *s, struct emu_source *s
 	o->tid = c->threads[i].tid;
 	snprintf(o->tid_comm, sizeof(o->tid_comm), "%s", c->comm);
 	snprintf(o->tid_why, sizeof(o->tid_why), "emulated with its thread-local data%s",
-		 i ? ", chosen with --thread" : " (the first thread in the core)");
+		 i ? ", the one asked for" : " (the first thread in the core)");
 	*lo = calloc(c->nsegs + c->nfiles + 1, sizeof(**lo));
 	*hi = calloc(c->nsegs + c->nfiles + 1, sizeof(**hi));
 	if (!*lo || !*hi) {
@@ -170,12 +170,15 @@ static int core_syms(jma_session *s, struct postmortem *p, const char *core, con
 	if (!err)
 		jma_set_syms(s, sy);
 	if (err == -EEXIST)
-		return jma_fail(s, JMA_ERR_USAGE, err, "%s", msg);
+		return jma_fail_hint(s, JMA_HINT_MODULE, JMA_ERR_USAGE, err, "%s", msg);
+	/* Files the core names missing here: a core from another machine's? */
 	if (err == -ENOENT && p->core.err[0])
-		return jma_fail(s, JMA_ERR_MISSING, err, "%s (%s)", msg, p->core.err);
+		return jma_fail_hint(s, p->core.sysroot ? 0 : JMA_HINT_SYSROOT, JMA_ERR_MISSING, err,
+				     "%s (%s)", msg, p->core.err);
 	if (err)
-		return jma_fail(s, JMA_ERR_MISSING, err, "%s%s", msg, err == -ENOENT ?
-				"; are the files the core names (NT_FILE) present? (--sysroot DIR)" : "");
+		return jma_fail_hint(s, err == -ENOENT ? JMA_HINT_SYSROOT : 0, JMA_ERR_MISSING, err,
+				     "%s%s", msg, err == -ENOENT ? "; are the files the core names "
+				     "(NT_FILE) present?" : "");
 	return 0;
 }
 
@@ -217,7 +220,8 @@ int jma_open_core(jma_session *s, const char *core, const char *exe, const char 
 	p->o.status = pm_status;
 	p->o.destroy = pm_destroy;
 	if (emu_core_check_files(&p->core) == -ESTALE) {
-		jma_fail(s, JMA_ERR_MISSING, -ESTALE, "core %s: %s", core, p->core.err);
+		jma_fail_hint(s, p->sysroot ? 0 : JMA_HINT_SYSROOT, JMA_ERR_MISSING, -ESTALE,
+			      "core %s: %s", core, p->core.err);
 		pm_destroy(&p->o);
 		return -ESTALE;
 	}

@@ -72,12 +72,14 @@ static void opened(void *arg, void *ud, const char *path, int fd)
 	if (fd < 0) {
 		if (!r->warned++)
 			warn(c, "cannot read %s: %s; its frames stay addresses%s", path, strerror(-fd),
-			     c->o->pid ? "" : " (with --pid, files are read through the live process)");
+			     c->o->pid ? "" : " (given the pid of the process, while it runs, its "
+			     "files are read through it)");
 		return;
 	}
 	if (!c->o->pid && m->inode && !fstat(fd, &st) && st.st_ino != m->inode)
 		warn(c, "%s is not the file the profile was taken with (inode %llu, now %llu): "
-		     "its names may be wrong; use --pid while the process runs", path,
+		     "its names may be wrong (given the pid of the process, while it runs, its "
+		     "own file is read)", path,
 		     (unsigned long long)m->inode, (unsigned long long)st.st_ino);
 }
 

@@ -156,7 +156,8 @@ static int compile(struct heap_view *v, int which, const char *re, const char *w
 	if (rc) {
 		char e[128];
 		regerror(rc, &v->re[which], e, sizeof(e));
-		return heap_fail(v->h, -EINVAL, "invalid --%s regular expression \"%s\": %s", what, re, e);
+		return heap_fail(v->h, -EINVAL, "the %s pattern \"%s\" is not a valid regular "
+				 "expression: %s", what, re, e);
 	}
 	v->has_re[which] = 1;
 	return 0;

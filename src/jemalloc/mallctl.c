@@ -194,8 +194,8 @@ static int probe_size(jma_session *s, const char *name, unsigned char buf[8], si
 		if (err != -EINVAL || s->kind != JMA_ERR_TARGET)
 			return err;
 	}
-	return jma_fail(s, JMA_ERR_TARGET, -ENOTSUP, "mallctl(\"%s\"): its value is not a bool or "
-			"a 4- or 8-byte number; give its type with --type", name);
+	return jma_fail_hint(s, JMA_HINT_TYPE, JMA_ERR_TARGET, -ENOTSUP, "mallctl(\"%s\"): its value "
+			     "is not a bool or a 4- or 8-byte number", name);
 }
 
 static int probe_type(jma_session *s, const char *name, enum jma_type *type)

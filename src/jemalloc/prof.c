@@ -32,17 +32,16 @@ int jma_prof_check(jma_session *s)
 	if (err && !(err == -ENOENT && s->kind == JMA_ERR_TARGET))
 		return err;
 	if (err || !on)
-		return jma_fail(s, JMA_ERR_MISSING, -ENOTSUP, "jemalloc in %s was built without "
-				"--enable-prof: heap profiling is not available; `prof sample SECONDS` samples "
-				"without it (uprobes, root)", c->path);
+		return jma_fail_hint(s, JMA_HINT_SAMPLE, JMA_ERR_MISSING, -ENOTSUP, "jemalloc in %s "
+				     "was built without --enable-prof: heap profiling is not available",
+				     c->path);
 	err = get_bool(s, "opt.prof", &on);
 	if (err && !(err == -ENOENT && s->kind == JMA_ERR_TARGET))
 		return err;
 	if (err || !on)
-		return jma_fail(s, JMA_ERR_MISSING, -ENOTSUP, "opt.prof is false; profiling can only "
-				"be enabled at start: restart with %s=prof:true,prof_active:false, "
-				"or use `prof sample SECONDS` (uprobes, no restart)",
-				c->conf_env);
+		return jma_fail_hint(s, JMA_HINT_SAMPLE, JMA_ERR_MISSING, -ENOTSUP, "opt.prof is false; "
+				     "profiling can only be enabled at start: restart with "
+				     "%s=prof:true,prof_active:false", c->conf_env);
 	return 0;
 }
 

@@ -73,9 +73,9 @@ int jma_stats_print(jma_session *s, const char *opts, jma_write_fn write, void *
 	c.fn = je->fn_stats_print;
 	v = opts && strchr(opts, 'J') ? jma_jemalloc_version(s) : 0;
 	if (v && v < JMA_JEVERSION(4, 3, 0))
-		err = jma_fail(s, JMA_ERR_MISSING, -ENOTSUP, "jemalloc %u.%u.%u prints no JSON "
-			       "statistics (added in 4.3.0): use stats without --json", v >> 16,
-			       (v >> 8) & 0xff, v & 0xff);
+		err = jma_fail_hint(s, JMA_HINT_TEXT, JMA_ERR_MISSING, -ENOTSUP, "jemalloc %u.%u.%u "
+				    "prints no JSON statistics (added in 4.3.0)", v >> 16,
+				    (v >> 8) & 0xff, v & 0xff);
 	else if (!c.fn)
 		err = jma_fail(s, JMA_ERR_MISSING, -ENOTSUP, "%smalloc_stats_print not found in %s",
 			       je->prefix, je->path);

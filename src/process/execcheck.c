@@ -62,15 +62,11 @@ int jma_exec_same(pid_t pid, uint64_t mark, const struct jma_exec_where *w)
 	return mark && now == mark ? 0 : -ENOEXEC;
 }
 
-/* The code files @pid maps and where, hashed (FNV-1a), 0 when unreadable. */
-static uint64_t code_files(pid_t pid)
+/* The code files in @maps and where, hashed (FNV-1a). */
+static uint64_t code_hash(const struct att_map *maps, size_t n)
 {
-	struct att_map *maps;
 	uint64_t h = 14695981039346656037ULL;
-	size_t n;
 
-	if (att_proc_maps(pid, &maps, &n))
-		return 0;
 	for (size_t i = 0; i < n; i++) {
 		if (maps[i].perms[2] != 'x' || !maps[i].path)
 			continue;
@@ -78,14 +74,32 @@ static uint64_t code_files(pid_t pid)
 		for (const char *c = maps[i].path; *c; c++)
 			h = (h ^ (unsigned char)*c) * 1099511628211ULL;
 	}
+	return h;
+}
+
+/* The same for what @pid maps now, 0 when unreadable. */
+static uint64_t code_files(pid_t pid)
+{
+	struct att_map *maps;
+	uint64_t h;
+	size_t n;
+
+	if (att_proc_maps(pid, &maps, &n))
+		return 0;
+	h = code_hash(maps, n);
 	att_maps_free(maps, n);
 	return h;
 }
 
-int jma_exec_loading(pid_t pid, uint64_t mark, int wait_ms)
+int jma_exec_loading(pid_t pid, uint64_t mark, const struct att_map *read, size_t nread,
+		     int wait_ms)
 {
 	uint64_t before = code_files(pid);
 
-	usleep((useconds_t)wait_ms * 1000);
-	return jma_exec_mark(pid) != mark || code_files(pid) != before;
+	/* (Unreadable now: gone, which the caller tells apart, not loading.) */
+	if (read && before && before != code_hash(read, nread))
+		return 1;
+	if (wait_ms > 0)
+		usleep((useconds_t)wait_ms * 1000);
+	return jma_exec_mark(pid) != mark || (wait_ms > 0 && code_files(pid) != before);
 }

@@ -31,10 +31,13 @@ int jma_exec_check(const struct att_map *maps, size_t n, const char *path, uint6
  * them), -errno when /proc cannot say.  With @w (from jma_exec_mark_at), one
  * read of 16 bytes of its memory; without, auxv is read too. */
 int jma_exec_same(pid_t pid, uint64_t mark, const struct jma_exec_where *w);
-/* 1 when @pid is seen loading code over @wait_ms: it executed a program
- * since mark @mark, or the code files it maps change (the dynamic loader at
+/* 1 when @pid is seen loading code: it executed a program since mark @mark,
+ * the code files it maps are not those of @read (the maps read for its
+ * symbols, may be NULL), or they change over @wait_ms (the dynamic loader at
  * work after an exec, or a dlopen).  Symbols read at such a moment may miss
- * a jemalloc about to be mapped. */
-int jma_exec_loading(pid_t pid, uint64_t mark, int wait_ms);
+ * a jemalloc about to be mapped; maps read then miss libc, and with it the
+ * trampoline and the frames of a thread that runs in it now. */
+int jma_exec_loading(pid_t pid, uint64_t mark, const struct att_map *read, size_t nread,
+		     int wait_ms);
 
 #endif

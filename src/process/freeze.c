@@ -38,8 +38,9 @@ static int freeze(jma_session *s, struct jma_freeze *fz, const struct att_candid
 		if (err == -ESRCH)
 			continue;	/* exited meanwhile: nothing to freeze */
 		if (err) {
-			jma_fail(s, err == -EPERM ? JMA_ERR_ATTACH : JMA_ERR_UNSAFE, err,
-				 "--freeze: cannot stop tid %d (%s): %s", (int)c[i].tid, c[i].comm, t->err);
+			jma_fail_hint(s, JMA_HINT_NO_FREEZE, err == -EPERM ? JMA_ERR_ATTACH : JMA_ERR_UNSAFE,
+				      err, "cannot stop every thread: tid %d (%s): %s", (int)c[i].tid,
+				      c[i].comm, t->err);
 			jma_thaw_all(fz);
 			return err;
 		}
@@ -49,14 +50,14 @@ static int freeze(jma_session *s, struct jma_freeze *fz, const struct att_candid
 			continue;
 		snprintf(h.comm, sizeof(h.comm), "%s", c[i].comm);
 		if (!refuse) {
-			jma_holder_format(s, &h, "stopped anyway (--force)", "what it was changing "
+			jma_holder_format(s, &h, "stopped anyway (forced)", "what it was changing "
 					  "may be read half-changed", 0, msg, sizeof(msg));
 			jma_logf(s, JMA_LOG_WARN, "%s", msg);
 			continue;
 		}
-		jma_holder_format(s, &h, "--freeze refused", "try again, or omit --freeze", 1, msg,
-				  sizeof(msg));
-		jma_fail(s, JMA_ERR_UNSAFE, -EAGAIN, "%s", msg);
+		jma_holder_format(s, &h, "freeze refused", "what it is changing would be read "
+				  "half-changed", 1, msg, sizeof(msg));
+		jma_fail_hint(s, JMA_HINT_RETRY | JMA_HINT_NO_FREEZE, JMA_ERR_UNSAFE, -EAGAIN, "%s", msg);
 		jma_thaw_all(fz);
 		return -EAGAIN;
 	}

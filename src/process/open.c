@@ -50,7 +50,7 @@ int jma_open_process(jma_session *s, pid_t pid, struct att_status *st)
 		jma_symcache_done(&cache);
 		/* Read in the middle of an exec, before the loader mapped it? */
 		if (err != -ENOENT || tries == LOADING_TRIES ||
-		    !jma_exec_loading(pid, s->exec_mark, JMA_LOADING_WAIT_MS))
+		    !jma_exec_loading(pid, s->exec_mark, NULL, 0, JMA_LOADING_WAIT_MS))
 			break;
 	}
 	if (err && jma_exec_ident_same(pid, &s->ident))
@@ -59,11 +59,12 @@ int jma_open_process(jma_session *s, pid_t pid, struct att_status *st)
 	 * program's: "Exec format error" from libdwfl, seen 1 run in 900): the
 	 * exec is the error. */
 	if (err && s->exec_mark && (jma_exec_same(pid, s->exec_mark, &s->exec_where) == -ENOEXEC ||
-				    jma_exec_loading(pid, s->exec_mark, JMA_LOADING_WAIT_MS)))
+				    jma_exec_loading(pid, s->exec_mark, NULL, 0, JMA_LOADING_WAIT_MS)))
 		return jma_fail(s, JMA_ERR_ATTACH, -ENOEXEC, "process %d executed a new program "
 				"while jemattach read its modules", (int)pid);
+	/* Several copies of jemalloc (msg lists them): the caller chooses one. */
 	if (err == -EEXIST)
-		return jma_fail(s, JMA_ERR_USAGE, err, "%s", msg);
+		return jma_fail_hint(s, JMA_HINT_MODULE, JMA_ERR_USAGE, err, "%s", msg);
 	if (err == -ESRCH)
 		return jma_fail(s, JMA_ERR_ATTACH, err, "no such process %d", (int)pid);
 	if (err == -EACCES || err == -EPERM) {

@@ -84,9 +84,9 @@ static int cgmem_check(jma_session *s)
 		return 0;
 	if (jma_cgmem_room(s->pid, &room, which, sizeof(which)) || room >= JMA_CGMEM_FIRST_CALL)
 		return 0;
-	return jma_fail(s, JMA_ERR_UNSAFE, -ENOMEM, "process %d has %llu KiB left under its "
-			"memory cgroup's limit (%s); a first call into it can cost up to %lu KiB "
-			"and could get it OOM-killed: refused (--force to call anyway)",
+	return jma_fail_hint(s, JMA_HINT_FORCE, JMA_ERR_UNSAFE, -ENOMEM, "process %d has %llu KiB "
+			     "left under its memory cgroup's limit (%s); a first call into it can cost "
+			     "up to %lu KiB and could get it OOM-killed: refused",
 			(int)s->pid, (unsigned long long)(room / 1024), which,
 			JMA_CGMEM_FIRST_CALL / 1024);
 }
@@ -103,16 +103,14 @@ static int stuck_check(jma_session *s)
 	if (err <= 0)
 		return 0;	/* a listing that failed fails again, clearly, in begin */
 	if (s->opt.flags & JMA_F_FORCE) {
-		jma_holder_format(s, &h, "calling anyway (--force)", "the call may wait for it "
+		jma_holder_format(s, &h, "calling anyway (forced)", "the call may wait for it "
 				  "until the timeout", 0, msg, sizeof(msg));
 		jma_logf(s, JMA_LOG_WARN, "%s", msg);
 		return 0;
 	}
-	jma_holder_format(s, &h, s->opt.flags & JMA_F_FREEZE ? "--freeze refused" : "refused",
-			  "a call would wait for that lock: --force calls anyway; --emulate reads "
-			  "the numbers from a copy of the process without taking a lock", 1, msg,
-			  sizeof(msg));
-	return jma_fail(s, JMA_ERR_UNSAFE, -EAGAIN, "%s", msg);
+	jma_holder_format(s, &h, s->opt.flags & JMA_F_FREEZE ? "freeze refused" : "refused",
+			  "a call would wait for that lock", 1, msg, sizeof(msg));
+	return jma_fail_hint(s, JMA_HINT_FORCE | JMA_HINT_EMULATE, JMA_ERR_UNSAFE, -EAGAIN, "%s", msg);
 }
 
 int jma_open(jma_session *s, pid_t pid)
@@ -295,8 +293,11 @@ static void give_back(struct ptrace_be *p)
  * libjemalloc).  A refusal on that basis is the exec's. */
 static int changed_program(jma_session *s)
 {
+	size_t n;
+	const struct att_map *maps = jma_syms_maps(s->syms, &n);
+
 	return jma_exec_same(s->pid, s->exec_mark, &s->exec_where) == -ENOEXEC ||
-	       jma_exec_loading(s->pid, s->exec_mark, JMA_LOADING_WAIT_MS);
+	       jma_exec_loading(s->pid, s->exec_mark, maps, n, JMA_LOADING_WAIT_MS);
 }
 
 static int exec_fail(jma_session *s)
@@ -309,11 +310,31 @@ static int exec_fail(jma_session *s)
 			"jemattach read its symbols", (int)s->pid);
 }
 
+/* Were the maps the command works from (jma_open's for the first, else its
+ * own) read while the process was loading code -- the program it had just
+ * executed, libc not mapped yet -- or did it execute another since?  Then
+ * they miss what it runs now: the error says so (0 when they did not). */
+static int loading_fail(jma_session *s, int wait_ms)
+{
+	size_t n;
+	const struct att_map *maps = jma_syms_maps(s->syms, &n);
+
+	if (!jma_exec_loading(s->pid, s->exec_mark, maps, n, wait_ms))
+		return 0;
+	if (jma_exec_same(s->pid, s->exec_mark, &s->exec_where) == -ENOEXEC)
+		return exec_fail(s);
+	return jma_fail_hint(s, JMA_HINT_RETRY, JMA_ERR_ATTACH, -EAGAIN, "process %d was loading "
+			     "code when jemattach read its maps (a program it had just executed, or a "
+			     "library)", (int)s->pid);
+}
+
 /* The fallback call engine returns into page 0: should jemattach die during
  * a call, the thread faults there and the process dies.  It is used only
  * with --force; @why says why the self-restoring engine cannot be. */
 static int engine_refused(jma_session *s, const char *why)
 {
+	int err;
+
 	/* What it needs was not found because the process exited or ran
 	 * another program meanwhile?  That is the error then. */
 	if (jma_exec_ident_same(s->pid, &s->ident))
@@ -321,13 +342,13 @@ static int engine_refused(jma_session *s, const char *why)
 	if (jma_exec_same(s->pid, s->exec_mark, &s->exec_where) == -ENOEXEC)
 		return exec_fail(s);
 	/* An exec under way reads as code that vanished before it shows in the
-	 * exec mark: a moment's look (1 run in 30 of 47-exec). */
-	if (jma_exec_loading(s->pid, s->exec_mark, JMA_LOADING_WAIT_MS))
-		return exec_fail(s);
-	return jma_fail(s, JMA_ERR_UNSAFE, -ENOTSUP, "%s: only the fallback call engine could call "
-			"into process %d, and if jemattach died during a call the process would die "
-			"too: refused (--force uses it anyway; --emulate reads the numbers from a "
-			"copy without calling)", why, (int)s->pid);
+	 * exec mark (a moment's look: 1 run in 30 of 47-exec), and maps read
+	 * while the loader was at work as code not there yet. */
+	if ((err = loading_fail(s, JMA_LOADING_WAIT_MS)))
+		return err;
+	return jma_fail_hint(s, JMA_HINT_FORCE | JMA_HINT_EMULATE, JMA_ERR_UNSAFE, -ENOTSUP, "%s: only "
+			     "the fallback call engine could call into process %d, and if jemattach "
+			     "died during a call the process would die too: refused", why, (int)s->pid);
 }
 
 /* Thread @tid is in restart_syscall: a timed wait (poll, nanosleep, a futex
@@ -441,7 +462,7 @@ static int try_thread(struct ptrace_be *p, const struct att_candidate *c, char *
 			give_back(p);
 			return 1;
 		}
-		jma_logf(s, JMA_LOG_WARN, "using tid %d although it is inside jemalloc (%s): --force",
+		jma_logf(s, JMA_LOG_WARN, "using tid %d although it is inside jemalloc (%s): forced",
 			 (int)c->tid, where);
 	}
 	return 0;
@@ -485,15 +506,15 @@ static int try_list(struct ptrace_be *p, const struct att_candidate *c, size_t n
 			p->tid = c[i].tid;
 			snprintf(p->tid_comm, sizeof(p->tid_comm), "%s", c[i].comm);
 			snprintf(p->tid_why, sizeof(p->tid_why), "%s%s; %s%s%s", seen,
-				 s->opt.thread ? ", chosen with --thread" : "",
+				 s->opt.thread ? ", the one asked for" : "",
 				 p->th.engine == ATT_ENGINE_SIGFRAME ? "self-restoring calls"
-								     : "fallback engine (--force): ",
+								     : "fallback engine (forced): ",
 				 p->th.engine == ATT_ENGINE_SIGFRAME ? "" : p->th.engine_why,
 				 p->waited);
 			jma_logf(s, JMA_LOG_INFO, "using tid %d (%s), %s", (int)c[i].tid, c[i].comm,
 				 p->tid_why);
 			if (p->th.engine != ATT_ENGINE_SIGFRAME)
-				jma_logf(s, JMA_LOG_WARN, "tid %d: fallback call engine (--force): %s; "
+				jma_logf(s, JMA_LOG_WARN, "tid %d: fallback call engine (forced): %s; "
 					 "if jemattach dies during a call, process %d dies too "
 					 "(SIGSEGV at address 0x%x)", (int)c[i].tid, p->th.engine_why,
 					 (int)s->pid, (unsigned)ATT_RET_SENTINEL);
@@ -640,14 +661,17 @@ static int ptrace_begin(struct jma_backend *b)
 	}
 	if (jma_exec_ident_same(s->pid, &s->ident))
 		return jma_fail(s, JMA_ERR_ATTACH, -ESRCH, "process %d exited", (int)s->pid);
+	/* (A thread in libc, unwound with maps read before libc was mapped,
+	 * looks like one inside jemalloc: its stack still holds jemalloc's
+	 * start-up.  The maps, not the thread, are wrong then.) */
 	if (changed_program(s))
 		return exec_fail(s);
 	if (p->restart_tid)
-		return jma_fail(s, JMA_ERR_UNSAFE, -EAGAIN, "no thread of process %d can be borrowed: "
-				"%s, and it was still there after %d ms; if jemattach died during a "
-				"fallback call the process would die too: refused (--force uses that "
-				"engine anyway; or try again once it has returned)", (int)s->pid,
-				p->restart_why, wait_ms);
+		return jma_fail_hint(s, JMA_HINT_FORCE | JMA_HINT_RETRY, JMA_ERR_UNSAFE, -EAGAIN,
+				     "no thread of process %d can be borrowed: %s, and it was still "
+				     "there after %d ms; if jemattach died during a fallback call the "
+				     "process would die too: refused", (int)s->pid, p->restart_why,
+				     wait_ms);
 	return jma_fail(s, JMA_ERR_UNSAFE, -EAGAIN, "no thread of process %d is safe to use%s%s",
 			(int)s->pid, why[0] ? "; last: " : "", why);
 }
@@ -665,8 +689,8 @@ static int ptrace_end(struct jma_backend *b)
 	jma_logf(s, JMA_LOG_DEBUG, "tid %d stopped at %lld ns, running at %lld ns (CLOCK_MONOTONIC)",
 		 (int)p->th.tid, (long long)p->th.stop_ns, (long long)p->th.run_ns);
 	if (frozen)
-		jma_logf(s, JMA_LOG_INFO, "tid %d held for %.3f ms; every thread stopped for %.3f ms "
-			 "(--freeze)", (int)p->th.tid, (double)p->held_ns / 1e6,
+		jma_logf(s, JMA_LOG_INFO, "tid %d held for %.3f ms; every thread stopped for %.3f ms",
+			 (int)p->th.tid, (double)p->held_ns / 1e6,
 			 (double)p->fz.held_ns / 1e6);
 	else
 		jma_logf(s, JMA_LOG_INFO, "tid %d held for %.3f ms", (int)p->th.tid,
@@ -816,13 +840,13 @@ static int route_text(struct ptrace_be *p, const struct jma_bcall *bc, struct at
 		return 0;
 	}
 	if (sigframe && !(s->opt.flags & JMA_F_FORCE))
-		return jma_fail(s, JMA_ERR_UNSAFE, -ENOTSUP, "process %d has no code to take the text "
-				"through safely (a getpid-like `mov $NR,%%eax; syscall; ret`): should "
-				"jemattach die during the call, the rest of the text would go to the "
-				"process's stderr: refused (--force prints it anyway; --emulate reads it "
-				"from a copy)", (int)s->pid);
+		return jma_fail_hint(s, JMA_HINT_FORCE | JMA_HINT_EMULATE, JMA_ERR_UNSAFE, -ENOTSUP,
+				     "process %d has no code to take the text through safely (a "
+				     "getpid-like `mov $NR,%%eax; syscall; ret`): should jemattach die "
+				     "during the call, the rest of the text would go to the process's "
+				     "stderr: refused", (int)s->pid);
 	if (sigframe && !app_has_logger(p)) {
-		jma_logf(s, JMA_LOG_WARN, "no text sink in process %d (--force): should jemattach "
+		jma_logf(s, JMA_LOG_WARN, "no text sink in process %d (forced): should jemattach "
 			 "die during the call, the rest of the text goes to its stderr", (int)s->pid);
 		c->cb = NULL;
 		c->args[bc->text_arg] = 0;
@@ -832,7 +856,7 @@ static int route_text(struct ptrace_be *p, const struct jma_bcall *bc, struct at
 	}
 	if (sigframe)
 		jma_logf(s, JMA_LOG_WARN, "no text sink in process %d, and the application set its "
-			 "own malloc_message (--force): this text comes through a fault address; a "
+			 "own malloc_message (forced): this text comes through a fault address; a "
 			 "death of jemattach during it would kill the process", (int)s->pid);
 	c->args[bc->text_arg] = ATT_CB_SENTINEL;
 	return 0;
@@ -857,9 +881,6 @@ static int ptrace_call(struct jma_backend *b, const struct jma_bcall *bc, uint64
 	if (c.sink && p->stray)
 		jma_logf(s, JMA_LOG_WARN, "the call also wrote %zu bytes to fd 2 of process %d "
 			 "(jemalloc's own messages): taken, not printed", p->stray, (int)s->pid);
-	if (err == -ETIMEDOUT && p->th.left_running)
-		snprintf(p->th.err + strlen(p->th.err), sizeof(p->th.err) - strlen(p->th.err),
-			 "; --emulate reads the numbers from a copy meanwhile");
 	att_scratch_reset(&p->th);
 	if (err) {
 		jma_fail_att(s, &p->th, jma_kind_of(err), err);
@@ -871,13 +892,12 @@ static int ptrace_call(struct jma_backend *b, const struct jma_bcall *bc, uint64
 				return err;
 			memcpy(s->err, keep, sizeof(keep));
 			s->kind = jma_kind_of(err);
+			s->hints = 0;
 			if (err == -ETIMEDOUT) {
-				size_t used;
 				jma_explain_stall(s);
-				used = strlen(s->err);
-				snprintf(s->err + used, sizeof(s->err) - used, "\n  jemattach --emulate "
-					 "%d ... can still read the stats: it runs jemalloc on a copy "
-					 "of the process and takes no lock", (int)s->pid);
+				/* A copy of the process is read without a call, taking
+				 * no lock (the call may be left running meanwhile). */
+				s->hints = JMA_HINT_EMULATE | JMA_HINT_TIMEOUT;
 			}
 		}
 	}

@@ -9,13 +9,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <jemattach/version.h>
+
 #include "attach/mem.h"
 #include "symbols/buildid.h"
 #include "process/safepath.h"
 #include "process/symcache.h"
 
 /* Bump when what an entry means changes: older entries are then misses. */
-#define FORMAT		"jemattach symcache 5 " JMA_VERSION
+#define FORMAT		"jemattach symcache 5 " JMA_VERSION_STRING
 #define MAX_FILES	512		/* code files in a key; more: not cached */
 #define MAX_ENTRY	(1 << 20)
 #define MAX_RANGES	65536

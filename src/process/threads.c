@@ -120,6 +120,7 @@ void jma_explain_stall(jma_session *s)
 {
 	struct holders h = { .buf = s->err, .len = sizeof(s->err) };
 	enum jma_errkind kind = s->kind;
+	unsigned hints = s->hints;
 	char keep[sizeof(s->err)];
 	int err;
 
@@ -132,4 +133,5 @@ void jma_explain_stall(jma_session *s)
 		snprintf(s->err + h.used, h.len - h.used, "\n  no other thread is inside jemalloc "
 			 "now: whatever held the lock has let go");
 	s->kind = kind;
+	s->hints = hints;
 }

@@ -121,7 +121,7 @@ static int refused(struct run *u, int err, const char *what)
 			 (int)strcspn(buf, "\n"), buf);
 	free(buf);
 	if (err == -EACCES)
-		why = "refused by the kernel (its verifier or a security module; -v shows the log)";
+		why = "refused by the kernel (its verifier or a security module)";
 	else if (err == -EPERM)
 		why = "not permitted: needs root, or CAP_BPF and CAP_PERFMON (a container's seccomp "
 		      "profile may forbid bpf() and perf_event_open())";
@@ -131,9 +131,10 @@ static int refused(struct run *u, int err, const char *what)
 		why = "the kernel does not support uprobes with BPF programs";
 	else
 		why = strerror(-err);
-	return jma_fail(u->s, JMA_ERR_MISSING, err, "%s: %s%s; the alternative: restart the "
-			"process with %s=prof:true,prof_active:false and use prof window", what, why,
-			lock, c ? c->conf_env : "MALLOC_CONF");
+	return jma_fail_hint(u->s, err == -EACCES ? JMA_HINT_LOG : 0, JMA_ERR_MISSING, err,
+			     "%s: %s%s; the alternative: restart the process with "
+			     "%s=prof:true,prof_active:false and use prof window", what, why, lock,
+			     c ? c->conf_env : "MALLOC_CONF");
 }
 
 /* Where the kernel should put a probe at @addr of the target: its file as

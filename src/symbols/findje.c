@@ -251,8 +251,8 @@ static int choose_copy(struct jma_syms *sy, pid_t pid, const struct scan *sc, ch
 	if (sy->ncopies == 1)
 		return 0;
 	if (sy->ncopies > 1) {
-		size_t off = (size_t)snprintf(msg, len, "process %d has %zu copies of jemalloc; choose "
-					      "one with --module PATH:", (int)pid, sy->ncopies);
+		size_t off = (size_t)snprintf(msg, len, "process %d has %zu copies of jemalloc:",
+					      (int)pid, sy->ncopies);
 		for (size_t i = 0; i < sy->ncopies && off < len; i++)
 			off += (size_t)snprintf(msg + off, len - off, " %s (prefix \"%s\")%s",
 						sy->copies[i].path, sy->copies[i].prefix,

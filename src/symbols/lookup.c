@@ -205,9 +205,14 @@ uint64_t jma_syms_func(struct jma_syms *sy, const char *name, uint64_t *size)
 uint64_t jma_syms_restorer(struct jma_syms *sy)
 {
 	if (!sy->restorer_known) {
-		if (att_restorer_find(sy->pid, sy->maps, sy->nmaps, &sy->restorer))
+		int err = att_restorer_find(sy->pid, sy->maps, sy->nmaps, &sy->restorer);
+
+		if (err)
 			sy->restorer = 0;
-		sy->restorer_known = 1;
+		/* Maps that are no longer the process's (it executed a program
+		 * during the search) say nothing of it: searched again on need,
+		 * and never kept as "none" (symcache.h). */
+		sy->restorer_known = err != -ESTALE;
 	}
 	return sy->restorer;
 }

@@ -131,12 +131,16 @@ int jma_syms_open(pid_t pid, const struct jma_syms_opts *o, struct jma_syms **ou
 	dwfl = syms_enter(sy, &prev);
 	if ((err = syms_find_jemalloc(sy, dwfl, pid, o, msg, len)))
 		goto fail;
-	/* A cache that cannot be written is only a slower next start. */
+	/* A cache that cannot be written is only a slower next start.  Nothing
+	 * is kept when whether the process has a trampoline is not known (it
+	 * executed a program meanwhile): a "none" kept would refuse every later
+	 * run on this program. */
 	if (o->cache && sy->ncopies == 1 && !syms_find_cond_waits(sy)) {
 		struct jma_found f = { sy->copies[0], sy->waits, sy->nwaits,
 				       jma_syms_malloc_message(sy), jma_syms_restorer(sy) };
 
-		o->cache->save(o->cache->arg, pid, sy->maps, sy->nmaps, &f);
+		if (sy->restorer_known)
+			o->cache->save(o->cache->arg, pid, sy->maps, sy->nmaps, &f);
 	}
 done:
 	sym_dwfl_leave(prev);

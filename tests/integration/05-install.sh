@@ -16,7 +16,7 @@ t_install_into_destdir() {
 	installed
 	for f in bin/jemattach lib/libjemattach.a lib/libjemattach.so.0 lib/libjemattach.so \
 		lib/pkgconfig/jemattach.pc include/jemattach.h include/jemattach/session.h \
-		include/jemattach/heap.h include/jemattach/api.h \
+		include/jemattach/heap.h include/jemattach/api.h include/jemattach/version.h \
 		share/man/man1/jemattach.1 share/jemattach/jemalloc.gdb; do
 		[[ -e $root/opt/jma/$f ]] || fail "missing $f"
 	done
@@ -34,27 +34,74 @@ t_library_exports_only_its_api() {
 	nm -D --defined-only --without-symbol-versions "$so" | awk '$2 != "A" { print $3 }' | sort >"$TMPD/exported"
 	[[ -s $TMPD/exported ]] || fail "nothing exported"
 	grep -v '^jma_' "$TMPD/exported" && fail "exported, not jma_*: $(grep -cv '^jma_' "$TMPD/exported") symbols"
-	cc -E -P -Iinclude include/jemattach.h | grep -oP '(?<!\(\*)\bjma_\w+(?=\s*\()' | sort -u >"$TMPD/declared"
+	cc -E -P -Iinclude -Ibuild/gen include/jemattach.h | grep -oP '(?<!\(\*)\bjma_\w+(?=\s*\()' | sort -u >"$TMPD/declared"
 	expect_eq "$(comm -3 "$TMPD/exported" "$TMPD/declared" | tr -s '\t\n' '  ')" ""
 	# Internal names with the jma_ prefix stay inside.
 	grep -qx jma_fail "$TMPD/exported" && fail "jma_fail is exported"
 	nm -D --defined-only "$so" | grep -q ' jma_open@@JEMATTACH_0$' || fail "no JEMATTACH_0 version node"
 }
 
+# The library speaks no program's language: what a caller could do is a
+# hint (jma_errhints), which the tool words as its options.  Before, about 20
+# of its messages told the caller to use --force, --emulate, --module...
+t_library_names_no_option_of_the_tool() {
+	local opt found=""
+	strings build/libjemattach.so >"$TMPD/strings"
+	for opt in $("$JEMATTACH" --help 2>&1 | grep -oE -- '--[a-z][a-z-]+' | sort -u); do
+		grep -qF -- "$opt" "$TMPD/strings" && found+=" $opt"
+	done
+	expect_eq "$found" ""
+}
+
+# The crash points tests use (attach/crashpoint.h) are in the test build of
+# the tool only: nothing installed, nor the tool under test, reads
+# JEMATTACH_TEST_CRASH_AT or crashes on it.  Before, the library and the root
+# exporter raised SIGSEGV at any engine step the environment named.
+t_no_test_hook_is_installed() {
+	local root=$TMPD/root pid f
+	installed
+	for f in "$root"/opt/jma/{bin/jemattach,lib/libjemattach.so.0,lib/libjemattach.a,lib/jemattach/jemattach-serve.so} \
+		"$JEMATTACH" build/libjemattach.so build/jemattach-serve.so; do
+		! grep -qa JEMATTACH_TEST "$f" || fail "$f carries a test hook"
+	done
+	start_fixture pid "$FIXTURES/jemfix"
+	for f in "$root/opt/jma/bin/jemattach" "$JEMATTACH"; do
+		jm_run env JEMATTACH_TEST_CRASH_AT=seized "$f" "$pid" get opt.narenas
+		expect_rc 0
+		expect_eq "$OUT" "$(fix "$pid" "get u opt.narenas")"
+	done
+}
+
 # A program of someone else's, built from the installed files alone with
-# pkg-config, shared and static: it reads what the fixture confirms.
+# pkg-config, shared and static: it reads what the fixture confirms, and the
+# version it was built against is the library's (the Makefile's VERSION).
 t_outside_program_builds_with_pkg_config() {
-	local root=$TMPD/root pid flags
+	local root=$TMPD/root pid flags version
 	installed
 	cat >"$TMPD/use.c" <<'C'
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <jemattach.h>
 
 int main(int argc, char **argv)
 {
 	struct jma_value v;
-	jma_session *s = jma_new(NULL);
+	jma_session *s;
+	unsigned lib = jma_version();
+
+	/* While the major is 0, each minor is an ABI of its own (src/libjemattach.map). */
+	if (lib >> 8 != JMA_VERSION_NUMBER >> 8 || lib < JMA_VERSION_NUMBER) {
+		fprintf(stderr, "use: built against %s, runs with %u.%u.%u\n", JMA_VERSION_STRING,
+			lib >> 16, (lib >> 8) & 255, lib & 255);
+		return 3;
+	}
+	if (argc == 2 && !strcmp(argv[1], "-V")) {
+		printf("%d.%d.%d %u.%u.%u\n", JMA_VERSION_MAJOR, JMA_VERSION_MINOR, JMA_VERSION_PATCH,
+		       lib >> 16, (lib >> 8) & 255, lib & 255);
+		return 0;
+	}
+	s = jma_new(NULL);
 	if (!s || argc != 2)
 		return 2;
 	if (jma_open(s, atoi(argv[1])) || jma_get(s, "opt.narenas", &v)) {
@@ -80,6 +127,14 @@ C
 	expect_eq "$("$TMPD/use-static" "$pid")" "$(fix "$pid" "get u opt.narenas")"
 	LD_LIBRARY_PATH=$root/opt/jma/lib ldd "$TMPD/use" | grep -q "$root/opt/jma/lib/libjemattach.so.0" ||
 		fail "use does not load the installed library: $(LD_LIBRARY_PATH=$root/opt/jma/lib ldd "$TMPD/use")"
+	version=$(sed -n 's/^VERSION *:= *//p' Makefile)
+	expect_eq "$(LD_LIBRARY_PATH=$root/opt/jma/lib "$TMPD/use" -V)" "$version $version"
+	expect_eq "$("$TMPD/use-static" -V)" "$version $version"
+	# What the rule for ABI changes stands on: the program names the node it
+	# was linked against, which a breaking minor renames (the loader then
+	# refuses it at its start).
+	readelf -V "$TMPD/use" | grep -A2 'File: libjemattach.so.0' | grep -q 'Name: JEMATTACH_0 ' ||
+		fail "use needs no version node of libjemattach: $(readelf -V "$TMPD/use" | tail -8)"
 }
 
 # The tool links the libunwind scripts/build-libunwind.sh chose: its own

@@ -57,7 +57,7 @@ t_two_copies_need_module() {
 	start_fixture pid "$FIXTURES/jemfix-static-je" LD_PRELOAD=libjemalloc.so.2
 	jm "$pid" get version
 	expect_rc 2
-	expect_match "$ERR" "2 copies of jemalloc; choose one with --module PATH"
+	expect_match "$ERR" "2 copies of jemalloc: .* \(choose one with --module PATH\)$"
 	jm --module libjemalloc.so.2 "$pid" get stats.allocated
 	expect_rc 0
 	jm --module "$(readlink -f "$FIXTURES/jemfix-static-je")" "$pid" get stats.allocated

@@ -41,7 +41,7 @@ t_without_opt_prof_exit_4_and_target_unaffected() {
 	before=$(proc_state "$pid")
 	jm "$pid" prof on
 	expect_rc 4
-	expect_eq "$ERR" "jemattach: opt.prof is false; profiling can only be enabled at start: restart with MALLOC_CONF=prof:true,prof_active:false, or use \`prof sample SECONDS\` (uprobes, no restart)"
+	expect_eq "$ERR" "jemattach: opt.prof is false; profiling can only be enabled at start: restart with MALLOC_CONF=prof:true,prof_active:false (\`prof sample SECONDS\` samples without it: uprobes, root, no restart)"
 	jm "$pid" prof dump
 	expect_rc 4
 	expect_state "$pid" "$before"
@@ -107,11 +107,12 @@ t_dump_goes_to_the_prof_prefix_directory() {
 # writes in is removed before we end, and nothing is left to sweep.
 t_ctrl_c_during_a_dump_leaves_nothing() {
 	local pid
+	crash_hooks
 	mkdir "$TMPD/int"
 	start_fixture pid "$FIXTURES/jemfix" "MALLOC_CONF=prof:true,prof_prefix:$TMPD/int/app"
 	# (SIGINT's default action back: the harness may run us in the background.)
 	jm_run env --default-signal=INT JEMATTACH_TEST_CRASH_AT=syscall:int \
-		"$JEMATTACH" -v "$pid" prof dump -o "$TMPD/i.heap"
+		"$JEMATTACH_HOOKS" -v "$pid" prof dump -o "$TMPD/i.heap"
 	expect_rc 130
 	expect_match "$ERR" "using tid"
 	expect_eq "$(ls -A "$TMPD/int")" ""
@@ -130,11 +131,12 @@ t_ctrl_c_during_a_dump_leaves_nothing() {
 # next dump beside it does, and leaves alone one that a live jemattach holds.
 t_a_killed_dumps_directory_is_removed_by_the_next_dump() {
 	local pid left held busy=jemattach.000000000000000000000000
+	crash_hooks
 	mkdir "$TMPD/killed"
 	start_fixture pid "$FIXTURES/jemfix" "MALLOC_CONF=prof:true,prof_prefix:$TMPD/killed/app"
 	# Killed inside the prof.dump call (at its first system call, the open):
 	# the call goes on without us and writes the dump into the directory.
-	{ JEMATTACH_TEST_CRASH_AT=syscall "$JEMATTACH" "$pid" prof dump -o "$TMPD/k.heap"; } \
+	{ JEMATTACH_TEST_CRASH_AT=syscall "$JEMATTACH_HOOKS" "$pid" prof dump -o "$TMPD/k.heap"; } \
 		>/dev/null 2>&1 && fail "the crash point did not fire"
 	left=$(ls "$TMPD/killed")
 	expect_match "$left" '^jemattach\.[0-9a-f]{24}$'

@@ -141,7 +141,7 @@ t_timeout_names_the_lock_holder() {
 	# --force calls despite the holder seen beforehand: the call-time path.
 	jm --force --timeout 0.5 "$pid" prof reset
 	expect_rc 5
-	expect_match "$ERR" "warning: calling anyway \(--force\): tid [0-9]+ \(jemfix\) is inside jemalloc and may hold a lock"
+	expect_match "$ERR" "warning: calling anyway \(forced\): tid [0-9]+ \(jemfix\) is inside jemalloc and may hold a lock"
 	expect_match "$ERR" "did not return within 500 ms; it was blocked in syscall futex"
 	expect_match "$ERR" "thread [0-9]+ \(jemfix\) is inside jemalloc"
 	expect_match "$ERR" "dumper"
@@ -183,7 +183,7 @@ t_stuck_lock_holder_refused_before_anything_stops() {
 		jm "$pid" $cmd
 		expect_rc 5
 		expect_match "$ERR" "^jemattach: refused: tid [0-9]+ \(jemfix\) is inside jemalloc and may hold a lock, in [^ ,]+, asleep in $(sysname creat) for at least [0-9]+ ms; "
-		expect_match "$ERR" "--force calls anyway; --emulate reads the numbers from a copy"
+		expect_match "$ERR" "\(--force does it anyway; --emulate reads the numbers from a copy of the process, calling nothing and taking no lock\):"
 		expect_match "$ERR" "dumper\+0x[0-9a-f]+ \(jemfix\)"
 		# One message: a line, then the holder's backtrace.
 		expect_eq "$(grep -vc '^    #' <<<"$ERR")" 1
@@ -262,7 +262,7 @@ t_freeze_snapshot_and_refusal() {
 	for _ in $(seq 100); do grep -q jemalloc_bg_thd /proc/"$pid"/task/*/comm 2>/dev/null && break; sleep 0.05; done
 	jm -v --freeze "$pid" get stats.allocated
 	expect_rc 0
-	expect_match "$ERR" "every thread stopped for [0-9.]+ ms \(--freeze\)"
+	expect_match "$ERR" "every thread stopped for [0-9.]+ ms"
 	# A thread inside jemalloc that may hold a lock (the dump lock, here)
 	# makes --freeze refuse, naming it.
 	mkfifo "$TMPD/fifo.freeze"
@@ -271,7 +271,7 @@ t_freeze_snapshot_and_refusal() {
 	# Seen stuck there before anything is stopped: one message style for both.
 	jm --freeze "$pid" get stats.allocated
 	expect_rc 5
-	expect_match "$ERR" "--freeze refused: tid [0-9]+ \(jemfix\) is inside jemalloc and may hold a lock, in [^ ,]+, asleep in $(sysname creat) for at least"
+	expect_match "$ERR" "freeze refused: tid [0-9]+ \(jemfix\) is inside jemalloc and may hold a lock, in [^ ,]+, asleep in $(sysname creat) for at least [0-9]+ ms; a call would wait for that lock \(--force does it anyway; --emulate "
 	cat "$TMPD/fifo.freeze" >/dev/null
 	expect_eq "$(fix "$pid" ping)" pong
 }

@@ -75,7 +75,7 @@ evil_lib() {
 start_hostile() {
 	local __v=$1; shift
 	start_fixture_cmd "$__v" setpriv --reuid="$TUSER" --regid="$TUSER" --clear-groups \
-		env "$PROF" "$@" "$FIXTURES/hostilefix"
+		env "$PROF" "$@" "$(user_fixture hostilefix)"
 }
 
 # Runs: "$1" a label; then a jemattach command line under a timeout: sets
@@ -140,7 +140,7 @@ t_unwind_never_opens_the_targets_paths_here() {
 	runuser -u "$TUSER" -- mkfifo "$d/libnoeh.so"
 	start_fixture_cmd pid setpriv --reuid="$TUSER" --regid="$TUSER" --clear-groups \
 		unshare -Urm sh -c 'mount --bind "$0" "$1" && exec env '"$PROF"' "$2"' \
-		"$d/real.so" "$d/libnoeh.so" "$FIXTURES/hostilefix"
+		"$d/real.so" "$d/libnoeh.so" "$(user_fixture hostilefix)"
 	expect_eq "$(fix "$pid" "load $d/libnoeh.so")" ok
 	grep -q "$d/libnoeh.so" "/proc/$pid/maps" || fail "the library is not mapped"
 	for i in $(seq 10); do

@@ -23,7 +23,7 @@ t_bind_mount_over_the_dump_reads_nothing_of_root() {
 	start_fixture_cmd pid setpriv --reuid="$TUSER" --regid="$TUSER" --clear-groups unshare -Urm sh -c \
 		'(while kill -0 $$ 2>/dev/null; do for f in /tmp/jemattach.*/dump.heap /tmp/jemattach.*.heap; do
 			[ -e "$f" ] && mount --bind /etc/shadow "$f" 2>/dev/null; done; done) &
-		 exec env '"$PROF"' '"$FIXTURES/jemfix"
+		 exec env '"$PROF"' '"$(user_fixture jemfix)"
 	for i in 1 2 3 4 5 6 7 8; do
 		jm "$pid" prof dump -o "$TMPD/d$i.heap"
 		[[ $RC == 0 || $RC == 5 || $RC == 1 ]] || fail "dump $i: exit $RC: $ERR"

@@ -150,10 +150,10 @@ t_restart_syscall_only_force_reaches_the_fallback_engine() {
 	# --force: the fallback engine, with a warning naming the risk.
 	jm --force "$pid" get stats.allocated
 	expect_rc 0
-	expect_match "$ERR" "warning: tid $pid: fallback call engine \\(--force\\): tid $pid is stopped in restart_syscall; if jemattach dies during a call, process $pid dies too"
+	expect_match "$ERR" "warning: tid $pid: fallback call engine \\(forced\\): tid $pid is stopped in restart_syscall; if jemattach dies during a call, process $pid dies too"
 	jm --force "$pid" info
 	expect_rc 0
-	expect_match "$OUT" "call thread +$pid \\(pollfix\\), asleep in restart_syscall; fallback engine \\(--force\\): tid $pid is stopped in restart_syscall"
+	expect_match "$OUT" "call thread +$pid \\(pollfix\\), asleep in restart_syscall; fallback engine \\(forced\\): tid $pid is stopped in restart_syscall"
 	# The fallback engine puts it back into the same wait: no EINTR.
 	expect_eq "$(cut -d' ' -f1 "/proc/$pid/syscall")" "$RESTART_NR"
 	expect_eq "$(fix "$pid" status | sed 's/polls=[0-9]* //')" "eintr=0 errors=0"

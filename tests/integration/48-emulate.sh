@@ -197,7 +197,7 @@ t_version_matrix() {
 		expect_match "$OUT" "Begin jemalloc statistics"
 		n=$((n + 1))
 	done
-	((n)) || skip "no jemalloc versions built under $dir (make versions)"
+	((n)) || skip "no jemalloc version of the matrix under $dir: $(why_no_versions "$dir")"
 }
 
 t_writes_refused() {

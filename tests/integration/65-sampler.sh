@@ -86,7 +86,7 @@ t_versions_and_static_prefixed() {
 		check_profile "$pid" "$TMPD/$v.heap" || fail "on $v"
 		n=$((n + 1))
 	done
-	((n > 1)) || skip "no jemalloc version builds (make versions)"
+	((n > 1)) || skip "no jemalloc version builds under $VERSIONS_DIR: $(why_no_versions "$VERSIONS_DIR")"
 }
 
 # On a prof:true process the sampler and jemalloc's own profiler agree:

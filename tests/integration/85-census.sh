@@ -99,7 +99,7 @@ t_versions() {
 			census_exact "$pid" "$v-hpa"
 		fi
 	done
-	((n > 0)) || skip "no 5.x build under $VERSIONS_DIR (make versions)"
+	((n > 0)) || skip "no 5.x build under $VERSIONS_DIR: $(why_no_versions "$VERSIONS_DIR")"
 }
 
 # A stripped copy of each version's library (LD_LIBRARY_PATH wins over the
@@ -119,7 +119,7 @@ t_versions_stripped() {
 		expect_match "$OUT" "decoded from (je_)?malloc_usable_size"
 		n=$((n + 1))
 	done
-	((n > 0)) || skip "no 5.x build under $VERSIONS_DIR (make versions)"
+	((n > 0)) || skip "no 5.x build under $VERSIONS_DIR: $(why_no_versions "$VERSIONS_DIR")"
 }
 
 t_timeout_and_usage() {
@@ -157,7 +157,7 @@ t_thread_inside_jemalloc() {
 	jm --timeout 1 --force "$pid" census --no-stats
 	expect_rc 0
 	expect_match "$OUT" "live: [0-9]+ blocks"
-	expect_match "$OUT" "a thread was inside jemalloc \(--force\)"
+	expect_match "$OUT" "a thread was inside jemalloc \(forced\)"
 	cat "$TMPD/fifo.census" >/dev/null
 	expect_eq "$(fix "$pid" ping)" pong
 }

@@ -1,0 +1,7 @@
+/* version.c -- the library's version (jemattach/version.h, made from the Makefile's VERSION). */
+#include <jemattach/version.h>
+
+unsigned jma_version(void)
+{
+	return JMA_VERSION_NUMBER;
+}
