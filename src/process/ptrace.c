@@ -287,19 +287,6 @@ static void give_back(struct ptrace_be *p)
 	jma_freeze_put(&p->fz, &p->th);
 }
 
-/* What was read of the process before anything stopped (its maps: a stack,
- * libc's trampoline) is not what runs there now: another program since, or
- * the maps were read while the loader was still mapping one (libc after
- * libjemalloc).  A refusal on that basis is the exec's. */
-static int changed_program(jma_session *s)
-{
-	size_t n;
-	const struct att_map *maps = jma_syms_maps(s->syms, &n);
-
-	return jma_exec_same(s->pid, s->exec_mark, &s->exec_where) == -ENOEXEC ||
-	       jma_exec_loading(s->pid, s->exec_mark, maps, n, JMA_LOADING_WAIT_MS);
-}
-
 static int exec_fail(jma_session *s)
 {
 	if (!s->exec_mark)
@@ -623,8 +610,7 @@ static int ptrace_begin(struct jma_backend *b)
 			p->restorer = 0;
 	}
 	if (!p->restorer && !(s->opt.flags & JMA_F_FORCE)) {
-		if (changed_program(s))
-			return exec_fail(s);
+		/* (engine_refused says so when an exec or the loader is why.) */
 		snprintf(why, sizeof(why), "process %d has no rt_sigreturn trampoline (__restore_rt)",
 			 (int)s->pid);
 		return engine_refused(s, why);
@@ -664,8 +650,8 @@ static int ptrace_begin(struct jma_backend *b)
 	/* (A thread in libc, unwound with maps read before libc was mapped,
 	 * looks like one inside jemalloc: its stack still holds jemalloc's
 	 * start-up.  The maps, not the thread, are wrong then.) */
-	if (changed_program(s))
-		return exec_fail(s);
+	if ((err = loading_fail(s, JMA_LOADING_WAIT_MS)))
+		return err;
 	if (p->restart_tid)
 		return jma_fail_hint(s, JMA_HINT_FORCE | JMA_HINT_RETRY, JMA_ERR_UNSAFE, -EAGAIN,
 				     "no thread of process %d can be borrowed: %s, and it was still "
