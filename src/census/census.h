@@ -192,6 +192,11 @@ int cen_add_extent(struct cen *c, uint64_t base, uint64_t size, unsigned szind, 
 int cen_walk_prepare(struct cen *c);
 /* index.c: the live block holding @addr (its index), or -1. */
 long cen_block_of(const struct cen *c, uint64_t addr);
+/* Where block @b's bytes may be, from its listed address: its usable size,
+ * and for 4.x's large blocks (listed at their run's first page, the block
+ * somewhere in it) that page more (chunks.c: cen_chunks_slack). */
+uint64_t cen_block_span(const struct cen *c, size_t b);
+uint64_t cen_chunks_slack(const struct cen *c, uint64_t usize);
 /* contents.c: call @fn for every kept block with its words, read extent
  * by extent: a slab whole, a large block's first @max bytes (all when 0) in
  * pieces of at most a MiB (@off: where the piece starts in the block).  A

@@ -28,7 +28,7 @@ static const struct chk_layout rows[] = {
 	  .map_off = 0x30, .map_size = 0x18, .map_bits = 0x10, .binind_shift = 4, .runind_shift = 12,
 	  .bins_off = 0x120, .bin_size = 0x98,
 	  .bi_size = 0x68, .bi_reg_interval = 0x10, .bi_run_size = 0x18, .bi_nregs = 0x20,
-	  .bi_bitmap = 0x24, .bi_reg0 = 0x64, .nbins = 28,
+	  .bi_bitmap = 0x24, .bi_reg0 = 0x64, .nbins = 28, .maxregs = 2048,
 	  .tc_tbins = 0x28, .tbin_size = 0x20, .tbin_ncached = 0x10, .tbin_avail = 0x18,
 	  .tls_tcache = "tcache_tls", .tls_quarantine = "quarantine_tls",
 	  .node_addr = 0x28, .node_size = 0x30, .node_left = 0x10, .node_right = 0x18 },
@@ -36,7 +36,7 @@ static const struct chk_layout rows[] = {
 	  .map_off = 0x30, .map_size = 0x20, .map_bits = 0x18, .binind_shift = 4, .runind_shift = 12,
 	  .bins_off = 0x130, .bin_size = 0xa0,
 	  .bi_size = 0x68, .bi_reg_interval = 0x10, .bi_run_size = 0x18, .bi_nregs = 0x20,
-	  .bi_bitmap = 0x24, .bi_reg0 = 0x64, .nbins = 28,
+	  .bi_bitmap = 0x24, .bi_reg0 = 0x64, .nbins = 28, .maxregs = 2048,
 	  .tc_tbins = 0x28, .tbin_size = 0x20, .tbin_ncached = 0x10, .tbin_avail = 0x18,
 	  .tls_tcache = "tcache_tls", .tls_quarantine = "quarantine_tls",
 	  .node_addr = 0x28, .node_size = 0x30, .node_left = 0x10, .node_right = 0x18 },
@@ -45,7 +45,7 @@ static const struct chk_layout rows[] = {
 	  .binind_shift = 5, .runind_shift = 13, .size_shift = 1,
 	  .bins_off = 0x980, .bin_size = 0xa8,
 	  .bi_size = 0x40, .bi_reg_interval = 0x10, .bi_run_size = 0x18, .bi_nregs = 0x20,
-	  .bi_bitmap = 0, .bi_reg0 = 0x38, .nbins = 36,
+	  .bi_bitmap = 0, .bi_reg0 = 0x38, .nbins = 36, .maxregs = 512,
 	  .tc_tbins = 0x28, .tbin_size = 0x20, .tbin_ncached = 0x10, .tbin_avail = 0x18,
 	  .avail_below = 1,
 	  .tls_tcache = "tsd_tls", .tls_quarantine = "tsd_tls",
@@ -53,6 +53,14 @@ static const struct chk_layout rows[] = {
 	  .node_addr = 0x8, .node_size = 0x10, .node_achunk = 0x22,
 	  .rt_height = 0x10, .rt_levels = 0x28 },
 };
+
+const struct chk_layout *chk_layout_named(const char *name)
+{
+	for (size_t i = 0; i < sizeof(rows) / sizeof(*rows); i++)
+		if (!strcmp(rows[i].name, name))
+			return &rows[i];
+	return NULL;
+}
 
 /* A global of jemalloc's by name (je_-prefixed or not); 0 when absent. */
 static uint64_t sym(struct cen *c, const char *name)
@@ -115,9 +123,11 @@ static int read_bins(struct cen *c, struct cen_chunks *k)
 		x->reg0 = reg0;
 		x->bitmap = bitmap;
 		/* The small classes are 5.x's first ones in both (8, 16, 32, 48 ...). */
+		/* Redzones (opt.redzone) space the regions out: reg0 is past
+		 * the first one, the last region's trails past its run. */
 		if (x->reg_size != c->sizes[i] || x->reg_interval < x->reg_size || !nregs ||
-		    nregs > 512 || x->run_size % 4096 || x->run_size > run_max ||
-		    x->reg0 + (uint64_t)nregs * x->reg_interval > x->run_size ||
+		    nregs > L->maxregs || x->run_size % 4096 || x->run_size > run_max ||
+		    x->reg0 + (nregs - 1ULL) * x->reg_interval + x->reg_size > x->run_size ||
 		    (L->bi_bitmap && (bitmap < 16 || bitmap + (nregs + 63) / 64 * 8 > reg0)))
 			err = jma_fail(c->s, JMA_ERR_MISSING, -ENOTSUP, "census: jemalloc %s's bin %u "
 				       "(%llu-byte regions in runs of %llu) is not what layout %s "
@@ -246,6 +256,7 @@ int chk_layout_find(struct cen *c, unsigned major, unsigned minor)
 	if (!(k = c->ch = calloc(1, sizeof(*k))))
 		return -ENOMEM;
 	k->L = L;
+	k->pagemap = -1;
 	cen_sizes_compute(c->sizes);
 	err = major == 4 ? find_rtree(c, k) : find_arenas(c, k);
 	if (err)

@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "census/chunks.h"
 
@@ -246,17 +247,42 @@ static int take_node(struct cen *c, uint64_t key, uint64_t node)
 	return err < 0 ? err : 0;
 }
 
+/* 4.x: has rtree node @node been read already in this walk (else it is
+ * now)?  In a tree every node has one parent: one named twice is forged,
+ * and a walk through it would read the same leaves 2^16 times. */
+static int node_seen(struct cen *c, uint64_t node)
+{
+	struct cen_chunks *k = c->ch;
+	size_t lo = 0, hi = k->nnodes_seen;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (k->nodes[mid] == node)
+			return 1;
+		if (k->nodes[mid] < node)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (cen_grow(&k->nodes, &k->capnodes, k->nnodes_seen + 1, sizeof(*k->nodes)))
+		return -ENOMEM;
+	memmove(&k->nodes[lo + 1], &k->nodes[lo], (k->nnodes_seen - lo) * sizeof(*k->nodes));
+	k->nodes[lo] = node;
+	k->nnodes_seen++;
+	return 0;
+}
+
 /* 4.x: the subtree at @level (its node @node), keys so far @prefix. */
 static int walk_rtree(struct cen *c, const uint64_t *lv, unsigned height, unsigned level,
 		      uint64_t node, uint64_t prefix, uint64_t *bufs[RTREE_LEVELS])
 {
 	unsigned bits = (unsigned)lv[2 * level + 1], cum = (unsigned)(lv[2 * level + 1] >> 32);
 	uint64_t n = 1ULL << bits, *v = bufs[level];
-	int err = 0;
+	int err = node_seen(c, node);
 
-	if (!cen_ptr_ok(node) || cen_read(c, node, v, n * 8)) {
+	if (err || !cen_ptr_ok(node) || cen_read(c, node, v, n * 8)) {
 		c->bad_words++;
-		return 0;
+		return err < 0 ? err : 0;
 	}
 	for (uint64_t j = 0; j < n && !err; j++) {
 		uint64_t key = prefix | (j << (64 - cum));
@@ -376,8 +402,11 @@ static int walk_36(struct cen *c)
 
 			while (h < nhuge && huge[2 * h] <= a && !err)
 				err = add_huge(c, huge[2 * h], huge[2 * h + 1]), h++;
-			if (err || a < k->walk_end || cen_read(c, a, &first, 8) || !is_arena(k, first) ||
-			    !in_maps(c, a, cs))
+			/* A page never touched holds no header, and reading it
+			 * would give the target a page table (a large sparse
+			 * mapping: one for every 2 MiB read). */
+			if (err || a < k->walk_end || (k->pagemap >= 0 && !att_page_present(k->pagemap, a)) ||
+			    cen_read(c, a, &first, 8) || !is_arena(k, first) || !in_maps(c, a, cs))
 				continue;
 			if (cen_timed_out(c))
 				err = jma_fail(c->s, JMA_ERR_UNSAFE, -ETIMEDOUT, "census: timed out "
@@ -402,6 +431,7 @@ int cen_chunks_walk(struct cen *c)
 
 	k->nruns = 0;
 	k->nchunks = k->nhuge = k->nnodes = 0;
+	k->nnodes_seen = 0;
 	k->walk_end = 0;
 	c->nbits = 0;
 	c->bad_words = 0;
@@ -417,6 +447,7 @@ int cen_chunks_prepare(struct cen *c)
 	size_t cap, capb, want, ns;
 	int err;
 
+	k->pagemap = k->L->major == 3 && !c->s->offline ? att_proc_pagemap(c->s->pid) : -1;
 	/* The page map, and 4.x's rtree levels (2^16 words at most each). */
 	k->nbuf = k->npages * k->L->map_size / 8 + 1 + (k->L->major == 4 ? RTREE_LEVELS << 16 : 0);
 	if (!(k->buf = malloc(k->nbuf * 8)))
@@ -512,6 +543,12 @@ static int large_block(struct cen *c, const struct chk_run *r)
 	} else if (k->large_pad && r->kind == CHK_LARGE) {
 		k->large_paged++;
 	}
+	/* A promoted prof sample: jemalloc's statistics count its run (less
+	 * the pad), malloc_usable_size its small class. */
+	if (r->kind == CHK_LARGE && r->usize + k->large_pad < r->size) {
+		k->promoted++;
+		k->promoted_extra += r->size - k->large_pad - r->usize;
+	}
 	if (!how && count_size(k, r->usize, 1))
 		return -ENOMEM;
 	return cen_add_block(c, CEN_NSIZES, addr, r->usize, how);
@@ -528,6 +565,13 @@ static void notes(struct cen *c)
 			 "thread-cached blocks (%llu bytes) are in quarantine (opt.quarantine)",
 			 used ? "; " : "", (unsigned long long)k->quarantined,
 			 (unsigned long long)k->quarantined_bytes);
+		used = strlen(c->out->warn);
+	}
+	if (k->promoted) {
+		snprintf(c->out->warn + used, sizeof(c->out->warn) - used, "%s%llu blocks are prof "
+			 "samples in runs of their own, which stats.allocated counts whole: %llu bytes "
+			 "more than their usable sizes", used ? "; " : "",
+			 (unsigned long long)k->promoted, (unsigned long long)k->promoted_extra);
 		used = strlen(c->out->warn);
 	}
 	if (k->large_paged)
@@ -559,9 +603,18 @@ int cen_chunks_expand(struct cen *c)
 	memcpy(o->sizes, k->bysize, k->nsizes * sizeof(*o->sizes));
 	o->nsizes = k->nsizes;
 	notes(c);
+	if ((err = cen_chunks_own(c)))
+		return err;
 	jma_logf(c->s, JMA_LOG_INFO, "census: %llu arena chunks, %llu huge allocations, %zu runs",
 		 (unsigned long long)k->nchunks, (unsigned long long)k->nhuge, k->nruns);
 	return 0;
+}
+
+uint64_t cen_chunks_slack(const struct cen *c, uint64_t usize)
+{
+	const struct cen_chunks *k = c->ch;
+
+	return usize > k->bins[k->nbins - 1].reg_size && usize < k->chunksize ? k->large_pad : 0;
 }
 
 void cen_chunks_free(struct cen *c)
@@ -570,7 +623,10 @@ void cen_chunks_free(struct cen *c)
 
 	if (!k)
 		return;
+	if (k->pagemap >= 0)
+		close(k->pagemap);
 	free(k->arenas);
+	free(k->nodes);
 	free(k->runs);
 	free(k->buf);
 	free(k->bysize);

@@ -47,7 +47,7 @@ struct chk_layout {
 	uint64_t bins_off, bin_size;
 	/* arena_bin_info_t */
 	uint64_t bi_size, bi_reg_interval, bi_run_size, bi_nregs, bi_bitmap, bi_reg0;
-	unsigned nbins;
+	unsigned nbins, maxregs;	/* NBINS, RUN_MAXREGS */
 	/* tcache_t, tcache_bin_t; avail_below: 4.x keeps avail[-ncached..-1] */
 	uint64_t tc_tbins, tbin_size, tbin_ncached, tbin_avail;
 	int avail_below;
@@ -92,8 +92,9 @@ struct cen_chunks {
 	size_t narenas;
 	struct cen_tls tls_tcache, tls_quarantine;
 	unsigned nhbins;		/* tcache bins; 0: read from each tcache */
-	uint64_t *cand;			/* 3.6: chunk-aligned addresses that named an arena */
-	size_t ncand;
+	int pagemap;			/* 3.6, live: /proc/PID/pagemap, or -1 */
+	uint64_t *nodes;		/* 4.x: the rtree nodes read, sorted (each once) */
+	size_t nnodes_seen, capnodes;
 	struct chk_run *runs;
 	size_t nruns, capruns;
 	uint64_t walk_end;		/* the end of the last chunk taken */
@@ -102,10 +103,16 @@ struct cen_chunks {
 	uint64_t nchunks, nhuge, nnodes;
 	uint64_t quarantined, quarantined_bytes;
 	uint64_t large_paged;		/* 4.x: large blocks placed at their first page */
+	uint64_t promoted, promoted_extra;	/* prof samples in runs of their own */
 	struct jma_census_size *bysize;	/* by usable size, ascending */
 	size_t nsizes, capsizes;
 };
 
+/* chunklayout.c: the row named @name ("3.6", "3.6+prof", "4.5"; tests). */
+const struct chk_layout *chk_layout_named(const char *name);
+/* chunkown.c: jemalloc's own blocks (what its static data names), as
+ * cen_stack_add's, once the blocks are known. */
+int cen_chunks_own(struct cen *c);
 /* tls.c: the place of the TLS variable at @off in jemalloc's TLS block;
  * -ENOENT when neither a GOT slot nor (in an executable) the block says. */
 int cen_tls_find(struct cen *c, uint64_t off, struct cen_tls *t);
