@@ -138,25 +138,39 @@ static void rtree45(struct fake *f, unsigned char *data, unsigned char *nodes, u
 	put(nodes, leaf - NODES_AT + ((key >> 21) & 0x7ff) * 8, node);
 }
 
+/* 4.5 with 2 MiB chunks: the rtree names an arena chunk at CHUNK_AT,
+ * whose header is its own extent node (the page map is the caller's). */
+static void setup45(struct fake *f, struct cen *c, jma_session **s, struct jma_census *out,
+		    unsigned char **data, unsigned char **nodes, unsigned char **chunk)
+{
+	*data = add_region(f, DATA_AT, MB);
+	*nodes = add_region(f, NODES_AT, MB);
+	*chunk = add_region(f, CHUNK_AT, 4 * MB);
+	setup(f, c, s, out, "4.5", 2 * MB, 13);
+	c->ch->rtree = DATA_AT;
+	rtree45(f, *data, *nodes, CHUNK_AT, CHUNK_AT);
+}
+
+static void node45(unsigned char *chunk)
+{
+	put(chunk, 0, DATA_AT + 0x1000);
+	put(chunk, 8, CHUNK_AT);
+	put(chunk, 0x10, 2 * MB);
+	chunk[0x22] = 1;
+}
+
 START_TEST(test_chunks_45_honest)
 {
 	struct fake f = { 0 };
 	struct cen c;
 	struct jma_census out;
 	jma_session *s;
-	unsigned char *data = add_region(&f, DATA_AT, MB), *nodes = add_region(&f, NODES_AT, MB);
-	unsigned char *chunk = add_region(&f, CHUNK_AT, 4 * MB);
+	unsigned char *data, *nodes, *chunk;
 	uint64_t huge = CHUNK_AT + 2 * MB, hnode = NODES_AT + MB - 128, bitmap = ~0ULL << 4;
 
-	setup(&f, &c, &s, &out, "4.5", 2 * MB, 13);
-	c.ch->rtree = DATA_AT;
-	rtree45(&f, data, nodes, CHUNK_AT, CHUNK_AT);
+	setup45(&f, &c, &s, &out, &data, &nodes, &chunk);
 	rtree45(&f, data, nodes, huge, hnode);
-	/* The arena chunk: its own extent node, then the page map. */
-	put(chunk, 0, DATA_AT + 0x1000);
-	put(chunk, 8, CHUNK_AT);
-	put(chunk, 0x10, 2 * MB);
-	chunk[0x22] = 1;
+	node45(chunk);
 	/* Page 13: a run of bin 4 (64 bytes), 4 regions live. */
 	put(chunk, 0x78 + 0 * 8, (4ULL << 5) | 1);
 	for (uint64_t i = 1; i < 4; i++)
@@ -202,13 +216,10 @@ START_TEST(test_chunks_45_forged)
 	struct cen c;
 	struct jma_census out;
 	jma_session *s;
-	unsigned char *data = add_region(&f, DATA_AT, MB), *nodes = add_region(&f, NODES_AT, MB);
-	unsigned char *chunk = add_region(&f, CHUNK_AT, 4 * MB);
+	unsigned char *data, *nodes, *chunk;
 	int64_t t0;
 
-	setup(&f, &c, &s, &out, "4.5", 2 * MB, 13);
-	c.ch->rtree = DATA_AT;
-	rtree45(&f, data, nodes, CHUNK_AT, CHUNK_AT);
+	setup45(&f, &c, &s, &out, &data, &nodes, &chunk);
 	/* Every level-1 entry names the same leaf, every leaf entry the chunk;
 	 * the chunk's node and page map are noise. */
 	for (uint64_t j = 0; j < 65536; j++)
@@ -218,9 +229,7 @@ START_TEST(test_chunks_45_forged)
 	srand(7);
 	for (size_t i = 0; i < 4 * MB; i++)
 		chunk[i] = (unsigned char)rand();
-	put(chunk, 8, CHUNK_AT);
-	put(chunk, 0x10, 2 * MB);
-	chunk[0x22] = 1;
+	node45(chunk);
 	t0 = att_now_ns();
 	ck_assert_int_eq(cen_chunks_prepare(&c), 0);
 	ck_assert_int_eq(cen_chunks_walk(&c), 0);

@@ -149,7 +149,7 @@ size_t cen_rip_leas(const unsigned char *code, size_t len, uint64_t pc, uint64_t
 size_t cen_adrp_refs(const unsigned char *code, size_t len, uint64_t pc, int got, uint64_t *out,
 		     size_t max);
 /* layout.c: find the build's facts (version, layout row, TLS offset, map,
- * symbols); -ENOTSUP for 3.x/4.x and unknown layouts, message in the session. */
+ * symbols; 3.6 and 4.5: chk_layout_find); -ENOTSUP for unknown layouts, message in the session. */
 int cen_layout_find(struct cen *c);
 /* sizes.c: jemalloc's size classes for lg_quantum 4 (the same with any page size). */
 void cen_sizes_compute(uint64_t sizes[CEN_NSIZES]);

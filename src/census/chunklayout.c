@@ -21,6 +21,7 @@
 #include "census/chunks.h"
 
 #define RTREE_HEIGHT_MAX	4	/* 64-bit keys, 16 bits a level */
+#define SCAN_PIECE		(256 * 1024)
 #define ARENAS_MAX		4096
 
 static const struct chk_layout rows[] = {
@@ -51,8 +52,20 @@ static const struct chk_layout rows[] = {
 	  .tls_tcache = "tsd_tls", .tls_quarantine = "tsd_tls",
 	  .tcache_in = 0x8, .quarantine_in = 0x50, .arenas_tdata_in = 0x38,
 	  .node_addr = 0x8, .node_size = 0x10, .node_achunk = 0x22,
-	  .rt_height = 0x10, .rt_levels = 0x28 },
+	  .rt_height = 0x10, .rt_levels = 0x28, .tsd_size = 0x68 },
 };
+
+int chk_je_rw(const struct cen *c, size_t i)
+{
+	const struct att_map *m = &c->maps[i];
+	const char *path = m->path;
+
+	if (m->perms[1] != 'w')
+		return 0;
+	if (!path && i && c->maps[i - 1].end == m->start && c->maps[i - 1].perms[1] == 'w')
+		path = c->maps[i - 1].path;
+	return path && c->je_path && !strcmp(path, c->je_path);
+}
 
 const struct chk_layout *chk_layout_named(const char *name)
 {
@@ -99,10 +112,26 @@ static int read_bins(struct cen *c, struct cen_chunks *k)
 	unsigned char *buf;
 	int err = 0;
 
+	if (!a && L->major == 4) {
+		/* bin_info_run_size_calc without redzones: the smallest run
+		 * of whole pages that whole regions fill. */
+		for (unsigned i = 0; i < L->nbins; i++) {
+			struct chk_bin *x = &k->bins[i];
+
+			x->reg_size = x->reg_interval = c->sizes[i];
+			for (x->run_size = 4096; x->run_size % x->reg_size; x->run_size += 4096)
+				;
+			x->nregs = (uint32_t)(x->run_size / x->reg_size);
+		}
+		k->nbins = L->nbins;
+		k->bins_how = "computed";
+		return 0;
+	}
 	if (!a)
 		return jma_fail(c->s, JMA_ERR_MISSING, -ENOTSUP, "census: jemalloc %s needs its symbols "
 				"(arena_bin_info): this library has none; install its debuginfo",
 				c->out->version);
+	k->bins_how = "arena_bin_info";
 	if (!(buf = malloc(L->bi_size * L->nbins)))
 		return -ENOMEM;
 	if (cen_read(c, a, buf, L->bi_size * L->nbins))
@@ -142,34 +171,87 @@ static int read_bins(struct cen *c, struct cen_chunks *k)
 	return err;
 }
 
+/* 4.5's rtree_t at @w (RT_WORDS words: alloc, dalloc, height and
+ * start_level[4], levels[4] {subtree, bits, cumbits}): its key bits (64 -
+ * lg_chunk), 0 when it is not one.  rtree_new's shape: each level 16 bits
+ * but the leaves' the rest, the lookup's start level min(3 - i, height - 1)
+ * for keys with 16 i leading bits, unused levels zero. */
+#define RT_WORDS	13
+static unsigned rtree_bits(const uint64_t *w)
+{
+	uint32_t height = (uint32_t)w[2], start[4] = { (uint32_t)(w[2] >> 32), (uint32_t)w[3],
+							(uint32_t)(w[3] >> 32), (uint32_t)w[4] };
+	unsigned cum = 0;
+
+	if (!w[0] || !height || height > RTREE_HEIGHT_MAX)
+		return 0;
+	for (unsigned i = 0; i < RTREE_HEIGHT_MAX; i++) {
+		uint32_t bits = (uint32_t)w[6 + 2 * i], cumbits = (uint32_t)(w[6 + 2 * i] >> 32);
+		uint32_t want = 3 - i < height - 1 ? 3 - i : height - 1;
+
+		if (start[i] != want)
+			return 0;
+		if (i >= height) {
+			if (bits || cumbits || w[5 + 2 * i])
+				return 0;
+			continue;
+		}
+		cum += bits;
+		if (!bits || bits > 16 || cumbits != cum || (i + 1 < height && bits != 16))
+			return 0;
+	}
+	return cum >= 64 - 40 && cum <= 64 - 14 ? cum : 0;
+}
+
+/* Without symbols: the one rtree_t among jemalloc's writable data. */
+static uint64_t rtree_scan(struct cen *c)
+{
+	uint64_t *buf = malloc(SCAN_PIECE + RT_WORDS * 8), found = 0;
+	unsigned hits = 0;
+
+	for (size_t i = 0; buf && i < c->nmaps && hits < 2; i++) {
+		const struct att_map *m = &c->maps[i];
+
+		for (uint64_t a = m->start; chk_je_rw(c, i) && a < m->end && hits < 2; a += SCAN_PIECE) {
+			uint64_t n = m->end - a < SCAN_PIECE + RT_WORDS * 8 ? m->end - a :
+				     SCAN_PIECE + RT_WORDS * 8;
+
+			if (cen_read(c, a, buf, n))
+				continue;
+			for (uint64_t j = 0; j + RT_WORDS <= n / 8 && j < SCAN_PIECE / 8; j++)
+				if (rtree_bits(buf + j) && (!hits || a + j * 8 != found)) {
+					found = a + j * 8;
+					hits++;
+				}
+		}
+	}
+	free(buf);
+	return hits == 1 ? found : 0;
+}
+
 /* 4.5: chunks_rtree, whose own header gives its shape: the chunk size is
  * what its leaf level leaves out of a 64-bit key. */
 static int find_rtree(struct cen *c, struct cen_chunks *k)
 {
-	const struct chk_layout *L = k->L;
-	uint64_t a = sym(c, "chunks_rtree"), lv[RTREE_HEIGHT_MAX * 2];
-	uint32_t height;
-	unsigned cum = 0;
+	uint64_t a = sym(c, "chunks_rtree"), w[RT_WORDS];
+	unsigned cum;
+	const char *how = "symbol chunks_rtree";
 
+	if (!a && (a = rtree_scan(c)))
+		how = "chunks_rtree found in jemalloc's data (no symbols)";
 	if (!a)
-		return jma_fail(c->s, JMA_ERR_MISSING, -ENOTSUP, "census: jemalloc %s needs its symbols "
-				"(chunks_rtree): this library has none; install its debuginfo",
-				c->out->version);
-	if (cen_read(c, a + L->rt_height, &height, 4) || cen_read(c, a + L->rt_levels, lv, sizeof(lv)))
+		return jma_fail(c->s, JMA_ERR_MISSING, -ENOTSUP, "census: jemalloc %s: no symbol "
+				"chunks_rtree, and no radix tree of chunks in its data", c->out->version);
+	if (cen_read(c, a, w, sizeof(w)))
 		return jma_fail(c->s, JMA_ERR_TARGET, -EFAULT, "census: reading chunks_rtree");
-	for (unsigned i = 0; i < height && i < RTREE_HEIGHT_MAX; i++) {
-		uint32_t bits = (uint32_t)lv[2 * i + 1], cumbits = (uint32_t)(lv[2 * i + 1] >> 32);
-		cum += bits;
-		if (!bits || bits > 16 || cumbits != cum)
-			height = 0;
-	}
-	if (!height || height > RTREE_HEIGHT_MAX || cum < 64 - 40 || cum > 64 - 14)
+	if (!(cum = rtree_bits(w)))
 		return jma_fail(c->s, JMA_ERR_MISSING, -ENOTSUP, "census: chunks_rtree at 0x%llx is "
-				"not a radix tree of chunks (layout %s)", (unsigned long long)a, L->name);
+				"not a radix tree of chunks (layout %s)", (unsigned long long)a,
+				k->L->name);
 	k->rtree = a;
 	k->chunksize = 1ULL << (64 - cum);
-	snprintf(c->out->map_how, sizeof(c->out->map_how), "symbol chunks_rtree (%u levels, "
-		 "%llu KiB chunks)", height, (unsigned long long)(k->chunksize >> 10));
+	snprintf(c->out->map_how, sizeof(c->out->map_how), "%s (%u levels, %llu KiB chunks)", how,
+		 (unsigned)w[2], (unsigned long long)(k->chunksize >> 10));
 	c->map = a;
 	return 0;
 }
@@ -224,13 +306,18 @@ static int find_arenas(struct cen *c, struct cen_chunks *k)
 	return 0;
 }
 
+/* TLS variable @name, at @in within it for what we read; a library without
+ * symbols whose TLS block is the size of 4.5's tsd_t holds nothing else. */
 static int find_tls(struct cen *c, const char *name, struct cen_tls *t)
 {
 	uint64_t off = 0, sz;
 	int tls = 0;
 
-	if (!jma_syms_jemalloc_sym(c->s->syms, name, &off, &sz, &tls) || !tls)
-		return -ENOENT;
+	if (!jma_syms_jemalloc_sym(c->s->syms, name, &off, &sz, &tls) || !tls) {
+		if (!c->ch->L->tsd_size || cen_tls_memsz(c) != c->ch->L->tsd_size)
+			return -ENOENT;
+		off = 0;
+	}
 	return cen_tls_find(c, off, t);
 }
 
@@ -257,6 +344,7 @@ int chk_layout_find(struct cen *c, unsigned major, unsigned minor)
 		return -ENOMEM;
 	k->L = L;
 	k->pagemap = -1;
+	c->je_path = jma_syms_jemalloc(c->s->syms)->path;
 	cen_sizes_compute(c->sizes);
 	err = major == 4 ? find_rtree(c, k) : find_arenas(c, k);
 	if (err)
@@ -274,8 +362,11 @@ int chk_layout_find(struct cen *c, unsigned major, unsigned minor)
 		return jma_fail(c->s, JMA_ERR_MISSING, -ENOTSUP, "census: a chunk size of %llu bytes",
 				(unsigned long long)k->chunksize);
 	k->npages = k->chunksize >> 12;
-	/* map_bias: the library's; it tells 3.6 built with prof from without. */
-	if (read_u64(c, "map_bias", &k->map_bias))
+	/* map_bias: the library's; it tells 3.6 built with prof from without
+	 * (4.5's is the same either way: arena_boot's, computed). */
+	if (read_u64(c, "map_bias", &k->map_bias) && major == 4)
+		k->map_bias = map_bias_for(k->npages, L->map_off, L->map_size + L->misc_size);
+	else if (!sym(c, "map_bias"))
 		return jma_fail(c->s, JMA_ERR_MISSING, -ENOTSUP, "census: jemalloc %s: no symbol "
 				"map_bias", c->out->version);
 	if (major == 3 && map_bias_for(k->npages, L->map_off, L->map_size) != k->map_bias)
@@ -292,7 +383,6 @@ int chk_layout_find(struct cen *c, unsigned major, unsigned minor)
 	if ((err = read_bins(c, k)))
 		return err;
 	snprintf(c->out->layout, sizeof(c->out->layout), "%s", L->name);
-	c->je_path = jma_syms_jemalloc(c->s->syms)->path;
 	/* Thread caches: their pointers in TLS, their bin count in nhbins. */
 	find_tls(c, L->tls_tcache, &k->tls_tcache);
 	find_tls(c, L->tls_quarantine, &k->tls_quarantine);

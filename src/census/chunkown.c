@@ -21,19 +21,6 @@
 #define OWN_BYTES	(16ULL << 20)	/* of their contents read, at most */
 #define PIECE		(256 * 1024)
 
-/* Is mapping @i jemalloc's writable data (its file, or the .bss after it)? */
-static int je_rw(const struct cen *c, size_t i)
-{
-	const struct att_map *m = &c->maps[i];
-	const char *path = m->path;
-
-	if (m->perms[1] != 'w')
-		return 0;
-	if (!path && i && c->maps[i - 1].end == m->start && c->maps[i - 1].perms[1] == 'w')
-		path = c->maps[i - 1].path;
-	return path && c->je_path && !strcmp(path, c->je_path);
-}
-
 /* Each word of @w naming a block's start marks that block (queued once);
  * 4.x lists a large block at its run's first page, the block is in it. */
 static int take(struct cen *c, const uint64_t *w, size_t nw, uint8_t *seen, uint32_t *queue,
@@ -71,7 +58,7 @@ int cen_chunks_own(struct cen *c)
 	for (size_t i = 0; i < c->nmaps; i++) {
 		const struct att_map *m = &c->maps[i];
 
-		for (uint64_t a = m->start; je_rw(c, i) && a < m->end && read < OWN_BYTES; a += PIECE) {
+		for (uint64_t a = m->start; chk_je_rw(c, i) && a < m->end && read < OWN_BYTES; a += PIECE) {
 			uint64_t n = m->end - a < PIECE ? m->end - a : PIECE;
 
 			read += n;

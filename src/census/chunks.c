@@ -45,6 +45,21 @@
 #define RB_DEPTH	128		/* a red-black tree of 2^64 nodes is shallower */
 #define RTREE_LEVELS	4
 
+/* The first index of the ascending @v[0..n) whose value is not below @x. */
+static size_t lower(const uint64_t *v, size_t n, uint64_t x)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (v[mid] < x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* Is [base, base + size) mapped, across adjacent mappings (the kernel
  * splits one chunk where mlock, mprotect or madvise changed part of it)? */
 static int in_maps(const struct cen *c, uint64_t base, uint64_t size)
@@ -253,17 +268,10 @@ static int take_node(struct cen *c, uint64_t key, uint64_t node)
 static int node_seen(struct cen *c, uint64_t node)
 {
 	struct cen_chunks *k = c->ch;
-	size_t lo = 0, hi = k->nnodes_seen;
+	size_t lo = lower(k->nodes, k->nnodes_seen, node);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (k->nodes[mid] == node)
-			return 1;
-		if (k->nodes[mid] < node)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	if (lo < k->nnodes_seen && k->nodes[lo] == node)
+		return 1;
 	if (cen_grow(&k->nodes, &k->capnodes, k->nnodes_seen + 1, sizeof(*k->nodes)))
 		return -ENOMEM;
 	memmove(&k->nodes[lo + 1], &k->nodes[lo], (k->nnodes_seen - lo) * sizeof(*k->nodes));
@@ -368,18 +376,9 @@ bad:
 
 static int is_arena(const struct cen_chunks *k, uint64_t a)
 {
-	size_t lo = 0, hi = k->narenas;
+	size_t i = lower(k->arenas, k->narenas, a);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (k->arenas[mid] == a)
-			return 1;
-		if (k->arenas[mid] < a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return 0;
+	return i < k->narenas && k->arenas[i] == a;
 }
 
 /* 3.6: the arena chunks among the chunk-aligned addresses of writable,

@@ -59,6 +59,7 @@ struct chk_layout {
 	uint64_t node_addr, node_size, node_achunk, node_left, node_right;
 	/* 4.x rtree_t: height, levels[] {subtree, bits, cumbits} */
 	uint64_t rt_height, rt_levels;
+	uint64_t tsd_size;	/* 4.x: sizeof(tsd_t), the library's whole TLS block */
 };
 
 /* A run (or a huge allocation) as the walk copied it, stopped. */
@@ -110,12 +111,16 @@ struct cen_chunks {
 
 /* chunklayout.c: the row named @name ("3.6", "3.6+prof", "4.5"; tests). */
 const struct chk_layout *chk_layout_named(const char *name);
+/* Is mapping @i jemalloc's writable data (its file's, or the .bss after it)? */
+int chk_je_rw(const struct cen *c, size_t i);
 /* chunkown.c: jemalloc's own blocks (what its static data names), as
  * cen_stack_add's, once the blocks are known. */
 int cen_chunks_own(struct cen *c);
 /* tls.c: the place of the TLS variable at @off in jemalloc's TLS block;
  * -ENOENT when neither a GOT slot nor (in an executable) the block says. */
 int cen_tls_find(struct cen *c, uint64_t off, struct cen_tls *t);
+/* The size of jemalloc's module TLS block (PT_TLS), 0 if none. */
+uint64_t cen_tls_memsz(struct cen *c);
 /* Its address in the thread with registers @r: 0, or 1 when the thread has
  * no copy yet (a dynamic TLS block never touched), -EFAULT when unreadable. */
 int cen_tls_addr(struct cen *c, const struct cen_tls *t, const struct arch_gpregs *r, uint64_t *addr);

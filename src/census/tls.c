@@ -22,13 +22,38 @@
 #define DTV_ENTRY	16
 #define DTV_MAX		4096	/* modules: a larger count is not a dtv */
 
+/* @e's PT_TLS: its size, and its alignment (at least 1); 0 when none. */
+static uint64_t tls_phdr(Elf *e, uint64_t *align)
+{
+	uint64_t memsz = 0;
+	size_t nph = 0;
+
+	*align = 1;
+	if (!e || elf_getphdrnum(e, &nph))
+		return 0;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+		if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_TLS) {
+			memsz = ph.p_memsz;
+			*align = ph.p_align ? ph.p_align : 1;
+		}
+	}
+	return memsz;
+}
+
+uint64_t cen_tls_memsz(struct cen *c)
+{
+	uint64_t bias = 0, align;
+
+	return tls_phdr(jma_syms_jemalloc_elf(c->s->syms, &bias), &align);
+}
+
 int cen_tls_find(struct cen *c, uint64_t off, struct cen_tls *t)
 {
 	const struct jma_copy *je = jma_syms_jemalloc(c->s->syms);
-	uint64_t bias = 0, memsz = 0, align = 0;
+	uint64_t bias = 0, memsz, align;
 	Elf *e = jma_syms_jemalloc_elf(c->s->syms, &bias);
 	Elf_Scn *scn = NULL;
-	size_t nph = 0;
 
 	t->how = 0;
 	if (!e)
@@ -62,15 +87,9 @@ int cen_tls_find(struct cen *c, uint64_t off, struct cen_tls *t)
 			}
 		}
 	}
-	if (t->how || !je->is_static || elf_getphdrnum(e, &nph))
+	if (t->how || !je->is_static)
 		return t->how ? 0 : -ENOENT;
-	for (size_t i = 0; i < nph; i++) {
-		GElf_Phdr ph;
-		if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_TLS) {
-			memsz = ph.p_memsz;
-			align = ph.p_align ? ph.p_align : 1;
-		}
-	}
+	memsz = tls_phdr(e, &align);
 	if (!memsz || off >= memsz)
 		return -ENOENT;
 	t->how = CEN_TLS_TP;
