@@ -27,7 +27,7 @@
 static const struct chk_layout rows[] = {
 	{ .name = "3.6", .major = 3, .minor = 6, .prof = 0,
 	  .map_off = 0x30, .map_size = 0x18, .map_bits = 0x10, .binind_shift = 4, .runind_shift = 12,
-	  .bins_off = 0x120, .bin_size = 0x98,
+	  .bins_off = 0x120, .bin_size = 0x98, .arena_mapped = 0x30,
 	  .bi_size = 0x68, .bi_reg_interval = 0x10, .bi_run_size = 0x18, .bi_nregs = 0x20,
 	  .bi_bitmap = 0x24, .bi_reg0 = 0x64, .nbins = 28, .maxregs = 2048,
 	  .tc_tbins = 0x28, .tbin_size = 0x20, .tbin_ncached = 0x10, .tbin_avail = 0x18,
@@ -35,7 +35,7 @@ static const struct chk_layout rows[] = {
 	  .node_addr = 0x28, .node_size = 0x30, .node_left = 0x10, .node_right = 0x18 },
 	{ .name = "3.6+prof", .major = 3, .minor = 6, .prof = 1,
 	  .map_off = 0x30, .map_size = 0x20, .map_bits = 0x18, .binind_shift = 4, .runind_shift = 12,
-	  .bins_off = 0x130, .bin_size = 0xa0,
+	  .bins_off = 0x130, .bin_size = 0xa0, .arena_mapped = 0x30,
 	  .bi_size = 0x68, .bi_reg_interval = 0x10, .bi_run_size = 0x18, .bi_nregs = 0x20,
 	  .bi_bitmap = 0x24, .bi_reg0 = 0x64, .nbins = 28, .maxregs = 2048,
 	  .tc_tbins = 0x28, .tbin_size = 0x20, .tbin_ncached = 0x10, .tbin_avail = 0x18,
@@ -308,6 +308,42 @@ static int find_arenas(struct cen *c, struct cen_chunks *k)
 
 /* TLS variable @name, at @in within it for what we read; a library without
  * symbols whose TLS block is the size of 4.5's tsd_t holds nothing else. */
+/* 3.6: the row (with prof or not) under which the arenas' current runs
+ * agree with their bins: the run names its bin (run->bin, whose place in
+ * arena_t prof moves), and its page's map word (whose place in the chunk
+ * header prof moves) the bin's index.  One row only, or none. */
+#define BIN_RUNCUR	0x28	/* arena_bin_t.runcur, after its mutex */
+static const struct chk_layout *prof_by_bins(struct cen *c, const struct cen_chunks *k)
+{
+	const struct chk_layout *found = NULL;
+
+	for (size_t r = 0; r < 2; r++) {
+		const struct chk_layout *L = &rows[r];
+		unsigned hits = 0;
+
+		for (size_t a = 0; a < k->narenas; a++)
+			for (unsigned i = 0; i < L->nbins; i++) {
+				uint64_t bin = k->arenas[a] + L->bins_off + i * L->bin_size, run, back,
+					 chunk, page, bits;
+
+				if (cen_read(c, bin + BIN_RUNCUR, &run, 8) || !cen_ptr_ok(run) ||
+				    cen_read(c, run, &back, 8) || back != bin)
+					continue;
+				chunk = run & ~(k->chunksize - 1);
+				page = (run - chunk) >> 12;
+				hits += page >= k->map_bias &&
+					!cen_read(c, chunk + L->map_off + (page - k->map_bias) * L->map_size +
+						  L->map_bits, &bits, 8) &&
+					(bits & 3) == 1 && ((bits >> L->binind_shift) & 0xff) == i;
+			}
+		if (hits && found)
+			return NULL;
+		if (hits)
+			found = L;
+	}
+	return found;
+}
+
 static int find_tls(struct cen *c, const char *name, struct cen_tls *t)
 {
 	uint64_t off = 0, sz;
@@ -369,8 +405,19 @@ int chk_layout_find(struct cen *c, unsigned major, unsigned minor)
 	else if (!sym(c, "map_bias"))
 		return jma_fail(c->s, JMA_ERR_MISSING, -ENOTSUP, "census: jemalloc %s: no symbol "
 				"map_bias", c->out->version);
-	if (major == 3 && map_bias_for(k->npages, L->map_off, L->map_size) != k->map_bias)
+	if (major == 3 && map_bias_for(k->npages, rows[0].map_off, rows[0].map_size) ==
+	    map_bias_for(k->npages, rows[1].map_off, rows[1].map_size)) {
+		/* Small chunks (lg_chunk 16 to 18) have headers of one size
+		 * either way: the arenas' bins tell. */
+		if (!(L = prof_by_bins(c, k)))
+			return jma_fail(c->s, JMA_ERR_MISSING, -ENOTSUP, "census: jemalloc %s with "
+					"%llu-byte chunks: built with prof or not cannot be told yet "
+					"(no small run)", c->out->version,
+					(unsigned long long)k->chunksize);
+		k->L = L;
+	} else if (major == 3 && map_bias_for(k->npages, L->map_off, L->map_size) != k->map_bias) {
 		k->L = L = &rows[1];
+	}
 	if (map_bias_for(k->npages, L->map_off, L->map_size + L->misc_size) != k->map_bias)
 		return jma_fail(c->s, JMA_ERR_MISSING, -ENOTSUP, "census: jemalloc %s's chunk header "
 				"(%llu pages for %llu-byte chunks) matches no known layout",

@@ -420,6 +420,13 @@ static int walk_36(struct cen *c)
 	while (h < nhuge && !err)
 		err = add_huge(c, huge[2 * h], huge[2 * h + 1]), h++;
 	free(huge);
+	/* What the arenas count of their own chunks (the spare included). */
+	k->counted = 0;
+	for (size_t i = 0; i < k->narenas && !err; i++) {
+		uint64_t mapped;
+		if (!cen_read(c, k->arenas[i] + k->L->arena_mapped, &mapped, 8))
+			k->counted += mapped / cs;
+	}
 	return err;
 }
 
@@ -604,6 +611,14 @@ int cen_chunks_expand(struct cen *c)
 	notes(c);
 	if ((err = cen_chunks_own(c)))
 		return err;
+	/* 3.6: the scan against the arenas' own count (none: --disable-stats). */
+	if (k->counted) {
+		size_t len = strlen(o->map_how);
+		snprintf(o->map_how + len, sizeof(o->map_how) - len, k->counted == k->nchunks ?
+			 "; %llu arena chunks, all the arenas count" : "; %llu arena chunks of the "
+			 "%llu the arenas count", (unsigned long long)k->nchunks,
+			 (unsigned long long)k->counted);
+	}
 	jma_logf(c->s, JMA_LOG_INFO, "census: %llu arena chunks, %llu huge allocations, %zu runs",
 		 (unsigned long long)k->nchunks, (unsigned long long)k->nhuge, k->nruns);
 	return 0;

@@ -43,8 +43,8 @@ struct chk_layout {
 	uint64_t map_off, map_size, map_bits, misc_size, misc_run;
 	unsigned binind_shift, runind_shift;
 	int size_shift;			/* a run's size: (bits & ~mask) >> size_shift */
-	/* arena_t: its bins (3.6's small runs point to theirs). */
-	uint64_t bins_off, bin_size;
+	/* arena_t: its bins (3.6's small runs point to theirs), its stats.mapped */
+	uint64_t bins_off, bin_size, arena_mapped;
 	/* arena_bin_info_t */
 	uint64_t bi_size, bi_reg_interval, bi_run_size, bi_nregs, bi_bitmap, bi_reg0;
 	unsigned nbins, maxregs;	/* NBINS, RUN_MAXREGS */
@@ -102,6 +102,7 @@ struct cen_chunks {
 	uint64_t *buf;			/* a page map, or a level of the rtree */
 	size_t nbuf;
 	uint64_t nchunks, nhuge, nnodes;
+	uint64_t counted;		/* 3.6: the arena chunks the arenas' stats.mapped count */
 	uint64_t quarantined, quarantined_bytes;
 	uint64_t large_paged;		/* 4.x: large blocks placed at their first page */
 	uint64_t promoted, promoted_extra;	/* prof samples in runs of their own */
