@@ -85,8 +85,8 @@ for h in "${heaps[@]}"; do
 			printf '%-20s %-6s %8s %8s %9.1f %9.1f %8.1f %8.1f %10.1f %9.3f\n' "$name" "$kind" \
 				"$(col 7 "$f")" "$(col 6 "$f")" "$tot" "$stp" "$meta" \
 				"$(awk -v r="$rss" 'BEGIN {print r / 1024}')" \
-				"$(awk -v t="$tot" -v g="$gib" 'BEGIN {print g > 0 ? t / g : 0}')" \
-				"$(awk -v s="$stp" -v t="$tot" 'BEGIN {print t > 0 ? s / t : 0}')"
+				"$(awk -v t="$tot" -v g="$gib" 'BEGIN {print (g > 0 ? t / g : 0)}')" \
+				"$(awk -v s="$stp" -v t="$tot" 'BEGIN {print (t > 0 ? s / t : 0)}')"
 		done
 	done
 done

@@ -35,6 +35,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "attach/mem.h"
 #include "census/chunks.h"
 
 #define PAGE		4096ULL
@@ -44,6 +45,7 @@
 #define HUGE_MAX	(1u << 24)	/* huge allocations read from 3.6's tree, at most */
 #define RB_DEPTH	128		/* a red-black tree of 2^64 nodes is shallower */
 #define RTREE_LEVELS	4
+#define HDR_MAX		(16 + 2048 / 8)	/* 3.6: a run's header and its largest bitmap */
 
 /* The first index of the ascending @v[0..n) whose value is not below @x. */
 static size_t lower(const uint64_t *v, size_t n, uint64_t x)
@@ -85,49 +87,76 @@ static struct chk_run *new_run(struct cen *c)
 	return &k->runs[k->nruns++];
 }
 
-/* A small run at page @p of @chunk (@map: the copied page map): its
- * header and bitmap.  0, 1 when they do not agree with the map. */
-static int small_run(struct cen *c, uint64_t chunk, uint64_t arena, uint64_t p, unsigned binind,
-		     uint64_t *pages)
+/* A small run of bin @binind at page @p of @chunk: its record, room for
+ * its bitmap; 4.x's header and bitmap are in the copied misc array, 3.6's
+ * at the run (read for the whole chunk at once: small_headers).  0, 1 when
+ * they do not agree with the map. */
+static int small_run(struct cen *c, uint64_t chunk, uint64_t p, unsigned binind, uint64_t *pages)
 {
 	struct cen_chunks *k = c->ch;
 	const struct chk_layout *L = k->L;
 	const struct chk_bin *b = &k->bins[binind];
-	uint64_t base = chunk + p * PAGE, nw = (b->nregs + 63) / 64, hdr[2], at;
-	uint32_t nfree, rbin = binind;
+	uint64_t nw = (b->nregs + 63) / 64;
 	struct chk_run *r;
 
 	*pages = b->run_size / PAGE;
-	if (L->misc_size) {	/* 4.x: {binind, nfree, bitmap} in the page's misc entry */
-		at = chunk + k->misc_off + (p - k->map_bias) * L->misc_size + L->misc_run;
-		if (cen_read(c, at, hdr, 8))
-			return 1;
-		rbin = (uint32_t)hdr[0];
-		nfree = (uint32_t)(hdr[0] >> 32);
-		at += 8;
-	} else {		/* 3.6: {bin, nextind, nfree} at the run, the bitmap after */
-		if (cen_read(c, base, hdr, sizeof(hdr)) ||
-		    hdr[0] != arena + L->bins_off + binind * L->bin_size)
-			return 1;
-		nfree = (uint32_t)(hdr[1] >> 32);
-		at = base + b->bitmap;
-	}
-	if (rbin != binind || nfree > b->nregs)
+	if (!L->misc_size && b->bitmap + nw * 8 > HDR_MAX)
 		return 1;
-	if (cen_grow(&c->bits, &c->capbits, c->nbits + nw, sizeof(*c->bits)) ||
-	    !(r = new_run(c)))
+	if (cen_grow(&c->bits, &c->capbits, c->nbits + nw, sizeof(*c->bits)) || !(r = new_run(c)))
 		return -ENOMEM;
-	if (cen_read(c, at, c->bits + c->nbits, nw * 8)) {
-		k->nruns--;
-		return 1;
-	}
-	r->base = base;
+	r->base = chunk + p * PAGE;
 	r->size = b->run_size;
 	r->bits = c->nbits;
-	r->nfree = nfree;
 	r->binind = (uint16_t)binind;
 	r->kind = CHK_SMALL;
 	c->nbits += nw;
+	if (L->misc_size) {	/* {binind, nfree, bitmap} in the page's misc entry */
+		const unsigned char *m = k->misc + (p - k->map_bias) * L->misc_size + L->misc_run;
+		uint32_t rbin;
+
+		memcpy(&rbin, m, 4);
+		memcpy(&r->nfree, m + 4, 4);
+		memcpy(c->bits + r->bits, m + 8, nw * 8);
+		return rbin != binind || r->nfree > b->nregs;
+	}
+	/* {bin, nextind, nfree} at the run, the bitmap at b->bitmap. */
+	k->pieces[k->npieces] = (struct att_piece){ r->base, k->hdr + k->npieces * HDR_MAX,
+						    b->bitmap + nw * 8, 0 };
+	k->npieces++;
+	return 0;
+}
+
+/* 3.6: the headers and bitmaps of a chunk's small runs (records @from on),
+ * in one system call per IOV_MAX of them live; each run must name its own
+ * arena's bin. */
+static int small_headers(struct cen *c, uint64_t arena, size_t from)
+{
+	struct cen_chunks *k = c->ch;
+	size_t q = 0;
+
+	int batched = !c->s->offline && c->s->pid > 0 &&
+		      !att_mem_read_pieces(c->s->pid, k->pieces, k->npieces);
+
+	/* A core, or a process that cannot be read so: through the backend. */
+	for (size_t i = 0; !batched && i < k->npieces; i++)
+		k->pieces[i].ok = !cen_read(c, k->pieces[i].addr, k->pieces[i].buf, k->pieces[i].len);
+	for (size_t i = from; i < k->nruns; i++) {
+		struct chk_run *r = &k->runs[i];
+		const struct chk_bin *b = &k->bins[r->binind];
+		const unsigned char *h;
+		uint64_t bin;
+
+		if (r->kind != CHK_SMALL)
+			continue;
+		if (q >= k->npieces || !k->pieces[q].ok)
+			return 1;
+		h = k->pieces[q++].buf;
+		memcpy(&bin, h, 8);
+		memcpy(&r->nfree, h + 12, 4);
+		if (bin != arena + k->L->bins_off + r->binind * k->L->bin_size || r->nfree > b->nregs)
+			return 1;
+		memcpy(c->bits + r->bits, h + b->bitmap, (b->nregs + 63) / 64 * 8);
+	}
 	return 0;
 }
 
@@ -148,8 +177,9 @@ static int walk_chunk(struct cen *c, uint64_t chunk, uint64_t arena)
 	const struct chk_layout *L = k->L;
 	size_t nruns = k->nruns, nbits = c->nbits;
 	uint64_t n = k->npages - k->map_bias, szmask = ~((1ULL << L->runind_shift) - 1);
-	int err = 0;
+	int err = 0, misc = 0;
 
+	k->npieces = 0;
 	if (cen_read(c, chunk + L->map_off, k->buf, n * L->map_size))
 		return 1;
 	for (uint64_t p = k->map_bias, pages = 0; p < k->npages && !err; p += pages) {
@@ -180,7 +210,12 @@ static int walk_chunk(struct cen *c, uint64_t chunk, uint64_t arena)
 		} else if (binind >= k->nbins || bits >> L->runind_shift) {
 			err = 1;
 		} else {
-			err = small_run(c, chunk, arena, p, binind, &pages);
+			/* 4.x: the misc entries, all at once, at the first small run. */
+			if (L->misc_size && !misc++ &&
+			    cen_read(c, chunk + k->misc_off, k->misc, n * L->misc_size))
+				err = 1;
+			if (!err)
+				err = small_run(c, chunk, p, binind, &pages);
 			/* Every page of a small run names the bin and its own place. */
 			for (uint64_t i = 1; !err && i < pages && p + i < k->npages; i++) {
 				uint64_t w = map_entry(k, p + i);
@@ -192,6 +227,8 @@ static int walk_chunk(struct cen *c, uint64_t chunk, uint64_t arena)
 		if (!err && p + pages > k->npages)
 			err = 1;
 	}
+	if (!err && !L->misc_size)
+		err = small_headers(c, arena, nruns);
 	if (err) {
 		k->nruns = nruns;
 		c->nbits = nbits;
@@ -454,11 +491,17 @@ int cen_chunks_prepare(struct cen *c)
 	int err;
 
 	k->pagemap = k->L->major == 3 && !c->s->offline ? att_proc_pagemap(c->s->pid) : -1;
-	/* The page map, and 4.x's rtree levels (2^16 words at most each). */
+	/* The page map, and 4.x's rtree levels (2^16 words at most each); the
+	 * misc array (4.x) or the runs' headers and bitmaps (3.6). */
 	k->nbuf = k->npages * k->L->map_size / 8 + 1 + (k->L->major == 4 ? RTREE_LEVELS << 16 : 0);
-	if (!(k->buf = malloc(k->nbuf * 8)))
+	k->buf = malloc(k->nbuf * 8);
+	k->misc = malloc(k->npages * (k->L->misc_size ? k->L->misc_size : HDR_MAX));
+	k->pieces = k->L->misc_size ? NULL : malloc(k->npages * sizeof(*k->pieces));
+	if (!k->buf || !k->misc || (!k->L->misc_size && !k->pieces))
 		return jma_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
+	k->hdr = k->misc;
 	memset(k->buf, 0, k->nbuf * 8);
+	memset(k->misc, 0, k->npages * (k->L->misc_size ? k->L->misc_size : HDR_MAX));
 	if ((err = cen_cache_prepare(c)))
 		return jma_fail(c->s, JMA_ERR_TARGET, err, "out of memory");
 	/* A walk now, the threads running, says how much room the one in the
@@ -643,6 +686,8 @@ void cen_chunks_free(struct cen *c)
 	free(k->nodes);
 	free(k->runs);
 	free(k->buf);
+	free(k->misc);
+	free(k->pieces);
 	free(k->bysize);
 	free(k);
 	c->ch = NULL;

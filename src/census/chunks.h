@@ -15,6 +15,7 @@
 
 #include <stdint.h>
 
+#include "attach/mem.h"
 #include "census/census.h"
 
 #define CHK_NBINS_MAX	40	/* NBINS: 28 in 3.6, 36 in 4.x (16-byte quantum, 4 KiB pages) */
@@ -101,6 +102,9 @@ struct cen_chunks {
 	uint64_t walk_end;		/* the end of the last chunk taken */
 	uint64_t *buf;			/* a page map, or a level of the rtree */
 	size_t nbuf;
+	unsigned char *misc, *hdr;	/* 4.x: a chunk's misc array; 3.6: its runs' headers */
+	struct att_piece *pieces;	/* 3.6: where those headers are read from */
+	size_t npieces;
 	uint64_t nchunks, nhuge, nnodes;
 	uint64_t counted;		/* 3.6: the arena chunks the arenas' stats.mapped count */
 	uint64_t quarantined, quarantined_bytes;
