@@ -508,7 +508,8 @@ int cen_chunks_prepare(struct cen *c)
 	 * stop needs: made and touched here, so that the stop takes no page
 	 * faults of ours. */
 	ns = c->nstacks;
-	if ((err = cen_chunks_walk(c)))
+	/* Read while they change: only running out of memory matters here. */
+	if ((err = cen_chunks_walk(c)) == -ENOMEM)
 		return err;
 	c->nstacks = ns;	/* huge nodes: the walk in the stop finds them again */
 	cen_cache_flush(c);
