@@ -108,6 +108,7 @@ static void setup(struct fake *f, struct cen *c, jma_session **s, struct jma_cen
 
 static void teardown(struct fake *f, struct cen *c, jma_session *s)
 {
+	free(c->out->sizes);
 	cen_chunks_free(c);
 	free(c->bits);
 	free(c->baddr);

@@ -650,7 +650,8 @@ int cen_chunks_expand(struct cen *c)
 	if (err)
 		return jma_fail(c->s, JMA_ERR_TARGET, err, "census: out of memory after %zu blocks",
 				c->nblocks);
-	memcpy(o->sizes, k->bysize, k->nsizes * sizeof(*o->sizes));
+	if (k->nsizes)
+		memcpy(o->sizes, k->bysize, k->nsizes * sizeof(*o->sizes));
 	o->nsizes = k->nsizes;
 	notes(c);
 	if ((err = cen_chunks_own(c)))

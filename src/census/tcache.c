@@ -184,7 +184,8 @@ int cen_tcache_read(struct cen *c)
 	if (err)
 		return jma_fail(c->s, JMA_ERR_TARGET, err, "census: reading thread caches: %s",
 				strerror(-err));
-	qsort(c->cached, c->ncached, sizeof(*c->cached), cmp_u64);
+	if (c->ncached)	/* none at all (tcache:false): no array either */
+		qsort(c->cached, c->ncached, sizeof(*c->cached), cmp_u64);
 	return 0;
 }
 
