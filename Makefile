@@ -331,12 +331,15 @@ $(VER_DIR)/%/leakfix: tests/fixtures/leakfix.c tests/fixtures/fixture.h $(VER_DI
 
 # A release built with --disable-prof, for the sampler only (not in 80-versions).
 JE_NOPROF := 5.3.0-noprof
+# 3.6.0's other page-map layout (no prof) and TLS model (initial-exec), for
+# the census only (80-versions' 3.6.0 census tests; make check-versions).
+JE_CENSUS := 3.6.0-ie-noprof
 
 versions: $(foreach v,$(JE_BUILD),$(VER_DIR)/$(v)/jemfix $(VER_DIR)/$(v)/censusfix $(VER_DIR)/$(v)/leakfix) \
 	$(VER_DIR)/$(JE_NOPROF)/leakfix
 
 check-versions: deps
-	@$(MAKE) --no-print-directory all JE_BUILD="$(JE_ALL)" versions
+	@$(MAKE) --no-print-directory all JE_BUILD="$(JE_ALL)" versions $(VER_DIR)/$(JE_CENSUS)/censusfix
 	@JE_VERSIONS="$(JE_ALL)" tests/run-integration.sh 80-versions
 	@JE_VERSIONS="$(JE_ALL)" ONLY=versions_and_static_prefixed tests/run-integration.sh 65-sampler
 

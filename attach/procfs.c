@@ -160,6 +160,27 @@ int att_proc_taskdir(pid_t pid)
 	return fd >= 0 ? fd : errno == ENOENT ? -ESRCH : -errno;
 }
 
+int att_proc_pagemap(pid_t pid)
+{
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	return fd >= 0 ? fd : errno == ENOENT ? -ESRCH : -errno;
+}
+
+int att_page_present(int pagemap, uint64_t addr)
+{
+	uint64_t e;
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	ssize_t got = pread(pagemap, &e, sizeof(e), (off_t)(addr / page * sizeof(e)));
+
+	if (got != sizeof(e))
+		return got < 0 ? -errno : -EIO;
+	return (e >> 62) != 0;	/* bit 63 present, bit 62 swapped */
+}
+
 int att_proc_tasks_in(int taskdir, pid_t **tids, size_t *n)
 {
 	_Alignas(struct dirent64) char buf[TASKS_BUF];

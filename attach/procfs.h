@@ -68,6 +68,12 @@ const struct att_map *att_maps_find(const struct att_map *maps, size_t n, uint64
  * The indexes of its first and last entries. */
 void att_maps_run(const struct att_map *maps, size_t n, size_t i, size_t *first, size_t *last);
 
+/* /proc/PID/pagemap, opened (an fd, or -errno); is the page at @addr in
+ * memory or swap (1), never touched (0: reading it would make the kernel
+ * map it, and a page table for it), or unknown (-errno)? */
+int att_proc_pagemap(pid_t pid);
+int att_page_present(int pagemap, uint64_t addr);
+
 /* Read a whole small /proc file into a malloc'ed NUL-terminated buffer. */
 int att_proc_read(const char *path, char **out, size_t *len);
 

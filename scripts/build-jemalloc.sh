@@ -2,11 +2,15 @@
 # build-jemalloc.sh -- build one upstream jemalloc release for the version matrix.
 #
 #   scripts/build-jemalloc.sh NAME      e.g. 5.2.1, 4.5.0, 3.6.0, dev-295e489, 5.2.1-je_,
-#                                       5.3.0-noprof
+#                                       5.3.0-noprof, 3.6.0-ie-noprof
 #
 # Installs jemalloc VERSION, with profiling, into build/versions/NAME/inst; a
 # NAME ending in -PREFIX_ is built with that symbol prefix, one ending in
-# -noprof with --disable-prof (for the sampler, 65-sampler).  Does nothing when
+# -noprof with --disable-prof (for the sampler, 65-sampler), one ending in
+# -ie-noprof also with initial-exec TLS (for the census, 80-versions: 3.x's
+# configure picks it where its tls_model test compiles; today's gcc fails the
+# test, -Wunused-but-set-variable under -Werror, and 3.6.0 falls back to
+# global-dynamic TLS).  Does nothing when
 # that install is complete.  The source is, in this order:
 #
 #   $JEMALLOC_SRC/jemalloc-VERSION.tar.xz   a local mirror of git trees with a
@@ -24,8 +28,10 @@
 set -eu
 name=${1:?usage: build-jemalloc.sh VERSION[-PREFIX_]}
 prof=--enable-prof
+tls=
 case $name in
 *-*_) v=${name%-*}; prefix=${name##*-} ;;
+*-ie-noprof) v=${name%-ie-noprof}; prefix=; prof=--disable-prof; tls=je_cv_tls_model=yes ;;
 *-noprof) v=${name%-noprof}; prefix=; prof=--disable-prof ;;
 *) v=$name; prefix= ;;
 esac
@@ -111,7 +117,7 @@ echo "  JEMALLOC $name"
 	[ -x configure ] || autoconf
 	# Fixtures are ordinary executables: no reason to keep initial-exec TLS out.
 	./configure --prefix="$dest/inst" "$prof" --disable-cxx \
-		${prefix:+--with-jemalloc-prefix=$prefix}
+		${prefix:+--with-jemalloc-prefix=$prefix} ${tls:+"$tls"}
 	make -j"${JOBS:-2}" build_lib_shared
 	make install_lib_shared install_include install_bin
 } >"$dest/build.log" 2>&1 || { echo "build-jemalloc.sh: building $name failed; see $dest/build.log" >&2; exit 1; }

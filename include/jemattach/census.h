@@ -9,8 +9,9 @@
  * bitmaps, thread caches) is read with every thread stopped and none inside
  * jemalloc (retried as --freeze does), then the threads go on and block
  * contents (for types and leaks) are read live.  On a core (jma_open_core)
- * the same reads come from the dump.  jemalloc 5.0 and later; 3.x/4.x fail
- * with -ENOTSUP (JMA_ERR_MISSING).
+ * the same reads come from the dump.  jemalloc 5.0 and later (extents), 3.6 and
+ * 4.5 (chunks and runs, x86_64; 3.6 with symbols); others fail with -ENOTSUP
+ * (JMA_ERR_MISSING).
  */
 #ifndef JEMATTACH_CENSUS_H
 #define JEMATTACH_CENSUS_H
@@ -96,7 +97,7 @@ struct jma_census {
 	struct jma_census_count cached;		/* in thread caches: allocated for jemalloc */
 	struct jma_census_count explicit_cached;/* ... of which in tcache.create caches */
 	int explicit_known;	/* the tcache.create array was found (needs symbols) */
-	uint64_t extents, slabs;
+	uint64_t extents, slabs;	/* 3.x/4.x: runs and huge allocations, small runs */
 	unsigned threads;	/* thread caches read */
 	uint64_t stop_ns;	/* how long every thread stayed stopped (0 on a core) */
 	uint64_t meta_ns;	/* the metadata read (inside the stop) */

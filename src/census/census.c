@@ -60,15 +60,17 @@ static int finish(struct cen *c)
 	struct jma_census *o = c->out;
 	size_t n = 0;
 
-	o->sizes = calloc(CEN_NSIZES, sizeof(*o->sizes));
-	if (!o->sizes)
-		return -ENOMEM;
-	for (unsigned i = 0; i < CEN_NSIZES; i++)
-		if (c->bysz[i].blocks) {
-			o->sizes[n] = c->bysz[i];
-			o->sizes[n++].size = c->sizes[i];
-		}
-	o->nsizes = n;
+	if (!o->sizes) {	/* chunks.c made its own */
+		o->sizes = calloc(CEN_NSIZES, sizeof(*o->sizes));
+		if (!o->sizes)
+			return -ENOMEM;
+		for (unsigned i = 0; i < CEN_NSIZES; i++)
+			if (c->bysz[i].blocks) {
+				o->sizes[n] = c->bysz[i];
+				o->sizes[n++].size = c->sizes[i];
+			}
+		o->nsizes = n;
+	}
 	if (o->ntypes > 2 && sort_types(c))
 		return -ENOMEM;
 	if (c->o && (c->o->flags & (JMA_CENSUS_LIST | JMA_CENSUS_TYPES | JMA_CENSUS_LEAKS))) {
@@ -102,6 +104,7 @@ static void cen_free(struct cen *c)
 	free(c->bsize);
 	free(c->btype);
 	free(c->bcls);
+	cen_chunks_free(c);
 }
 
 /* This thread's CPU time: the stop's wall time on a loaded machine says
@@ -181,7 +184,7 @@ int jma_census_run(jma_session *s, const struct jma_census_opts *o, struct jma_c
 		err = get_maps(&c);
 	if (!err)
 		err = cen_layout_find(&c);
-	if (!err) {
+	if (!err && !c.ch) {
 		/* Not found from the code: perhaps from a thread's cache, once
 		 * they are stopped (the message stays if that fails too). */
 		err = cen_map_find(&c);
@@ -190,7 +193,7 @@ int jma_census_run(jma_session *s, const struct jma_census_opts *o, struct jma_c
 			err = 0;
 	}
 	if (!err)
-		err = cen_walk_prepare(&c);
+		err = c.ch ? cen_chunks_prepare(&c) : cen_walk_prepare(&c);
 	if (!err)
 		err = cen_stop(&c, &tok);
 	if (!err) {
@@ -207,13 +210,13 @@ int jma_census_run(jma_session *s, const struct jma_census_opts *o, struct jma_c
 		if (!err)
 			err = cen_tcache_read(&c);
 		if (!err)
-			err = cen_walk(&c);
+			err = c.ch ? cen_chunks_walk(&c) : cen_walk(&c);
 		c.out->meta_ns = (uint64_t)(att_now_ns() - t1);
 		cpu0 = cpu_ns() - cpu0;
 		cen_go(&c, tok);
 		cen_cache_flush(&c);
 		if (!err)
-			err = cen_expand(&c);
+			err = c.ch ? cen_chunks_expand(&c) : cen_expand(&c);
 		jma_logf(s, JMA_LOG_INFO, "census: %zu threads stopped %.1f ms (metadata read %.1f ms, "
 			 "%.1f ms of our CPU); %llu reads (%llu pages), %llu extents, %llu blocks", c.nth,
 			 (double)c.out->stop_ns / 1e6, (double)c.out->meta_ns / 1e6, (double)cpu0 / 1e6,

@@ -84,6 +84,8 @@ struct cen_extent {
 	uint8_t slab;
 };
 
+struct cen_chunks;	/* chunks.h: jemalloc 3.6 and 4.5 */
+
 struct cen {
 	jma_session *s;
 	struct jma_census *out;
@@ -130,6 +132,10 @@ struct cen {
 	uint64_t *ctag;
 	unsigned char *cpage;
 	uint64_t reads, misses;		/* cen_read calls; pages read into the cache */
+	/* jemalloc before extents (3.6, 4.5: chunks, runs, huge allocations),
+	 * NULL for 5.x: its phases are chunks.c's (layout.c chooses, census.c
+	 * and tcache.c call them). */
+	struct cen_chunks *ch;
 };
 
 /* layout.c: the row named @name ("5.3", "dev", ...), NULL if none (tests). */
@@ -143,7 +149,7 @@ size_t cen_rip_leas(const unsigned char *code, size_t len, uint64_t pc, uint64_t
 size_t cen_adrp_refs(const unsigned char *code, size_t len, uint64_t pc, int got, uint64_t *out,
 		     size_t max);
 /* layout.c: find the build's facts (version, layout row, TLS offset, map,
- * symbols); -ENOTSUP for 3.x/4.x and unknown layouts, message in the session. */
+ * symbols; 3.6 and 4.5: chk_layout_find); -ENOTSUP for unknown layouts, message in the session. */
 int cen_layout_find(struct cen *c);
 /* sizes.c: jemalloc's size classes for lg_quantum 4 (the same with any page size). */
 void cen_sizes_compute(uint64_t sizes[CEN_NSIZES]);
@@ -164,6 +170,10 @@ int cen_stop(struct cen *c, void **token);
 void cen_go(struct cen *c, void *token);
 /* tcache.c: every thread's cache and tcache.create's, into c->cached. */
 int cen_tcache_read(struct cen *c);
+/* The @n cached pointers at @at into the list; @p: a block that is
+ * jemalloc's own (a cache's stacks), never a root. */
+int cen_cached_items(struct cen *c, uint64_t at, uint64_t n, int explicit_cache);
+int cen_stack_add(struct cen *c, uint64_t p);
 /* 0: @addr is in no cache, 1: in a thread's, 2: in a tcache.create one. */
 int cen_is_cached(const struct cen *c, uint64_t addr);
 /* The first cached address >= @addr (its index; ncached if none). */
@@ -172,10 +182,21 @@ size_t cen_cached_from(const struct cen *c, uint64_t addr);
  * running: their blocks (live or thread-cached), counted and kept. */
 int cen_walk(struct cen *c);
 int cen_expand(struct cen *c);
+/* A block at @addr of @usize (@how: cen_is_cached's answer), counted by
+ * size class @szind (CEN_NSIZES: by the caller); an extent of the blocks
+ * added since @first. */
+int cen_add_block(struct cen *c, unsigned szind, uint64_t addr, uint64_t usize, int how);
+int cen_add_extent(struct cen *c, uint64_t base, uint64_t size, unsigned szind, int slab,
+		   size_t first);
 /* Before the stop: the walk's buffers allocated and touched. */
 int cen_walk_prepare(struct cen *c);
 /* index.c: the live block holding @addr (its index), or -1. */
 long cen_block_of(const struct cen *c, uint64_t addr);
+/* Where block @b's bytes may be, from its listed address: its usable size,
+ * and for 4.x's large blocks (listed at their run's first page, the block
+ * somewhere in it) that page more (chunks.c: cen_chunks_slack). */
+uint64_t cen_block_span(const struct cen *c, size_t b);
+uint64_t cen_chunks_slack(const struct cen *c, uint64_t usize);
 /* contents.c: call @fn for every kept block with its words, read extent
  * by extent: a slab whole, a large block's first @max bytes (all when 0) in
  * pieces of at most a MiB (@off: where the piece starts in the block).  A
@@ -183,6 +204,17 @@ long cen_block_of(const struct cen *c, uint64_t addr);
 typedef int (*cen_block_fn)(struct cen *c, size_t b, const uint64_t *w, size_t nw, uint64_t off,
 			    void *arg);
 int cen_blocks_read(struct cen *c, uint64_t max, const char *phase, cen_block_fn fn, void *arg);
+/* chunks.c, chunklayout.c, chunktcache.c: jemalloc 3.6 and 4.5.  The row
+ * for @major.@minor and the library's tables (sets c->ch); the walk of its
+ * chunks, with its room made before the stop; their blocks. */
+int chk_layout_find(struct cen *c, unsigned major, unsigned minor);
+int cen_chunks_prepare(struct cen *c);
+int cen_chunks_walk(struct cen *c);
+int cen_chunks_expand(struct cen *c);
+void cen_chunks_free(struct cen *c);
+/* A thread's cache and quarantine (@r: its registers), a tcache_t at @tc. */
+int chk_thread_cache(struct cen *c, const struct arch_gpregs *r);
+int chk_read_tcache(struct cen *c, uint64_t tc, int explicit_cache);
 /* types.c, leaks.c: from block contents, threads running. */
 int cen_types(struct cen *c);
 int cen_leaks(struct cen *c);

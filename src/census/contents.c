@@ -43,7 +43,7 @@ int cen_blocks_read(struct cen *c, uint64_t max, const char *phase, cen_block_fn
 		}
 		for (uint32_t k = 0; k < e->nblocks && !err; k++) {
 			size_t b = e->first + k;
-			uint64_t len = max && c->bsize[b] > max ? max : c->bsize[b];
+			uint64_t span = cen_block_span(c, b), len = max && span > max ? max : span;
 
 			for (uint64_t off = 0; off < len && !err; off += CHUNK) {
 				uint64_t n = len - off < CHUNK ? len - off : CHUNK;

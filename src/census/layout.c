@@ -180,8 +180,7 @@ int cen_layout_find(struct cen *c)
 	elf_read(e, &f);
 	snprintf(c->out->version, sizeof(c->out->version), "%s", f.version[0] ? f.version : "unknown");
 	if (f.version[0] && sscanf(f.version, "%u.%u", &major, &minor) == 2 && major < 5)
-		return jma_fail(s, JMA_ERR_MISSING, -ENOTSUP, "census: jemalloc %u.%u is not supported "
-				"(chunks and runs)", major, minor);
+		return chk_layout_find(c, major, minor);	/* chunks and runs: chunklayout.c */
 	for (size_t i = 0; i < sizeof(layouts) / sizeof(*layouts) && !c->L; i++)
 		if (layouts[i].tls_size == f.tls_memsz && layouts[i].machine == f.machine)
 			c->L = &layouts[i];

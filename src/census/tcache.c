@@ -131,10 +131,21 @@ static int read_explicit(struct cen *c)
 			/* A free slot links to another slot; 1 is "needs reinit". */
 			if (v[i] <= 1 || (v[i] >= arr && v[i] < arr + past * 8ULL) || !cen_ptr_ok(v[i]))
 				continue;
-			err = read_tcache(c, v[i], 0, 0, 1);
+			err = c->ch ? chk_read_tcache(c, v[i], 1) : read_tcache(c, v[i], 0, 0, 1);
 		}
 	free(v);
 	return err;
+}
+
+/* For chunktcache.c. */
+int cen_cached_items(struct cen *c, uint64_t at, uint64_t n, int explicit_cache)
+{
+	return add_items(c, at, n, explicit_cache);
+}
+
+int cen_stack_add(struct cen *c, uint64_t p)
+{
+	return add_stack(c, p);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -154,6 +165,11 @@ int cen_tcache_read(struct cen *c)
 	for (size_t i = 0; c->have_tpoff && i < c->nth && !err; i++) {
 		uint64_t fs = arch_regs_tls_base(&c->th[i].regs), tsd = fs + c->tpoff;
 
+		if (c->ch) {	/* 3.6, 4.5: a pointer in TLS, not always at tpoff */
+			err = chk_thread_cache(c, &c->th[i].regs);
+			c->out->threads++;
+			continue;
+		}
 		if (!cen_ptr_ok(fs) || !cen_ptr_ok(tsd))
 			continue;
 		err = read_tcache(c, tsd + c->L->tcache_off, tsd, tsd + c->L->tls_size, 0);
@@ -168,7 +184,8 @@ int cen_tcache_read(struct cen *c)
 	if (err)
 		return jma_fail(c->s, JMA_ERR_TARGET, err, "census: reading thread caches: %s",
 				strerror(-err));
-	qsort(c->cached, c->ncached, sizeof(*c->cached), cmp_u64);
+	if (c->ncached)	/* none at all (tcache:false): no array either */
+		qsort(c->cached, c->ncached, sizeof(*c->cached), cmp_u64);
 	return 0;
 }
 

@@ -39,8 +39,10 @@ static int add_block(struct cen *c, unsigned szind, uint64_t addr, uint64_t usiz
 	}
 	c->out->live.blocks++;
 	c->out->live.bytes += usize;
-	c->bysz[szind].blocks++;
-	c->bysz[szind].bytes += usize;
+	if (szind < CEN_NSIZES) {	/* chunks.c counts its sizes itself */
+		c->bysz[szind].blocks++;
+		c->bysz[szind].bytes += usize;
+	}
 	if (!c->keep)
 		return 0;
 	if (c->nblocks == c->capblocks) {
@@ -75,6 +77,18 @@ static int add_extent(struct cen *c, uint64_t base, uint64_t size, unsigned szin
 	x->szind = (uint16_t)szind;
 	x->slab = (uint8_t)slab;
 	return 0;
+}
+
+/* For chunks.c. */
+int cen_add_block(struct cen *c, unsigned szind, uint64_t addr, uint64_t usize, int how)
+{
+	return add_block(c, szind, addr, usize, how);
+}
+
+int cen_add_extent(struct cen *c, uint64_t base, uint64_t size, unsigned szind, int slab,
+		   size_t first)
+{
+	return add_extent(c, base, size, szind, slab, first);
 }
 
 static int slab_blocks(struct cen *c, const struct cen_raw *x)

@@ -202,6 +202,180 @@ v_preload() {
 	expect_rc 0
 }
 
+# chunk_check TAG PAGE: the census's $TMPD/TAG.blocks against the fixture's
+# lists ($TMPD/live, $TMPD/freed): "MISSING SIZE_DIFFERS FREED_LISTED".  With
+# PAGE (4.x) a block of 16 KiB or more is compared by its page: 4.x does not
+# record where in its run's first page a large block starts (the census says
+# so), and a freed block at that page is another's (a run reused).  A freed
+# address jemalloc took for itself since (prof's tables: with --by type, such
+# blocks are labelled) is not the program's block listed live.
+chunk_check() {
+	awk -v page="$2" '
+		function key(a, s) { return page && s >= 16384 ? substr(a, 1, length(a) - 3) : a }
+		FILENAME == ARGV[1] { live[key($1, $2)] = $2; next }
+		FILENAME == ARGV[2] { freed[$1] = 1; next }
+		{ k = key($1, $2) }
+		k in live { seen[k] = 1; if (live[k] != $2) bad++; next }
+		$1 in freed && !/\(jemalloc/ { listed++ }
+		END { for (k in live) if (!(k in seen)) miss++; print miss + 0, bad + 0, listed + 0 }
+	' "$TMPD/live" "$TMPD/freed" "$TMPD/$1.blocks"
+}
+
+# The census of 3.x/4.x (chunks, runs, huge allocations; src/census/chunks.c):
+# every block the fixture holds found with its usable size, none it freed
+# listed live, live + thread-cached = stats.allocated, the same from a gcore
+# core; --leaks leaves only the chain the fixture dropped and jemalloc's own
+# blocks unanchored; --by root names the fixture's array.  4.x's ctl takes
+# its statistics arrays from arena 0 at the first mallctl (73 600 bytes
+# with 8 arenas): one is made before the census, so that the stats.allocated
+# read after it is of the same heap.
+v_census() {
+	local v=$1 conf=${2:-} dir=$VERSIONS_DIR/$1 pid n page=0 layout json alloc
+	[[ -x $dir/censusfix ]] || skip "jemalloc $v not built (make versions JE_BUILD=$v; make check-versions builds it)"
+	start_fixture pid "$dir/censusfix" ${conf:+MALLOC_CONF=$conf}
+	jm "$pid" get version
+	expect_rc 0
+	n=$(ver_num "$OUT")
+	((n < 40000)) || page=1
+	layout=$( ((n >= 40000)) && echo 4.5 || { [[ $v == *-noprof ]] && echo 3.6 || echo 3.6+prof; })
+	for c in "alloc 6000" "threads 3" "hold 2 5000000" "hold 3 40000" "leak 100"; do
+		expect_eq "$(fix "$pid" "$c")" ok
+	done
+	((n < 40000)) || [[ $(fix "$pid" tcache) == ok* ]] || fail "tcache.create failed"
+	expect_eq "$(fix "$pid" "list $TMPD/live")" ok
+	expect_eq "$(fix "$pid" "freed $TMPD/freed")" ok
+	jm "$pid" get stats.allocated
+	expect_rc 0
+	jm "$pid" census --json --no-stats --blocks "$TMPD/live.blocks"
+	expect_rc 0
+	json=$OUT
+	expect_eq "$(jq -r .layout <<<"$json")" "$layout"
+	# 3.6's scan found every chunk the arenas' statistics count.
+	((n >= 40000)) || expect_match "$(jq -r .map_how <<<"$json")" "[1-9][0-9]* arena chunks, all the arenas count"
+	expect_eq "$(chunk_check live "$page")" "0 0 0"
+	jm "$pid" get stats.allocated
+	alloc=$OUT
+	expect_eq "$(jq '.bytes + .thread_cached.bytes' <<<"$json")" "$alloc"
+	(($(jq .thread_cached.blocks <<<"$json") > 0)) || fail "no thread-cached block"
+	# tcache.create's cache holds the fixture's 50 freed 64-byte blocks, and
+	# what it took for them and did not hand out (a quarantine holds the 50).
+	if ((n >= 40000)); then
+		local want=50
+		[[ -z $conf ]] || want=1
+		(($(jq .explicit_cached.blocks <<<"$json") >= want)) ||
+			fail "tcache.create's cache: $(jq -c .explicit_cached <<<"$json")"
+	fi
+	if [[ $conf == quarantine* ]]; then
+		expect_match "$(jq -r .warning <<<"$json")" "[1-9][0-9]* of the thread-cached blocks .* in quarantine"
+	fi
+	# The same from a core.
+	if command -v gcore >/dev/null; then
+		gcore -o "$TMPD/c" "$pid" >/dev/null 2>&1 || fail "gcore $pid failed"
+		jm core "$TMPD/c.$pid" census --json --no-stats --blocks "$TMPD/core.blocks"
+		rm -f "$TMPD/c.$pid"
+		expect_rc 0
+		expect_eq "$(chunk_check core "$page")" "0 0 0"
+		expect_eq "$(jq '.bytes + .thread_cached.bytes' <<<"$OUT")" "$alloc"
+	fi
+	# Unanchored: the dropped chain of 48-byte blocks, and jemalloc's own.
+	jm "$pid" census --leaks --no-stats --blocks "$TMPD/leaks.blocks"
+	expect_rc 0
+	expect_eq "$(awk '/\[(leaked|unreferenced)\]/ && !/\(jemalloc/ { n++; if ($2 != 48) bad++ }
+		END { print (n > 0), bad + 0 }' "$TMPD/leaks.blocks")" "1 0"
+	jm "$pid" census --by root --json --no-stats
+	expect_rc 0
+	jq -e '[.roots[] | select(.root == "live (censusfix)") | .bytes][0] * 2 > .bytes' <<<"$OUT" \
+		>/dev/null || fail "the fixture's array retains little: $(jq -c '.roots[:3]' <<<"$OUT")"
+}
+
+# The census under settings that move what the walk meets: one arena and no
+# thread caches, other chunk sizes (read from the library), junk and redzones
+# (regions spaced out, arena_bin_info says how; 64 KiB chunks, whose 3.6
+# header is one page with prof or without), 4.x's dss:primary (chunks in
+# the brk heap).  With prof, a sampled small block gets a run of its own
+# (3.6: unless samples are a page apart or closer, then its run keeps a
+# context array), which stats.allocated counts whole: the note gives that
+# difference, and it is the whole difference (samples every 16 KiB on
+# average: some small blocks are sure to be).
+v_census_settings() {
+	local v=$1 dir=$VERSIONS_DIR/$1 pid n conf json sum page=0 extra
+	[[ -x $dir/censusfix ]] || skip "jemalloc $v not built"
+	local confs=(tcache:false,narenas:1 lg_chunk:16 lg_chunk:22 lg_chunk:24 junk:true redzone:true)
+	[[ $v == *-noprof ]] || confs+=(prof:true,lg_prof_sample:14 prof:true,lg_prof_sample:12)
+	[[ $v == 3.* ]] || confs+=(dss:primary)
+	for conf in "${confs[@]}"; do
+		start_fixture pid "$dir/censusfix" MALLOC_CONF=$conf
+		jm "$pid" get version
+		n=$(ver_num "$OUT")
+		((n < 40000)) || page=1
+		for c in "alloc 3000" "threads 2" "hold 1 5000000"; do
+			expect_eq "$(fix "$pid" "$c")" ok
+		done
+		expect_eq "$(fix "$pid" "list $TMPD/live")" ok
+		expect_eq "$(fix "$pid" "freed $TMPD/freed")" ok
+		jm "$pid" get stats.allocated
+		jm "$pid" census --json --no-stats --by type --blocks "$TMPD/conf.blocks"
+		expect_rc 0
+		json=$OUT
+		sum=$(jq '.bytes + .thread_cached.bytes' <<<"$json")
+		jm "$pid" get stats.allocated
+		extra=$(jq -r .warning <<<"$json" | sed -n 's/.*counts whole: \([0-9]*\) bytes more.*/\1/p')
+		extra=${extra:-0}
+		[[ $conf != *sample:14 ]] || ((extra > 0)) ||
+			fail "$conf: no prof sample noted: $(jq -r .warning <<<"$json")"
+		expect_eq "$((sum + extra))" "$OUT"
+		# 4.x lists a sampled block at its run's page too: by size only then.
+		((extra && page)) || expect_eq "$(chunk_check conf "$page")" "0 0 0"
+		kill "$pid"
+	done
+}
+
+# census_exact_in DIR LIBDIR: the census of DIR's fixture with LIBDIR's copy
+# of the library (LD_LIBRARY_PATH wins over its RUNPATH), exact; its JSON in $OUT.
+census_exact_in() {
+	local pid json
+	start_fixture pid "$1/censusfix" LD_LIBRARY_PATH="$2"
+	grep -q "$2/" "/proc/$pid/maps" || fail "the copy in $2 is not loaded"
+	expect_eq "$(fix "$pid" "alloc 3000")" ok
+	expect_eq "$(fix "$pid" "threads 2")" ok
+	jm "$pid" get stats.allocated
+	jm "$pid" census --json --no-stats
+	expect_rc 0
+	json=$OUT
+	(($(jq .thread_cached.blocks <<<"$json") > 0)) || fail "no thread-cached block"
+	jm "$pid" get stats.allocated
+	expect_eq "$(jq '.bytes + .thread_cached.bytes' <<<"$json")" "$OUT"
+	OUT=$json
+}
+
+# A stripped copy of the library: 4.5's rtree is found by its shape in the
+# library's data, the rest derived (bins, map_bias, the TLS block is tsd);
+# 3.6 is refused, naming what is missing.  With its debuginfo beside it (a
+# .gnu_debuglink, as distributions' -dbg packages give it) by symbol again.
+v_census_stripped() {
+	local v=$1 dir=$VERSIONS_DIR/$1 lib name pid
+	[[ -x $dir/censusfix ]] || skip "jemalloc $v not built"
+	lib=$(ls "$dir"/inst/lib/libjemalloc.so.[0-9] | head -1)
+	name=${lib##*/}
+	mkdir -p "$TMPD/strip" "$TMPD/dbg"
+	strip -o "$TMPD/strip/$name" "$lib"
+	if [[ $v == 4.* ]]; then
+		census_exact_in "$dir" "$TMPD/strip"
+		expect_match "$(jq -r .map_how <<<"$OUT")" "found in jemalloc's data \(no symbols\)"
+	else
+		start_fixture pid "$dir/censusfix" LD_LIBRARY_PATH="$TMPD/strip"
+		grep -q "$TMPD/strip/$name" "/proc/$pid/maps" || fail "the stripped copy is not loaded"
+		jm "$pid" census
+		expect_rc 4
+		expect_match "$ERR" "census: jemalloc ${v%%-*}-.* needs its symbols \(.*\): this library has none; install its debuginfo"
+	fi
+	objcopy --only-keep-debug "$lib" "$TMPD/dbg/$name.debug"
+	strip -o "$TMPD/dbg/$name" "$lib"
+	(cd "$TMPD/dbg" && objcopy --add-gnu-debuglink="$name.debug" "$name")
+	census_exact_in "$dir" "$TMPD/dbg"
+	expect_match "$(jq -r .map_how <<<"$OUT")" "symbol"
+}
+
 for v in $JE_VERSIONS; do
 	id=${v//[.-]/_}
 	# No source for it here (scripts/build-jemalloc.sh wrote why): skipped, not passed.
@@ -214,5 +388,16 @@ for v in $JE_VERSIONS; do
 		eval "t_${id}_$aspect() { v_$aspect $v; }"
 	done
 	[[ $v == *-je_ ]] || eval "t_${id}_preload() { v_preload $v; }"
+	# The census of the chunk era, and of 3.6's other layout and TLS model.
+	if [[ $v == [34].* ]]; then
+		eval "t_${id}_census() { v_census $v; }"
+		eval "t_${id}_census_quarantine() { v_census $v quarantine:262144; }"
+		eval "t_${id}_census_stripped() { v_census_stripped $v; }"
+		eval "t_${id}_census_settings() { v_census_settings $v; }"
+		if [[ $v == 3.* ]]; then
+			eval "t_${id}_census_ie_noprof() { v_census $v-ie-noprof; }"
+			eval "t_${id}_census_ie_noprof_settings() { v_census_settings $v-ie-noprof; }"
+		fi
+	fi
 done
 run_tests

@@ -1,0 +1,696 @@
+/* chunks.c -- the census of jemalloc 3.6 and 4.5: every chunk, its runs, every huge allocation.
+ *
+ * Which chunks there are.  4.5 registers every chunk it holds -- arena
+ * chunks and the first chunk of each huge allocation -- in chunks_rtree
+ * (key: the chunk's address, value: its extent_node_t; an arena chunk's is
+ * its own header, en_achunk set).  3.6 keeps no such list on Linux (its
+ * rtree exists only for OS X's zones; arena chunks with no dirty page are
+ * in no tree, and a full one in no list at all): every chunk-aligned
+ * address of the target's writable anonymous mappings is read, and one
+ * whose first word names one of the arenas and whose page map tiles the
+ * chunk exactly, each small run's header naming its own arena's bin, is an
+ * arena chunk; huge allocations are the nodes of the global `huge` tree
+ * (whose chunks are left out of the scan: their first word is the
+ * program's).  A freed chunk is purged (its header reads zero) or reused.
+ *
+ * Each arena chunk's page map (one entry per page after the header's
+ * map_bias pages) tiles it into runs: unallocated (size in the entry),
+ * large (one block: 3.6 at the run, usable size the run's; 4.x's
+ * cache-oblivious block somewhere in the run's first page, usable size the
+ * run's less that page, or the small class of a promoted prof sample), small
+ * (bin index in every page's entry; regions at reg0 + i * reg_interval, a
+ * bitmap with 1 = free: 3.6 keeps it in the run's first page after
+ * arena_run_t, 4.x in the page's arena_chunk_map_misc_t).  The run's own
+ * nfree is checked against its bitmap, as 5.x slabs' are.
+ *
+ * Stopped, the maps, run headers and bitmaps are copied (chk_run records);
+ * running, they are expanded into blocks.  4.x does not record where in its
+ * first page a large block starts (arena_malloc_large adds a random
+ * multiple of the cache line and forgets it): such a block is listed at its
+ * run's first page unless a thread cache holds it (which has its pointer).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "attach/mem.h"
+#include "census/chunks.h"
+
+#define PAGE		4096ULL
+#define CHUNK_ALLOC	0x1ULL
+#define CHUNK_LARGE	0x2ULL
+#define BININD_INVALID	0xffU
+#define HUGE_MAX	(1u << 24)	/* huge allocations read from 3.6's tree, at most */
+#define RB_DEPTH	128		/* a red-black tree of 2^64 nodes is shallower */
+#define RTREE_LEVELS	4
+#define HDR_MAX		(16 + 2048 / 8)	/* 3.6: a run's header and its largest bitmap */
+
+/* The first index of the ascending @v[0..n) whose value is not below @x. */
+static size_t lower(const uint64_t *v, size_t n, uint64_t x)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (v[mid] < x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Is [base, base + size) mapped, across adjacent mappings (the kernel
+ * splits one chunk where mlock, mprotect or madvise changed part of it)? */
+static int in_maps(const struct cen *c, uint64_t base, uint64_t size)
+{
+	const struct att_map *m = att_maps_find(c->maps, c->nmaps, base), *end = c->maps + c->nmaps;
+
+	for (; m && m < end && m->start <= base; m++) {
+		if (m->end - base >= size)
+			return 1;
+		size -= m->end - base;
+		base = m->end;
+	}
+	return 0;
+}
+
+static struct chk_run *new_run(struct cen *c)
+{
+	struct cen_chunks *k = c->ch;
+
+	if (cen_grow(&k->runs, &k->capruns, k->nruns + 1, sizeof(*k->runs)))
+		return NULL;
+	memset(&k->runs[k->nruns], 0, sizeof(*k->runs));
+	return &k->runs[k->nruns++];
+}
+
+/* A small run of bin @binind at page @p of @chunk: its record, room for
+ * its bitmap; 4.x's header and bitmap are in the copied misc array, 3.6's
+ * at the run (read for the whole chunk at once: small_headers).  0, 1 when
+ * they do not agree with the map. */
+static int small_run(struct cen *c, uint64_t chunk, uint64_t p, unsigned binind, uint64_t *pages)
+{
+	struct cen_chunks *k = c->ch;
+	const struct chk_layout *L = k->L;
+	const struct chk_bin *b = &k->bins[binind];
+	uint64_t nw = (b->nregs + 63) / 64;
+	struct chk_run *r;
+
+	*pages = b->run_size / PAGE;
+	if (!L->misc_size && b->bitmap + nw * 8 > HDR_MAX)
+		return 1;
+	if (cen_grow(&c->bits, &c->capbits, c->nbits + nw, sizeof(*c->bits)) || !(r = new_run(c)))
+		return -ENOMEM;
+	r->base = chunk + p * PAGE;
+	r->size = b->run_size;
+	r->bits = c->nbits;
+	r->binind = (uint16_t)binind;
+	r->kind = CHK_SMALL;
+	c->nbits += nw;
+	if (L->misc_size) {	/* {binind, nfree, bitmap} in the page's misc entry */
+		const unsigned char *m = k->misc + (p - k->map_bias) * L->misc_size + L->misc_run;
+		uint32_t rbin;
+
+		memcpy(&rbin, m, 4);
+		memcpy(&r->nfree, m + 4, 4);
+		memcpy(c->bits + r->bits, m + 8, nw * 8);
+		return rbin != binind || r->nfree > b->nregs;
+	}
+	/* {bin, nextind, nfree} at the run, the bitmap at b->bitmap. */
+	k->pieces[k->npieces] = (struct att_piece){ r->base, k->hdr + k->npieces * HDR_MAX,
+						    b->bitmap + nw * 8, 0 };
+	k->npieces++;
+	return 0;
+}
+
+/* 3.6: the headers and bitmaps of a chunk's small runs (records @from on),
+ * in one system call per IOV_MAX of them live; each run must name its own
+ * arena's bin. */
+static int small_headers(struct cen *c, uint64_t arena, size_t from)
+{
+	struct cen_chunks *k = c->ch;
+	size_t q = 0;
+
+	int batched = !c->s->offline && c->s->pid > 0 &&
+		      !att_mem_read_pieces(c->s->pid, k->pieces, k->npieces);
+
+	/* A core, or a process that cannot be read so: through the backend. */
+	for (size_t i = 0; !batched && i < k->npieces; i++)
+		k->pieces[i].ok = !cen_read(c, k->pieces[i].addr, k->pieces[i].buf, k->pieces[i].len);
+	for (size_t i = from; i < k->nruns; i++) {
+		struct chk_run *r = &k->runs[i];
+		const struct chk_bin *b = &k->bins[r->binind];
+		const unsigned char *h;
+		uint64_t bin;
+
+		if (r->kind != CHK_SMALL)
+			continue;
+		if (q >= k->npieces || !k->pieces[q].ok)
+			return 1;
+		h = k->pieces[q++].buf;
+		memcpy(&bin, h, 8);
+		memcpy(&r->nfree, h + 12, 4);
+		if (bin != arena + k->L->bins_off + r->binind * k->L->bin_size || r->nfree > b->nregs)
+			return 1;
+		memcpy(c->bits + r->bits, h + b->bitmap, (b->nregs + 63) / 64 * 8);
+	}
+	return 0;
+}
+
+/* The page-map entry of page @p (>= map_bias) in the copied map. */
+static uint64_t map_entry(const struct cen_chunks *k, uint64_t p)
+{
+	uint64_t w;
+
+	memcpy(&w, (const unsigned char *)k->buf + (p - k->map_bias) * k->L->map_size + k->L->map_bits, 8);
+	return w;
+}
+
+/* An arena chunk's runs.  1 when its map does not tile it (not a chunk
+ * after all, or changed under us): nothing of it is kept. */
+static int walk_chunk(struct cen *c, uint64_t chunk, uint64_t arena)
+{
+	struct cen_chunks *k = c->ch;
+	const struct chk_layout *L = k->L;
+	size_t nruns = k->nruns, nbits = c->nbits;
+	uint64_t n = k->npages - k->map_bias, szmask = ~((1ULL << L->runind_shift) - 1);
+	int err = 0, misc = 0;
+
+	k->npieces = 0;
+	if (cen_read(c, chunk + L->map_off, k->buf, n * L->map_size))
+		return 1;
+	for (uint64_t p = k->map_bias, pages = 0; p < k->npages && !err; p += pages) {
+		uint64_t bits = map_entry(k, p), size = (bits & szmask) >> L->size_shift;
+		unsigned binind = (unsigned)(bits >> L->binind_shift) & BININD_INVALID;
+		struct chk_run *r;
+
+		pages = size / PAGE;
+		if (!(bits & CHUNK_ALLOC)) {
+			if (!pages || size % PAGE)
+				err = 1;
+		} else if (bits & CHUNK_LARGE) {
+			/* A prof sample of a small class promoted to a run of
+			 * its own keeps its bin (a page in 3.6, LARGE_MINCLASS
+			 * and the pad in 4.x). */
+			if (!pages || size % PAGE || size <= k->large_pad || (binind != BININD_INVALID &&
+			    (binind >= k->nbins || size > 4 * PAGE + k->large_pad)))
+				err = 1;
+			else if (!(r = new_run(c)))
+				err = -ENOMEM;
+			else {
+				r->base = chunk + p * PAGE;
+				r->size = size;
+				r->usize = binind != BININD_INVALID ? k->bins[binind].reg_size :
+					   size - k->large_pad;
+				r->kind = CHK_LARGE;
+			}
+		} else if (binind >= k->nbins || bits >> L->runind_shift) {
+			err = 1;
+		} else {
+			/* 4.x: the misc entries, all at once, at the first small run. */
+			if (L->misc_size && !misc++ &&
+			    cen_read(c, chunk + k->misc_off, k->misc, n * L->misc_size))
+				err = 1;
+			if (!err)
+				err = small_run(c, chunk, p, binind, &pages);
+			/* Every page of a small run names the bin and its own place. */
+			for (uint64_t i = 1; !err && i < pages && p + i < k->npages; i++) {
+				uint64_t w = map_entry(k, p + i);
+				if ((w & (CHUNK_ALLOC | CHUNK_LARGE)) != CHUNK_ALLOC || w >> L->runind_shift != i ||
+				    ((w >> L->binind_shift) & BININD_INVALID) != binind)
+					err = 1;
+			}
+		}
+		if (!err && p + pages > k->npages)
+			err = 1;
+	}
+	if (!err && !L->misc_size)
+		err = small_headers(c, arena, nruns);
+	if (err) {
+		k->nruns = nruns;
+		c->nbits = nbits;
+		return err < 0 ? err : 1;
+	}
+	k->nchunks++;
+	return 0;
+}
+
+static int add_huge(struct cen *c, uint64_t addr, uint64_t usize)
+{
+	struct cen_chunks *k = c->ch;
+	uint64_t span = (usize + k->chunksize - 1) & ~(k->chunksize - 1);
+	struct chk_run *r;
+
+	if (!usize || span < usize || addr & (k->chunksize - 1) || addr < k->walk_end ||
+	    !in_maps(c, addr, span)) {
+		c->bad_words++;
+		return 0;
+	}
+	if (!(r = new_run(c)))
+		return -ENOMEM;
+	r->base = addr;
+	r->size = span;
+	r->usize = usize;
+	r->kind = CHK_HUGE;
+	k->walk_end = addr + span;
+	k->nhuge++;
+	return 0;
+}
+
+/* 4.x: the extent node a leaf names for the chunk at @key. */
+static int take_node(struct cen *c, uint64_t key, uint64_t node)
+{
+	struct cen_chunks *k = c->ch;
+	const struct chk_layout *L = k->L;
+	unsigned char e[0x28];
+	uint64_t arena, addr, size;
+	int err;
+
+	k->nnodes++;
+	if (cen_read(c, node, e, sizeof(e))) {
+		c->bad_words++;
+		return 0;
+	}
+	memcpy(&arena, e, 8);
+	memcpy(&addr, e + L->node_addr, 8);
+	memcpy(&size, e + L->node_size, 8);
+	if (addr != key || !cen_ptr_ok(arena)) {
+		c->bad_words++;
+		return 0;
+	}
+	if (!e[L->node_achunk]) {
+		/* The node is jemalloc's own block (an arena allocation). */
+		err = cen_stack_add(c, node);
+		return err ? err : add_huge(c, addr, size);
+	}
+	if (node != addr || size != k->chunksize || addr < k->walk_end ||
+	    !in_maps(c, addr, k->chunksize)) {
+		c->bad_words++;
+		return 0;
+	}
+	err = walk_chunk(c, addr, arena);
+	if (err > 0)
+		c->bad_words++;
+	else if (!err)
+		k->walk_end = addr + k->chunksize;
+	return err < 0 ? err : 0;
+}
+
+/* 4.x: has rtree node @node been read already in this walk (else it is
+ * now)?  In a tree every node has one parent: one named twice is forged,
+ * and a walk through it would read the same leaves 2^16 times. */
+static int node_seen(struct cen *c, uint64_t node)
+{
+	struct cen_chunks *k = c->ch;
+	size_t lo = lower(k->nodes, k->nnodes_seen, node);
+
+	if (lo < k->nnodes_seen && k->nodes[lo] == node)
+		return 1;
+	if (cen_grow(&k->nodes, &k->capnodes, k->nnodes_seen + 1, sizeof(*k->nodes)))
+		return -ENOMEM;
+	memmove(&k->nodes[lo + 1], &k->nodes[lo], (k->nnodes_seen - lo) * sizeof(*k->nodes));
+	k->nodes[lo] = node;
+	k->nnodes_seen++;
+	return 0;
+}
+
+/* 4.x: the subtree at @level (its node @node), keys so far @prefix. */
+static int walk_rtree(struct cen *c, const uint64_t *lv, unsigned height, unsigned level,
+		      uint64_t node, uint64_t prefix, uint64_t *bufs[RTREE_LEVELS])
+{
+	unsigned bits = (unsigned)lv[2 * level + 1], cum = (unsigned)(lv[2 * level + 1] >> 32);
+	uint64_t n = 1ULL << bits, *v = bufs[level];
+	int err = node_seen(c, node);
+
+	if (err || !cen_ptr_ok(node) || cen_read(c, node, v, n * 8)) {
+		c->bad_words++;
+		return err < 0 ? err : 0;
+	}
+	for (uint64_t j = 0; j < n && !err; j++) {
+		uint64_t key = prefix | (j << (64 - cum));
+
+		if (v[j] <= 1)	/* empty, or RTREE_NODE_INITIALIZING */
+			continue;
+		if (cen_timed_out(c))
+			return jma_fail(c->s, JMA_ERR_UNSAFE, -ETIMEDOUT, "census: timed out walking "
+					"the chunks (%llu read)", (unsigned long long)c->ch->nchunks);
+		err = level + 1 == height ? take_node(c, key, v[j]) :
+		      walk_rtree(c, lv, height, level + 1, v[j], key, bufs);
+	}
+	return err;
+}
+
+static int walk_4x(struct cen *c)
+{
+	struct cen_chunks *k = c->ch;
+	uint64_t lv[RTREE_LEVELS * 2], *bufs[RTREE_LEVELS] = { 0 }, *at = k->buf;
+	uint32_t height;
+	int err = 0;
+
+	if (cen_read(c, k->rtree + k->L->rt_height, &height, 4) ||
+	    cen_read(c, k->rtree + k->L->rt_levels, lv, sizeof(lv)) || !height || height > RTREE_LEVELS)
+		return jma_fail(c->s, JMA_ERR_TARGET, -EFAULT, "census: reading chunks_rtree at 0x%llx",
+				(unsigned long long)k->rtree);
+	/* One buffer per level (the walk goes down one path at a time), after
+	 * the page map's in k->buf; chk_layout_find checked the shape. */
+	at += k->npages * k->L->map_size / 8 + 1;
+	for (unsigned i = 0; i < height; i++) {
+		unsigned bits = (unsigned)lv[2 * i + 1];
+		if (bits > 16 || at + (1ULL << bits) > k->buf + k->nbuf)
+			return jma_fail(c->s, JMA_ERR_TARGET, -EPROTO, "census: chunks_rtree changed "
+					"its shape");
+		bufs[i] = at;
+		at += 1ULL << bits;
+	}
+	/* Each level's subtree holds the keys whose higher bits are all zero:
+	 * the deepest first is address order. */
+	for (unsigned i = height; i-- > 0 && !err;)
+		if (lv[2 * i] > 1)
+			err = walk_rtree(c, lv, height, i, lv[2 * i], 0, bufs);
+	return err;
+}
+
+/* 3.6: the huge tree in address order (its address links), into @out. */
+static int huge_nodes(struct cen *c, uint64_t **out, size_t *nout)
+{
+	struct cen_chunks *k = c->ch;
+	const struct chk_layout *L = k->L;
+	uint64_t nil = k->huge + 8, stack[RB_DEPTH], node, *v = NULL, w[2];
+	size_t n = 0, cap = 0, depth = 0, seen = 0;
+
+	if (cen_read(c, k->huge, &node, 8))
+		return jma_fail(c->s, JMA_ERR_TARGET, -EFAULT, "census: reading the huge tree");
+	while ((node != nil || depth) && seen++ < HUGE_MAX) {
+		if (node != nil) {
+			if (depth == RB_DEPTH || !cen_ptr_ok(node) ||
+			    cen_read(c, node + L->node_left, &w[0], 8))
+				goto bad;
+			stack[depth++] = node;
+			node = w[0];
+			continue;
+		}
+		node = stack[--depth];
+		if (cen_read(c, node + L->node_addr, w, sizeof(w)) ||
+		    cen_grow(&v, &cap, n + 2, sizeof(*v)))
+			goto bad;
+		v[n++] = w[0];
+		v[n++] = w[1];
+		if (cen_read(c, node + L->node_right, &node, 8))
+			goto bad;
+		node &= ~1ULL;	/* the colour bit */
+	}
+	*out = v;
+	*nout = n / 2;
+	return 0;
+bad:
+	free(v);
+	return jma_fail(c->s, JMA_ERR_TARGET, -EPROTO, "census: the tree of huge allocations is not "
+			"a tree (%zu nodes read)", n / 2);
+}
+
+static int is_arena(const struct cen_chunks *k, uint64_t a)
+{
+	size_t i = lower(k->arenas, k->narenas, a);
+
+	return i < k->narenas && k->arenas[i] == a;
+}
+
+/* 3.6: the arena chunks among the chunk-aligned addresses of writable,
+ * anonymous memory, interleaved with the huge allocations in address order. */
+static int walk_36(struct cen *c)
+{
+	struct cen_chunks *k = c->ch;
+	uint64_t *huge = NULL, cs = k->chunksize;
+	size_t nhuge = 0, h = 0;
+	int err = huge_nodes(c, &huge, &nhuge);
+
+	for (size_t i = 0; i < c->nmaps && !err; i++) {
+		const struct att_map *m = &c->maps[i];
+
+		if (m->perms[0] != 'r' || m->perms[1] != 'w' || (m->path && m->path[0] != '['))
+			continue;
+		for (uint64_t a = (m->start + cs - 1) & ~(cs - 1); a >= m->start && a < m->end && !err;
+		     a += cs) {
+			uint64_t first;
+
+			while (h < nhuge && huge[2 * h] <= a && !err)
+				err = add_huge(c, huge[2 * h], huge[2 * h + 1]), h++;
+			/* A page never touched holds no header, and reading it
+			 * would give the target a page table (a large sparse
+			 * mapping: one for every 2 MiB read). */
+			if (err || a < k->walk_end || (k->pagemap >= 0 && !att_page_present(k->pagemap, a)) ||
+			    cen_read(c, a, &first, 8) || !is_arena(k, first) || !in_maps(c, a, cs))
+				continue;
+			if (cen_timed_out(c))
+				err = jma_fail(c->s, JMA_ERR_UNSAFE, -ETIMEDOUT, "census: timed out "
+					       "reading chunks (%llu read)",
+					       (unsigned long long)k->nchunks);
+			else if (!(err = walk_chunk(c, a, first)))
+				k->walk_end = a + cs;
+			else if (err > 0)
+				c->bad_words++, err = 0;
+		}
+	}
+	while (h < nhuge && !err)
+		err = add_huge(c, huge[2 * h], huge[2 * h + 1]), h++;
+	free(huge);
+	/* What the arenas count of their own chunks (the spare included). */
+	k->counted = 0;
+	for (size_t i = 0; i < k->narenas && !err; i++) {
+		uint64_t mapped;
+		if (!cen_read(c, k->arenas[i] + k->L->arena_mapped, &mapped, 8))
+			k->counted += mapped / cs;
+	}
+	return err;
+}
+
+int cen_chunks_walk(struct cen *c)
+{
+	struct cen_chunks *k = c->ch;
+	int err;
+
+	k->nruns = 0;
+	k->nchunks = k->nhuge = k->nnodes = 0;
+	k->nnodes_seen = 0;
+	k->walk_end = 0;
+	c->nbits = 0;
+	c->bad_words = 0;
+	err = k->L->major == 4 ? walk_4x(c) : walk_36(c);
+	if (err == -ENOMEM)
+		err = jma_fail(c->s, JMA_ERR_TARGET, err, "census: out of memory after %zu runs", k->nruns);
+	return err;
+}
+
+int cen_chunks_prepare(struct cen *c)
+{
+	struct cen_chunks *k = c->ch;
+	size_t cap, capb, want, ns;
+	int err;
+
+	k->pagemap = k->L->major == 3 && !c->s->offline ? att_proc_pagemap(c->s->pid) : -1;
+	/* The page map, and 4.x's rtree levels (2^16 words at most each); the
+	 * misc array (4.x) or the runs' headers and bitmaps (3.6). */
+	k->nbuf = k->npages * k->L->map_size / 8 + 1 + (k->L->major == 4 ? RTREE_LEVELS << 16 : 0);
+	k->buf = malloc(k->nbuf * 8);
+	k->misc = malloc(k->npages * (k->L->misc_size ? k->L->misc_size : HDR_MAX));
+	k->pieces = k->L->misc_size ? NULL : malloc(k->npages * sizeof(*k->pieces));
+	if (!k->buf || !k->misc || (!k->L->misc_size && !k->pieces))
+		return jma_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
+	k->hdr = k->misc;
+	memset(k->buf, 0, k->nbuf * 8);
+	memset(k->misc, 0, k->npages * (k->L->misc_size ? k->L->misc_size : HDR_MAX));
+	if ((err = cen_cache_prepare(c)))
+		return jma_fail(c->s, JMA_ERR_TARGET, err, "out of memory");
+	/* A walk now, the threads running, says how much room the one in the
+	 * stop needs: made and touched here, so that the stop takes no page
+	 * faults of ours. */
+	ns = c->nstacks;
+	/* Read while they change: only running out of memory matters here. */
+	if ((err = cen_chunks_walk(c)) == -ENOMEM)
+		return err;
+	c->nstacks = ns;	/* huge nodes: the walk in the stop finds them again */
+	cen_cache_flush(c);
+	want = k->nruns + k->nruns / 8 + 4096;
+	cap = k->capruns;
+	capb = c->capbits;
+	if (cen_grow(&k->runs, &k->capruns, want, sizeof(*k->runs)) ||
+	    cen_grow(&c->bits, &c->capbits, c->nbits + c->nbits / 8 + 4096, sizeof(*c->bits)))
+		return jma_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
+	memset(k->runs + cap, 0, (k->capruns - cap) * sizeof(*k->runs));
+	memset(c->bits + capb, 0, (c->capbits - capb) * sizeof(*c->bits));
+	return 0;
+}
+
+/* The by-size table, ascending: @n blocks of @usize. */
+static int count_size(struct cen_chunks *k, uint64_t usize, uint64_t n)
+{
+	size_t lo = 0, hi = k->nsizes;
+
+	if (!n)
+		return 0;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (k->bysize[mid].size < usize)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == k->nsizes || k->bysize[lo].size != usize) {
+		if (cen_grow(&k->bysize, &k->capsizes, k->nsizes + 1, sizeof(*k->bysize)))
+			return -ENOMEM;
+		memmove(&k->bysize[lo + 1], &k->bysize[lo], (k->nsizes - lo) * sizeof(*k->bysize));
+		k->bysize[lo] = (struct jma_census_size){ .size = usize };
+		k->nsizes++;
+	}
+	k->bysize[lo].blocks += n;
+	k->bysize[lo].bytes += n * usize;
+	return 0;
+}
+
+static int small_blocks(struct cen *c, const struct chk_run *r)
+{
+	const struct chk_bin *b = &c->ch->bins[r->binind];
+	const uint64_t *bitmap = c->bits + r->bits;
+	uint64_t nfree = 0, live = 0;
+	size_t q = cen_cached_from(c, r->base);
+	int err = 0;
+
+	for (uint32_t i = 0; i < b->nregs && !err; i++) {
+		uint64_t a = r->base + b->reg0 + i * b->reg_interval;
+		int how = 0;
+
+		if (bitmap[i / 64] >> (i % 64) & 1) {
+			nfree++;
+			continue;
+		}
+		while (q < c->ncached && (c->cached[q] & ~1ULL) < a)
+			q++;
+		if (q < c->ncached && (c->cached[q] & ~1ULL) == a)
+			how = 1 + (int)(c->cached[q] & 1);
+		live += !how;
+		err = cen_add_block(c, CEN_NSIZES, a, b->reg_size, how);
+	}
+	if (nfree != r->nfree)
+		c->bad_nfree++;
+	return err ? err : count_size(c->ch, b->reg_size, live);
+}
+
+/* A large run's block: 4.x's starts in the run's first page at a multiple
+ * of the cache line, known only to a thread cache that holds it. */
+static int large_block(struct cen *c, const struct chk_run *r)
+{
+	struct cen_chunks *k = c->ch;
+	uint64_t addr = r->base;
+	size_t q = cen_cached_from(c, r->base);
+	int how = 0;
+
+	if (q < c->ncached && (c->cached[q] & ~1ULL) < r->base + (k->large_pad ? k->large_pad : 1)) {
+		addr = c->cached[q] & ~1ULL;
+		how = 1 + (int)(c->cached[q] & 1);
+	} else if (k->large_pad && r->kind == CHK_LARGE) {
+		k->large_paged++;
+	}
+	/* A promoted prof sample: jemalloc's statistics count its run (less
+	 * the pad), malloc_usable_size its small class. */
+	if (r->kind == CHK_LARGE && r->usize + k->large_pad < r->size) {
+		k->promoted++;
+		k->promoted_extra += r->size - k->large_pad - r->usize;
+	}
+	if (!how && count_size(k, r->usize, 1))
+		return -ENOMEM;
+	return cen_add_block(c, CEN_NSIZES, addr, r->usize, how);
+}
+
+/* What the output should say of this census's own limits. */
+static void notes(struct cen *c)
+{
+	struct cen_chunks *k = c->ch;
+	size_t used = strlen(c->out->warn);
+
+	if (k->quarantined) {
+		snprintf(c->out->warn + used, sizeof(c->out->warn) - used, "%s%llu of the "
+			 "thread-cached blocks (%llu bytes) are in quarantine (opt.quarantine)",
+			 used ? "; " : "", (unsigned long long)k->quarantined,
+			 (unsigned long long)k->quarantined_bytes);
+		used = strlen(c->out->warn);
+	}
+	if (k->promoted) {
+		snprintf(c->out->warn + used, sizeof(c->out->warn) - used, "%s%llu blocks are prof "
+			 "samples in runs of their own, which stats.allocated counts whole: %llu bytes "
+			 "more than their usable sizes", used ? "; " : "",
+			 (unsigned long long)k->promoted, (unsigned long long)k->promoted_extra);
+		used = strlen(c->out->warn);
+	}
+	if (k->large_paged)
+		snprintf(c->out->warn + used, sizeof(c->out->warn) - used, "%s%llu large blocks are "
+			 "listed at their run's first page: jemalloc %u.%u does not record where in it "
+			 "(a multiple of 64 bytes) each starts", used ? "; " : "",
+			 (unsigned long long)k->large_paged, k->L->major, k->L->minor);
+}
+
+int cen_chunks_expand(struct cen *c)
+{
+	struct cen_chunks *k = c->ch;
+	struct jma_census *o = c->out;
+	int err = 0;
+
+	for (size_t i = 0; i < k->nruns && !err; i++) {
+		const struct chk_run *r = &k->runs[i];
+		size_t first = c->nblocks;
+
+		err = r->kind == CHK_SMALL ? small_blocks(c, r) : large_block(c, r);
+		if (!err)
+			err = cen_add_extent(c, r->base, r->size, r->binind, r->kind == CHK_SMALL, first);
+	}
+	if (!err && !(o->sizes = calloc(k->nsizes ? k->nsizes : 1, sizeof(*o->sizes))))
+		err = -ENOMEM;
+	if (err)
+		return jma_fail(c->s, JMA_ERR_TARGET, err, "census: out of memory after %zu blocks",
+				c->nblocks);
+	if (k->nsizes)
+		memcpy(o->sizes, k->bysize, k->nsizes * sizeof(*o->sizes));
+	o->nsizes = k->nsizes;
+	notes(c);
+	if ((err = cen_chunks_own(c)))
+		return err;
+	/* 3.6: the scan against the arenas' own count (none: --disable-stats). */
+	if (k->counted) {
+		size_t len = strlen(o->map_how);
+		snprintf(o->map_how + len, sizeof(o->map_how) - len, k->counted == k->nchunks ?
+			 "; %llu arena chunks, all the arenas count" : "; %llu arena chunks of the "
+			 "%llu the arenas count", (unsigned long long)k->nchunks,
+			 (unsigned long long)k->counted);
+	}
+	jma_logf(c->s, JMA_LOG_INFO, "census: %llu arena chunks, %llu huge allocations, %zu runs",
+		 (unsigned long long)k->nchunks, (unsigned long long)k->nhuge, k->nruns);
+	return 0;
+}
+
+uint64_t cen_chunks_slack(const struct cen *c, uint64_t usize)
+{
+	const struct cen_chunks *k = c->ch;
+
+	return usize > k->bins[k->nbins - 1].reg_size && usize < k->chunksize ? k->large_pad : 0;
+}
+
+void cen_chunks_free(struct cen *c)
+{
+	struct cen_chunks *k = c->ch;
+
+	if (!k)
+		return;
+	if (k->pagemap >= 0)
+		close(k->pagemap);
+	free(k->arenas);
+	free(k->nodes);
+	free(k->runs);
+	free(k->buf);
+	free(k->misc);
+	free(k->pieces);
+	free(k->bysize);
+	free(k);
+	c->ch = NULL;
+}
