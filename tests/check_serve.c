@@ -180,10 +180,11 @@ static void child_window(const void *arg, struct op_result *r)
 
 START_TEST(test_serve_child_outcomes)
 {
+	struct child_opts o = { .hard_limit = 10, .max = 100, .target = 1, .owner = 12345 };
 	struct op_result r;
 	double t0;
 
-	ck_assert_int_eq(child_run(child_ok, "payload", 10, 100, NULL, &r), 0);
+	ck_assert_int_eq(child_run(child_ok, "payload", &o, &r), 0);
 	ck_assert_str_eq(r.data, "payload");
 	ck_assert_uint_eq(r.len, 7);
 	ck_assert_uint_eq(r.held_ns, 42);
@@ -191,30 +192,75 @@ START_TEST(test_serve_child_outcomes)
 	ck_assert_str_eq(r.msg, "note");
 	op_result_clear(&r);
 
-	ck_assert_int_eq(child_run(child_ok, "payload", 10, 3, NULL, &r), -EFBIG);
+	o.max = 3;
+	ck_assert_int_eq(child_run(child_ok, "payload", &o, &r), -EFBIG);
+	o.max = 100;
 	ck_assert_ptr_null(r.data);
 	op_result_clear(&r);
 
-	ck_assert_int_eq(child_run(child_crash, NULL, 10, 100, NULL, &r), -EIO);
+	ck_assert_int_eq(child_run(child_crash, NULL, &o, &r), -EIO);
 	ck_assert_ptr_nonnull(strstr(r.msg, "signal 9"));
 	op_result_clear(&r);
 
 	t0 = jma_clock_s(CLOCK_MONOTONIC);
-	ck_assert_int_eq(child_run(child_hang, NULL, 0.3, 100, NULL, &r), -ETIMEDOUT);
+	o.hard_limit = 0.3;
+	ck_assert_int_eq(child_run(child_hang, NULL, &o, &r), -ETIMEDOUT);
 	ck_assert(jma_clock_s(CLOCK_MONOTONIC) - t0 < 5);
 	ck_assert_ptr_nonnull(strstr(r.msg, "killed"));
+	ck_assert_int_eq(r.killed, 1);
 	op_result_clear(&r);
 
-	/* A cancelled child is asked to finish, once, and answers. */
+	/* The server stops: a cancellable child is asked to finish, once, and
+	 * answers; any other is killed at once. */
 	{
-		atomic_int cancel = 1;
+		atomic_int stop = 1;
 
+		o.hard_limit = 20;
+		o.stop = &stop;
+		o.cancellable = 1;
 		t0 = jma_clock_s(CLOCK_MONOTONIC);
-		ck_assert_int_eq(child_run(child_window, NULL, 20, 100, &cancel, &r), 0);
+		ck_assert_int_eq(child_run(child_window, NULL, &o, &r), 0);
 		ck_assert(jma_clock_s(CLOCK_MONOTONIC) - t0 < 10);
 		ck_assert_str_eq(r.msg, "stopped by 15");
 		op_result_clear(&r);
+		o.cancellable = 0;
+		t0 = jma_clock_s(CLOCK_MONOTONIC);
+		ck_assert_int_eq(child_run(child_hang, NULL, &o, &r), -ECANCELED);
+		ck_assert(jma_clock_s(CLOCK_MONOTONIC) - t0 < 5);
+		op_result_clear(&r);
 	}
+	ck_assert_uint_eq(child_reap(), 0);
+	ck_assert_int_eq(child_refused(1, 12345, (char[64]){ 0 }, 64), 0);
+}
+END_TEST
+
+/* A shared payload is one copy, counted against the bound until its last
+ * reference goes; past the bound none is made. */
+START_TEST(test_serve_blob_shared_and_bounded)
+{
+	size_t before = blob_total();
+	struct blob *a = blob_new(1000), *b;
+	struct op_result r1 = { 0 }, r2;
+
+	ck_assert_ptr_nonnull(a);
+	ck_assert_uint_eq(blob_total(), before + 1000);
+	r1.blob = a;
+	r1.data = a->data;
+	r1.len = a->len;
+	op_result_share(&r2, &r1);
+	ck_assert_ptr_eq(r2.data, r1.data);
+	op_result_clear(&r1);
+	ck_assert_uint_eq(blob_total(), before + 1000);	/* r2 holds it */
+	op_result_clear(&r2);
+	ck_assert_uint_eq(blob_total(), before);
+	errno = 0;
+	ck_assert_ptr_null(blob_new(BLOB_TOTAL_MAX + 1));
+	ck_assert_int_eq(errno, ENOSPC);
+	b = blob_new(BLOB_TOTAL_MAX - before);
+	ck_assert_ptr_nonnull(b);	/* virtual until touched */
+	ck_assert_ptr_null(blob_new(1));
+	blob_put(b);
+	ck_assert_uint_eq(blob_total(), before);
 }
 END_TEST
 
@@ -229,6 +275,7 @@ Suite *suite_serve(void)
 	tcase_add_test(tc, test_serve_webcfg_refusals);
 	tcase_add_test(tc, test_serve_label_escaping);
 	tcase_add_test(tc, test_serve_sample_decode_bounds);
+	tcase_add_test(tc, test_serve_blob_shared_and_bounded);
 	suite_add_tcase(s, tc);
 	tcase_add_test(tch, test_serve_child_outcomes);
 	tcase_set_timeout(tch, 30);

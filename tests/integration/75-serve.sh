@@ -173,8 +173,9 @@ t_go_tool_pprof_shows_the_top_site_and_total() {
 t_pprof_without_prof_samples_by_uprobes() {
 	local fix sp out fn before code1 code2 r1 r2
 	sampler_target fix
-	# Its CPU is mostly allocation: no overhead limit, or the window ends at once.
-	start_serve sp --target "pid=$fix" --max-overhead 0
+	# Its CPU is mostly allocation: no overhead limit, or the window ends at once;
+	# windows allowed, and no budget between them (t_sampler_windows_are_budgeted).
+	start_serve sp --target "pid=$fix" --max-overhead 0 --allow-sampler --max-duty 100
 	mkdir -p "$TMPD/home"
 	out=$(HOME="$TMPD/home" GOCACHE="$TMPD/home/gocache" GOFLAGS= timeout 120 \
 		go tool pprof -top -unit=B "$SERVE_URL/debug/pprof/heap?pid=$fix&seconds=5" 2>&1) ||
@@ -214,7 +215,7 @@ t_pprof_without_prof_nor_sampler_says_why() {
 	command -v setpriv >/dev/null || skip "no setpriv"
 	start_fixture fix "$FIXTURES/jemfix"
 	SERVE_WRAP=(setpriv --bounding-set=-bpf,-perfmon,-sys_admin)
-	start_serve sp --target "pid=$fix"
+	start_serve sp --target "pid=$fix" --allow-sampler
 	SERVE_WRAP=()
 	curl -s -D "$TMPD/h" --max-time 60 "$SERVE_URL/debug/pprof/heap?pid=$fix&seconds=1" >"$TMPD/b"
 	expect_match "$(head -1 "$TMPD/h")" " 409 "
@@ -560,7 +561,7 @@ t_sigterm_stops_cleanly() {
 t_sigkill_takes_the_workers_along() {
 	local fix sp fn before workers="" w
 	sampler_target fix
-	start_serve sp --target "pid=$fix" --max-overhead 0
+	start_serve sp --target "pid=$fix" --max-overhead 0 --allow-sampler
 	curl -s -o /dev/null --max-time 60 "$SERVE_URL/debug/pprof/heap?pid=$fix&seconds=30" &
 	STARTED+=("$!")
 	for _ in $(seq 200); do
