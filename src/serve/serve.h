@@ -305,6 +305,8 @@ struct target {
 	struct op_probe probe;
 	int gone;			/* no longer in /proc (or exec'd another program) */
 	uint64_t seen;			/* the last scan that saw it (under the list's lock) */
+	int probing;			/* a probe runs (under the list's lock) */
+	struct serve_ctx *sc;		/* (for the probe's thread) */
 
 	pthread_mutex_t mu;		/* everything below */
 	pthread_cond_t cv;
@@ -461,6 +463,8 @@ struct serve_ctx {
 	pthread_cond_t stop_cv;
 
 	struct serve_slots attach_slots;	/* cfg->max_attaches */
+	struct serve_slots probe_slots;		/* probes of new processes */
+	pthread_cond_t probe_cv;		/* a probe ended (with mu) */
 	struct serve_slots report_slots;	/* profile reports (CPU work, no attach) */
 	pthread_mutex_t fmu;
 	pthread_cond_t fcv;

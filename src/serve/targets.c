@@ -32,6 +32,7 @@
 #include "serve/serve.h"
 
 #define YOUNG_S		10.0
+#define PROBE_WAIT_S	5.0	/* a scan (a request) waits this long for its probes */
 #define PF_KTHREAD	0x00200000u
 
 /* What a process looks like from /proc, for selectors and labels. */
@@ -285,9 +286,15 @@ void target_put(struct serve_ctx *sc, struct target *t)
 static void probe(struct serve_ctx *sc, struct target *t)
 {
 	struct op_arg a = { .kind = OP_PROBE, .pid = t->pid, .uid = t->uid, .opt = &sc->cfg->opt };
-	struct op_result r;
+	struct op_result r = { 0 };
 
-	op_run(sc, &a, &r);
+	if (slots_take(sc, &sc->probe_slots, t->uid)) {
+		snprintf(r.msg, sizeof(r.msg), "the server stops");
+		r.rc = -ECANCELED;
+	} else {
+		op_run(sc, &a, &r);
+		slots_give(&sc->probe_slots, t->uid);
+	}
 	pthread_mutex_lock(&sc->mu);
 	sc->probes++;
 	if (!r.rc && r.len == sizeof(t->probe)) {
@@ -297,8 +304,66 @@ static void probe(struct serve_ctx *sc, struct target *t)
 		t->state = T_NONE;
 		snprintf(t->why, sizeof(t->why), "%s", r.msg[0] ? r.msg : "no answer");
 	}
+	t->probing = 0;
+	pthread_cond_broadcast(&sc->probe_cv);
 	pthread_mutex_unlock(&sc->mu);
 	op_result_clear(&r);
+}
+
+static void *probe_main(void *arg)
+{
+	struct target *t = arg;
+	struct serve_ctx *sc = t->sc;
+
+	probe(sc, t);
+	target_put(sc, t);
+	pthread_mutex_lock(&sc->fmu);
+	sc->inflight--;
+	pthread_cond_broadcast(&sc->fcv);
+	pthread_mutex_unlock(&sc->fmu);
+	return NULL;
+}
+
+/* Probe @t in a thread of its own, unless one runs (caller holds sc->mu):
+ * a probe stuck in the kernel holds that thread, never the scanner nor a
+ * request.  Probes of one user's processes take half the probe slots at
+ * most (slots_take). */
+static void probe_start(struct serve_ctx *sc, struct target *t)
+{
+	pthread_attr_t at;
+	pthread_t th;
+
+	if (t->probing)
+		return;
+	t->probing = 1;
+	t->sc = sc;
+	t->refs++;
+	pthread_mutex_lock(&sc->fmu);
+	sc->inflight++;
+	pthread_mutex_unlock(&sc->fmu);
+	pthread_attr_init(&at);
+	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&at, 8 << 20);	/* as a flight's (cache.c) */
+	if (pthread_create(&th, &at, probe_main, t)) {
+		t->probing = 0;
+		t->refs--;
+		pthread_mutex_lock(&sc->fmu);
+		sc->inflight--;
+		pthread_mutex_unlock(&sc->fmu);
+	}
+	pthread_attr_destroy(&at);
+}
+
+/* Wait until none of @v (@n) is being probed, at most PROBE_WAIT_S (caller
+ * holds sc->mu). */
+static void probes_wait(struct serve_ctx *sc, struct target **v, size_t n)
+{
+	double end = jma_clock_s(CLOCK_MONOTONIC) + PROBE_WAIT_S;
+
+	for (size_t i = 0; i < n; i++)
+		while (v[i]->probing && !atomic_load(&sc->closing) &&
+		       jma_clock_s(CLOCK_MONOTONIC) < end)
+			cache_nap(&sc->probe_cv, &sc->mu, end);
 }
 
 /* Caller holds sc->mu. */
@@ -446,13 +511,14 @@ int targets_scan(struct serve_ctx *sc)
 		cache_trim(sc, sc->tv[i]);
 		pthread_mutex_unlock(&sc->tv[i]->mu);
 	}
+	for (size_t i = 0; i < nprobe; i++)
+		if (!probe_v[i]->gone)
+			probe_start(sc, probe_v[i]);
+	probes_wait(sc, probe_v, nprobe);
 	pthread_mutex_unlock(&sc->mu);
 	child_reap();
-	for (size_t i = 0; i < nprobe; i++) {
-		if (!probe_v[i]->gone)
-			probe(sc, probe_v[i]);
+	for (size_t i = 0; i < nprobe; i++)
 		target_put(sc, probe_v[i]);
-	}
 	free(probe_v);
 	pthread_mutex_lock(&sc->mu);
 	for (size_t i = 0; i < sc->nt; i++)
@@ -470,7 +536,7 @@ int targets_get(struct serve_ctx *sc, pid_t pid, struct target **out, char *why,
 	struct pinfo p;
 	struct target *t;
 	uint64_t mark;
-	int how, unknown, err = 0;
+	int how, err = 0;
 
 	*out = NULL;
 	if (pinfo_read(pid, uptime(), sc->cfg->need_exe, &p))
@@ -482,25 +548,23 @@ int targets_get(struct serve_ctx *sc, pid_t pid, struct target **out, char *why,
 	t = list_find(sc, pid);
 	if (t && t->mark != mark)
 		t = NULL;
-	if (t)
+	if (t) {
 		t->refs++;
-	unknown = t && t->state == T_UNKNOWN;
-	pthread_mutex_unlock(&sc->mu);
-	if (unknown)
-		probe(sc, t);	/* the scanner's probe is under way: no need to wait for it */
-	if (!t) {
+	} else {
 		/* Not scanned yet: probe it now, as the scanner would. */
+		pthread_mutex_unlock(&sc->mu);
 		if (!(t = target_new(&p, mark, how == 2)))
 			return -ESRCH;
-		t->refs = 2;
-		probe(sc, t);
 		pthread_mutex_lock(&sc->mu);
 		t->seen = sc->scans;
 		if (list_find(sc, pid) || list_add(sc, t))
-			t->refs--;
-		pthread_mutex_unlock(&sc->mu);
+			t->refs--;	/* (not listed: ours alone) */
+		t->refs++;
 	}
-	pthread_mutex_lock(&sc->mu);
+	if (t->state == T_UNKNOWN) {
+		probe_start(sc, t);
+		probes_wait(sc, &t, 1);
+	}
 	if (t->state != T_JEMALLOC) {
 		snprintf(why, whylen, "%s", t->state == T_NONE ? t->why : "not probed yet");
 		err = -ENOENT;
@@ -566,6 +630,7 @@ int targets_init(struct serve_ctx *sc)
 	sc->self = getpid();
 	pthread_mutex_init(&sc->mu, NULL);
 	serve_cond_init(&sc->stop_cv);
+	serve_cond_init(&sc->probe_cv);
 	return 0;
 }
 
