@@ -69,6 +69,7 @@ START_TEST(test_serve_webcfg_users_and_tls)
 	ck_assert_ptr_nonnull(strstr(cfg.web.key_pem, "PRIVATE KEY"));
 	ck_assert_uint_eq(cfg.web.nusers, 1);
 	pthread_mutex_init(&sc.auth.mu, NULL);
+	pthread_cond_init(&sc.auth.cv, NULL);
 	ck_assert_int_eq(webcfg_check(&sc, "alice", "pa ss"), 1);
 	ck_assert_int_eq(webcfg_check(&sc, "alice", "pa ss"), 1);	/* from the cache */
 	ck_assert_uint_eq(sc.auth.n, 1);
@@ -76,6 +77,58 @@ START_TEST(test_serve_webcfg_users_and_tls)
 	ck_assert_int_eq(webcfg_check(&sc, "bob", "pa ss"), 0);
 	ck_assert_int_eq(webcfg_check(&sc, "", ""), 0);
 	webcfg_free(&cfg.web);
+}
+END_TEST
+
+/* An unknown user is checked against a dummy of the users' highest cost;
+ * users of different costs are flagged (serve warns). */
+START_TEST(test_serve_webcfg_dummy_has_the_highest_cost)
+{
+	struct crypt_data cd = { 0 };
+	char s4[64], s5[64], h4[128], h5[128], yml[512], err[256] = "";
+	struct webcfg w;
+
+	ck_assert_ptr_nonnull(crypt_gensalt_rn("$2b$", 4, NULL, 0, s4, sizeof(s4)));
+	ck_assert_ptr_nonnull(crypt_gensalt_rn("$2b$", 5, NULL, 0, s5, sizeof(s5)));
+	snprintf(h4, sizeof(h4), "%s", crypt_r("a", s4, &cd));
+	snprintf(h5, sizeof(h5), "%s", crypt_r("b", s5, &cd));
+	snprintf(yml, sizeof(yml), "basic_auth_users:\n  a: '%s'\n  b: '%s'\n", h4, h5);
+	put("mixed.yml", yml);
+	ck_assert_int_eq(load("mixed.yml", &w, err, sizeof(err)), 0);
+	ck_assert_int_eq(strncmp(w.dummy, "$2y$05$", 7), 0);
+	ck_assert_int_eq(w.mixed_costs, 1);
+	webcfg_free(&w);
+	snprintf(yml, sizeof(yml), "basic_auth_users:\n  a: '%s'\n", h4);
+	put("one.yml", yml);
+	ck_assert_int_eq(load("one.yml", &w, err, sizeof(err)), 0);
+	ck_assert_int_eq(strncmp(w.dummy, "$2y$04$", 7), 0);
+	ck_assert_int_eq(w.mixed_costs, 0);
+	webcfg_free(&w);
+}
+END_TEST
+
+/* Of 4 attach slots, one user's processes hold 2 at most; the others are
+ * left for other users. */
+START_TEST(test_serve_slots_half_per_user)
+{
+	struct serve_cfg cfg = { 0 };
+	struct serve_ctx sc = { .cfg = &cfg };
+	struct serve_slots s;
+
+	slots_init(&s, 4);
+	ck_assert_uint_eq(s.per_uid, 2);
+	ck_assert_int_eq(slots_take(&sc, &s, 1000), 0);
+	ck_assert_int_eq(slots_take(&sc, &s, 1000), 0);
+	atomic_store(&sc.closing, 1);	/* a wait ends at once: this one would wait */
+	ck_assert_int_eq(slots_take(&sc, &s, 1000), -ECANCELED);
+	atomic_store(&sc.closing, 0);
+	ck_assert_int_eq(slots_take(&sc, &s, 0), 0);
+	ck_assert_int_eq(slots_take(&sc, &s, 2000), 0);
+	ck_assert_uint_eq(s.left, 0);
+	slots_give(&s, 1000);
+	ck_assert_int_eq(slots_take(&sc, &s, 1000), 0);
+	slots_init(&s, 1);
+	ck_assert_uint_eq(s.per_uid, 1);
 }
 END_TEST
 
@@ -273,6 +326,8 @@ Suite *suite_serve(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_serve_webcfg_users_and_tls);
 	tcase_add_test(tc, test_serve_webcfg_refusals);
+	tcase_add_test(tc, test_serve_webcfg_dummy_has_the_highest_cost);
+	tcase_add_test(tc, test_serve_slots_half_per_user);
 	tcase_add_test(tc, test_serve_label_escaping);
 	tcase_add_test(tc, test_serve_sample_decode_bounds);
 	tcase_add_test(tc, test_serve_blob_shared_and_bounded);

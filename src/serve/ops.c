@@ -361,6 +361,8 @@ const char *op_kind_reason(int kind, int rc)
 {
 	if (rc == -ETIMEDOUT)
 		return "timeout";
+	if (rc == -EAGAIN)
+		return "budget";
 	switch (kind) {
 	case JMA_OK:
 		return "";

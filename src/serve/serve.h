@@ -267,7 +267,7 @@ struct serve_ctx;
 int op_run(struct serve_ctx *sc, const struct op_arg *a, struct op_result *r);
 /* Decode an OP_SAMPLE payload: *out points into @r (arenas too); -EINVAL. */
 int op_sample_decode(const struct op_result *r, struct op_sample *out);
-/* "attach", "missing", ... for enum jma_errkind, and "timeout". */
+/* "attach", "missing", ... for enum jma_errkind, and "timeout", "budget". */
 const char *op_kind_reason(int kind, int rc);
 
 /* --- targets (targets.c) ---------------------------------------------------- */
