@@ -301,7 +301,7 @@ static void over_budget(struct serve_ctx *sc, struct op_result *out, double at)
 {
 	memset(out, 0, sizeof(*out));
 	out->rc = -EAGAIN;
-	out->kind = JMA_ERR_UNSAFE;
+	out->kind = OP_ERR_BUDGET;
 	out->retry_at = at;
 	snprintf(out->msg, sizeof(out->msg), "the process's budget (--max-duty %g%%) allows its "
 		 "next attach in %.1f s", sc->cfg->max_duty * 100, at - jma_clock_s(CLOCK_MONOTONIC));

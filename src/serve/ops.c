@@ -361,9 +361,9 @@ const char *op_kind_reason(int kind, int rc)
 {
 	if (rc == -ETIMEDOUT)
 		return "timeout";
-	if (rc == -EAGAIN)
-		return "budget";
 	switch (kind) {
+	case OP_ERR_BUDGET:
+		return "budget";
 	case JMA_OK:
 		return "";
 	case JMA_ERR_USAGE:

@@ -258,6 +258,7 @@ void pprof_heap(struct serve_ctx *sc, struct target *t, int allocs, int debug, u
 			d2.retry_at = t->next_attach;
 			pthread_mutex_unlock(&t->mu);
 			d2.rc = -EAGAIN;
+			d2.kind = OP_ERR_BUDGET;
 			snprintf(d2.msg, sizeof(d2.msg), "the process's budget (--max-duty %g%%) allows "
 				 "no second dump yet", cfg->max_duty * 100);
 			reply_failed(r, t, "the second heap profile", &d2);

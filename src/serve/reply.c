@@ -41,7 +41,7 @@ void reply_error(struct reply *r, int status, const char *fmt, ...)
 
 int reply_status(const struct op_result *res)
 {
-	if (res->rc == -EAGAIN)
+	if (res->kind == OP_ERR_BUDGET)
 		return MHD_HTTP_TOO_MANY_REQUESTS;
 	if (res->rc == -ETIMEDOUT)
 		return MHD_HTTP_SERVICE_UNAVAILABLE;

@@ -150,17 +150,21 @@ size_t blob_total(void);
 
 /* --- a child per operation (child.c) ---------------------------------------- */
 
+/* A result's kind past enum jma_errkind's: the target's budget (--max-duty)
+ * allows no attach yet (rc -EAGAIN; 429). */
+#define OP_ERR_BUDGET 100
+
 /* What one operation brought back. */
 struct op_result {
 	int rc;			/* 0 or -errno */
-	int kind;		/* enum jma_errkind */
+	int kind;		/* enum jma_errkind, or OP_ERR_BUDGET */
 	char msg[512];		/* why, when rc != 0; a note otherwise */
 	uint64_t held_ns;	/* how long the target's thread was held */
 	double secs;		/* the child's wall time */
 	double started;		/* monotonic time the operation started */
 	int attached;		/* the child attached (counted in jemattach_attaches_total) */
 	int killed;		/* the child was killed (its hard limit, or the server stops) */
-	double retry_at;	/* -EAGAIN (the target's budget): when to ask again */
+	double retry_at;	/* kind OP_ERR_BUDGET: when to ask again */
 	uint64_t seq;		/* a kept answer: its number in its flight (flight.seq) */
 	/* The payload: in the child, malloc'ed (blob NULL); in the server, the
 	 * bytes of @blob, shared.  NULL when none. */
