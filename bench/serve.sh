@@ -144,7 +144,7 @@ exec {hfd}>"$dir/heap.in"
 # About 1.6 KB of profile a site at 100 frames (80000 sites: 128 MB).
 echo "sites $((HEAP_MB * 625)) 100" >&$hfd
 for _ in $(seq 600); do grep -q '^ok' "$dir/heap.out" && break; sleep 0.1; done
-"$J" -t 60 "$hp" prof dump -o "$dir/big.heap" 2>/dev/null
+"$J" -t 60 "$hp" prof dump -o "$dir/big.heap" >/dev/null 2>&1
 echo "heap answers: a dump of $(( $(stat -c %s "$dir/big.heap") >> 20 )) MiB; 1 client, then $HEAP_N at once, a fresh server each"
 rm -f "$dir/big.heap"
 : >"$dir/h1"; : >"$dir/hn"
