@@ -445,6 +445,12 @@ static const struct route routes[] = {
 
 /* --- libmicrohttpd ------------------------------------------------------- */
 
+/* libmicrohttpd's free callback: the response's reference to its body. */
+static void blob_release(void *b)
+{
+	blob_put(b);
+}
+
 static enum MHD_Result send_reply(struct MHD_Connection *c, struct reply *r, const char *allow,
 				  int auth_fail)
 {
@@ -455,8 +461,8 @@ static enum MHD_Result send_reply(struct MHD_Connection *c, struct reply *r, con
 	if (!r->body)
 		reply_error(r, r->status ? r->status : MHD_HTTP_INTERNAL_SERVER_ERROR, "no answer");
 	if (r->blob)	/* shared: the response holds a reference */
-		resp = MHD_create_response_from_buffer_with_free_callback_cls(
-			r->len, r->body, (MHD_ContentReaderFreeCallback)blob_put, r->blob);
+		resp = MHD_create_response_from_buffer_with_free_callback_cls(r->len, r->body,
+									  blob_release, r->blob);
 	else
 		resp = MHD_create_response_from_buffer(r->len, r->body, MHD_RESPMEM_MUST_FREE);
 	if (!resp) {

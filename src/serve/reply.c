@@ -28,7 +28,11 @@ void reply_error(struct reply *r, int status, const char *fmt, ...)
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
 	printable(buf);
-	free(r->body);
+	if (r->blob)
+		blob_put(r->blob);
+	else
+		free(r->body);
+	r->blob = NULL;
 	r->body = NULL;
 	n = asprintf(&r->body, "jemattach: %s\n", buf);
 	r->len = n > 0 ? (size_t)n : 0;
