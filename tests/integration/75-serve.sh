@@ -828,6 +828,7 @@ t_half_sent_requests_from_loopback_aliases_starve_no_one() {
 	wait "$slow" || true
 	# Every one closed by the server, the last within the request deadline
 	# (10 s) and the guard's half second, with room for a loaded machine.
+	echo "    note: half-sent requests: $(tr '\n' ' ' <"$d/slow.out")" >&2
 	read -r _ n _ m _ _ last <<<"$(grep closed "$d/slow.out")"
 	[[ -n $n && $n == "$m" ]] || fail "not all closed by the server: $(cat "$d/slow.out")"
 	(( last <= 20 )) || fail "the last half-sent request was closed after $last s: $(cat "$d/slow.out")"
