@@ -19,7 +19,10 @@
  * are served, whatever their age (their age is in /metrics), and a request
  * that needs one that is not kept is told when to come back (429).  A scrape
  * holds a thread about a millisecond (19 ms of budget); a 128 MB heap dump,
- * seconds.  Sampler windows have the same budget (pprof.c).
+ * seconds.  Scrapes run on a clock of their own (BUDGET_OF), so that a costly
+ * dump does not freeze a process's metrics for a minute: in all, serve takes
+ * at most twice the duty, the scrapes' share of it tiny.  Sampler windows
+ * have the same budget, a clock of their own too (pprof.c).
  */
 #include <errno.h>
 #include <math.h>
@@ -134,16 +137,19 @@ static int take_target(struct serve_ctx *sc, struct target *t, double deadline)
 	return 0;
 }
 
-/* @r done on @t (caller holds t->mu): free it, count it, charge its cost. */
-static void give_target(struct serve_ctx *sc, struct target *t, const struct op_result *r)
+/* @r, an operation of @kind, done on @t (caller holds t->mu): free it,
+ * count it, charge its cost. */
+static void give_target(struct serve_ctx *sc, struct target *t, enum op_kind kind,
+			const struct op_result *r)
 {
 	double next = cache_next_ok(sc, r->started + r->secs, cache_cost(r));
+	double *clock = &t->next_attach[BUDGET_OF(kind)];
 
 	t->busy = 0;
 	if (r->attached)
 		t->attaches++;
-	if (next > t->next_attach)
-		t->next_attach = next;
+	if (next > *clock)
+		*clock = next;
 	pthread_cond_broadcast(&t->cv);
 }
 
@@ -183,11 +189,11 @@ static void *flight_main(void *arg)
 	took = !err;
 	/* The budget: no attach before its time (the requests meanwhile get
 	 * what is kept, or are told when to come back). */
-	while (!err && jma_clock_s(CLOCK_MONOTONIC) < t->next_attach) {
+	while (!err && jma_clock_s(CLOCK_MONOTONIC) < t->next_attach[BUDGET_OF(j->kind)]) {
 		if (atomic_load(&sc->closing))
 			err = -ECANCELED;
 		else
-			cache_nap(&t->cv, &t->mu, t->next_attach);
+			cache_nap(&t->cv, &t->mu, t->next_attach[BUDGET_OF(j->kind)]);
 	}
 	if (t->have_fixed) {
 		fixed = t->fixed;
@@ -207,7 +213,7 @@ static void *flight_main(void *arg)
 
 	pthread_mutex_lock(&t->mu);
 	if (took)
-		give_target(sc, t, &r);
+		give_target(sc, t, j->kind, &r);
 	if (j->kind == OP_SAMPLE && !t->have_fixed && op_sample_decode(&r, &got) == 0 &&
 	    got.config_prof >= 0 && got.opt_prof >= 0) {
 		t->fixed = got;
@@ -235,9 +241,12 @@ static void *flight_main(void *arg)
 }
 
 /* Caller holds t->mu. */
-static int fresh_enough(const struct target *t, const struct flight *f, double fresh)
+static int fresh_enough(const struct target *t, enum op_kind kind, double fresh)
 {
-	return f->kept && (f->res.started >= fresh || jma_clock_s(CLOCK_MONOTONIC) < t->next_attach);
+	const struct flight *f = &t->fl[kind];
+
+	return f->kept && (f->res.started >= fresh ||
+			   jma_clock_s(CLOCK_MONOTONIC) < t->next_attach[BUDGET_OF(kind)]);
 }
 
 /* Caller holds t->mu.  0, or -errno when no thread could be started. */
@@ -282,7 +291,7 @@ static int start_locked(struct serve_ctx *sc, struct target *t, enum op_kind kin
 void cache_start(struct serve_ctx *sc, struct target *t, enum op_kind kind, double fresh)
 {
 	pthread_mutex_lock(&t->mu);
-	if (!fresh_enough(t, &t->fl[kind], fresh))
+	if (!fresh_enough(t, kind, fresh))
 		start_locked(sc, t, kind);
 	pthread_mutex_unlock(&t->mu);
 }
@@ -315,9 +324,9 @@ int cache_wait(struct serve_ctx *sc, struct target *t, enum op_kind kind, double
 	int err = 0;
 
 	pthread_mutex_lock(&t->mu);
-	while (!fresh_enough(t, f, fresh)) {
-		if (t->next_attach > deadline) {
-			over_budget(sc, out, t->next_attach);
+	while (!fresh_enough(t, kind, fresh)) {
+		if (t->next_attach[BUDGET_OF(kind)] > deadline) {
+			over_budget(sc, out, t->next_attach[BUDGET_OF(kind)]);
 			pthread_mutex_unlock(&t->mu);
 			return out->rc;
 		}
@@ -368,7 +377,7 @@ int cache_run(struct serve_ctx *sc, struct target *t, const struct op_arg *a, do
 		slots_give(&sc->attach_slots, t->uid);
 	}
 	pthread_mutex_lock(&t->mu);
-	give_target(sc, t, out);
+	give_target(sc, t, a->kind, out);
 	/* What was kept describes the process before the change. */
 	for (int k = 0; k < OP_NCACHED; k++)
 		if (!t->fl[k].running && t->fl[k].kept) {
@@ -389,7 +398,7 @@ void cache_trim(struct serve_ctx *sc, struct target *t)
 		struct flight *f = &t->fl[k];
 
 		if (f->kept && !f->running && now >= f->res.started + sc->cfg->min_interval &&
-		    now >= t->next_attach) {
+		    now >= t->next_attach[BUDGET_OF(k)]) {
 			op_result_clear(&f->res);
 			f->kept = 0;
 		}

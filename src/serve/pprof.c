@@ -255,7 +255,7 @@ void pprof_heap(struct serve_ctx *sc, struct target *t, int allocs, int debug, u
 		if (d2.seq == d1.seq) {
 			/* The budget kept the first: there is no change to show. */
 			pthread_mutex_lock(&t->mu);
-			d2.retry_at = t->next_attach;
+			d2.retry_at = t->next_attach[BUDGET_OF(OP_DUMP)];
 			pthread_mutex_unlock(&t->mu);
 			d2.rc = -EAGAIN;
 			d2.kind = OP_ERR_BUDGET;

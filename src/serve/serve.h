@@ -278,6 +278,9 @@ const char *op_kind_reason(int kind, int rc);
 
 enum target_state { T_UNKNOWN, T_JEMALLOC, T_NONE };
 
+/* Which budget clock an operation of @kind runs on: 0 scrapes, 1 the rest. */
+#define BUDGET_OF(kind) ((kind) != OP_SAMPLE)
+
 struct flight {
 	int running;			/* a child works on it now */
 	uint64_t seq;			/* answers so far */
@@ -319,9 +322,10 @@ struct target {
 	uint64_t attaches;		/* children that attached */
 	int have_fixed;			/* fixed holds a first sample's version and options */
 	struct op_sample fixed;
-	/* The budget (--max-duty): no attach before next_attach, no sampler
-	 * window before next_window (monotonic s). */
-	double next_attach, next_window;
+	/* The budget (--max-duty): no attach before next_attach[BUDGET_OF(kind)],
+	 * no sampler window before next_window (monotonic s).  Scrapes have a
+	 * clock of their own: a costly dump does not freeze the process's metrics. */
+	double next_attach[2], next_window;
 	int sampling;			/* a sampler window runs on it (pprof.c) */
 	struct report_flight rep[REPORTS_KEPT];
 };

@@ -769,6 +769,9 @@ t_16_heap_requests_for_a_large_profile_share_one_copy() {
 	ra=$(tr -d '\r' <"$TMPD/h" | awk -F': ' 'tolower($1) == "retry-after" {print $2}')
 	(( ra >= 1 )) || fail "Retry-After: '$ra'"
 	expect_eq "$(curl -s "$SERVE_URL/targets" | jq ".targets[] | select(.pid == $fix) | .attaches")" 1
+	# Scrapes have a budget of their own: the dump does not freeze the metrics.
+	expect_eq "$(metric jemattach_target_up "$fix")" 1
+	expect_eq "$(curl -s "$SERVE_URL/targets" | jq ".targets[] | select(.pid == $fix) | .attaches")" 2
 	expect_eq "$(fix "$fix" ping)" pong
 }
 
