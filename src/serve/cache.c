@@ -185,15 +185,20 @@ static void *flight_main(void *arg)
 	int err, took;
 
 	pthread_mutex_lock(&t->mu);
-	err = take_target(sc, t, 0);
-	took = !err;
 	/* The budget: no attach before its time (the requests meanwhile get
-	 * what is kept, or are told when to come back). */
-	while (!err && jma_clock_s(CLOCK_MONOTONIC) < t->next_attach[BUDGET_OF(j->kind)]) {
-		if (atomic_load(&sc->closing))
-			err = -ECANCELED;
-		else
-			cache_nap(&t->cv, &t->mu, t->next_attach[BUDGET_OF(j->kind)]);
+	 * what is kept, or are told when to come back) -- waited for before the
+	 * target is taken, so that a scrape is not held up by a dump's wait. */
+	for (;;) {
+		double *clock = &t->next_attach[BUDGET_OF(j->kind)];
+
+		while (jma_clock_s(CLOCK_MONOTONIC) < *clock && !atomic_load(&sc->closing))
+			cache_nap(&t->cv, &t->mu, *clock);
+		err = atomic_load(&sc->closing) ? -ECANCELED : take_target(sc, t, 0);
+		took = !err;
+		if (err || jma_clock_s(CLOCK_MONOTONIC) >= *clock)
+			break;
+		t->busy = 0;	/* another operation charged the clock meanwhile */
+		pthread_cond_broadcast(&t->cv);
 	}
 	if (t->have_fixed) {
 		fixed = t->fixed;
