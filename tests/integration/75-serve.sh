@@ -99,12 +99,14 @@ t_prometheus_scrapes_redis_and_a_fixture() {
 	expect_eq "$(redis-cli -p "$REDIS_PORT" debug populate 100000 key 100)" OK
 	start_serve sp --target "pid=$fix" --target "pid=$redis"
 	# Lint of what is served, in the text format promtool reads.
-	curl -s "$SERVE_URL/metrics" >"$TMPD/m.txt"
+	curl -sS "$SERVE_URL/metrics" >"$TMPD/m.txt" 2>"$TMPD/curl.err" ||
+		fail "curl: exit $?: $(cat "$TMPD/curl.err"); serve: $(cat "$TMPD/serve.sp.err")"
 	expect_match "$(cat "$TMPD/m.txt")" "jemattach_target_up\{pid=\"$redis\",comm=\"redis-server\",unit=\"[^\"]*\"\} 1"
 	promtool check metrics <"$TMPD/m.txt" >"$TMPD/lint" 2>&1 || fail "promtool: $(cat "$TMPD/lint")"
 	expect_eq "$(cat "$TMPD/lint")" ""
 	# OpenMetrics when asked for, as Prometheus asks.
-	curl -s -D "$TMPD/h" -H 'Accept: application/openmetrics-text;version=1.0.0' "$SERVE_URL/metrics" >"$TMPD/om.txt"
+	curl -sS -D "$TMPD/h" -H 'Accept: application/openmetrics-text;version=1.0.0' "$SERVE_URL/metrics" \
+		>"$TMPD/om.txt" 2>"$TMPD/curl.err" || fail "curl: exit $?: $(cat "$TMPD/curl.err")"
 	expect_match "$(cat "$TMPD/h")" "Content-Type: application/openmetrics-text; version=1.0.0"
 	expect_eq "$(tail -1 "$TMPD/om.txt")" "# EOF"
 	expect_match "$(cat "$TMPD/om.txt")" "# TYPE jemattach_attaches counter"
