@@ -20,9 +20,9 @@
  * that needs one that is not kept is told when to come back (429).  A scrape
  * holds a thread about a millisecond (19 ms of budget); a 128 MB heap dump,
  * seconds.  Scrapes run on a clock of their own (BUDGET_OF), so that a costly
- * dump does not freeze a process's metrics for a minute: in all, serve takes
- * at most twice the duty, the scrapes' share of it tiny.  Sampler windows
- * have the same budget, a clock of their own too (pprof.c).
+ * dump does not freeze a process's metrics for a minute; sampler windows
+ * have one too (pprof.c).  Each clock keeps to the duty: the scrapes' share
+ * is tiny, and windows need the operator's consent.
  */
 #include <errno.h>
 #include <math.h>

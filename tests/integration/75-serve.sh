@@ -689,14 +689,14 @@ t_a_loop_of_heap_requests_leaves_another_users_rate() {
 	start_fixture fix "$FIXTURES/servefix"
 	start_serve sp --target "pid=$fix"
 	for i in 1 2 3 4; do
-		base+=("$(rate "$fix" 2)")
+		base+=("$(rate "$fix" 1.5)")
 		rm -f "$d/stop"
 		start_bg loop "${AS_USER[@]}" bash -c 'while [ ! -e "$2/stop" ]; do
 			curl -s -o /dev/null -w "%{http_code}\n" --max-time 60 \
 				"$1/debug/pprof/heap?pid=$3&seconds=1" >>"$2/codes"; done' \
 			_ "$SERVE_URL" "$d" "$fix"
-		sleep 1
-		during+=("$(rate "$fix" 2)")
+		sleep 0.5
+		during+=("$(rate "$fix" 1.5)")
 		touch "$d/stop"
 		wait "$loop" || true
 	done
@@ -848,7 +848,7 @@ t_basic_auth_costs_the_same_for_unknown_users() {
 	printf 'basic_auth_users:\n  prom: %s\n' "'$hash'" >"$TMPD/web.yml"
 	start_serve sp --target "pid=$fix" --web-config "$TMPD/web.yml"
 	t() { curl -s -o /dev/null -w '%{time_total}' -u "$1" "$SERVE_URL/-/healthy" | awk '{printf "%d\n", $1 * 1000}'; }
-	for i in 1 2 3 4 5; do
+	for i in 1 2 3; do
 		known+=("$(t prom:wrong)")
 		unknown+=("$(t nobody:wrong)")
 	done
