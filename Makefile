@@ -70,14 +70,17 @@ SUITES    := $(patsubst tests/check_%.c,%,$(TEST_SRCS))
 FIX_DIR   := $(BUILD)/fixtures
 FIX_CFLAGS := -O1 -g -Wall -Wextra -Werror -D_GNU_SOURCE -pthread
 FIX_SRCS  := $(wildcard tests/fixtures/*.c)
-FIX_DYN   := $(patsubst tests/fixtures/%.c,$(FIX_DIR)/%,$(filter-out tests/fixtures/callee.c,$(FIX_SRCS)))
+FIX_DYN   := $(patsubst tests/fixtures/%.c,$(FIX_DIR)/%,$(filter-out tests/fixtures/callee.c \
+	     tests/fixtures/hangfs.c,$(FIX_SRCS)))
+# The FUSE fixture where libfuse3's headers are (make deps installs them).
+FIX_FUSE  := $(if $(shell pkg-config --exists fuse3 2>/dev/null && echo y),$(FIX_DIR)/hangfs)
 FIX_STATIC := $(FIX_DIR)/jemfix-static $(FIX_DIR)/jemfix-static-je $(FIX_DIR)/jemfix-static-rjem \
 	$(FIX_DIR)/leakfix-static-rjem \
 	$(FIX_DIR)/jemfix-static-stripped $(FIX_DIR)/jemfix-static-debuglink $(FIX_DIR)/jemfix-in-so \
 	$(FIX_DIR)/jemfix-full-static
 # C++ fixtures (g++): mangled names for the demangling tests.
 FIX_CXX   := $(patsubst tests/fixtures/%.cc,$(FIX_DIR)/%,$(wildcard tests/fixtures/*.cc))
-FIXTURES  := $(FIX_DYN) $(FIX_DIR)/callee $(FIX_STATIC) $(FIX_DIR)/libctorwait.so \
+FIXTURES  := $(FIX_DYN) $(FIX_FUSE) $(FIX_DIR)/callee $(FIX_STATIC) $(FIX_DIR)/libctorwait.so \
 	$(FIX_DIR)/jemfix-nobuildid $(FIX_CXX)
 JEM_PIC   := /usr/lib/$(shell $(CC) -print-multiarch)/libjemalloc_pic.a
 
@@ -241,6 +244,11 @@ $(FIX_DIR)/libjemfix-rjem.so: tests/fixtures/jemfix.c tests/fixtures/fixture.h $
 $(FIX_DIR)/jemfix-nobuildid: tests/fixtures/jemfix.c tests/fixtures/fixture.h
 	$(CC) $(FIX_CFLAGS) -Wl,--build-id=none -o $@ $< -ljemalloc
 
+# A FUSE file system whose reads are never answered (46-hostile-fuse): libfuse3.
+$(FIX_DIR)/hangfs: tests/fixtures/hangfs.c
+	@mkdir -p $(FIX_DIR)
+	$(CC) $(FIX_CFLAGS) $$(pkg-config --cflags fuse3) -o $@ $< $$(pkg-config --libs fuse3)
+
 # Preloaded: holds a program's start in its constructor (45-safety).
 $(FIX_DIR)/libctorwait.so: tests/fixtures/so/ctorwait.c
 	$(CC) $(FIX_CFLAGS) -fPIC -shared -o $@ $<
@@ -393,15 +401,15 @@ $(BUILD)/fuzz/heap_fuzz: $(FUZZ_SRCS) $(wildcard src/heap/*.h include/jemattach/
 	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 		-std=gnu11 -D_GNU_SOURCE -Iinclude -I. -Isrc -Iattach/arch/$(ARCH) -I$(BUILD)/gen $(PKG_CFLAGS) \
 		-o $@ $(FUZZ_SRCS) attach/procfs.c attach/yield.c attach/defer.c src/symbols/fdes.c \
-		attach/targetfs.c src/symbols/debuginfo.c src/symbols/dwfl.c src/symbols/view.c \
+		attach/targetfs.c attach/backing.c src/symbols/debuginfo.c src/symbols/dwfl.c src/symbols/view.c \
 		src/symbols/demangle.c $(PKG_LIBS) -lm
 
 # The ELF core parser of the emulator (corpus: tests/fuzz/core_corpus).
 $(BUILD)/fuzz/core_fuzz: tests/fuzz/core_fuzz.c src/emulate/core.c src/emulate/core.h
 	@mkdir -p $(BUILD)/fuzz/core_corpus
 	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-		-std=gnu11 -D_GNU_SOURCE -I. -Isrc $(PKG_CFLAGS) -o $@ tests/fuzz/core_fuzz.c \
-		src/emulate/core.c $(PKG_LIBS)
+		-std=gnu11 -D_GNU_SOURCE -I. -Isrc -Iattach/arch/$(ARCH) $(PKG_CFLAGS) -o $@ tests/fuzz/core_fuzz.c \
+		src/emulate/core.c src/symbols/buildid.c attach/arch/$(ARCH)/regs.c $(PKG_LIBS)
 
 fuzz: $(BUILD)/fuzz/heap_fuzz $(BUILD)/fuzz/core_fuzz
 	$(BUILD)/fuzz/heap_fuzz -max_total_time=$(FUZZ_TIME) -timeout=10 -rss_limit_mb=4096 \

@@ -347,6 +347,15 @@ int att_call_settle(struct att_thread *t)
 	}
 }
 
+/* The deadline after a piece of text: one timeout from now, never past
+ * @last, the call's whole bound. */
+static int64_t progress(const struct att_call *c, int64_t last)
+{
+	int64_t d = att_now_ns() + (int64_t)c->timeout_ms * 1000000;
+
+	return d < last ? d : last;
+}
+
 /* The sigframe engine's loop: syscall stops until the entry of our frame's
  * rt_sigreturn, where the thread is left (t->sigret_pending): going on
  * restores it, which the next call or the release lets it do. */
@@ -355,11 +364,13 @@ static int call_sigframe(struct att_thread *t, const struct att_call *c, uint64_
 	uint64_t base = 0;
 	long write_len = -1;
 	int err, cb_err = 0, interrupted = 0;
-	int64_t deadline;
+	int64_t deadline, last;
 
 	if ((err = start_sigframe(t, c, &base)))
 		return err;
 	deadline = att_now_ns() + (int64_t)c->timeout_ms * 1000000;
+	last = deadline + (int64_t)(c->total_ms > c->timeout_ms ? c->total_ms - c->timeout_ms : 0) *
+	       1000000;
 	for (;;) {
 		struct __ptrace_syscall_info si;
 		struct arch_gpregs r;
@@ -369,7 +380,8 @@ static int call_sigframe(struct att_thread *t, const struct att_call *c, uint64_
 			return err;
 		err = att_wait(t, deadline, &status, !interrupted);
 		if (err == -ETIMEDOUT || err == -EINTR)
-			return overdue(t, c->timeout_ms, err, 1);
+			return overdue(t, deadline == last && c->total_ms > c->timeout_ms ?
+				       c->total_ms : c->timeout_ms, err, 1);
 		err = call_stop(t, err, status, &r);
 		if (err > 0)
 			continue;
@@ -406,7 +418,7 @@ static int call_sigframe(struct att_thread *t, const struct att_call *c, uint64_
 					serve_sink(t, c, &r, &cb_err);
 					/* Progress, as a write below, while the text is wanted. */
 					if (!cb_err)
-						deadline = att_now_ns() + (int64_t)c->timeout_ms * 1000000;
+						deadline = progress(c, last);
 				} else if (c->on_write && arch_syscall_nr(&r) == arch_syscall_write_nr() &&
 					   arch_syscall_arg(&r, 0) == 2) {
 					if ((err = take_write(t, c, &r, &write_len, &cb_err)))
@@ -415,9 +427,12 @@ static int call_sigframe(struct att_thread *t, const struct att_call *c, uint64_
 					 * writes a stats report a line at a time (thousands of
 					 * writes), so the timeout counts from the last one --
 					 * while the text is wanted: once the callback refused it
-					 * (too much, too long) writing on is no progress. */
-					if (!cb_err)
-						deadline = att_now_ns() + (int64_t)c->timeout_ms * 1000000;
+					 * (too much, too long) writing on is no progress, and
+					 * neither are writes beside a text that goes to the
+					 * sink (a function that floods fd 2 would otherwise
+					 * run for ever). */
+					if (!cb_err && !c->sink)
+						deadline = progress(c, last);
 				} else {
 					att_log(t, ATT_LOG_DEBUG, "tid %d: the call makes system call %ld",
 						(int)t->tid, arch_syscall_nr(&r));

@@ -53,7 +53,13 @@ struct att_call {
 	 * its first argument ATT_SINK_COOKIE: @cb serves each call of it (its
 	 * *retval is not used: the sink returns what it returns).  0: none. */
 	uint64_t sink;
-	int timeout_ms;		/* the sigframe engine restarts it at each write it takes */
+	/* The sigframe engine restarts it at each piece of the text it takes
+	 * (the sink, or fd 2 when that is where the text goes), never past
+	 * @total_ms from the call's start: stray writes to fd 2 while the text
+	 * goes to the sink are no progress.  @total_ms below @timeout_ms (0):
+	 * no restart at all. */
+	int timeout_ms;
+	int total_ms;
 	/* When the timeout expires and the thread is not waiting on a futex --
 	 * it is still working, or blocked in I/O, possibly holding locks -- it is
 	 * given this much longer before being abandoned.  0: abandon at once. */

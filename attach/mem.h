@@ -6,6 +6,18 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/* Every access below is first checked against what backs the memory
+ * (backing.h: -EREMOTE for a mapping of a FUSE or network file system), then
+ * made by a helper process of the calling thread, which is given up on when
+ * it takes longer than the timeout (-ETIMEDOUT): no access can hold us (and
+ * so the target's threads we stopped) longer, whatever backs the page.
+ * att_mem_why() says which mapping, or what did not end. */
+
+/* The calling thread's bound on one access, in ms (10000 until set). */
+void att_mem_set_timeout(int ms);
+/* Why the calling thread's last -EREMOTE or -ETIMEDOUT. */
+const char *att_mem_why(void);
+
 /* Read/write exactly @len bytes at @addr in process @pid.  Uses
  * process_vm_readv/writev and falls back to /proc/PID/mem where the kernel
  * lacks them or refuses (ENOSYS, EPERM).  Return 0 or -errno (-EFAULT when part

@@ -194,6 +194,28 @@ int jma_tfs_open(pid_t pid, const char *path, int flags)
 	return fd;
 }
 
+int jma_tfs_open_as(uid_t uid, gid_t gid, const char *path, int flags)
+{
+	struct tfs_cred *c = malloc(2 * sizeof(*c));
+	int sw, fd;
+
+	if (!c)
+		return -ENOMEM;
+	c[0] = (struct tfs_cred){ .uid = uid, .gid = gid, .ngroups = 1, .groups = { gid } };
+	sw = tfs_become(&c[0], &c[1]);
+	/* Not root: we can read no more than we could, as ourselves. */
+	if (sw == -EPERM && geteuid() != 0)
+		sw = 0;
+	if (sw < 0) {
+		free(c);
+		return sw;
+	}
+	fd = tfs_openat2(AT_FDCWD, path, flags, RESOLVE_NO_MAGICLINKS);
+	tfs_unbecome(sw, &c[1]);
+	free(c);
+	return fd;
+}
+
 /* Read the regular file open at @fd whole (at most @max bytes); closes @fd. */
 static int tfs_slurp(int fd, size_t max, char **bufp, size_t *lenp)
 {

@@ -19,6 +19,12 @@
  * target.  Returns an fd or -errno. */
 int jma_tfs_open(pid_t pid, const char *path, int flags);
 
+/* Open @path of this host with the file-system rights of user @uid, group
+ * @gid and no supplementary group (the owner of a file that names it, such
+ * as a core), no magic link followed; as ourselves when we are not root (we
+ * can read no more than we could).  An fd or -errno. */
+int jma_tfs_open_as(uid_t uid, gid_t gid, const char *path, int flags);
+
 /* Read the regular file @path whole (at most @max bytes) into a malloc'ed
  * buffer, as the target.  -EFBIG past @max, -EINVAL if it is not a regular file. */
 int jma_tfs_read(pid_t pid, const char *path, size_t max, char **buf, size_t *len);

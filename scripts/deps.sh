@@ -7,7 +7,7 @@ libjemalloc2 redis-server redis-tools jq gdb strace elfutils util-linux procps p
 libprotobuf-c-dev protobuf-compiler zlib1g-dev libbz2-dev libjansson-dev libxml2-utils libunicorn-dev
 autoconf xz-utils bzip2 hyperfine curl g++
 libmicrohttpd-dev libyaml-dev libgnutls28-dev libcrypt-dev prometheus golang-go apache2-utils openssl
-python3 python3-yaml lintian dpkg-dev systemd clang llvm libbpf-dev bpftool"
+python3 python3-yaml lintian dpkg-dev systemd clang llvm libbpf-dev bpftool fuse3 libfuse3-dev"
 missing=""
 for p in $PKGS; do
 	s=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)

@@ -1,5 +1,8 @@
 /* check_call.c -- the call engine (attach/) against a live, plain process. */
 #include <check.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -443,10 +446,27 @@ END_TEST
  * unseen), compared with the x87/SSE area.  arm64 (NT_PRFPREG first): v0-v31,
  * compared with fpsr and fpcr. */
 #if defined(__x86_64__)
+/* The AVX-512 opmask registers k0-k7 (XSAVE component 5), where this CPU
+ * has them: their place in the XSAVE area, 0 if none. */
+static unsigned opmask_off(const struct arch_extregs *x)
+{
+	unsigned size, off, ecx, edx;
+
+	if (!__get_cpuid_count(0xd, 5, &size, &off, &ecx, &edx) || size != 64 || off + 64 > x->len)
+		return 0;
+	return off;
+}
+
 static void ext_mark(struct arch_extregs *x)
 {
+	unsigned k = opmask_off(x);
+
 	memset(x->buf + 576, 0x5a, 256);
 	x->buf[512] |= 0x4;	/* XSTATE_BV: AVX state present */
+	if (k) {
+		memset(x->buf + k, 0xa5, 64);
+		x->buf[512] |= 0x20;	/* ... and the opmask registers */
+	}
 }
 
 static int ext_marked(const struct arch_extregs *x)
@@ -456,8 +476,13 @@ static int ext_marked(const struct arch_extregs *x)
 
 static int ext_same(const struct arch_extregs *a, const struct arch_extregs *b)
 {
-	/* x87/SSE area (control words, st0-7, xmm0-15) and the AVX upper halves. */
-	return !memcmp(a->buf, b->buf, 416) && !memcmp(a->buf + 576, b->buf + 576, 256);
+	unsigned k = opmask_off(a);
+
+	/* x87/SSE area (control words, st0-7, xmm0-15), the AVX upper halves
+	 * and k0-k7: a frame that rt_sigreturn reads as FXSAVE only (its size
+	 * past the thread's: AMX CPUs) loses the last two. */
+	return !memcmp(a->buf, b->buf, 416) && !memcmp(a->buf + 576, b->buf + 576, 256) &&
+	       (!k || !memcmp(a->buf + k, b->buf + k, 64));
 }
 #elif defined(__aarch64__)
 static void ext_mark(struct arch_extregs *x)

@@ -1,9 +1,17 @@
 /* check_mem.c -- reading many pieces of a process's memory at once, an unmapped one among them. */
 #include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/userfaultfd.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include "attach/clock.h"
 #include "attach/mem.h"
 
 START_TEST(test_mem_read_pieces_skips_the_unmapped_one)
@@ -36,12 +44,61 @@ START_TEST(test_mem_read_pieces_skips_the_unmapped_one)
 }
 END_TEST
 
+/* A page of a child registered with a userfaultfd that never serves it: a
+ * read of it waits for ever (killably; no other signal ends it).  The
+ * helper is given up on at the timeout, and the next read works. */
+START_TEST(test_mem_read_never_answered_is_given_up)
+{
+	char *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int ready[2], v = 7, got = 0;
+	int64_t t0;
+	pid_t c;
+	char x = 0;
+
+	ck_assert_ptr_ne(page, MAP_FAILED);
+	ck_assert_int_eq(pipe(ready), 0);
+	c = fork();
+	if (c == 0) {
+		int fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC);
+		struct uffdio_api api = { .api = UFFD_API };
+		struct uffdio_register r = { .range = { (uintptr_t)page, 4096 },
+					     .mode = UFFDIO_REGISTER_MODE_MISSING };
+
+		x = fd >= 0 && !ioctl(fd, UFFDIO_API, &api) && !ioctl(fd, UFFDIO_REGISTER, &r) ? 'R' : 'E';
+		if (write(ready[1], &x, 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	ck_assert_int_eq(read(ready[0], &x, 1), 1);
+	if (x != 'R') {		/* not privileged enough for a userfaultfd of kernel faults */
+		kill(c, SIGKILL);
+		waitpid(c, NULL, 0);
+		return;
+	}
+	att_mem_set_timeout(300);
+	t0 = att_now_ns();
+	ck_assert_int_eq(att_mem_read(c, (uintptr_t)page, &got, sizeof(got)), -ETIMEDOUT);
+	ck_assert_int_lt(att_now_ns() - t0, 3000000000LL);
+	ck_assert_ptr_nonnull(strstr(att_mem_why(), "did not end within 300 ms"));
+	/* The mapping is not tried again; the rest of the process still is. */
+	ck_assert_int_eq(att_mem_read(c, (uintptr_t)page, &got, sizeof(got)), -ETIMEDOUT);
+	ck_assert_int_eq(att_mem_read(c, (uintptr_t)&v, &got, sizeof(got)), 0);
+	ck_assert_int_eq(got, 7);
+	kill(c, SIGKILL);
+	waitpid(c, NULL, 0);
+	att_mem_set_timeout(10000);
+	munmap(page, 4096);
+}
+END_TEST
+
 Suite *suite_mem(void)
 {
 	Suite *s = suite_create("mem");
 	TCase *t = tcase_create("pieces");
 
 	tcase_add_test(t, test_mem_read_pieces_skips_the_unmapped_one);
+	tcase_add_test(t, test_mem_read_never_answered_is_given_up);
 	suite_add_tcase(s, t);
 	return s;
 }

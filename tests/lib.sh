@@ -155,6 +155,28 @@ start_bg() {
 	printf -v "$__var" '%s' "$__pid"
 }
 
+# need_gdb_calls: skip the test (saying why) when this machine's gdb cannot call
+# a function in a process.  Debian 12's gdb 13 writes the XSAVE state back in
+# its own 2696-byte layout, and on a CPU with AMX (Intel Sapphire Rapids and
+# later: 11008 bytes) the kernel takes only the full size: every `call` ends
+# in "Couldn't write extended state status" and the process may die (a
+# sleep did: "Unknown error 516").  The probe is a sleep of ours; its answer is
+# kept for the file.
+need_gdb_calls() {
+	local pid out memo=$TMPD/gdb-calls
+	if [[ ! -f $memo ]]; then
+		start_bg pid sleep 60
+		wait_exe "$pid" sleep
+		out=$(gdb -p "$pid" -batch -nx -iex "set debuginfod enabled off" \
+			-ex 'print (int)getpid()' 2>&1 </dev/null) || true
+		kill -KILL "$pid" 2>/dev/null || true	# (it may have died of the probe)
+		if [[ $out == *"\$1 = $pid"* ]]; then : >"$memo"
+		else grep -m1 -e "Couldn't" -e "rror" <<<"$out" >"$memo" || echo "no answer" >"$memo"; fi
+	fi
+	[[ -s $memo ]] && skip "this machine's gdb cannot call functions in a process: $(cat "$memo") (doc/gdb.md)"
+	return 0
+}
+
 # wait_exe PID NAME: until PID runs the program NAME (a slow exec, on a loaded
 # machine, would otherwise meet jemattach with the shell still in its place).
 wait_exe() {
@@ -242,6 +264,23 @@ expect_state() {
 	done
 	diff <(echo "$2") <(echo "$now") >&2
 	fail "process $1 changed (maps, fds or files in its working directory)"
+}
+
+# expect_not_stopped PID: no thread of PID is stopped (t or T in
+# /proc/PID/task/*/stat), given a moment for a detach in progress.
+expect_not_stopped() {
+	local st f l
+	for _ in $(seq 40); do
+		st=""
+		for f in /proc/"$1"/task/*/stat; do
+			read -r l 2>/dev/null <"$f" || continue
+			l=${l##*) }
+			st+=" ${l%% *}"
+		done
+		[[ $st != *[tT]* ]] && return 0
+		sleep 0.05
+	done
+	fail "process $1 left stopped (thread states: $(echo $st))"
 }
 
 # jm ARGS...: run jemattach, stdout in $OUT, stderr in $ERR, exit code in $RC.

@@ -37,6 +37,10 @@ struct jma_bcall {
 	int text_arg;
 	jma_text_fn text;
 	void *text_ctx;
+	/* With @text: the call's whole bound in ms, however much it writes (each
+	 * piece of text restarts the session's timeout, up to this); 0: the
+	 * timeout alone. */
+	int total_ms;
 };
 
 struct jma_backend;

@@ -101,10 +101,20 @@ static int emu_end(struct jma_backend *b)
 	return 0;
 }
 
+/* The timeout bounds every call of one attachment together, not each: a
+ * crafted core (or a copy of a process that loops) would otherwise cost a
+ * timeout per call, and a command makes several (info: six). */
 static int emu_call(struct jma_backend *b, const struct jma_bcall *bc, uint64_t *ret)
 {
 	struct emu_be *e = (struct emu_be *)b;
-	int err = emu_cpu_run(&e->cpu, bc, jma_timeout_ms(b->s), ret);
+	int64_t left = e->began_ns + (int64_t)jma_timeout_ms(b->s) * 1000000 - att_now_ns();
+	int err;
+
+	if (left <= 0)
+		return jma_fail(b->s, JMA_ERR_UNSAFE, -ETIMEDOUT, "emulation: the calls so far took "
+				"the whole timeout (%d ms): no other call is started",
+				jma_timeout_ms(b->s));
+	err = emu_cpu_run(&e->cpu, bc, (int)((left + 999999) / 1000000), ret);
 
 	emu_cpu_scratch_reset(&e->cpu);
 	if (err)

@@ -47,7 +47,7 @@ static int parse_nt_file(struct emu_core *c, const unsigned char *d, size_t n)
 		memcpy(v, d + 16 + i * 24, sizeof(v));
 		if (!nul || v[1] < v[0] || v[2] > UINT64_MAX / pgsz)
 			return -EIO;
-		c->files[i] = (struct emu_fmap){ v[0], v[1], v[2] * pgsz, strdup(names), -1 };
+		c->files[i] = (struct emu_fmap){ v[0], v[1], v[2] * pgsz, strdup(names), -1, NULL, 0 };
 		if (!c->files[i].path)
 			return -ENOMEM;
 		names = nul + 1;
@@ -146,6 +146,38 @@ static void comm_from_execfn(struct emu_core *c)
 		snprintf(c->comm, sizeof(c->comm), "%.15s", base);
 }
 
+static int cmp_seg(const void *a, const void *b)
+{
+	const struct emu_seg *x = a, *y = b;
+	return x->vaddr < y->vaddr ? -1 : x->vaddr > y->vaddr;
+}
+
+/* Two segments holding the same address: which one's bytes the process had
+ * cannot be told, and a crafted core uses it to put its own bytes over
+ * what a file holds. */
+static int segs_overlap(const struct emu_core *c, char *msg, size_t len)
+{
+	struct emu_seg *s = malloc((c->nsegs ? c->nsegs : 1) * sizeof(*s));
+
+	if (!s)
+		return fail(msg, len, -ENOMEM, "out of memory");
+	memcpy(s, c->segs, c->nsegs * sizeof(*s));
+	qsort(s, c->nsegs, sizeof(*s), cmp_seg);
+	for (size_t i = 0; i + 1 < c->nsegs; i++) {
+		if (s[i].vaddr + s[i].memsz <= s[i + 1].vaddr)
+			continue;
+		snprintf(msg, len, "malformed: memory segments 0x%llx-0x%llx and 0x%llx-0x%llx "
+			 "overlap", (unsigned long long)s[i].vaddr,
+			 (unsigned long long)(s[i].vaddr + s[i].memsz),
+			 (unsigned long long)s[i + 1].vaddr,
+			 (unsigned long long)(s[i + 1].vaddr + s[i + 1].memsz));
+		free(s);
+		return -EIO;
+	}
+	free(s);
+	return 0;
+}
+
 int emu_core_parse(struct emu_core *c, const void *data, size_t size, char *msg, size_t len)
 {
 	Elf *elf;
@@ -154,6 +186,7 @@ int emu_core_parse(struct emu_core *c, const void *data, size_t size, char *msg,
 	int err = 0;
 
 	memset(c, 0, sizeof(*c));
+	c->fd = -1;
 	c->data = data;
 	c->size = size;
 	elf_version(EV_CURRENT);
@@ -200,6 +233,8 @@ int emu_core_parse(struct emu_core *c, const void *data, size_t size, char *msg,
 		err = fail(msg, len, -EIO, "no thread state (NT_PRSTATUS) in the core");
 	if (!err && !c->nsegs)
 		err = fail(msg, len, -EIO, "no memory segments in the core");
+	if (!err)
+		err = segs_overlap(c, msg, len);
 	elf_end(elf);
 	if (err)
 		emu_core_close(c);
@@ -208,11 +243,13 @@ int emu_core_parse(struct emu_core *c, const void *data, size_t size, char *msg,
 
 int emu_core_open(struct emu_core *c, const char *path, char *msg, size_t len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
+	/* Non-blocking: a FIFO at @path is refused, never waited on. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY), err;
 	struct stat st;
 	void *p;
 
 	memset(c, 0, sizeof(*c));
+	c->fd = -1;
 	if (fd < 0) {
 		err = -errno;
 		snprintf(msg, len, "%s", strerror(errno));
@@ -223,27 +260,34 @@ int emu_core_open(struct emu_core *c, const char *path, char *msg, size_t len)
 		return fail(msg, len, -ENOEXEC, "not a regular, non-empty file");
 	}
 	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
 	if (p == MAP_FAILED) {
 		err = -errno;
 		snprintf(msg, len, "mmap: %s", strerror(errno));
+		close(fd);
 		return err;
 	}
 	err = emu_core_parse(c, p, (size_t)st.st_size, msg, len);
 	if (err) {
 		munmap(p, (size_t)st.st_size);
+		close(fd);
 		return err;
 	}
 	c->mapped = 1;
+	c->fd = fd;
+	c->uid = st.st_uid;
+	c->gid = st.st_gid;
 	return 0;
 }
 
 void emu_core_close(struct emu_core *c)
 {
+	if (c->fd >= 0)
+		close(c->fd);
 	for (size_t i = 0; i < c->nfiles; i++) {
 		if (c->files[i].fd >= 0)
 			close(c->files[i].fd);
 		free(c->files[i].path);
+		free(c->files[i].why);
 	}
 	if (c->mapped)
 		munmap((void *)c->data, c->size);
@@ -272,6 +316,27 @@ static int core_read(void *arg, uint64_t addr, void *buf, size_t n)
 	return core_bytes(arg, addr, buf, n);
 }
 
+/* @f's file is not used: why (c->err) is kept for emu_core_why. */
+static int refused(struct emu_core *c, struct emu_fmap *f)
+{
+	free(f->why);
+	f->why = strdup(c->err);
+	return -2;
+}
+
+const char *emu_core_why(struct emu_core *c, uint64_t addr)
+{
+	for (size_t i = 0; i < c->nfiles; i++) {
+		struct emu_fmap *f = &c->files[i];
+
+		if (addr < f->start || addr >= f->end || !f->why || f->told)
+			continue;
+		f->told = 1;
+		return f->why;
+	}
+	return NULL;
+}
+
 /* Open the file of mapping @f, checking its build-id against the core's. */
 static int open_mapped(struct emu_core *c, struct emu_fmap *f)
 {
@@ -284,12 +349,19 @@ static int open_mapped(struct emu_core *c, struct emu_fmap *f)
 	int fd;
 
 	snprintf(path, sizeof(path), "%s%s", c->sysroot ? c->sysroot : "", f->path);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
+	fd = c->open_file ? c->open_file(c->open_arg, f->path, path, sizeof(path)) : -EPERM;
+	if (fd == -ENOENT) {
 		snprintf(c->err, sizeof(c->err), "%s is missing (%s); it holds memory the core "
-			 "omitted%s", path, strerror(errno), c->sysroot ? "" : ": give --sysroot DIR "
+			 "omitted%s", path, strerror(-fd), c->sysroot ? "" : ": give --sysroot DIR "
 			 "when the core comes from another machine");
-		return -2;
+		return refused(c, f);
+	}
+	if (fd < 0) {
+		snprintf(c->err, sizeof(c->err), "%s, which holds memory the core omitted, is not "
+			 "read: %s (a core's files are read only when they are regular files its "
+			 "owner, uid %u, can read)", path, fd == -ENOEXEC ? "not a regular file" :
+			 strerror(-fd), (unsigned)c->uid);
+		return refused(c, f);
 	}
 	/* The ELF header sits at file offset 0: find where the core mapped that. */
 	for (size_t i = 0; i < c->nfiles; i++)
@@ -305,7 +377,7 @@ static int open_mapped(struct emu_core *c, struct emu_fmap *f)
 		c->wrong_file = 1;
 		elf_end(elf);
 		close(fd);
-		return -2;
+		return refused(c, f);
 	}
 	elf_end(elf);
 	return fd;

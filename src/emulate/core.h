@@ -2,10 +2,13 @@
  *
  * PT_LOAD segments give the memory the core holds; mappings it omitted
  * (file-backed code and read-only data, usually) come from the files its
- * NT_FILE note names, optionally under a sysroot, each checked against the
- * build-id the core's own copy of its ELF header carries.  NT_PRSTATUS gives
- * the threads and their thread pointers.  Everything in the file is untrusted: every
- * offset and count is checked against the file's size.
+ * NT_FILE note names, through the caller's opener (postmortem.c: regular
+ * files only, never a blocking open, with the core owner's rights,
+ * optionally under a sysroot), each checked against the build-id the core's
+ * own copy of its ELF header carries.  NT_PRSTATUS gives the threads and
+ * their thread pointers.  Everything in the file is untrusted: every offset
+ * and count is checked against the file's size, and segments that overlap
+ * (no kernel or gcore writes them) make it malformed.
  */
 #ifndef JMA_EMULATE_CORE_H
 #define JMA_EMULATE_CORE_H
@@ -25,6 +28,8 @@ struct emu_fmap {
 	uint64_t start, end, offset;	/* offset in bytes */
 	char *path;			/* copied out of the note */
 	int fd;				/* opened on first use; -1 not yet, -2 unusable */
+	char *why;			/* ... why unusable */
+	int told;			/* ... and emu_core_why said it */
 };
 
 struct emu_thread {
@@ -47,7 +52,15 @@ struct emu_core {
 					 * core: comm); of a gcore, AT_EXECFN's last component */
 	uint64_t execfn;		/* NT_AUXV's AT_EXECFN, 0 unknown */
 	int by_gdb;			/* written by gcore (a "GDB" note) */
-	const char *sysroot;		/* NULL: files at their own paths */
+	int fd;				/* emu_core_open's file, -1 for a caller's buffer */
+	uid_t uid;			/* ... its owner */
+	gid_t gid;
+	/* Opens the file NT_FILE names @path (an fd or -errno), @shown the name
+	 * it was opened by; NULL: no file is opened (their pages are not in the
+	 * core). */
+	int (*open_file)(void *arg, const char *path, char *shown, size_t len);
+	void *open_arg;
+	const char *sysroot;		/* for messages: files looked for under it */
 	char err[512];			/* why a file mapping could not be used */
 	int wrong_file;			/* ...because its build-id differs */
 };
@@ -56,7 +69,8 @@ struct emu_core {
  * core, -EXDEV another architecture, -EIO truncated or malformed; the
  * message in @msg. */
 int emu_core_parse(struct emu_core *c, const void *data, size_t size, char *msg, size_t len);
-/* Map @path and parse it. */
+/* Open @path (a regular file: a FIFO or device is refused without
+ * waiting), map and parse it; the file stays open in c->fd. */
 int emu_core_open(struct emu_core *c, const char *path, char *msg, size_t len);
 void emu_core_close(struct emu_core *c);
 
@@ -64,6 +78,10 @@ void emu_core_close(struct emu_core *c);
  * zero inside a PT_LOAD; -EFAULT outside every mapping, or when the file is
  * missing or its build-id differs (reason in c->err). */
 int emu_core_page(struct emu_core *c, uint64_t addr, void *page);
+
+/* Why the page at @addr, in a file mapping whose file is not used, is not
+ * in the image: once per file, then NULL (NULL too for any other page). */
+const char *emu_core_why(struct emu_core *c, uint64_t addr);
 
 /* Open every file the core names, checking build-ids: -ESTALE when one is
  * not the file the process had (c->err says which), -ENOENT when one is

@@ -2,9 +2,13 @@
  *
  * The symbol service reports the core's modules (symbols/dwfl.h: NT_FILE and
  * the ELF headers in the dump, build-ids checked; files of this host, under
- * --sysroot, with our rights) so jemalloc is found as in a live process; the
- * image comes from core.c.  There is no process: the
- * session's pid is the dumped process's, for messages and profiles only.
+ * --sysroot) so jemalloc is found as in a live process; the image comes from
+ * core.c.  Every file the core names, for symbols or for the memory it
+ * omitted, is opened through one view (symbols/view.h): a regular file,
+ * never a blocking open, with the rights of the core file's owner -- the
+ * core is data its writer chose, the names in it included.  There is no
+ * process: the session's pid is the dumped process's, for messages and
+ * profiles only.
  */
 #include <elfutils/libdwfl.h>
 #include <errno.h>
@@ -20,19 +24,37 @@
 #include "process/open.h"
 #include "symbols/dwfl.h"
 #include "symbols/symbols.h"
+#include "symbols/view.h"
 
 struct postmortem {
 	struct emu_origin o;
 	struct emu_core core;
 	char what[600];
 	char *sysroot;
-	int core_fd;			/* the core as libdwfl reads it */
-	Elf *core_elf;
+	struct sym_view view;		/* how the core's files are opened */
+	jma_session *s;			/* for what is not in the image */
+	Elf *core_elf;			/* the core as libdwfl reads it */
 };
 
 static int pm_page(void *arg, uint64_t addr, void *page)
 {
-	return emu_core_page(arg, addr, page);
+	struct postmortem *p = arg;
+	int err = emu_core_page(&p->core, addr, page);
+	const char *why = err ? emu_core_why(&p->core, addr) : NULL;
+
+	if (why)
+		jma_logf(p->s, JMA_LOG_WARN, "%s: 0x%llx is not in the image: %s", p->what,
+			 (unsigned long long)addr, why);
+	return err;
+}
+
+/* A file NT_FILE names, for the pages the core omitted: as the symbol
+ * service opens it. */
+static int pm_open_file(void *arg, const char *path, char *shown, size_t len)
+{
+	struct postmortem *p = arg;
+
+	return sym_view_module(&p->view, path, 0, shown, len);
 }
 
 static int pm_maps_text(void *arg, char **text, size_t *len)
@@ -76,7 +98,7 @@ static int pm_prepare(struct emu_origin *o, jma_session *s, struct emu_source *s
 	}
 	*n = k;
 	src->read_page = pm_page;
-	src->arg = &p->core;
+	src->arg = p;
 	return 0;
 }
 
@@ -117,11 +139,9 @@ static void pm_destroy(struct emu_origin *o)
 {
 	struct postmortem *p = (struct postmortem *)o;
 
-	emu_core_close(&p->core);
 	if (p->core_elf)
 		elf_end(p->core_elf);
-	if (p->core_fd > 0)
-		close(p->core_fd);
+	emu_core_close(&p->core);
 	free(p->sysroot);
 	free(p);
 }
@@ -130,7 +150,6 @@ static void pm_destroy(struct emu_origin *o)
 static int core_syms(jma_session *s, struct postmortem *p, const char *core, const char *exe)
 {
 	char msg[sizeof(s->err)];
-	const struct sym_view v = { .sysroot = p->sysroot };
 	const struct sym_policy pol = { .debuginfod = !!(s->opt.flags & JMA_F_DEBUGINFOD),
 					.executable = exe };
 	const struct jma_syms_opts so = { .prefix = s->opt.prefix, .module = s->opt.module };
@@ -138,11 +157,11 @@ static int core_syms(jma_session *s, struct postmortem *p, const char *core, con
 	struct jma_syms *sy;
 	int err;
 
-	if (sym_dwfl_new(&v, &pol, &d))
+	if (sym_dwfl_new(&p->view, &pol, &d))
 		return jma_fail(s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
-	/* Kept open until the session ends: libdwfl reads it through the modules. */
-	p->core_fd = open(core, O_RDONLY | O_CLOEXEC);
-	p->core_elf = p->core_fd >= 0 ? elf_begin(p->core_fd, ELF_C_READ_MMAP, NULL) : NULL;
+	/* The file parsed, kept open until the session ends: libdwfl reads it
+	 * through the modules. */
+	p->core_elf = elf_begin(p->core.fd, ELF_C_READ_MMAP, NULL);
 	if (!p->core_elf || sym_dwfl_report_core(d, p->core_elf)) {
 		sym_dwfl_free(d);
 		return jma_fail(s, JMA_ERR_USAGE, -ENOEXEC, "core %s: %s", core, dwfl_errmsg(-1));
@@ -182,6 +201,11 @@ int jma_open_core(jma_session *s, const char *core, const char *exe, const char 
 				"core %s: %s", core, msg);
 	}
 	p->core.sysroot = p->sysroot;
+	p->view = (struct sym_view){ .sysroot = p->sysroot, .as_owner = 1, .uid = p->core.uid,
+				     .gid = p->core.gid };
+	p->s = s;
+	p->core.open_file = pm_open_file;
+	p->core.open_arg = p;
 	s->pid = p->core.threads[0].tid;
 	s->offline = 1;
 	snprintf(p->what, sizeof(p->what), "core %s", core);

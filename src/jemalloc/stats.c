@@ -10,9 +10,12 @@
 /* The report is the target's text: a target that changed its own code or
  * data can make it endless.  What a report may take, in bytes and in time
  * from the call's start (a multiple of the progress timeout, which each
- * write restarts); past either the text is refused, and the call, no longer
- * making progress, ends within one more timeout.  jemalloc 5.3 with 256
- * arenas and every option writes about 10 MiB. */
+ * piece of text restarts); past either the text is refused, and the call, no
+ * longer making progress, ends within one more timeout.  That is also the
+ * call's whole bound (jma_bcall.total_ms), whatever else it does: a function
+ * that writes to fd 2 without end instead of to the callback restarts
+ * nothing.  jemalloc 5.3 with 256 arenas and every option writes about
+ * 10 MiB. */
 #define STATS_MAX_BYTES		(64u << 20)
 #define STATS_TIME_TIMEOUTS	6
 
@@ -83,6 +86,7 @@ int jma_stats_print(jma_session *s, const char *opts, jma_write_fn write, void *
 		c.args[1] = 0;
 		c.args[2] = ropts;
 		cap.deadline = jma_clock_ns(CLOCK_MONOTONIC) + (int64_t)jma_timeout_ms(s) * STATS_TIME_TIMEOUTS * 1000000;
+		c.total_ms = jma_timeout_ms(s) * (STATS_TIME_TIMEOUTS + 1);
 		err = jma_call(s, &c, &ret);
 		jma_logf(s, JMA_LOG_DEBUG, "stats: %zu bytes in %u callback(s)", cap.bytes, cap.chunks);
 		if (cap.over) {

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdio.h>
 
+#include "attach/mem.h"
 #include "attach/perm.h"
 #include "process/execcheck.h"
 #include "process/open.h"
@@ -31,6 +32,8 @@ int jma_open_process(jma_session *s, pid_t pid, struct att_status *st)
 
 	if (s->syms)
 		return jma_fail(s, JMA_ERR_USAGE, -EALREADY, "session already open");
+	/* No access to its memory waits longer than a call may (attach/mem.h). */
+	att_mem_set_timeout(jma_timeout_ms(s));
 	err = att_precheck(pid, st, msg, sizeof(msg));
 	if (err)
 		return jma_fail(s, JMA_ERR_ATTACH, err, "%s", msg);
@@ -55,7 +58,8 @@ int jma_open_process(jma_session *s, pid_t pid, struct att_status *st)
 	/* Its files read in the middle of an exec (a module gone or another
 	 * program's: "Exec format error" from libdwfl, seen 1 run in 900): the
 	 * exec is the error. */
-	if (err && s->exec_mark && jma_exec_same(pid, s->exec_mark, &s->exec_where) == -ENOEXEC)
+	if (err && s->exec_mark && (jma_exec_same(pid, s->exec_mark, &s->exec_where) == -ENOEXEC ||
+				    jma_exec_loading(pid, s->exec_mark, JMA_LOADING_WAIT_MS)))
 		return jma_fail(s, JMA_ERR_ATTACH, -ENOEXEC, "process %d executed a new program "
 				"while jemattach read its modules", (int)pid);
 	if (err == -EEXIST)

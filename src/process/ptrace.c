@@ -15,6 +15,7 @@
 #include "attach/call.h"
 #include "attach/mem.h"
 #include "attach/perm.h"
+#include "attach/restorer.h"
 #include "attach/select.h"
 #include "attach/sink.h"
 #include "attach/unwind.h"
@@ -67,6 +68,7 @@ struct ptrace_be {
 	uint64_t held_ns;		/* the last attachment's hold (jma_held_ns) */
 	char dumped[512];		/* the private directory of a dump, to sweep beside at end */
 	char dump_name[64];		/* ... and the file it held */
+	int told_mem;			/* a refused or abandoned read was logged */
 };
 
 static struct jma_backend *ptrace_new(const struct att_status *st);
@@ -285,6 +287,16 @@ static void give_back(struct ptrace_be *p)
 	}
 	att_thread_restore(&p->th);
 	jma_freeze_put(&p->fz, &p->th);
+}
+
+/* What was read of the process before anything stopped (its maps: a stack,
+ * libc's trampoline) is not what runs there now: another program since, or
+ * the maps were read while the loader was still mapping one (libc after
+ * libjemalloc).  A refusal on that basis is the exec's. */
+static int changed_program(jma_session *s)
+{
+	return jma_exec_same(s->pid, s->exec_mark, &s->exec_where) == -ENOEXEC ||
+	       jma_exec_loading(s->pid, s->exec_mark, JMA_LOADING_WAIT_MS);
 }
 
 static int exec_fail(jma_session *s)
@@ -581,7 +593,17 @@ static int ptrace_begin(struct jma_backend *b)
 	/* Before any thread stops: a search reads up to 64 MiB of code. */
 	if (!p->restorer)
 		p->restorer = jma_syms_restorer(s->syms);
+	/* Maps read while the loader was still mapping the program lack libc:
+	 * once more on fresh ones. */
+	if (!p->restorer && !jma_syms_refresh_maps(s->syms)) {
+		const struct att_map *fresh = jma_syms_maps(s->syms, &n);
+
+		if (att_restorer_find(s->pid, fresh, n, &p->restorer))
+			p->restorer = 0;
+	}
 	if (!p->restorer && !(s->opt.flags & JMA_F_FORCE)) {
+		if (changed_program(s))
+			return exec_fail(s);
 		snprintf(why, sizeof(why), "process %d has no rt_sigreturn trampoline (__restore_rt)",
 			 (int)s->pid);
 		return engine_refused(s, why);
@@ -618,6 +640,8 @@ static int ptrace_begin(struct jma_backend *b)
 	}
 	if (jma_exec_ident_same(s->pid, &s->ident))
 		return jma_fail(s, JMA_ERR_ATTACH, -ESRCH, "process %d exited", (int)s->pid);
+	if (changed_program(s))
+		return exec_fail(s);
 	if (p->restart_tid)
 		return jma_fail(s, JMA_ERR_UNSAFE, -EAGAIN, "no thread of process %d can be borrowed: "
 				"%s, and it was still there after %d ms; if jemattach died during a "
@@ -827,6 +851,7 @@ static int ptrace_call(struct jma_backend *b, const struct jma_bcall *bc, uint64
 		return err;
 	}
 	c.timeout_ms = jma_timeout_ms(s);
+	c.total_ms = bc->total_ms;
 	c.grace_ms = c.timeout_ms;
 	err = att_call(&p->th, &c, ret);
 	if (c.sink && p->stray)
@@ -870,14 +895,25 @@ static uint64_t ptrace_scratch(struct jma_backend *b, const void *data, size_t l
 	return r;
 }
 
+/* Memory refused for what backs it, or given up on (attach/mem.h): said
+ * once per session, whichever read it was. */
+static int told(struct ptrace_be *p, int err)
+{
+	if ((err == -EREMOTE || err == -ETIMEDOUT) && !p->told_mem) {
+		p->told_mem = 1;
+		jma_logf(p->be.s, JMA_LOG_WARN, "%s", att_mem_why());
+	}
+	return err;
+}
+
 static int ptrace_read(struct jma_backend *b, uint64_t addr, void *buf, size_t len)
 {
-	return att_mem_read(b->s->pid, addr, buf, len);
+	return told((struct ptrace_be *)b, att_mem_read(b->s->pid, addr, buf, len));
 }
 
 static int ptrace_read_str(struct jma_backend *b, uint64_t addr, size_t max, char **out, int *trunc)
 {
-	return att_mem_read_str(b->s->pid, addr, max, out, trunc);
+	return told((struct ptrace_be *)b, att_mem_read_str(b->s->pid, addr, max, out, trunc));
 }
 
 static int ptrace_dump(struct jma_backend *b, const char *dir, const char *name, size_t max,

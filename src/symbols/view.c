@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "attach/backing.h"
 #include "attach/targetfs.h"
 #include "symbols/debuginfo.h"
 #include "symbols/view.h"
@@ -47,7 +48,10 @@ int sym_view_open(void *arg, const char *path, int flags)
 {
 	const struct sym_view *v = arg;
 
-	return v->pid > 0 ? jma_tfs_open(v->pid, path, flags) : sym_open_host(NULL, path, flags);
+	if (v->pid > 0)
+		return jma_tfs_open(v->pid, path, flags);
+	return v->as_owner ? jma_tfs_open_as(v->uid, v->gid, path, flags) :
+			     sym_open_host(NULL, path, flags);
 }
 
 int sym_view_module(const struct sym_view *v, const char *path, uint64_t start, char *shown,
@@ -62,7 +66,13 @@ int sym_view_module(const struct sym_view *v, const char *path, uint64_t start, 
 		return -EINVAL;
 	if (v->pid > 0) {
 		const struct att_map *m = mapping_of(v, path, start);
+		char why[256];
 
+		/* A file of FUSE or a network file system: a read of it may never
+		 * end (attach/backing.h), so it is not opened at all. */
+		if (m && att_backing_check(v->pid, m->start, (size_t)(m->end - m->start), why,
+					   sizeof(why)))
+			return -EREMOTE;
 		if (m) {
 			char mf[96];
 

@@ -5,9 +5,10 @@
  * replaced files, containers), else by the path resolved inside
  * /proc/PID/root with the target's rights (attach/targetfs.h): never a host
  * path, never root's rights on a name the target chose.  Files of no live
- * process (a core's, a profile's) are this host's, opened with our own
- * rights, under a sysroot when one is given.  Only a regular file is
- * opened, and never an open that blocks (a FIFO).
+ * process (a core's, a profile's) are this host's, under a sysroot when one
+ * is given, opened with our own rights -- or, for a core, with its owner's
+ * (attach/targetfs.h: a core is data its writer chose, names included).
+ * Only a regular file is opened, and never an open that blocks (a FIFO).
  */
 #ifndef JMA_SYMBOLS_VIEW_H
 #define JMA_SYMBOLS_VIEW_H
@@ -23,6 +24,9 @@ struct sym_view {
 	const struct att_map *maps;	/* its maps, for map_files (NULL: by path only) */
 	size_t nmaps;
 	const char *sysroot;		/* pid 0: prefixed to every path (NULL: none) */
+	int as_owner;			/* pid 0: opened with the rights of ... */
+	uid_t uid;			/* ... this user */
+	gid_t gid;			/* ... and group, not ours */
 };
 
 /* Open module file @path (absolute) whose mapping starts at @start (0 when
@@ -35,8 +39,8 @@ int sym_view_module(const struct sym_view *v, const char *path, uint64_t start, 
 
 /* Open another file of the view (separate debuginfo: a sym_dbg opener, @arg
  * the struct sym_view): with the live process's rights in its root, else on
- * this host with ours (@path already carries any sysroot, from @shown).  An
- * fd or -errno. */
+ * this host with the owner's or ours (@path already carries any sysroot,
+ * from @shown).  An fd or -errno. */
 int sym_view_open(void *arg, const char *path, int flags);
 
 #endif

@@ -265,6 +265,148 @@ t_endless_stats_end_within_their_bounds() {
 	done
 }
 
+# Row "bounded work": a target whose malloc_stats_print writes to fd 2
+# without end, never to the callback (issue 41).  Before, each of those
+# stray writes restarted the timeout: -t 1 stats ran past 45 and 120 s.
+# Now stray writes are no progress (it ends after one timeout), and the
+# call's whole bound is 7 timeouts whatever it writes.
+t_stats_flooding_fd2_ends_within_its_bound() {
+	local pid t0 ms
+	start_fixture pid "$FIXTURES/hostilefix"
+	expect_eq "$(fix "$pid" flood-stats)" ok
+	t0=$(date +%s%N)
+	RC=0
+	timeout 60 "$JEMATTACH" -t 1 "$pid" stats >"$TMPD/stats.out" 2>"$TMPD/err" || RC=$?
+	ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+	ERR=$(cat "$TMPD/err")
+	[[ $RC != 124 ]] || fail "stats still running after 60 s"
+	expect_rc 5
+	expect_match "$ERR" "did not return within [0-9]+ ms"
+	expect_match "$ERR" "also wrote [0-9]+ bytes to fd 2"
+	# 7 s, and what stopping the thread and the report's messages take.
+	(( ms <= 12000 )) || fail "stats took $ms ms (bound: 7 x -t, 7000 ms)"
+	[[ ! -s $TMPD/stats.out ]] || fail "the stray text was printed"
+	echo "    (flood: -t 1 stats ended after $ms ms)" >&2
+	# Left to flood its own stderr (the borrowed thread is its main one,
+	# which would answer ping), but running: no thread stopped.
+	expect_not_stopped "$pid"
+}
+
+# --- Cores (issue 41): a core is data its writer chose, the file names in it
+# included.  The target's user runs jemfix; root takes a gcore of it; the
+# user edits it (tests/craftcore.py) and owns the result.
+CRAFT="python3 $(dirname "$(readlink -f "$0")")/../craftcore.py"
+
+# user_core VAR: a gcore of a jemfix of the target's user, in $TMPD/good.core;
+# VAR gets its pid, alive.
+user_core() {
+	local __p
+	have_user || skip "no $TUSER user"
+	command -v gcore >/dev/null || skip "no gcore"
+	start_fixture_cmd __p setpriv --reuid="$TUSER" --regid="$TUSER" --clear-groups \
+		"$FIXTURES/jemfix"
+	gcore -o "$TMPD/g" "$__p" >/dev/null 2>&1 || { fail "gcore $__p failed"; return 1; }
+	mv "$TMPD/g.$__p" "$TMPD/good.core"
+	printf -v "$1" '%s' "$__p"
+}
+
+# jemalloc's library as the process maps it.
+je_lib() { awk '/libjemalloc/ { print $6; exit }' "/proc/$1/maps"; }
+
+# Row "cores": NT_FILE names a root-only file for a page at an address
+# nothing maps, and jemalloc's opt_dss pointer (a string in its read-only
+# data) points there.  Before, `core CORE get opt.dss` and `stats` printed
+# the file (root read it); now the core owner's rights apply: not read, and
+# the page is not in the image.
+t_crafted_core_prints_no_root_file() {
+	local pid d lib at f core cmd x=0x10000000
+	user_core pid
+	d=$(user_dir)
+	lib=$(je_lib "$pid")
+	at=$($CRAFT "$pid" find "$lib" "b'secondary\0'")
+	[[ -n $at ]] || fail "no \"secondary\" in $lib"
+	jm core "$TMPD/good.core" get opt.dss
+	expect_rc 0
+	expect_eq "$OUT" secondary
+	# A file of root's only, and one like /etc/shadow (root:shadow 0640).
+	echo "root-only-SECRET-$RANDOM" >"$TMPD/secret" && chmod 0600 "$TMPD/secret"
+	echo "root:\$6\$SHADOWSECRET$RANDOM:19000:0:99999:7:::" >"$TMPD/shadow"
+	chgrp shadow "$TMPD/shadow" 2>/dev/null; chmod 0640 "$TMPD/shadow"
+	for f in secret shadow; do
+		core="$d/$f.core"
+		cp "$TMPD/good.core" "$core"
+		$CRAFT "$core" add-file $x $((x + 4096)) "$TMPD/$f"
+		(( $($CRAFT "$core" poke-ptrs $x $at) > 0 )) || fail "no pointer to \"secondary\" in the core"
+		chown "$TUSER" "$core"
+		for cmd in "get opt.dss" stats "stats --json"; do
+			run_limited "$f: $cmd" 60 "$JEMATTACH" core "$core" $cmd
+			[[ $OUT$ERR != *SECRET* ]] || fail "$f: core $cmd printed the file: $OUT"
+		done
+		run_limited "$f: get opt.dss" 60 "$JEMATTACH" core "$core" get opt.dss
+		expect_match "$ERR" "$TMPD/$f, which holds memory the core omitted, is not read"
+	done
+}
+
+# Row "cores": NT_FILE names a FIFO of the target's user for the page
+# holding jemalloc's version string, and the core path itself is a FIFO.
+# Before, get version, census and info hung in open() (and `core FIFO`).
+t_crafted_core_fifos_never_block() {
+	local pid d lib at cmd
+	user_core pid
+	d=$(user_dir)
+	lib=$(je_lib "$pid")
+	jm "$pid" get version
+	at=$($CRAFT "$pid" find "$lib" "b'$OUT\0'" | head -1)
+	[[ -n $at ]] || fail "no version string in $lib"
+	runuser -u "$TUSER" -- mkfifo "$d/fifo"
+	cp "$TMPD/good.core" "$d/fifo.core"
+	$CRAFT "$d/fifo.core" rename-at "$at" "$d/fifo"
+	chown "$TUSER" "$d/fifo.core"
+	for cmd in "get version" census info; do
+		run_limited "$cmd" 30 "$JEMATTACH" -t 5 core "$d/fifo.core" $cmd
+	done
+	expect_match "$ERR" "$d/fifo, which holds memory the core omitted, is not read: not a regular file"
+	runuser -u "$TUSER" -- mkfifo "$d/core"
+	run_limited "core FIFO" 10 "$JEMATTACH" core "$d/core" info
+	expect_rc 2
+	expect_match "$ERR" "not a regular, non-empty file"
+}
+
+# Row "cores": a core whose own segment puts `jmp .` over jemalloc's code
+# (every emulated call loops), and one whose segments overlap.  Before, each
+# of info's six calls ran to the timeout (18 s with -t 3); the timeout now
+# bounds the emulated calls of a command together; overlapping segments
+# (which no kernel or gcore writes) are refused.
+t_malformed_cores_end_within_the_timeout() {
+	local pid d lib lo hi a m fill ms cmd t0
+	user_core pid
+	d=$(user_dir)
+	lib=$(je_lib "$pid")
+	read -r lo hi < <(awk -v l="$lib" '$6 == l && $2 ~ /x/ { split($1, a, "-"); print "0x" a[1], "0x" a[2]; exit }' \
+		"/proc/$pid/maps")
+	[[ -n $lo ]] || fail "no code mapping of $lib"
+	# jmp . (x86_64: functions start 16-aligned) or b . (arm64)
+	[[ $(uname -m) == x86_64 ]] && fill=ebfe || fill=00000014
+	cp "$TMPD/good.core" "$d/loop.core"
+	$CRAFT "$d/loop.core" add-seg "$lo" $((hi - lo)) $fill
+	cp "$TMPD/good.core" "$d/over.core"
+	read -r a m < <($CRAFT "$TMPD/good.core" first-load)
+	$CRAFT "$d/over.core" add-seg "$a" 4096 00
+	chown "$TUSER" "$d/loop.core" "$d/over.core"
+	for cmd in info "get version stats.allocated opt.narenas" stats; do
+		t0=$(date +%s%N)
+		run_limited "loop: $cmd" 60 "$JEMATTACH" -t 3 core "$d/loop.core" $cmd
+		ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+		echo "    (loop.core $cmd: exit $RC after $ms ms)" >&2
+		# 3 s, and the set-up (symbols, the image) and what follows.
+		(( ms <= 8000 )) || fail "loop: $cmd took $ms ms with -t 3"
+		[[ $RC != 0 || $cmd == info ]] || fail "loop: $cmd succeeded"
+		run_limited "overlap: $cmd" 60 "$JEMATTACH" -t 3 core "$d/over.core" $cmd
+		expect_rc 4
+		expect_match "$ERR" "malformed: memory segments .* overlap"
+	done
+}
+
 # Row "bounded work": prof dump --analyze without -o leaves no copy (of up to
 # 1 GiB) in the current directory.
 t_dump_analyze_without_o_writes_no_file() {

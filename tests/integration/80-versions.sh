@@ -176,6 +176,7 @@ v_track() {
 # The gdb command library on the version: the same values as the program's own.
 v_gdb() {
 	local v=$1 pid out pre=""
+	need_gdb_calls
 	start "$v" pid
 	[[ $v == *-je_ ]] && pre="-ex 'jem-prefix je_'"
 	out=$(eval gdb -p "$pid" -batch -nx -iex "'set debuginfod enabled off'" \

@@ -5,6 +5,7 @@
  * register, the full XSAVE state and the signal mask.  Layout and magic
  * numbers are the kernel's ABI (uapi asm/sigcontext.h, asm/ucontext.h).
  */
+#include <cpuid.h>
 #include <errno.h>
 #include <stddef.h>
 #include <string.h>
@@ -118,6 +119,31 @@ int arch_sigframe_refuses(const struct arch_gpregs *r)
 	       ((long)r->r.orig_rax >= 0 && r->r.rax == SYS_restart_syscall);
 }
 
+/* The bytes of @x that rt_sigreturn is asked to restore: up to the end of
+ * the last component its XSTATE_BV holds (CPUID leaf 0xd gives each one's
+ * place in the standard format), at least the legacy area and the header.
+ * Not PTRACE_GETREGSET's length, which is the CPU's largest state: with AMX
+ * (Sapphire Rapids and later) 11008 bytes, while a thread that never asked
+ * for AMX (arch_prctl ARCH_REQ_XCOMP_PERM) has a 2816-byte signal state;
+ * rt_sigreturn then finds xstate_size past the thread's own size and
+ * restores only the FXSAVE part: the AVX and AVX-512 upper halves, the opmask
+ * registers and PKRU came back in their initial state (seen on this CPU
+ * before: check_call's sigframe test failed). */
+static size_t xstate_used(const struct arch_extregs *x, uint64_t bv)
+{
+	size_t end = SW_BYTES_OFFSET + 48 + 64;	/* 512 legacy + 64 header */
+
+	for (unsigned i = 2; i < 64; i++) {
+		unsigned size, off, ecx, edx;
+
+		if (!(bv & (1ULL << i)) || !__get_cpuid_count(0xd, i, &size, &off, &ecx, &edx))
+			continue;
+		if (size && off && off + (size_t)size > end)	/* off 0: a supervisor state */
+			end = off + (size_t)size;
+	}
+	return end < x->len ? end : x->len;
+}
+
 size_t arch_sigframe_build(const struct arch_gpregs *r, const struct arch_extregs *x, uint64_t sigmask,
 			   uint64_t top, uint64_t restorer, unsigned char *buf, size_t cap, uint64_t *base)
 {
@@ -125,14 +151,19 @@ size_t arch_sigframe_build(const struct arch_gpregs *r, const struct arch_extreg
 	struct k_rt_sigframe f;
 	struct k_fpx_sw_bytes sw;
 	uint32_t magic2 = FP_XSTATE_MAGIC2;
-	size_t len;
+	uint64_t bv;
+	size_t len, xlen;
 
+	if (x->len < SW_BYTES_OFFSET + sizeof(sw) + 64)
+		return 0;
+	memcpy(&bv, x->buf + 512, sizeof(bv));	/* XSTATE_BV of the header: what this state holds */
+	xlen = xstate_used(x, bv);
 	/* As get_sigframe(): the xstate 64-byte aligned at the top, the frame
 	 * below it with (pretcode + 8) 16-byte aligned, as after a call. */
-	fp = (top - x->len - FP_XSTATE_MAGIC2_SIZE) & ~(uint64_t)63;
+	fp = (top - xlen - FP_XSTATE_MAGIC2_SIZE) & ~(uint64_t)63;
 	frame = ((fp - sizeof(f)) & ~(uint64_t)15) - 8;
 	len = (size_t)(top - frame);
-	if (len > cap || x->len < SW_BYTES_OFFSET + sizeof(sw))
+	if (len > cap)
 		return 0;
 	memset(buf, 0, len);
 	memset(&f, 0, sizeof(f));
@@ -152,17 +183,17 @@ size_t arch_sigframe_build(const struct arch_gpregs *r, const struct arch_extreg
 	};
 	f.uc.uc_sigmask = sigmask;
 	memcpy(buf, &f, sizeof(f));
-	memcpy(buf + (fp - frame), x->buf, x->len);
+	memcpy(buf + (fp - frame), x->buf, xlen);
 	/* The software bytes tell rt_sigreturn to restore the whole XSAVE
 	 * area (AVX, AVX-512, PKRU), not just the legacy FXSAVE part. */
 	memcpy(&sw, buf + (fp - frame) + SW_BYTES_OFFSET, sizeof(sw));
 	sw.magic1 = FP_XSTATE_MAGIC1;
-	sw.xstate_size = (uint32_t)x->len;
-	sw.extended_size = (uint32_t)x->len + FP_XSTATE_MAGIC2_SIZE;
-	if (!sw.xfeatures)	/* XSTATE_BV of the header: what this state holds */
-		memcpy(&sw.xfeatures, x->buf + 512, sizeof(sw.xfeatures));
+	sw.xstate_size = (uint32_t)xlen;
+	sw.extended_size = (uint32_t)xlen + FP_XSTATE_MAGIC2_SIZE;
+	if (!sw.xfeatures)
+		sw.xfeatures = bv;
 	memcpy(buf + (fp - frame) + SW_BYTES_OFFSET, &sw, sizeof(sw));
-	memcpy(buf + (fp - frame) + x->len, &magic2, sizeof(magic2));
+	memcpy(buf + (fp - frame) + xlen, &magic2, sizeof(magic2));
 	*base = frame;
 	return len;
 }
