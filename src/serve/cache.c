@@ -20,7 +20,7 @@
  * that needs one that is not kept is told when to come back (429).  A scrape
  * holds a thread about a millisecond (19 ms of budget); a 128 MB heap dump,
  * seconds.  Scrapes run on a clock of their own (BUDGET_OF), so that a costly
- * dump does not freeze a process's metrics for a minute; sampler windows
+ * dump does not freeze a process's metrics for half a minute; sampler windows
  * have one too (pprof.c).  Each clock keeps to the duty: the scrapes' share
  * is tiny, and windows need the operator's consent.
  */
