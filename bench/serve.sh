@@ -5,9 +5,16 @@
 # and how long each target's thread was held.
 #
 # --min-interval 0: every scrape attaches to every target (the worst case; the
-# default of 1 s makes scrapes within a second free).  Interleaved: in each of
-# ROUNDS rounds, BATCH scrapes then BATCH loops of gets, per target count.
-# MAX_ATTACHES (default 4, serve's default) bounds the targets attached at once.
+# default of 1 s makes scrapes within a second free; --max-duty 100: no budget
+# between attaches).  Interleaved: in each of ROUNDS rounds, BATCH scrapes then
+# BATCH loops of gets, per target count.  MAX_ATTACHES (default 4, serve's
+# default) bounds the targets attached at once.
+#
+# Then heap answers (HEAP_MB, default 128; 0: skipped): a process whose dumps
+# are HEAP_MB, and a fresh server asked for its heap profile by 1, then by
+# HEAP_N (16) clients at once, HEAP_ROUNDS (3) times interleaved: the server's
+# peak RSS and the wall time of the answers, and their ratios (one copy of the
+# dump and one report, however many clients).
 # Only processes started here are touched (our fixtures) and all are reaped.
 set -u
 cd "$(dirname "$0")/.."
@@ -57,7 +64,7 @@ for n in $COUNTS; do
 	for p in "${fix[@]:0:n}"; do sel+=(--target "pid=$p"); done
 	for _ in 1 2 3 4 5; do
 		port=$((20000 + RANDOM % 40000))
-		"$J" serve --listen "127.0.0.1:$port" --min-interval 0 --timeout 30 \
+		"$J" serve --listen "127.0.0.1:$port" --min-interval 0 --max-duty 100 --timeout 30 \
 			--max-attaches "${MAX_ATTACHES:-4}" "${sel[@]}" 2>"$dir/serve.err" &
 		sp=$!
 		pids+=($sp)
@@ -124,3 +131,48 @@ done
 echo "scrape/gets ms: wall per /metrics vs per loop of one get per target (medians);"
 echo "cpu ms: server + children vs the gets; held ms: per target per scrape (median);"
 echo "wall x: scrape / gets (below 1: serve is faster)."
+
+# --- heap answers: one copy however many clients ----------------------------
+HEAP_MB=${HEAP_MB:-128}
+HEAP_N=${HEAP_N:-16}
+((HEAP_MB > 0)) || exit 0
+mkfifo "$dir/heap.in"
+MALLOC_CONF=prof:true,prof_active:true,lg_prof_sample:0 "$F/servefix" <"$dir/heap.in" >"$dir/heap.out" &
+hp=$!
+pids+=($hp)
+exec {hfd}>"$dir/heap.in"
+# About 1.6 KB of profile a site at 100 frames (80000 sites: 128 MB).
+echo "sites $((HEAP_MB * 625)) 100" >&$hfd
+for _ in $(seq 600); do grep -q '^ok' "$dir/heap.out" && break; sleep 0.1; done
+"$J" -t 60 "$hp" prof dump -o "$dir/big.heap" >/dev/null 2>&1
+echo "heap answers: a dump of $(( $(stat -c %s "$dir/big.heap") >> 20 )) MiB; 1 client, then $HEAP_N at once, a fresh server each"
+rm -f "$dir/big.heap"
+: >"$dir/h1"; : >"$dir/hn"
+for _ in $(seq "${HEAP_ROUNDS:-3}"); do
+	for n in 1 "$HEAP_N"; do
+		for _ in 1 2 3 4 5; do
+			port=$((20000 + RANDOM % 40000))
+			"$J" serve --listen "127.0.0.1:$port" --target "pid=$hp" --timeout 60 2>"$dir/serve.err" &
+			sp=$!
+			pids+=($sp)
+			serving "$sp" && break
+		done
+		t0=$(date +%s%N)
+		cl=()
+		for _ in $(seq "$n"); do
+			curl -s -o /dev/null --max-time 600 "http://127.0.0.1:$port/debug/pprof/heap?pid=$hp" &
+			cl+=($!)
+		done
+		wait "${cl[@]}"
+		t1=$(date +%s%N)
+		echo "$(awk '/^VmHWM/ {print $2}' "/proc/$sp/status") $(( (t1 - t0) / 1000000 ))" \
+			>>"$dir/$([[ $n == 1 ]] && echo h1 || echo hn)"
+		kill "$sp"; wait "$sp" 2>/dev/null
+	done
+done
+r1=$(cut -d' ' -f1 "$dir/h1" | med); rn=$(cut -d' ' -f1 "$dir/hn" | med)
+w1=$(cut -d' ' -f2 "$dir/h1" | med); wn=$(cut -d' ' -f2 "$dir/hn" | med)
+printf '%-10s %14s %14s\n' clients "peak RSS MiB" "wall ms"
+printf '%-10s %14.0f %14.0f\n' 1 "$(echo "$r1 / 1024" | bc -l)" "$w1"
+printf '%-10s %14.0f %14.0f\n' "$HEAP_N" "$(echo "$rn / 1024" | bc -l)" "$wn"
+printf '%-10s %14.2f %14.2f\n' ratio "$(echo "$rn / $r1" | bc -l)" "$(echo "$wn / $w1" | bc -l)"

@@ -69,6 +69,7 @@ START_TEST(test_serve_webcfg_users_and_tls)
 	ck_assert_ptr_nonnull(strstr(cfg.web.key_pem, "PRIVATE KEY"));
 	ck_assert_uint_eq(cfg.web.nusers, 1);
 	pthread_mutex_init(&sc.auth.mu, NULL);
+	pthread_cond_init(&sc.auth.cv, NULL);
 	ck_assert_int_eq(webcfg_check(&sc, "alice", "pa ss"), 1);
 	ck_assert_int_eq(webcfg_check(&sc, "alice", "pa ss"), 1);	/* from the cache */
 	ck_assert_uint_eq(sc.auth.n, 1);
@@ -76,6 +77,58 @@ START_TEST(test_serve_webcfg_users_and_tls)
 	ck_assert_int_eq(webcfg_check(&sc, "bob", "pa ss"), 0);
 	ck_assert_int_eq(webcfg_check(&sc, "", ""), 0);
 	webcfg_free(&cfg.web);
+}
+END_TEST
+
+/* An unknown user is checked against a dummy of the users' highest cost;
+ * users of different costs are flagged (serve warns). */
+START_TEST(test_serve_webcfg_dummy_has_the_highest_cost)
+{
+	struct crypt_data cd = { 0 };
+	char s4[64], s5[64], h4[128], h5[128], yml[512], err[256] = "";
+	struct webcfg w;
+
+	ck_assert_ptr_nonnull(crypt_gensalt_rn("$2b$", 4, NULL, 0, s4, sizeof(s4)));
+	ck_assert_ptr_nonnull(crypt_gensalt_rn("$2b$", 5, NULL, 0, s5, sizeof(s5)));
+	snprintf(h4, sizeof(h4), "%s", crypt_r("a", s4, &cd));
+	snprintf(h5, sizeof(h5), "%s", crypt_r("b", s5, &cd));
+	snprintf(yml, sizeof(yml), "basic_auth_users:\n  a: '%s'\n  b: '%s'\n", h4, h5);
+	put("mixed.yml", yml);
+	ck_assert_int_eq(load("mixed.yml", &w, err, sizeof(err)), 0);
+	ck_assert_int_eq(strncmp(w.dummy, "$2y$05$", 7), 0);
+	ck_assert_int_eq(w.mixed_costs, 1);
+	webcfg_free(&w);
+	snprintf(yml, sizeof(yml), "basic_auth_users:\n  a: '%s'\n", h4);
+	put("one.yml", yml);
+	ck_assert_int_eq(load("one.yml", &w, err, sizeof(err)), 0);
+	ck_assert_int_eq(strncmp(w.dummy, "$2y$04$", 7), 0);
+	ck_assert_int_eq(w.mixed_costs, 0);
+	webcfg_free(&w);
+}
+END_TEST
+
+/* Of 4 attach slots, one user's processes hold 2 at most; the others are
+ * left for other users. */
+START_TEST(test_serve_slots_half_per_user)
+{
+	struct serve_cfg cfg = { 0 };
+	struct serve_ctx sc = { .cfg = &cfg };
+	struct serve_slots s;
+
+	slots_init(&s, 4);
+	ck_assert_uint_eq(s.per_uid, 2);
+	ck_assert_int_eq(slots_take(&sc, &s, 1000), 0);
+	ck_assert_int_eq(slots_take(&sc, &s, 1000), 0);
+	atomic_store(&sc.closing, 1);	/* a wait ends at once: this one would wait */
+	ck_assert_int_eq(slots_take(&sc, &s, 1000), -ECANCELED);
+	atomic_store(&sc.closing, 0);
+	ck_assert_int_eq(slots_take(&sc, &s, 0), 0);
+	ck_assert_int_eq(slots_take(&sc, &s, 2000), 0);
+	ck_assert_uint_eq(s.left, 0);
+	slots_give(&s, 1000);
+	ck_assert_int_eq(slots_take(&sc, &s, 1000), 0);
+	slots_init(&s, 1);
+	ck_assert_uint_eq(s.per_uid, 1);
 }
 END_TEST
 
@@ -180,10 +233,11 @@ static void child_window(const void *arg, struct op_result *r)
 
 START_TEST(test_serve_child_outcomes)
 {
+	struct child_opts o = { .hard_limit = 10, .max = 100, .target = 1, .owner = 12345 };
 	struct op_result r;
 	double t0;
 
-	ck_assert_int_eq(child_run(child_ok, "payload", 10, 100, NULL, &r), 0);
+	ck_assert_int_eq(child_run(child_ok, "payload", &o, &r), 0);
 	ck_assert_str_eq(r.data, "payload");
 	ck_assert_uint_eq(r.len, 7);
 	ck_assert_uint_eq(r.held_ns, 42);
@@ -191,30 +245,75 @@ START_TEST(test_serve_child_outcomes)
 	ck_assert_str_eq(r.msg, "note");
 	op_result_clear(&r);
 
-	ck_assert_int_eq(child_run(child_ok, "payload", 10, 3, NULL, &r), -EFBIG);
+	o.max = 3;
+	ck_assert_int_eq(child_run(child_ok, "payload", &o, &r), -EFBIG);
+	o.max = 100;
 	ck_assert_ptr_null(r.data);
 	op_result_clear(&r);
 
-	ck_assert_int_eq(child_run(child_crash, NULL, 10, 100, NULL, &r), -EIO);
+	ck_assert_int_eq(child_run(child_crash, NULL, &o, &r), -EIO);
 	ck_assert_ptr_nonnull(strstr(r.msg, "signal 9"));
 	op_result_clear(&r);
 
 	t0 = jma_clock_s(CLOCK_MONOTONIC);
-	ck_assert_int_eq(child_run(child_hang, NULL, 0.3, 100, NULL, &r), -ETIMEDOUT);
+	o.hard_limit = 0.3;
+	ck_assert_int_eq(child_run(child_hang, NULL, &o, &r), -ETIMEDOUT);
 	ck_assert(jma_clock_s(CLOCK_MONOTONIC) - t0 < 5);
 	ck_assert_ptr_nonnull(strstr(r.msg, "killed"));
+	ck_assert_int_eq(r.killed, 1);
 	op_result_clear(&r);
 
-	/* A cancelled child is asked to finish, once, and answers. */
+	/* The server stops: a cancellable child is asked to finish, once, and
+	 * answers; any other is killed at once. */
 	{
-		atomic_int cancel = 1;
+		atomic_int stop = 1;
 
+		o.hard_limit = 20;
+		o.stop = &stop;
+		o.cancellable = 1;
 		t0 = jma_clock_s(CLOCK_MONOTONIC);
-		ck_assert_int_eq(child_run(child_window, NULL, 20, 100, &cancel, &r), 0);
+		ck_assert_int_eq(child_run(child_window, NULL, &o, &r), 0);
 		ck_assert(jma_clock_s(CLOCK_MONOTONIC) - t0 < 10);
 		ck_assert_str_eq(r.msg, "stopped by 15");
 		op_result_clear(&r);
+		o.cancellable = 0;
+		t0 = jma_clock_s(CLOCK_MONOTONIC);
+		ck_assert_int_eq(child_run(child_hang, NULL, &o, &r), -ECANCELED);
+		ck_assert(jma_clock_s(CLOCK_MONOTONIC) - t0 < 5);
+		op_result_clear(&r);
 	}
+	ck_assert_uint_eq(child_reap(), 0);
+	ck_assert_int_eq(child_refused(1, 12345, (char[64]){ 0 }, 64), 0);
+}
+END_TEST
+
+/* A shared payload is one copy, counted against the bound until its last
+ * reference goes; past the bound none is made. */
+START_TEST(test_serve_blob_shared_and_bounded)
+{
+	size_t before = blob_total();
+	struct blob *a = blob_new(1000), *b;
+	struct op_result r1 = { 0 }, r2;
+
+	ck_assert_ptr_nonnull(a);
+	ck_assert_uint_eq(blob_total(), before + 1000);
+	r1.blob = a;
+	r1.data = a->data;
+	r1.len = a->len;
+	op_result_share(&r2, &r1);
+	ck_assert_ptr_eq(r2.data, r1.data);
+	op_result_clear(&r1);
+	ck_assert_uint_eq(blob_total(), before + 1000);	/* r2 holds it */
+	op_result_clear(&r2);
+	ck_assert_uint_eq(blob_total(), before);
+	errno = 0;
+	ck_assert_ptr_null(blob_new(BLOB_TOTAL_MAX + 1));
+	ck_assert_int_eq(errno, ENOSPC);
+	b = blob_new(BLOB_TOTAL_MAX - before);
+	ck_assert_ptr_nonnull(b);	/* virtual until touched */
+	ck_assert_ptr_null(blob_new(1));
+	blob_put(b);
+	ck_assert_uint_eq(blob_total(), before);
 }
 END_TEST
 
@@ -227,8 +326,11 @@ Suite *suite_serve(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_serve_webcfg_users_and_tls);
 	tcase_add_test(tc, test_serve_webcfg_refusals);
+	tcase_add_test(tc, test_serve_webcfg_dummy_has_the_highest_cost);
+	tcase_add_test(tc, test_serve_slots_half_per_user);
 	tcase_add_test(tc, test_serve_label_escaping);
 	tcase_add_test(tc, test_serve_sample_decode_bounds);
+	tcase_add_test(tc, test_serve_blob_shared_and_bounded);
 	suite_add_tcase(s, tc);
 	tcase_add_test(tch, test_serve_child_outcomes);
 	tcase_set_timeout(tch, 30);

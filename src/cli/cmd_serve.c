@@ -66,65 +66,100 @@ static int parse_listen(const char *s, struct serve_cfg *cfg)
 	return 0;
 }
 
-/* pid=N, comm=REGEX, uid=U (number or name), cgroup=PATH. */
-static int parse_sel(const char *s, struct serve_sel *sel, char *why, size_t whylen)
+#define SEL_FORMS "pid=N, uid=U, unit=NAME, exe=PATH, cgroup=PATH or comm=REGEX, " \
+	"several joined by commas (all must hold; comm= last)"
+
+/* One condition, @len bytes of @s: pid=N, uid=U (number or name), unit=NAME
+ * (a systemd unit), exe=PATH, cgroup=PATH, comm=REGEX. */
+static int parse_cond(const char *s, size_t len, struct serve_cond *c, char *why, size_t whylen)
 {
-	const char *v = strchr(s, '=');
+	char v[sizeof(c->path)];
+	const char *eq = memchr(s, '=', len);
+	size_t klen = eq ? (size_t)(eq - s) : 0;
 	long long n;
 
-	memset(sel, 0, sizeof(*sel));
-	snprintf(sel->text, sizeof(sel->text), "%s", s);
-	if (!v || !v[1]) {
-		snprintf(why, whylen, "pid=N, comm=REGEX, uid=U or cgroup=PATH");
+	if (!eq || (size_t)(s + len - eq - 1) >= sizeof(v) || eq + 1 == s + len) {
+		snprintf(why, whylen, "%s", SEL_FORMS);
 		return -1;
 	}
-	v++;
-	if (!strncmp(s, "pid=", 4)) {
+	snprintf(v, sizeof(v), "%.*s", (int)(s + len - eq - 1), eq + 1);
+#define KEY(k) (klen == sizeof(k) - 1 && !strncmp(s, k, klen))
+	if (KEY("pid")) {
 		if (cli_parse_int(v, 1, 4194304, &n)) {
 			snprintf(why, whylen, "not a process ID");
 			return -1;
 		}
-		sel->kind = SEL_PID;
-		sel->pid = (pid_t)n;
-	} else if (!strncmp(s, "comm=", 5)) {
-		int err = regcomp(&sel->re, v, REG_EXTENDED | REG_NOSUB);
+		c->kind = SEL_PID;
+		c->pid = (pid_t)n;
+	} else if (KEY("comm")) {
+		int err = regcomp(&c->re, v, REG_EXTENDED | REG_NOSUB);
 
 		if (err) {
-			regerror(err, &sel->re, why, whylen);
+			regerror(err, &c->re, why, whylen);
 			return -1;
 		}
-		sel->kind = SEL_COMM;
-	} else if (!strncmp(s, "uid=", 4)) {
+		c->kind = SEL_COMM;
+	} else if (KEY("uid")) {
 		struct passwd *pw;
 
 		if (!cli_parse_int(v, 0, 4294967294LL, &n)) {
-			sel->uid = (uid_t)n;
+			c->uid = (uid_t)n;
 		} else if ((pw = getpwnam(v))) {
-			sel->uid = pw->pw_uid;
+			c->uid = pw->pw_uid;
 		} else {
 			snprintf(why, whylen, "no such user");
 			return -1;
 		}
-		sel->kind = SEL_UID;
-	} else if (!strncmp(s, "cgroup=", 7)) {
-		if (v[0] != '/' || strlen(v) >= sizeof(sel->path)) {
-			snprintf(why, whylen, "a cgroup path starts with /");
+		c->kind = SEL_UID;
+	} else if (KEY("cgroup") || KEY("exe")) {
+		if (v[0] != '/') {
+			snprintf(why, whylen, "a %s path starts with /", KEY("exe") ? "exe" : "cgroup");
 			return -1;
 		}
-		sel->kind = SEL_CGROUP;
-		snprintf(sel->path, sizeof(sel->path), "%s", v);
+		c->kind = KEY("exe") ? SEL_EXE : SEL_CGROUP;
+		snprintf(c->path, sizeof(c->path), "%s", v);
+	} else if (KEY("unit")) {
+		if (strchr(v, '/')) {
+			snprintf(why, whylen, "a unit's name, as redis-server.service (no /)");
+			return -1;
+		}
+		c->kind = SEL_UNIT;
+		snprintf(c->path, sizeof(c->path), "%s", v);
 	} else {
-		snprintf(why, whylen, "pid=N, comm=REGEX, uid=U or cgroup=PATH");
+		snprintf(why, whylen, "%s", SEL_FORMS);
 		return -1;
 	}
+#undef KEY
 	return 0;
+}
+
+/* COND[,COND...]: a comm= regular expression takes the rest of the text. */
+static int parse_sel(const char *s, struct serve_sel *sel, char *why, size_t whylen)
+{
+	memset(sel, 0, sizeof(*sel));
+	snprintf(sel->text, sizeof(sel->text), "%s", s);
+	for (const char *p = s;;) {
+		size_t len = strncmp(p, "comm=", 5) ? strcspn(p, ",") : strlen(p);
+
+		if (sel->n == SEL_CONDS) {
+			snprintf(why, whylen, "at most %d conditions", SEL_CONDS);
+			return -1;
+		}
+		if (parse_cond(p, len, &sel->c[sel->n], why, whylen))
+			return -1;
+		sel->n++;
+		if (!p[len])
+			return 0;
+		p += len + 1;
+	}
 }
 
 static void free_cfg(struct serve_cfg *cfg)
 {
 	for (size_t i = 0; i < cfg->nsel; i++)
-		if (cfg->sel[i].kind == SEL_COMM)
-			regfree(&cfg->sel[i].re);
+		for (size_t k = 0; k < cfg->sel[i].n; k++)
+			if (cfg->sel[i].c[k].kind == SEL_COMM)
+				regfree(&cfg->sel[i].c[k].re);
 	free(cfg->sel);
 }
 
@@ -171,6 +206,8 @@ static const struct option longopts[] = {
 	{ "insecure", no_argument, NULL, 'I' },
 	{ "arenas", no_argument, NULL, 'a' },
 	{ "max-overhead", required_argument, NULL, 'o' },
+	{ "allow-sampler", no_argument, NULL, 'S' },
+	{ "max-duty", required_argument, NULL, 'D' },
 	{ 0 },
 };
 
@@ -182,8 +219,16 @@ static int add_sel(struct cli *c, struct serve_cfg *cfg, const char *arg)
 	if (!nv)
 		return cli_error(EXIT_TARGET, "out of memory");
 	cfg->sel = nv;
-	if (parse_sel(arg, &cfg->sel[cfg->nsel], why, sizeof(why)))
+	if (parse_sel(arg, &cfg->sel[cfg->nsel], why, sizeof(why))) {
+		struct serve_sel *bad = &cfg->sel[cfg->nsel];
+
+		for (size_t k = 0; k < bad->n; k++)
+			if (bad->c[k].kind == SEL_COMM)
+				regfree(&bad->c[k].re);
 		return cli_usage(c, "serve", "invalid --target \"%s\": %s", arg, why);
+	}
+	for (size_t k = 0; k < cfg->sel[cfg->nsel].n; k++)
+		cfg->need_exe |= cfg->sel[cfg->nsel].c[k].kind == SEL_EXE;
 	cfg->nsel++;
 	return EXIT_OK;
 }
@@ -208,6 +253,7 @@ static int serve_option(struct cli *c, int opt, struct serve_cfg *cfg, const cha
 	case 'l': *listen = optarg; return EXIT_OK;
 	case 'w': *web = optarg; return EXIT_OK;
 	case 'C': cfg->allow_control = 1; return EXIT_OK;
+	case 'S': cfg->allow_sampler = 1; return EXIT_OK;
 	case 'I': cfg->insecure = 1; return EXIT_OK;
 	case 'a': cfg->arenas = 1; return EXIT_OK;
 	case 's': return add_sel(c, cfg, optarg);
@@ -228,6 +274,10 @@ static int serve_option(struct cli *c, int opt, struct serve_cfg *cfg, const cha
 	case 'o':
 		if ((rc = num_opt(c, "max-overhead", "a percentage, 0 to 100", 0, 100, &v)) == EXIT_OK)
 			cfg->max_overhead = v / 100;
+		return rc;
+	case 'D':
+		if ((rc = num_opt(c, "max-duty", "a percentage, 0.1 to 100", 0.1, 100, &v)) == EXIT_OK)
+			cfg->max_duty = v / 100;
 		return rc;
 	default:
 		return cli_usage(c, "serve", "invalid option");
@@ -268,7 +318,7 @@ static int serve_config(struct cli *c, int argc, char **argv, struct serve_cfg *
 int cmd_serve(struct cli *c, int argc, char **argv)
 {
 	struct serve_cfg cfg = { .min_interval = 1, .timeout = 5, .discover_interval = 5,
-				 .max_attaches = 4, .max_overhead = 0.05 };
+				 .max_attaches = 4, .max_overhead = 0.05, .max_duty = 0.05 };
 	int (*run)(struct serve_cfg *);
 	int rc = serve_config(c, argc, argv, &cfg);
 

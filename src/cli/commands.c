@@ -102,24 +102,32 @@ const struct cli_cmd cli_commands[] = {
 	  "  -o -                standard output\n", NULL },
 	{ "serve", 0, 0, cmd_serve,
 	  "serve [--listen ADDR:PORT] [--target SELECTOR]... [--min-interval SEC] "
-	  "[--web-config FILE] [--allow-control] [--arenas]",
+	  "[--web-config FILE] [--allow-sampler] [--allow-control] [--max-duty PCT] [--arenas]",
 	  "an HTTP exporter of the host's jemalloc processes: /metrics for Prometheus, "
 	  "/debug/pprof/heap?pid=N for pprof and Parca, /stats?pid=N, /targets",
 	  "  --listen ADDR:PORT  where to listen (default 127.0.0.1:9711); a non-loopback\n"
 	  "                      address needs TLS in --web-config, or --insecure\n"
-	  "  --target SELECTOR   serve only these (and refuse others, 403): pid=N,\n"
-	  "                      comm=REGEX, uid=U, cgroup=PATH; repeat for more; default:\n"
-	  "                      every process with a jemalloc\n"
+	  "  --target SELECTOR   serve only these (and refuse others, 403): uid=U,\n"
+	  "                      unit=NAME, exe=PATH, cgroup=PATH, pid=N, comm=REGEX, or\n"
+	  "                      several joined by commas (all must hold); repeat for more;\n"
+	  "                      default: every process with a jemalloc.  comm= is the\n"
+	  "                      process's own choice: prefer uid=, unit=, exe=\n"
 	  "  --min-interval SEC  answers are kept this long: at most one attach per target\n"
 	  "                      per SEC (default 1)\n"
 	  "  --timeout SEC       the longest a request waits for one target (default 5);\n"
 	  "                      a target that does not answer in time is up 0, reason timeout\n"
 	  "  --discover-interval SEC  how often /proc is scanned for new processes (default 5)\n"
-	  "  --max-attaches N    targets attached at once, at most (default 4)\n"
-	  "  --max-overhead PCT  a sampler window (heap profile of a process without\n"
-	  "                      opt.prof) ends early past PCT% of its CPU (default 5; 0: none)\n"
+	  "  --max-attaches N    targets attached at once, at most (default 4); one user's\n"
+	  "                      processes hold half at most\n"
+	  "  --max-duty PCT      serve's work takes at most PCT% of each process's time, over\n"
+	  "                      time: threads held, sampler windows (default 5; 429 past it)\n"
+	  "  --allow-sampler     sampler windows (heap profiles of processes without\n"
+	  "                      prof:true) for unauthenticated clients too (403 otherwise)\n"
+	  "  --max-overhead PCT  a sampler window ends early past PCT% of the process's CPU\n"
+	  "                      (default 5; 0: none)\n"
 	  "  --web-config FILE   TLS and basic auth (bcrypt), exporter-toolkit's YAML format\n"
-	  "  --allow-control     allow POST /prof?pid=N&action=on|off|reset\n"
+	  "  --allow-control     allow POST /prof?pid=N&action=on|off|reset, to authenticated\n"
+	  "                      clients and to a local user on its own processes\n"
 	  "  --insecure          allow plain HTTP on a non-loopback address\n"
 	  "  --arenas            per-arena series too\n", NULL },
 	{ NULL, 0, 0, NULL, NULL, NULL, NULL, NULL },

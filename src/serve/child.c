@@ -2,9 +2,19 @@
  *
  * Why a process and not a thread: serve.h.  The child is a copy of the
  * server, so the operation's arguments need no transport; only the result
- * comes back, over a pipe: a fixed header, then the payload.  The child
- * touches nothing the server's other threads may have locked at the fork but
- * malloc and stdio, which glibc makes safe across fork.
+ * comes back, over a pipe: a fixed header, then the payload, read straight
+ * into a blob.  The child touches nothing the server's other threads may have
+ * locked at the fork but malloc and stdio, which glibc makes safe across fork.
+ *
+ * A child is waited for within bounds, always: its answer until its hard
+ * limit (or at once when the server stops), then its end for CHILD_REAP_S
+ * after SIGKILL.  One that does not end then sleeps in the kernel where
+ * SIGKILL does not reach (a read of a page of a FUSE file whose server never
+ * answers: the kernel waits for the answer once the request was taken) and
+ * is left behind: listed, reaped when it ends (child_reap), and it keeps
+ * new children from its process and, past CHILD_STUCK_PER_UID, from its
+ * user's processes -- so a process that traps workers traps one, and the
+ * server's threads are never trapped with it.
  *
  * Not so under ASan (SANITIZE=1): GCC 12's libasan takes no allocator lock
  * around fork, so a child forked while another thread refills its cache
@@ -35,26 +45,17 @@ struct wire {
 
 void op_result_clear(struct op_result *r)
 {
-	free(r->data);
+	if (r->blob)
+		blob_put(r->blob);
+	else
+		free(r->data);
 	memset(r, 0, sizeof(*r));
 }
 
-int op_result_copy(struct op_result *dst, const struct op_result *src)
+void op_result_share(struct op_result *dst, const struct op_result *src)
 {
 	*dst = *src;
-	dst->data = NULL;
-	if (src->data) {
-		dst->data = malloc(src->len + 1);
-		if (!dst->data) {
-			dst->rc = -ENOMEM;
-			snprintf(dst->msg, sizeof(dst->msg), "out of memory");
-			dst->len = 0;
-			return -ENOMEM;
-		}
-		memcpy(dst->data, src->data, src->len);
-		dst->data[src->len] = '\0';
-	}
-	return 0;
+	dst->blob = blob_get(src->blob);
 }
 
 static int write_all(int fd, const void *buf, size_t len)
@@ -127,31 +128,132 @@ static void __attribute__((noreturn)) child_main(child_fn fn, const void *arg, i
 	_exit(0);
 }
 
-/* While a child works: a cancellation asks it once (SIGTERM) to finish now. */
+/* --- children left behind ------------------------------------------------- */
+
+#define STUCK_MAX 64
+
+static struct {
+	pthread_mutex_t mu;
+	struct { pid_t child, target; uid_t owner; } v[STUCK_MAX];
+	unsigned n;
+} stuck = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+static void stuck_add(pid_t child, pid_t target, uid_t owner)
+{
+	pthread_mutex_lock(&stuck.mu);
+	/* Full (STUCK_MAX users' worth): forgotten, a zombie once it ends. */
+	if (stuck.n < STUCK_MAX)
+		stuck.v[stuck.n++] = (typeof(stuck.v[0])){ child, target, owner };
+	pthread_mutex_unlock(&stuck.mu);
+}
+
+unsigned child_reap(void)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&stuck.mu);
+	for (unsigned i = 0; i < stuck.n;) {
+		if (waitpid(stuck.v[i].child, NULL, WNOHANG) != 0)
+			stuck.v[i] = stuck.v[--stuck.n];
+		else
+			i++;
+	}
+	n = stuck.n;
+	pthread_mutex_unlock(&stuck.mu);
+	return n;
+}
+
+int child_refused(pid_t pid, uid_t uid, char *why, size_t whylen)
+{
+	unsigned of_uid = 0, of_pid = 0, all;
+
+	child_reap();
+	pthread_mutex_lock(&stuck.mu);
+	for (unsigned i = 0; i < stuck.n; i++) {
+		of_pid += stuck.v[i].target == pid;
+		of_uid += stuck.v[i].owner == uid;
+	}
+	all = stuck.n;
+	pthread_mutex_unlock(&stuck.mu);
+	if (of_pid)
+		snprintf(why, whylen, "a worker for this process is stuck in the kernel (a file "
+			 "system that does not answer?): none other until it ends");
+	else if (of_uid >= CHILD_STUCK_PER_UID)
+		snprintf(why, whylen, "%u workers for processes of uid %u are stuck in the kernel "
+			 "(a file system that does not answer?): none other for that user until "
+			 "they end", of_uid, (unsigned)uid);
+	else if (all >= STUCK_MAX)
+		snprintf(why, whylen, "%u workers are stuck in the kernel: none other until they end",
+			 all);
+	else
+		return 0;
+	return -EBUSY;
+}
+
+/* Wait up to CHILD_REAP_S for @pid to end; 1 when it did (*@status). */
+static int reap_within(pid_t pid, int *status)
+{
+	double end = jma_clock_s(CLOCK_MONOTONIC) + CHILD_REAP_S;
+
+	for (;;) {
+		pid_t r = waitpid(pid, status, WNOHANG);
+		struct timespec nap = { 0, 10 * 1000 * 1000 };
+
+		if (r == pid || (r < 0 && errno != EINTR))
+			return 1;
+		if (jma_clock_s(CLOCK_MONOTONIC) >= end)
+			return 0;
+		nanosleep(&nap, NULL);
+	}
+}
+
+/* --- the server's side ------------------------------------------------------- */
+
+/* While a child works: the server's stop asks it to end. */
 struct waiting {
 	pid_t pid;
-	const atomic_int *cancel;
-	int asked;
+	const struct child_opts *o;
+	int asked;			/* SIGTERM sent (cancellable) */
+	double kill_at;			/* then SIGKILL at this time */
+	int killed;
 };
 
-/* Read exactly @len bytes before @end (monotonic s); 0, -ETIMEDOUT, -EIO. */
+static void end_child(struct waiting *w)
+{
+	if (!w->killed)
+		kill(w->pid, SIGKILL);
+	w->killed = 1;
+}
+
+/* Read exactly @len bytes before @end (monotonic s); 0, -ETIMEDOUT,
+ * -ECANCELED (the server stops and the child was killed), -EIO. */
 static int read_until(int fd, void *buf, size_t len, double end, struct waiting *w)
 {
 	char *p = buf;
 
 	while (len) {
 		struct pollfd pf = { fd, POLLIN, 0 };
-		double left = end - jma_clock_s(CLOCK_MONOTONIC);
+		double now = jma_clock_s(CLOCK_MONOTONIC), left = end - now;
 		ssize_t n;
 
 		if (left <= 0)
 			return -ETIMEDOUT;
-		if (w->cancel && !w->asked && atomic_load(w->cancel)) {
-			kill(w->pid, SIGTERM);
-			w->asked = 1;
+		if (w->o->stop && atomic_load(w->o->stop)) {
+			if (!w->o->cancellable) {
+				end_child(w);
+				return -ECANCELED;
+			}
+			if (!w->asked) {
+				kill(w->pid, SIGTERM);
+				w->asked = 1;
+				w->kill_at = now + CHILD_GRACE_S;
+			} else if (now >= w->kill_at) {
+				end_child(w);
+				return -ECANCELED;
+			}
 		}
-		/* A cancellable child's wait is looked at every quarter second. */
-		if (w->cancel && !w->asked && left > 0.25)
+		/* The server's stop is looked at every quarter second. */
+		if (w->o->stop && left > 0.25)
 			left = 0.25;
 		n = poll(&pf, 1, (int)(left * 1000) + 1);
 		if (n < 0 && errno == EINTR)
@@ -176,15 +278,14 @@ static void fail(struct op_result *out, int rc, int kind, const char *fmt, const
 	snprintf(out->msg, sizeof(out->msg), fmt, arg);
 }
 
-int child_run(child_fn fn, const void *arg, double hard_limit, size_t max,
-	      const atomic_int *cancel, struct op_result *out)
+int child_run(child_fn fn, const void *arg, const struct child_opts *o, struct op_result *out)
 {
-	struct waiting wt = { .cancel = cancel };
+	struct waiting wt = { .o = o };
 	sigset_t term, old;
 	int fork_errno;
 	struct wire w;
-	int fds[2], status, err;
-	double t0 = jma_clock_s(CLOCK_MONOTONIC), end = t0 + hard_limit;
+	int fds[2], status = 0, err, ended;
+	double t0 = jma_clock_s(CLOCK_MONOTONIC), end = t0 + o->hard_limit;
 	pid_t pid, server;
 
 	memset(out, 0, sizeof(*out));
@@ -202,7 +303,7 @@ int child_run(child_fn fn, const void *arg, double hard_limit, size_t max,
 	pid = fork();
 	if (pid == 0) {
 		close(fds[0]);
-		child_main(fn, arg, fds[1], cancel != NULL, server);
+		child_main(fn, arg, fds[1], o->cancellable, server);
 	}
 	fork_errno = errno;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -214,7 +315,7 @@ int child_run(child_fn fn, const void *arg, double hard_limit, size_t max,
 	}
 	wt.pid = pid;
 	err = read_until(fds[0], &w, sizeof(w), end, &wt);
-	if (!err && w.len > max)
+	if (!err && w.len > o->max)
 		err = -EFBIG;
 	if (!err) {
 		out->rc = w.rc;
@@ -223,38 +324,61 @@ int child_run(child_fn fn, const void *arg, double hard_limit, size_t max,
 		out->held_ns = w.held_ns;
 		memcpy(out->msg, w.msg, sizeof(out->msg));
 		out->msg[sizeof(out->msg) - 1] = '\0';
-		if (w.len) {
-			out->data = malloc(w.len + 1);
-			if (!out->data)
-				err = -ENOMEM;
-			else if (!(err = read_until(fds[0], out->data, w.len, end, &wt))) {
-				out->data[w.len] = '\0';
-				out->len = w.len;
-			}
+		if (w.len && !(out->blob = blob_new(w.len))) {
+			err = errno == ENOSPC ? -ENOSPC : -ENOMEM;
+		} else if (w.len && !(err = read_until(fds[0], out->blob->data, w.len, end, &wt))) {
+			out->data = out->blob->data;
+			out->len = w.len;
 		}
 	}
 	if (err == -ETIMEDOUT)
-		kill(pid, SIGKILL);
+		end_child(&wt);
 	close(fds[0]);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+	/* Its answer is in (or it was killed): it ends at once, or is stuck. */
+	ended = reap_within(pid, &status);
+	if (!ended && !wt.killed) {
+		end_child(&wt);
+		ended = reap_within(pid, &status);
+	}
+	if (!ended)
+		stuck_add(pid, o->target, o->owner);
+	out->killed = wt.killed;
 	out->secs = jma_clock_s(CLOCK_MONOTONIC) - t0;
 	if (err) {
-		free(out->data);
+		if (out->blob)
+			blob_put(out->blob);
+		out->blob = NULL;
 		out->data = NULL;
 		out->len = 0;
-		out->rc = err == -ETIMEDOUT || err == -EFBIG ? err : -EIO;
-		out->kind = err == -ETIMEDOUT ? JMA_ERR_UNSAFE : JMA_ERR_TARGET;
+		out->rc = err == -ETIMEDOUT || err == -EFBIG || err == -ECANCELED || err == -ENOSPC
+			  || err == -ENOMEM ? err : -EIO;
+		out->kind = err == -ETIMEDOUT || err == -ECANCELED || err == -ENOSPC ? JMA_ERR_UNSAFE
+			    : JMA_ERR_TARGET;
 		if (err == -ETIMEDOUT)
 			snprintf(out->msg, sizeof(out->msg), "the worker gave no answer within %.0f s "
-				 "and was killed (the target restores itself)", hard_limit);
+				 "and was killed (the target restores itself)", o->hard_limit);
+		else if (err == -ECANCELED)
+			snprintf(out->msg, sizeof(out->msg), "the server stops: the worker was killed "
+				 "(the target restores itself)");
 		else if (err == -EFBIG)
-			snprintf(out->msg, sizeof(out->msg), "the answer is larger than %zu bytes", max);
-		else if (WIFSIGNALED(status))
+			snprintf(out->msg, sizeof(out->msg), "the answer is larger than %zu bytes", o->max);
+		else if (err == -ENOSPC)
+			snprintf(out->msg, sizeof(out->msg), "the server holds %zu MiB of answers already "
+				 "(at most %lu MiB): try again when they are sent", blob_total() >> 20,
+				 BLOB_TOTAL_MAX >> 20);
+		else if (err == -ENOMEM)
+			snprintf(out->msg, sizeof(out->msg), "out of memory");
+		else if (ended && WIFSIGNALED(status))
 			snprintf(out->msg, sizeof(out->msg), "the worker process died of signal %d",
 				 WTERMSIG(status));
 		else
 			snprintf(out->msg, sizeof(out->msg), "the worker's answer was cut short");
+	}
+	if (!ended) {
+		size_t n = strlen(out->msg);
+
+		snprintf(out->msg + n, sizeof(out->msg) - n, "%sits process %d is stuck in the "
+			 "kernel and left behind", n ? "; " : "", (int)pid);
 	}
 	return out->rc;
 }

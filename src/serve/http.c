@@ -1,13 +1,26 @@
-/* http.c -- the libmicrohttpd daemon: limits, authentication, routing, parameters.
+/* http.c -- the libmicrohttpd daemon: authentication, who may do what, routing.
  *
  * One thread per connection (libmicrohttpd's own), at most CONN_MAX
- * connections (PER_IP_MAX from one address), headers within CONN_MEM bytes,
- * a request body (no route takes one: it is dropped) within BODY_MAX, else
- * the connection is closed;
- * every query parameter is checked against what its route takes: unknown,
- * repeated or malformed ones are a 400 naming them.  A handler waits for
- * targets at most --timeout (or Prometheus's X-Prometheus-Scrape-Timeout-Seconds
- * less a margin); the work itself runs in children (serve.h).
+ * connections, CONN_PER_CLIENT from one client, each request within its
+ * deadlines (conns.c), headers within CONN_MEM bytes, a request body (no
+ * route takes one: it is dropped) within BODY_MAX, else the connection is
+ * closed; every query parameter is checked against what its route takes:
+ * unknown, repeated or malformed ones are a 400 naming them.  A handler waits
+ * for targets at most --timeout (or Prometheus's
+ * X-Prometheus-Scrape-Timeout-Seconds less a margin); the work itself runs in
+ * children (serve.h).
+ *
+ * What a client may start.  Anyone who reaches the port: answers that are
+ * kept and shared (/metrics, /stats, a dump of a process started with
+ * prof:true), each process within its budget (--max-duty, cache.c).  With
+ * --allow-sampler or authentication: sampler windows (pprof.c).  With
+ * --allow-control, and authentication or a local client whose user owns the
+ * process (or is root): POST /prof.  A local user could otherwise switch
+ * profiling in every other user's processes.
+ *
+ * SIGTERM: the server stops within STOP_S whatever its workers do: the
+ * waits end, workers are killed (a sampler's window asked to end first), and
+ * one that does not end (asleep in the kernel) is left behind.
  */
 #include <errno.h>
 #include <limits.h>
@@ -17,20 +30,23 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 #include <arpa/inet.h>
 
 #include "serve/serve.h"
 
-#define CONN_MAX	128
-#define PER_IP_MAX	64
 #define CONN_MEM	(32 * 1024)
 #define CONN_IDLE_S	30
 #define BODY_MAX	4096
 #define NPARAM		6
 #define PARAM_LEN	64
 #define SECONDS_MAX	600
+#define STOP_S		10
 
 struct req {
+	struct conn *conn;		/* its connection (conns.c) */
+	struct asker who;		/* who.peer: the connection's */
 	size_t body;			/* bytes of body seen */
 	int bad;			/* a parameter was refused: reason in why */
 	char why[160];
@@ -261,6 +277,8 @@ static void do_stats(struct serve_ctx *sc, struct MHD_Connection *c, struct req 
 		reply_failed(r, t, "malloc_stats_print", &res);
 	} else {
 		reply_stream(r, res.data, res.len, "application/json");
+		r->blob = res.blob;	/* shared: the reply takes this request's reference */
+		res.blob = NULL;
 		res.data = NULL;
 	}
 	op_result_clear(&res);
@@ -280,7 +298,7 @@ static void heap(struct serve_ctx *sc, struct req *q, struct reply *r, int alloc
 	}
 	if (!(t = target_of(sc, q, r)))
 		return;
-	pprof_heap(sc, t, allocs, (int)debug, (unsigned)secs, r);
+	pprof_heap(sc, t, allocs, (int)debug, (unsigned)secs, &q->who, r);
 	target_put(sc, t);
 }
 
@@ -322,8 +340,20 @@ static void do_prof(struct serve_ctx *sc, struct MHD_Connection *c, struct req *
 	}
 	if (!(t = target_of(sc, q, r)))
 		return;
+	/* An authenticated client; else a local user, on its own processes. */
+	if (!q->who.authenticated &&
+	    !(q->who.peer && q->who.peer->local &&
+	      (q->who.peer->uid == 0 || target_owned_by(t->pid, q->who.peer->uid)))) {
+		reply_error(r, MHD_HTTP_FORBIDDEN, "process %d: control needs an authenticated "
+			    "client (--web-config), or a local one whose user owns the process; "
+			    "this client is %s", (int)t->pid, q->who.peer ? q->who.peer->name
+			    : "unknown");
+		target_put(sc, t);
+		return;
+	}
 	a.kind = kinds[i];
 	a.pid = t->pid;
+	a.uid = t->uid;
 	if (cache_run(sc, t, &a, deadline_of(sc, c), &res)) {
 		reply_failed(r, t, names[i], &res);
 	} else {
@@ -415,6 +445,12 @@ static const struct route routes[] = {
 
 /* --- libmicrohttpd ------------------------------------------------------- */
 
+/* libmicrohttpd's free callback: the response's reference to its body. */
+static void blob_release(void *b)
+{
+	blob_put(b);
+}
+
 static enum MHD_Result send_reply(struct MHD_Connection *c, struct reply *r, const char *allow,
 				  int auth_fail)
 {
@@ -424,9 +460,16 @@ static enum MHD_Result send_reply(struct MHD_Connection *c, struct reply *r, con
 
 	if (!r->body)
 		reply_error(r, r->status ? r->status : MHD_HTTP_INTERNAL_SERVER_ERROR, "no answer");
-	resp = MHD_create_response_from_buffer(r->len, r->body, MHD_RESPMEM_MUST_FREE);
+	if (r->blob)	/* shared: the response holds a reference */
+		resp = MHD_create_response_from_buffer_with_free_callback_cls(r->len, r->body,
+									  blob_release, r->blob);
+	else
+		resp = MHD_create_response_from_buffer(r->len, r->body, MHD_RESPMEM_MUST_FREE);
 	if (!resp) {
-		free(r->body);
+		if (r->blob)
+			blob_put(r->blob);
+		else
+			free(r->body);
 		return MHD_NO;
 	}
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, r->type);
@@ -452,7 +495,9 @@ static enum MHD_Result send_reply(struct MHD_Connection *c, struct reply *r, con
 	return ret;
 }
 
-static int authorized(struct serve_ctx *sc, struct MHD_Connection *c)
+/* 1 when the request may go on: no users configured, or one of them (then
+ * q->who.authenticated). */
+static int authorized(struct serve_ctx *sc, struct MHD_Connection *c, struct req *q)
 {
 	char *pass = NULL, *user;
 	int ok;
@@ -461,11 +506,20 @@ static int authorized(struct serve_ctx *sc, struct MHD_Connection *c)
 		return 1;
 	user = MHD_basic_auth_get_username_password(c, &pass);
 	ok = user && pass && webcfg_check(sc, user, pass);
+	q->who.authenticated = ok;
 	if (pass)
 		explicit_bzero(pass, strlen(pass));
 	MHD_free(user);
 	MHD_free(pass);
 	return ok;
+}
+
+/* The answer goes: CONN_SEND_S for the client to take it. */
+static enum MHD_Result respond(struct serve_ctx *sc, struct req *q, struct MHD_Connection *c,
+			       struct reply *r, const char *allow, int auth_fail)
+{
+	conns_phase(sc, q->conn, CONN_SENDING);
+	return send_reply(c, r, allow, auth_fail);
 }
 
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
@@ -480,9 +534,14 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 
 	(void)version, (void)upload;
 	if (!q) {
+		const union MHD_ConnectionInfo *ci =
+			MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
 		q = calloc(1, sizeof(*q));
 		if (!q)
 			return MHD_NO;
+		q->conn = ci ? ci->socket_context : NULL;
+		q->who.peer = q->conn ? &q->conn->peer : NULL;
 		*con_cls = q;
 		atomic_fetch_add(&sc->requests, 1);
 		return MHD_YES;
@@ -494,21 +553,23 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 		*upload_size = 0;
 		return q->body > BODY_MAX ? MHD_NO : MHD_YES;
 	}
-	if (!authorized(sc, c)) {
+	/* The request is in: the handler's time is its own (deadlines, windows). */
+	conns_phase(sc, q->conn, CONN_WORKING);
+	if (!authorized(sc, c, q)) {
 		atomic_fetch_add(&sc->rejected, 1);
 		reply_error(&r, MHD_HTTP_UNAUTHORIZED, "authentication required");
-		return send_reply(c, &r, NULL, 1);
+		return respond(sc, q, c, &r, NULL, 1);
 	}
 	for (size_t i = 0; i < sizeof(routes) / sizeof(*routes); i++)
 		if (!strcmp(url, routes[i].path))
 			rt = &routes[i];
 	if (!rt) {
 		reply_error(&r, MHD_HTTP_NOT_FOUND, "no such path (see /)");
-		return send_reply(c, &r, NULL, 0);
+		return respond(sc, q, c, &r, NULL, 0);
 	}
 	if (strcmp(rt->method, "GET") ? strcmp(method, rt->method) : !is_get) {
 		reply_error(&r, MHD_HTTP_METHOD_NOT_ALLOWED, "%s takes %s only", rt->path, rt->method);
-		return send_reply(c, &r, strcmp(rt->method, "GET") ? rt->method : "GET, HEAD", 0);
+		return respond(sc, q, c, &r, strcmp(rt->method, "GET") ? rt->method : "GET, HEAD", 0);
 	}
 	MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, collect, q);
 	if (!q->bad)
@@ -516,17 +577,22 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 	if (q->bad) {
 		atomic_fetch_add(&sc->rejected, 1);
 		reply_error(&r, MHD_HTTP_BAD_REQUEST, "%s", q->why);
-		return send_reply(c, &r, NULL, 0);
+		return respond(sc, q, c, &r, NULL, 0);
 	}
 	rt->run(sc, c, q, &r);
-	return send_reply(c, &r, NULL, 0);
+	return respond(sc, q, c, &r, NULL, 0);
 }
 
+/* A request is done: its connection waits for the next (CONN_REQUEST_S). */
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		      enum MHD_RequestTerminationCode code)
 {
-	(void)cls, (void)c, (void)code;
-	free(*con_cls);
+	struct req *q = *con_cls;
+
+	(void)c, (void)code;
+	if (q)
+		conns_phase(cls, q->conn, CONN_RECEIVING);
+	free(q);
 	*con_cls = NULL;
 }
 
@@ -577,6 +643,63 @@ int serve_run(struct serve_cfg *cfg)
 	return rc;
 }
 
+/* The stop, in a thread of its own: the main thread gives it STOP_S. */
+struct stopper {
+	struct serve_ctx *sc;
+	struct MHD_Daemon *d;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int done;
+};
+
+static void *stop_main(void *arg)
+{
+	struct stopper *st = arg;
+	struct serve_ctx *sc = st->sc;
+
+	MHD_stop_daemon(st->d);
+	targets_stop(sc);
+	/* Children at work are ended (the server's stop), each target restored. */
+	pthread_mutex_lock(&sc->fmu);
+	while (sc->inflight)
+		pthread_cond_wait(&sc->fcv, &sc->fmu);
+	pthread_mutex_unlock(&sc->fmu);
+	conns_stop(sc);
+	pthread_mutex_lock(&st->mu);
+	st->done = 1;
+	pthread_cond_signal(&st->cv);
+	pthread_mutex_unlock(&st->mu);
+	return NULL;
+}
+
+/* End the server within STOP_S; 0 when everything ended, 1 when some of it
+ * was left (then the process must exit now: its threads go with it). */
+static int stop_within(struct serve_ctx *sc, struct MHD_Daemon *d)
+{
+	struct stopper st = { .sc = sc, .d = d };
+	struct timespec ts;
+	pthread_t th;
+	int done;
+
+	atomic_store(&sc->closing, 1);	/* waits end; workers are ended */
+	pthread_mutex_init(&st.mu, NULL);
+	serve_cond_init(&st.cv);
+	if (pthread_create(&th, NULL, stop_main, &st)) {
+		stop_main(&st);
+		return 0;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_sec += STOP_S;
+	pthread_mutex_lock(&st.mu);
+	while (!st.done && pthread_cond_timedwait(&st.cv, &st.mu, &ts) != ETIMEDOUT)
+		;
+	done = st.done;
+	pthread_mutex_unlock(&st.mu);
+	if (done)
+		pthread_join(th, NULL);
+	return !done;
+}
+
 static int serve(struct serve_cfg *cfg)
 {
 	struct serve_ctx sc = { .cfg = cfg };
@@ -600,11 +723,13 @@ static int serve(struct serve_cfg *cfg)
 	pthread_sigmask(SIG_BLOCK, &stop, &old);
 
 	targets_init(&sc);
-	sem_init_n(&sc.attach_sem, cfg->max_attaches);
-	sem_init_n(&sc.report_sem, 2);
+	slots_init(&sc.attach_slots, cfg->max_attaches);
+	slots_init(&sc.report_slots, 2);
+	slots_init(&sc.probe_slots, 4);
 	pthread_mutex_init(&sc.fmu, NULL);
 	pthread_cond_init(&sc.fcv, NULL);
 	pthread_mutex_init(&sc.auth.mu, NULL);
+	pthread_cond_init(&sc.auth.cv, NULL);
 
 	if (cfg->addr.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
@@ -613,12 +738,13 @@ static int serve(struct serve_cfg *cfg)
 	/* First, or libmicrohttpd logs the options before it by itself. */
 	opts[k++] = (struct MHD_OptionItem){ MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, &sc };
 	opts[k++] = (struct MHD_OptionItem){ MHD_OPTION_SOCK_ADDR, 0, &cfg->addr };
+	/* Per client, not per address (127.0.0.2 and .3 are one local user): conns.c. */
 	opts[k++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_LIMIT, CONN_MAX, NULL };
-	opts[k++] = (struct MHD_OptionItem){ MHD_OPTION_PER_IP_CONNECTION_LIMIT, PER_IP_MAX, NULL };
 	opts[k++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_MEMORY_LIMIT, CONN_MEM, NULL };
 	opts[k++] = (struct MHD_OptionItem){ MHD_OPTION_CONNECTION_TIMEOUT, CONN_IDLE_S, NULL };
 	opts[k++] = (struct MHD_OptionItem){ MHD_OPTION_STRICT_FOR_CLIENT, 1, NULL };
-	opts[k++] = (struct MHD_OptionItem){ MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)completed, NULL };
+	opts[k++] = (struct MHD_OptionItem){ MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)completed, &sc };
+	opts[k++] = (struct MHD_OptionItem){ MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)conns_notify, &sc };
 	if (cfg->web.cert_pem) {
 		opts[k++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_CERT, 0, cfg->web.cert_pem };
 		opts[k++] = (struct MHD_OptionItem){ MHD_OPTION_HTTPS_MEM_KEY, 0, cfg->web.key_pem };
@@ -627,9 +753,11 @@ static int serve(struct serve_cfg *cfg)
 
 	/* The first scan before the first request, so /metrics starts complete. */
 	targets_scan(&sc);
+	conns_start(&sc);
 	d = MHD_start_daemon(flags, 0, NULL, NULL, handle, &sc, MHD_OPTION_ARRAY, opts,
 			     MHD_OPTION_END);
 	if (!d) {
+		conns_stop(&sc);
 		fprintf(stderr, "jemattach: serve: cannot listen on %s (in use, no such address, "
 			"or a bad TLS certificate or key)\n", cfg->listen);
 		targets_fini(&sc);
@@ -639,6 +767,10 @@ static int serve(struct serve_cfg *cfg)
 	di = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
 	url_of(cfg, di ? di->port : 0, url, sizeof(url));
 	targets_start(&sc);
+	if (cfg->web.mixed_costs)
+		fprintf(stderr, "jemattach: serve: warning: the users' bcrypt hashes differ in cost: "
+			"how long a check takes tells a user of a lower cost from an unknown name "
+			"(give them all one cost)\n");
 	fprintf(stderr, "jemattach: serving %s (%s); %s\n", url,
 		cfg->nsel ? "the processes --target chooses" : "every jemalloc process",
 		cfg->web.nusers ? "basic auth" : "no authentication");
@@ -648,14 +780,13 @@ static int serve(struct serve_cfg *cfg)
 			;
 	} while (sig == SIGPIPE);
 	fprintf(stderr, "jemattach: serve: stopping (signal %d)\n", sig);
-	atomic_store(&sc.closing, 1);	/* sampler windows end now, with what they have */
-	MHD_stop_daemon(d);
-	targets_stop(&sc);
-	/* Children at work finish by themselves, each target restored. */
-	pthread_mutex_lock(&sc.fmu);
-	while (sc.inflight)
-		pthread_cond_wait(&sc.fcv, &sc.fmu);
-	pthread_mutex_unlock(&sc.fmu);
+	if (stop_within(&sc, d)) {
+		/* A thread still waits (for a worker that does not end): the
+		 * process's end ends it; workers get SIGKILL (PR_SET_PDEATHSIG). */
+		fprintf(stderr, "jemattach: serve: some work did not end within %d s: left "
+			"behind (%u workers stuck in the kernel)\n", STOP_S, child_reap());
+		_exit(0);
+	}
 	targets_fini(&sc);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return 0;

@@ -167,7 +167,7 @@ static void exporter_series(struct serve_ctx *sc, struct render *r)
 		value_u(r, i, "jemattach_target_up", r->ok[i]);
 	family(r, "jemattach_target_down_reason", GAUGE,
 	       "1 for a process that gave no answer, with why (attach, missing, unsafe, timeout, "
-	       "target); the message is in /targets.");
+	       "budget, target); the message is in /targets.");
 	for (size_t i = 0; i < r->n; i++) {
 		if (r->ok[i])
 			continue;

@@ -321,16 +321,27 @@ void op_child(const void *arg, struct op_result *r)
 	jma_free(s);
 }
 
-int op_run(const struct serve_cfg *cfg, const struct op_arg *a, struct op_result *r)
+int op_run(struct serve_ctx *sc, const struct op_arg *a, struct op_result *r)
 {
 	/* The library bounds each call by opt.timeout; a dump or stats run
 	 * makes a few.  Beyond this the child is stuck outside any call. */
-	double limit = 4 * (cfg->opt.timeout > 0 ? cfg->opt.timeout : 10) + 30;
+	const struct serve_cfg *cfg = sc->cfg;
+	struct child_opts o = { .hard_limit = 4 * (cfg->opt.timeout > 0 ? cfg->opt.timeout : 10) + 30,
+				.max = OP_MAX_BYTES, .cancellable = a->kind == OP_SAMPLER,
+				.stop = &sc->closing, .target = a->pid, .owner = a->uid };
+	char why[sizeof(r->msg)];
 
 	if (a->kind == OP_SAMPLER)
-		limit += a->seconds;
-	return child_run(op_child, a, limit, OP_MAX_BYTES, a->kind == OP_SAMPLER ? a->cancel : NULL,
-			 r);
+		o.hard_limit += a->seconds;
+	if (child_refused(a->pid, a->uid, why, sizeof(why))) {
+		memset(r, 0, sizeof(*r));
+		r->rc = -EBUSY;
+		r->kind = JMA_ERR_UNSAFE;
+		r->started = jma_clock_s(CLOCK_MONOTONIC);
+		memcpy(r->msg, why, sizeof(r->msg));
+		return r->rc;
+	}
+	return child_run(op_child, a, &o, r);
 }
 
 int op_sample_decode(const struct op_result *r, struct op_sample *out)
@@ -351,6 +362,8 @@ const char *op_kind_reason(int kind, int rc)
 	if (rc == -ETIMEDOUT)
 		return "timeout";
 	switch (kind) {
+	case OP_ERR_BUDGET:
+		return "budget";
 	case JMA_OK:
 		return "";
 	case JMA_ERR_USAGE:

@@ -1,5 +1,6 @@
 /* reply.c -- error replies: a status from what failed, and a message safe to print. */
 #include <errno.h>
+#include <math.h>
 #include <microhttpd.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -27,7 +28,11 @@ void reply_error(struct reply *r, int status, const char *fmt, ...)
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
 	printable(buf);
-	free(r->body);
+	if (r->blob)
+		blob_put(r->blob);
+	else
+		free(r->body);
+	r->blob = NULL;
 	r->body = NULL;
 	n = asprintf(&r->body, "jemattach: %s\n", buf);
 	r->len = n > 0 ? (size_t)n : 0;
@@ -40,6 +45,8 @@ void reply_error(struct reply *r, int status, const char *fmt, ...)
 
 int reply_status(const struct op_result *res)
 {
+	if (res->kind == OP_ERR_BUDGET)
+		return MHD_HTTP_TOO_MANY_REQUESTS;
 	if (res->rc == -ETIMEDOUT)
 		return MHD_HTTP_SERVICE_UNAVAILABLE;
 	switch (res->kind) {
@@ -63,4 +70,7 @@ void reply_failed(struct reply *r, const struct target *t, const char *what,
 		    res->msg[0] ? res->msg : strerror(-res->rc));
 	if (r->status == MHD_HTTP_SERVICE_UNAVAILABLE)
 		r->retry_after = 1;
+	if (res->retry_at > 0)
+		r->retry_after = (int)ceil(res->retry_at - jma_clock_s(CLOCK_MONOTONIC)) > 1 ?
+				 (int)ceil(res->retry_at - jma_clock_s(CLOCK_MONOTONIC)) : 1;
 }

@@ -3,13 +3,17 @@
  * Built on the public API (include/) like the command line, one concept per file:
  *   child.c    one operation on a target, run in a forked child process
  *   ops.c      the operations a child runs: probe, sample, dump, stats, control, report
+ *   blob.c     an answer's payload, shared by the requests it serves, bounded in all
  *   targets.c  which processes are served: discovery, selectors, following restarts
- *   cache.c    one attach per target at a time; answers shared and kept --min-interval
+ *   cache.c    one attach per target at a time; answers shared and kept; each target's
+ *              budget (--max-duty); attach slots shared fairly between users
  *   metrics.c  /metrics: Prometheus text 0.0.4, or OpenMetrics 1.0 when asked
  *   pprof.c    /debug/pprof/heap and /allocs: gzip'd profile.proto, ?debug=1, ?seconds=N;
  *              the sampler's window when the process runs without opt.prof
  *   webcfg.c   --web-config: TLS files and basic-auth users (bcrypt), exporter-toolkit's YAML
- *   http.c     the libmicrohttpd daemon: limits, authentication, routing, parameters
+ *   peer.c     who is at the other end of a connection: a local user, or an address
+ *   conns.c    connections: per-client limits, deadlines for a request and its answer
+ *   http.c     the libmicrohttpd daemon: authentication, who may do what, routing
  *
  * Why a child process per operation (child.c): the library borrows a target's
  * thread with ptrace and waits for it on SIGCHLD, and it holds back SIGTERM &
@@ -19,7 +23,11 @@
  * raised again in whichever thread happened to hold it.  A child per operation
  * is single-threaded, so the library runs exactly as under the CLI; a crash in
  * it (or in parsing a target's hostile ELF files) costs one answer, never the
- * server; the server's threads never ptrace anything.
+ * server; the server's threads never ptrace anything -- nor read a target's
+ * memory, nor any /proc file that waits for its memory (maps, cmdline): a
+ * page of a file system that never answers (FUSE) would hold that thread in
+ * the kernel, SIGKILL included.  A child stuck so is left behind (child.c),
+ * never waited for.
  */
 #ifndef JMA_SERVE_H
 #define JMA_SERVE_H
@@ -35,19 +43,39 @@
 #include <sys/types.h>
 
 #include <jemattach.h>
+#include <microhttpd.h>
 
 #include "core/clock.h"
 
+/* A condition variable whose timed waits take CLOCK_MONOTONIC deadlines. */
+static inline void serve_cond_init(pthread_cond_t *cv)
+{
+	pthread_condattr_t ca;
+
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(cv, &ca);
+	pthread_condattr_destroy(&ca);
+}
+
 /* --- configuration (filled by src/cli/cmd_serve.c) ------------------------- */
 
-enum serve_sel_kind { SEL_PID, SEL_COMM, SEL_UID, SEL_CGROUP };
+enum serve_sel_kind { SEL_PID, SEL_COMM, SEL_UID, SEL_CGROUP, SEL_UNIT, SEL_EXE };
 
-struct serve_sel {
+struct serve_cond {
 	enum serve_sel_kind kind;
 	pid_t pid;
 	uid_t uid;
 	regex_t re;		/* SEL_COMM: extended, matched against /proc/PID/comm */
-	char path[512];		/* SEL_CGROUP: a cgroup path prefix, on a component boundary */
+	char path[512];		/* SEL_CGROUP: a cgroup path prefix, on a component boundary;
+				 * SEL_UNIT: a unit's name; SEL_EXE: an executable's path */
+};
+
+/* One --target: conditions that must all hold ("uid=redis,exe=/usr/bin/redis-server"). */
+#define SEL_CONDS 4
+struct serve_sel {
+	struct serve_cond c[SEL_CONDS];
+	size_t n;
 	char text[600];		/* as given, for messages */
 };
 
@@ -60,6 +88,9 @@ struct webcfg {
 	char *cert_pem, *key_pem;	/* NULL: no TLS */
 	struct webcfg_user *users;
 	size_t nusers;
+	char dummy[64];		/* a bcrypt setting of the users' highest cost: what an
+				 * unknown user's password is checked against */
+	int mixed_costs;	/* the users' hashes differ in cost (a warning) */
 };
 
 struct serve_cfg {
@@ -79,6 +110,10 @@ struct serve_cfg {
 	int arenas;			/* per-arena series */
 	double max_overhead;		/* a sampler window ends past this share of the
 					 * target's CPU (0..1); 0: no limit */
+	int allow_sampler;		/* sampler windows for unauthenticated clients */
+	double max_duty;		/* share of each target's time serve's work may take:
+					 * its thread held, sampler windows (0..1] */
+	int need_exe;			/* a selector reads /proc/PID/exe */
 	int verbose;
 	const char *web_config;		/* --web-config, read by serve_run */
 	struct webcfg web;
@@ -90,38 +125,92 @@ struct serve_cfg {
  * entry point of jemattach-serve.so, which src/cli/cmd_serve.c loads. */
 int serve_run(struct serve_cfg *cfg);
 
+/* --- shared answers (blob.c) ---------------------------------------------- */
+
+/* An answer's payload in the server: made once, never changed, shared by
+ * every request it serves (a reference each) and freed with the last.  All
+ * that are alive at once take at most BLOB_TOTAL_MAX bytes: 16 requests for
+ * one profile hold one copy of it, and a new payload past the bound is
+ * refused, not allocated. */
+#define BLOB_TOTAL_MAX	(512ul << 20)
+
+struct blob {
+	atomic_uint refs;
+	size_t len;
+	char data[];		/* len bytes, then a NUL */
+};
+
+/* A blob of @len bytes (and a NUL), one reference; NULL with errno ENOSPC
+ * past the bound, ENOMEM. */
+struct blob *blob_new(size_t len);
+struct blob *blob_get(struct blob *b);
+void blob_put(struct blob *b);
+/* Bytes in blobs alive now. */
+size_t blob_total(void);
+
 /* --- a child per operation (child.c) ---------------------------------------- */
+
+/* A result's kind past enum jma_errkind's: the target's budget (--max-duty)
+ * allows no attach yet (rc -EAGAIN; 429). */
+#define OP_ERR_BUDGET 100
 
 /* What one operation brought back. */
 struct op_result {
 	int rc;			/* 0 or -errno */
-	int kind;		/* enum jma_errkind */
+	int kind;		/* enum jma_errkind, or OP_ERR_BUDGET */
 	char msg[512];		/* why, when rc != 0; a note otherwise */
 	uint64_t held_ns;	/* how long the target's thread was held */
 	double secs;		/* the child's wall time */
 	double started;		/* monotonic time the operation started */
 	int attached;		/* the child attached (counted in jemattach_attaches_total) */
-	char *data;		/* malloc'ed payload; NULL when none */
+	int killed;		/* the child was killed (its hard limit, or the server stops) */
+	double retry_at;	/* kind OP_ERR_BUDGET: when to ask again */
+	uint64_t seq;		/* a kept answer: its number in its flight (flight.seq) */
+	/* The payload: in the child, malloc'ed (blob NULL); in the server, the
+	 * bytes of @blob, shared.  NULL when none. */
+	char *data;
 	size_t len;
+	struct blob *blob;
 };
 
 void op_result_clear(struct op_result *r);
-/* A deep copy of @src into @dst; -ENOMEM. */
-int op_result_copy(struct op_result *dst, const struct op_result *src);
+/* @dst: @src, its payload shared (one more reference). */
+void op_result_share(struct op_result *dst, const struct op_result *src);
 
 /* Runs in the child: fills @r (r->data malloc'ed). */
 typedef void (*child_fn)(const void *arg, struct op_result *r);
 
+struct child_opts {
+	double hard_limit;		/* s; then the child is killed */
+	size_t max;			/* bytes of payload at most */
+	int cancellable;		/* @stop asks it to finish (SIGTERM), not SIGKILL */
+	const atomic_int *stop;		/* set: the server stops (NULL: never) */
+	pid_t target;			/* what it works on: a child left behind */
+	uid_t owner;			/* counts against its process and user */
+};
+
 /* Run @fn(@arg) in a forked child and collect its result in @out: at most
- * @max bytes of payload; a child still running after @hard_limit seconds is
- * killed (SIGKILL: the library's calls restore the target by themselves).  A
- * child that dies is an -EIO result saying how.  With @cancel, once *@cancel
- * is set the child is sent SIGTERM (once), which it must take as "finish
- * now with what you have" (the sampler's window).  Returns out->rc. */
-int child_run(child_fn fn, const void *arg, double hard_limit, size_t max,
-	      const atomic_int *cancel, struct op_result *out);
-/* In a child run with a @cancel: set (to SIGTERM) when it is asked to finish. */
+ * o->max bytes of payload (in a blob); a child still running after
+ * o->hard_limit seconds is killed (SIGKILL: the library's calls restore the
+ * target by themselves).  A child that dies is an -EIO result saying how.
+ * Once *o->stop is set, a cancellable child is sent SIGTERM (once), which it
+ * must take as "finish now with what you have" (the sampler's window), and
+ * SIGKILL CHILD_GRACE_S later; any other is killed at once.  A killed child
+ * that does not end within CHILD_REAP_S (asleep in the kernel on a file
+ * system that does not answer) is left behind, never waited for: reaped
+ * later (child_reap), and no new child is started for its process, nor for
+ * its user past CHILD_STUCK_PER_UID (child_refused).  Returns out->rc. */
+#define CHILD_GRACE_S		3.0
+#define CHILD_REAP_S		2.0
+#define CHILD_STUCK_PER_UID	2
+int child_run(child_fn fn, const void *arg, const struct child_opts *o, struct op_result *out);
+/* In a child run cancellable: set (to SIGTERM) when it is asked to finish. */
 extern volatile sig_atomic_t child_cancelled;
+/* Reap the children left behind that have ended; returns how many are left. */
+unsigned child_reap(void);
+/* 0 when a child may be started for process @pid of user @uid; else -EBUSY
+ * with the reason in @why. */
+int child_refused(pid_t pid, uid_t uid, char *why, size_t whylen);
 
 /* --- the operations (ops.c) ------------------------------------------------- */
 
@@ -141,6 +230,7 @@ enum op_kind {
 struct op_arg {
 	enum op_kind kind;
 	pid_t pid;
+	uid_t uid;			/* the process's owner (for fairness) */
 	const struct jma_options *opt;
 	unsigned sample_flags;		/* OP_SAMPLE: JMA_SAMPLE_* */
 	const struct op_sample *fixed;	/* OP_SAMPLE: version, config.prof and opt.prof
@@ -157,7 +247,6 @@ struct op_arg {
 	double seconds;			/* the window */
 	int alloc_only;			/* follow no frees */
 	double max_overhead;		/* 0..1; 0: none */
-	const atomic_int *cancel;	/* set: end the window now (the server stops) */
 };
 
 /* OP_SAMPLE's payload: this, then narenas struct jma_arena_sample. */
@@ -176,27 +265,43 @@ struct op_probe {
 
 /* The child's side: runs @arg (a struct op_arg). */
 void op_child(const void *arg, struct op_result *r);
-/* The parent's: run @a in a child, bounded by the configured timeout. */
-int op_run(const struct serve_cfg *cfg, const struct op_arg *a, struct op_result *r);
+/* The server's: run @a in a child, bounded by the configured timeout, ended
+ * when the server stops. */
+struct serve_ctx;
+int op_run(struct serve_ctx *sc, const struct op_arg *a, struct op_result *r);
 /* Decode an OP_SAMPLE payload: *out points into @r (arenas too); -EINVAL. */
 int op_sample_decode(const struct op_result *r, struct op_sample *out);
-/* "attach", "missing", ... for enum jma_errkind, and "timeout". */
+/* "attach", "missing", ... for enum jma_errkind, and "timeout", "budget". */
 const char *op_kind_reason(int kind, int rc);
 
 /* --- targets (targets.c) ---------------------------------------------------- */
 
 enum target_state { T_UNKNOWN, T_JEMALLOC, T_NONE };
 
+/* Which budget clock an operation of @kind runs on: 0 scrapes, 1 the rest. */
+#define BUDGET_OF(kind) ((kind) != OP_SAMPLE)
+
 struct flight {
 	int running;			/* a child works on it now */
 	uint64_t seq;			/* answers so far */
-	struct op_result res;		/* the last one */
+	int kept;			/* res holds the last one (cache_trim drops it) */
+	struct op_result res;
+};
+
+/* A profile's report (pprof.c), shared by the requests that want the same
+ * one: keyed by the dumps it is made of and what is asked. */
+#define REPORTS_KEPT 4
+struct report_flight {
+	int used, running;
+	uint64_t heap_seq, base_seq;	/* the OP_DUMP answers (base 0: none) */
+	int format, sample, need_alloc;
+	struct op_result res;
 };
 
 struct target {
 	int refs;			/* under the list's lock */
 	pid_t pid;
-	uint64_t mark;			/* jma_exec_mark at discovery */
+	uint64_t mark;			/* what program it runs (targets.c: start time, auxv) */
 	uid_t uid;
 	char comm[64];
 	char unit[256];			/* last component of its cgroup path */
@@ -207,6 +312,8 @@ struct target {
 	struct op_probe probe;
 	int gone;			/* no longer in /proc (or exec'd another program) */
 	uint64_t seen;			/* the last scan that saw it (under the list's lock) */
+	int probing;			/* a probe runs (under the list's lock) */
+	struct serve_ctx *sc;		/* (for the probe's thread) */
 
 	pthread_mutex_t mu;		/* everything below */
 	pthread_cond_t cv;
@@ -215,10 +322,13 @@ struct target {
 	uint64_t attaches;		/* children that attached */
 	int have_fixed;			/* fixed holds a first sample's version and options */
 	struct op_sample fixed;
+	/* The budget (--max-duty): no attach before next_attach[BUDGET_OF(kind)],
+	 * no sampler window before next_window (monotonic s).  Scrapes have a
+	 * clock of their own: a costly dump does not freeze the process's metrics. */
+	double next_attach[2], next_window;
 	int sampling;			/* a sampler window runs on it (pprof.c) */
+	struct report_flight rep[REPORTS_KEPT];
 };
-
-struct serve_ctx;
 
 int targets_init(struct serve_ctx *sc);
 void targets_fini(struct serve_ctx *sc);
@@ -237,42 +347,119 @@ void target_put(struct serve_ctx *sc, struct target *t);
  * -ESRCH when there is no such process; -ENOENT when it has no jemalloc (the
  * probe's reason in @why). */
 int targets_get(struct serve_ctx *sc, pid_t pid, struct target **out, char *why, size_t whylen);
+/* 1 when every uid of process @pid (real, effective, saved, file system) is
+ * @uid and its /proc entry is @uid's (it is dumpable: not setuid, not made
+ * unreadable): the process is @uid's own, as ptrace sees it. */
+int target_owned_by(pid_t pid, uid_t uid);
 
-/* --- one attach per target; answers shared and cached (cache.c) ------------- */
+/* --- one attach per target; answers shared and kept (cache.c) --------------- */
 
-struct serve_sem {
+/* Children at once, shared fairly: at most @n in all, and at most
+ * max(1, n / 2) for the processes of one user, so that a few processes of
+ * one user (answering slowly, on purpose or not) leave room for others. */
+struct serve_slots {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	unsigned left;
+	unsigned n, left, per_uid;
+	struct { uid_t uid; unsigned held; } u[256];
+	unsigned nu;
 };
 
-/* Start a shared operation @kind on @t unless an answer started at or after
- * @fresh (monotonic s) exists or one is running.  Never blocks. */
+void slots_init(struct serve_slots *s, unsigned n);
+/* Take a slot for a process of @uid, waiting while there is none (or @uid
+ * holds its share); 0, or -ECANCELED once the server stops. */
+int slots_take(struct serve_ctx *sc, struct serve_slots *s, uid_t uid);
+void slots_give(struct serve_slots *s, uid_t uid);
+
+/* An answer of @kind is fresh when it started at or after @fresh -- or,
+ * while the target's budget allows no new attach (t->next_attach), whatever
+ * its age.  Start one unless fresh or running.  Never blocks. */
 void cache_start(struct serve_ctx *sc, struct target *t, enum op_kind kind, double fresh);
-/* Wait until @t has an answer of @kind started at or after @fresh, at most
- * until @deadline; copy it to @out.  0, or -ETIMEDOUT (a result saying so). */
+/* Wait until @t has a fresh answer of @kind, at most until @deadline; share
+ * it in @out.  0, or -ETIMEDOUT (a result saying so, and when to try again). */
 int cache_wait(struct serve_ctx *sc, struct target *t, enum op_kind kind, double fresh,
 	       double deadline, struct op_result *out);
 /* Run an unshared operation (control) on @t once it is free, waiting at most
- * until @deadline for it to be; the answer is in @out. */
+ * until @deadline for it to be; the answer is in @out.  The answers kept
+ * (they describe the process as it was) are dropped. */
 int cache_run(struct serve_ctx *sc, struct target *t, const struct op_arg *a, double deadline,
 	      struct op_result *out);
-/* Operations started and not yet finished (for a clean stop). */
-unsigned cache_inflight(struct serve_ctx *sc);
+/* Wait on @cv (with @mu) until @until (monotonic s; 0: none), a quarter
+ * second at most, so that the server's stop is seen. */
+void cache_nap(pthread_cond_t *cv, pthread_mutex_t *mu, double until);
+/* Drop what @t keeps that is no longer fresh (its payloads), so that
+ * BLOB_TOTAL_MAX holds what is in use.  Caller holds t->mu. */
+void cache_trim(struct serve_ctx *sc, struct target *t);
+/* The cost of an operation to its target, in seconds of its time: how long
+ * its thread was held -- the child's whole time when it was killed. */
+double cache_cost(const struct op_result *r);
+/* After @cost seconds of the target's time ending at @end, when the next
+ * such use may start: the budget --max-duty over time. */
+double cache_next_ok(const struct serve_ctx *sc, double end, double cost);
+
+/* --- connections (conns.c, peer.c) ---------------------------------------- */
+
+/* Who is at the other end of connection socket @fd: a process of this host
+ * (its socket's owner, from the kernel: sock_diag), whatever loopback or local
+ * address it came from; else the remote address (IPv6 by its /64). */
+struct peer {
+	int local;			/* a process of this host: @uid is its user */
+	uid_t uid;
+	char name[64];			/* "uid 1000", "192.0.2.7", "2001:db8:1:2::/64" */
+};
+int peer_of(int fd, struct peer *p);
+
+/* A connection's phase, for its deadlines. */
+enum conn_phase { CONN_RECEIVING, CONN_WORKING, CONN_SENDING };
+
+struct conn {
+	struct conn *prev, *next;
+	int fd;
+	struct peer peer;
+	enum conn_phase phase;
+	double since;			/* the phase started (monotonic s) */
+	int refused;			/* over its client's limit: closed at once */
+};
+
+#define CONN_MAX	256	/* connections at once, all clients */
+#define CONN_PER_CLIENT	64	/* from one local user, or one remote address */
+#define CONN_REQUEST_S	10	/* to send a request, headers and body (or between two) */
+#define CONN_SEND_S	60	/* for an answer to be read */
+
+struct conns {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct conn *head;
+	unsigned n;
+	int stop;
+	pthread_t guard;
+	int guard_on;
+	atomic_ulong refused, expired;
+};
+
+int conns_start(struct serve_ctx *sc);
+void conns_stop(struct serve_ctx *sc);
+/* libmicrohttpd's MHD_OPTION_NOTIFY_CONNECTION. */
+void conns_notify(void *cls, struct MHD_Connection *c, void **socket_context,
+		  enum MHD_ConnectionNotificationCode code);
+/* The phase of @c's connection changes. */
+void conns_phase(struct serve_ctx *sc, struct conn *c, enum conn_phase phase);
 
 /* --- the server's state ------------------------------------------------------ */
 
 struct auth_cache {
 	pthread_mutex_t mu;
+	pthread_cond_t cv;
 	unsigned char key[16][32];	/* SHA-256 of user NUL password, verified */
 	unsigned n, next;
+	int hashing;			/* a bcrypt check runs (one at a time) */
 };
 
 struct serve_ctx {
 	struct serve_cfg *cfg;
 	pid_t self;
 
-	pthread_mutex_t mu;		/* the target list */
+	pthread_mutex_t mu;		/* the target list; no file is read under it */
 	struct target **tv;
 	size_t nt, cap;
 	double last_scan, scan_secs;	/* when, and how long the last scan took */
@@ -283,31 +470,31 @@ struct serve_ctx {
 	int scanner_on, stopping;
 	pthread_cond_t stop_cv;
 
-	struct serve_sem attach_sem;	/* cfg->max_attaches */
-	struct serve_sem report_sem;	/* profile reports (CPU work, no attach) */
+	struct serve_slots attach_slots;	/* cfg->max_attaches */
+	struct serve_slots probe_slots;		/* probes of new processes */
+	pthread_cond_t probe_cv;		/* a probe ended (with mu) */
+	struct serve_slots report_slots;	/* profile reports (CPU work, no attach) */
 	pthread_mutex_t fmu;
 	pthread_cond_t fcv;
 	unsigned inflight;		/* flight threads running */
 
 	unsigned samplers;		/* sampler windows running (under fmu) */
-	atomic_int closing;		/* the server stops: sampler windows end now */
+	atomic_int closing;		/* the server stops: waits end, workers are ended */
 
+	struct conns conns;
 	struct auth_cache auth;
 	atomic_ulong requests, rejected;	/* HTTP requests; refused ones (400, 401) */
 };
-
-void sem_init_n(struct serve_sem *s, unsigned n);
-void sem_take(struct serve_sem *s);
-void sem_give(struct serve_sem *s);
 
 /* --- answers (http.c builds them into libmicrohttpd responses) ------------- */
 
 struct reply {
 	int status;
 	const char *type;		/* Content-Type */
-	char *body;			/* malloc'ed */
+	char *body;			/* malloc'ed, or in @blob */
 	size_t len;
 	const char *filename;		/* Content-Disposition: attachment; filename="..." */
+	struct blob *blob;		/* body points into it (shared), or NULL */
 	int retry_after;		/* s; 0: no Retry-After */
 	char note[256];			/* X-Jemattach-Profile: how a profile was made; "": none */
 };
@@ -327,8 +514,13 @@ void reply_failed(struct reply *r, const struct target *t, const char *what,
 #define PPROF_SAMPLER_DEFAULT_S	30
 #define PPROF_SAMPLER_MAX_S	120
 #define PPROF_SAMPLERS_MAX	2	/* windows at once, all targets */
+/* Who asks: a sampler window needs --allow-sampler or an authenticated client. */
+struct asker {
+	int authenticated;		/* basic auth configured, and passed */
+	const struct peer *peer;	/* NULL: unknown */
+};
 void pprof_heap(struct serve_ctx *sc, struct target *t, int allocs, int debug, unsigned seconds,
-		struct reply *r);
+		const struct asker *who, struct reply *r);
 
 /* --- rendering ----------------------------------------------------------------- */
 

@@ -1,26 +1,38 @@
 /* targets.c -- which processes are served: discovery, selectors, following restarts.
  *
  * Every discover_interval the scanner lists /proc.  A process the selectors
- * choose (all of them without --target) and not yet known by its PID and exec
- * mark (jma_exec_mark: a restarted service, or a PID reused, is a new target)
- * is probed once in a child: jma_open finds jemalloc as `info` does (shared,
+ * choose (all of them without --target) and not yet known by its PID and mark
+ * (its start time and auxiliary vector: a restarted service, a PID reused or
+ * an exec is a new target) is probed once in a child: jma_open finds jemalloc as `info` does (shared,
  * preloaded, static, prefixed).  A process without jemalloc is remembered and
  * not probed again -- unless it is young (started less than YOUNG_S ago): it
  * may still be loading its libraries.  So a steady host costs one read of
  * /proc/PID/{stat,status,cgroup} per process per scan, and a probe per new
  * program run (measured: scan_secs, jemattach_discovery_duration_seconds).
+ *
+ * The server's threads read /proc/PID/{stat,status,cgroup,auxv} and the exe
+ * link only: none of these waits for the process's memory.  Not its memory
+ * itself (the AT_RANDOM bytes jma_exec_mark reads): a page of a FUSE file
+ * whose server never answers, mapped there, held the scanner in the kernel
+ * for good -- holding the target list's lock, so that /metrics and /targets
+ * stopped answering and SIGTERM waited for it.  Nothing is read under that
+ * lock now, and what reads a process's memory runs in a child (child.c).
  */
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "serve/serve.h"
 
 #define YOUNG_S		10.0
+#define PROBE_WAIT_S	5.0	/* a scan (a request) waits this long for its probes */
 #define PF_KTHREAD	0x00200000u
 
 /* What a process looks like from /proc, for selectors and labels. */
@@ -29,6 +41,8 @@ struct pinfo {
 	uid_t uid;
 	char comm[64];
 	char cgroup[512];
+	char exe[PATH_MAX];	/* when a selector asks (cfg->need_exe); "" unknown */
+	unsigned long long start;	/* clock ticks after boot */
 	double age;		/* seconds since it started */
 	int kthread;
 };
@@ -53,7 +67,7 @@ static double uptime(void)
 	return read_small("/proc/uptime", buf, sizeof(buf)) > 0 ? strtod(buf, NULL) : 0;
 }
 
-static int pinfo_read(pid_t pid, double up, struct pinfo *p)
+static int pinfo_read(pid_t pid, double up, int need_exe, struct pinfo *p)
 {
 	char path[64], buf[4096], *rp, *line;
 	unsigned long flags = 0;
@@ -75,6 +89,7 @@ static int pinfo_read(pid_t pid, double up, struct pinfo *p)
 		   "%*d %*d %llu", &ppid, &flags, &start) != 3)
 		return -ESRCH;
 	p->ppid = ppid;
+	p->start = start;
 	p->kthread = (flags & PF_KTHREAD) != 0;
 	p->age = up - (double)start / (double)sysconf(_SC_CLK_TCK);
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
@@ -90,7 +105,57 @@ static int pinfo_read(pid_t pid, double up, struct pinfo *p)
 		if (at)
 			snprintf(p->cgroup, sizeof(p->cgroup), "%.*s", (int)strcspn(at, "\n"), at);
 	}
+	if (need_exe) {
+		ssize_t n;
+
+		snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+		n = readlink(path, p->exe, sizeof(p->exe) - 1);
+		p->exe[n > 0 ? n : 0] = '\0';
+	}
 	return 0;
+}
+
+/* What program process @pid (started at @start) runs, from /proc alone: its
+ * start time, and its auxiliary vector (the kernel's copy), whose addresses --
+ * the stack's AT_RANDOM and AT_EXECFN, the vDSO, the entry -- an exec draws
+ * anew under ASLR.  (An exec of the same program with randomization off
+ * keeps it: that target's cached version and options then stay, until it
+ * restarts.) */
+static uint64_t mark_of(pid_t pid, unsigned long long start)
+{
+	unsigned char buf[2048];
+	uint64_t h = 0xcbf29ce484222325ull ^ start;	/* FNV-1a */
+	char path[64];
+	ssize_t n = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/auxv", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, buf, sizeof(buf));
+		close(fd);
+	}
+	for (ssize_t i = 0; i < n; i++)
+		h = (h ^ buf[i]) * 0x100000001b3ull;
+	return h ? h : 1;
+}
+
+int target_owned_by(pid_t pid, uid_t uid)
+{
+	char path[64], buf[4096], *line;
+	unsigned u[4];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if (read_small(path, buf, sizeof(buf)) <= 0 || !(line = strstr(buf, "\nUid:")) ||
+	    sscanf(line + 5, "%u %u %u %u", &u[0], &u[1], &u[2], &u[3]) != 4)
+		return 0;
+	for (int i = 0; i < 4; i++)
+		if (u[i] != uid)
+			return 0;
+	/* Not dumpable (a setuid program, or one that asked): root's entry. */
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	return stat(path, &st) == 0 && st.st_uid == uid;
 }
 
 /* The unit or container: the last component of the cgroup path. */
@@ -101,22 +166,64 @@ static void unit_of(const char *cgroup, char *out, size_t len)
 	snprintf(out, len, "%s", slash ? slash + 1 : cgroup);
 }
 
-static int sel_match(const struct serve_sel *s, const struct pinfo *p)
+/* unit=NAME: a component of the cgroup path reached through slices only
+ * ("/system.slice/NAME", "/a.slice/b.slice/NAME/..."): where systemd puts
+ * its units.  Below a unit nothing matches: a delegated subtree (a user's
+ * user@UID.service, a container's scope) is its owner's to name as it likes. */
+static int unit_match(const char *cgroup, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = cgroup; *p == '/';) {
+		size_t len = strcspn(p + 1, "/");
+
+		if (len == n && !strncmp(p + 1, name, n))
+			return 1;
+		if (len < 6 || strncmp(p + 1 + len - 6, ".slice", 6))
+			return 0;
+		p += 1 + len;
+	}
+	return 0;
+}
+
+static int cond_match(const struct serve_cond *c, const struct pinfo *p)
 {
 	size_t n;
 
-	switch (s->kind) {
+	switch (c->kind) {
 	case SEL_PID:
-		return s->pid == p->pid;
+		return c->pid == p->pid;
 	case SEL_COMM:
-		return regexec(&s->re, p->comm, 0, NULL, 0) == 0;
+		return regexec(&c->re, p->comm, 0, NULL, 0) == 0;
 	case SEL_UID:
-		return s->uid == p->uid;
+		return c->uid == p->uid;
 	case SEL_CGROUP:
-		n = strlen(s->path);
-		return !strncmp(p->cgroup, s->path, n) &&
-		       (p->cgroup[n] == '\0' || p->cgroup[n] == '/' || s->path[n - 1] == '/');
+		n = strlen(c->path);
+		return !strncmp(p->cgroup, c->path, n) &&
+		       (p->cgroup[n] == '\0' || p->cgroup[n] == '/' || c->path[n - 1] == '/');
+	case SEL_UNIT:
+		return unit_match(p->cgroup, c->path);
+	case SEL_EXE:
+		return p->exe[0] && !strcmp(p->exe, c->path);
 	}
+	return 0;
+}
+
+/* Every condition of @s holds. */
+static int sel_match(const struct serve_sel *s, const struct pinfo *p)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (!cond_match(&s->c[i], p))
+			return 0;
+	return s->n > 0;
+}
+
+/* @s names one process by its PID. */
+static int sel_by_pid(const struct serve_sel *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->c[i].kind == SEL_PID)
+			return 1;
 	return 0;
 }
 
@@ -131,15 +238,13 @@ static int selected(const struct serve_ctx *sc, const struct pinfo *p)
 		return 1;
 	for (size_t i = 0; i < sc->cfg->nsel; i++)
 		if (sel_match(&sc->cfg->sel[i], p))
-			r = sc->cfg->sel[i].kind == SEL_PID ? 2 : r ? r : 1;
+			r = sel_by_pid(&sc->cfg->sel[i]) ? 2 : r ? r : 1;
 	return r;
 }
 
 static struct target *target_new(const struct pinfo *p, uint64_t mark, int named)
 {
 	struct target *t = calloc(1, sizeof(*t));
-	pthread_condattr_t ca;
-
 	if (!t)
 		return NULL;
 	t->refs = 1;
@@ -151,10 +256,7 @@ static struct target *target_new(const struct pinfo *p, uint64_t mark, int named
 	snprintf(t->cgroup, sizeof(t->cgroup), "%s", p->cgroup);
 	unit_of(p->cgroup, t->unit, sizeof(t->unit));
 	pthread_mutex_init(&t->mu, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&t->cv, &ca);
-	pthread_condattr_destroy(&ca);
+	serve_cond_init(&t->cv);
 	return t;
 }
 
@@ -162,6 +264,8 @@ static void target_free(struct target *t)
 {
 	for (int k = 0; k < OP_NCACHED; k++)
 		op_result_clear(&t->fl[k].res);
+	for (int i = 0; i < REPORTS_KEPT; i++)
+		op_result_clear(&t->rep[i].res);
 	pthread_mutex_destroy(&t->mu);
 	pthread_cond_destroy(&t->cv);
 	free(t);
@@ -181,10 +285,16 @@ void target_put(struct serve_ctx *sc, struct target *t)
 /* Probe @t in a child: does it have jemalloc, and where. */
 static void probe(struct serve_ctx *sc, struct target *t)
 {
-	struct op_arg a = { .kind = OP_PROBE, .pid = t->pid, .opt = &sc->cfg->opt };
-	struct op_result r;
+	struct op_arg a = { .kind = OP_PROBE, .pid = t->pid, .uid = t->uid, .opt = &sc->cfg->opt };
+	struct op_result r = { 0 };
 
-	op_run(sc->cfg, &a, &r);
+	if (slots_take(sc, &sc->probe_slots, t->uid)) {
+		snprintf(r.msg, sizeof(r.msg), "the server stops");
+		r.rc = -ECANCELED;
+	} else {
+		op_run(sc, &a, &r);
+		slots_give(&sc->probe_slots, t->uid);
+	}
 	pthread_mutex_lock(&sc->mu);
 	sc->probes++;
 	if (!r.rc && r.len == sizeof(t->probe)) {
@@ -194,8 +304,66 @@ static void probe(struct serve_ctx *sc, struct target *t)
 		t->state = T_NONE;
 		snprintf(t->why, sizeof(t->why), "%s", r.msg[0] ? r.msg : "no answer");
 	}
+	t->probing = 0;
+	pthread_cond_broadcast(&sc->probe_cv);
 	pthread_mutex_unlock(&sc->mu);
 	op_result_clear(&r);
+}
+
+static void *probe_main(void *arg)
+{
+	struct target *t = arg;
+	struct serve_ctx *sc = t->sc;
+
+	probe(sc, t);
+	target_put(sc, t);
+	pthread_mutex_lock(&sc->fmu);
+	sc->inflight--;
+	pthread_cond_broadcast(&sc->fcv);
+	pthread_mutex_unlock(&sc->fmu);
+	return NULL;
+}
+
+/* Probe @t in a thread of its own, unless one runs (caller holds sc->mu):
+ * a probe stuck in the kernel holds that thread, never the scanner nor a
+ * request.  Probes of one user's processes take half the probe slots at
+ * most (slots_take). */
+static void probe_start(struct serve_ctx *sc, struct target *t)
+{
+	pthread_attr_t at;
+	pthread_t th;
+
+	if (t->probing)
+		return;
+	t->probing = 1;
+	t->sc = sc;
+	t->refs++;
+	pthread_mutex_lock(&sc->fmu);
+	sc->inflight++;
+	pthread_mutex_unlock(&sc->fmu);
+	pthread_attr_init(&at);
+	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&at, 8 << 20);	/* as a flight's (cache.c) */
+	if (pthread_create(&th, &at, probe_main, t)) {
+		t->probing = 0;
+		t->refs--;
+		pthread_mutex_lock(&sc->fmu);
+		sc->inflight--;
+		pthread_mutex_unlock(&sc->fmu);
+	}
+	pthread_attr_destroy(&at);
+}
+
+/* Wait until none of @v (@n) is being probed, at most PROBE_WAIT_S (caller
+ * holds sc->mu). */
+static void probes_wait(struct serve_ctx *sc, struct target **v, size_t n)
+{
+	double end = jma_clock_s(CLOCK_MONOTONIC) + PROBE_WAIT_S;
+
+	for (size_t i = 0; i < n; i++)
+		while (v[i]->probing && !atomic_load(&sc->closing) &&
+		       jma_clock_s(CLOCK_MONOTONIC) < end)
+			cache_nap(&sc->probe_cv, &sc->mu, end);
 }
 
 /* Caller holds sc->mu. */
@@ -243,14 +411,14 @@ static void list_drop(struct serve_ctx *sc, struct target *t)
 		}
 }
 
-/* Look at process @p, seen in scan @gen: a known target, a new one to probe
- * (returned, referenced), or one to leave?  Caller holds sc->mu. */
-static struct target *consider(struct serve_ctx *sc, const struct pinfo *p, int how, uint64_t gen)
+/* Look at process @p (its mark @mark), seen in scan @gen: a known target, a
+ * new one to probe (returned, referenced), or one to leave?  Caller holds sc->mu. */
+static struct target *consider(struct serve_ctx *sc, const struct pinfo *p, uint64_t mark, int how,
+			       uint64_t gen)
 {
 	struct target *t = list_find(sc, p->pid);
-	uint64_t mark = jma_exec_mark(p->pid);
 
-	if (t && (t->mark != mark || !mark)) {
+	if (t && t->mark != mark) {
 		/* Another program in that PID now: a new target. */
 		list_drop(sc, t);
 		t = NULL;
@@ -267,8 +435,6 @@ static struct target *consider(struct serve_ctx *sc, const struct pinfo *p, int 
 		}
 		return NULL;
 	}
-	if (!mark)
-		return NULL;
 	t = target_new(p, mark, how == 2);
 	if (!t || list_add(sc, t)) {
 		free(t);
@@ -305,17 +471,19 @@ int targets_scan(struct serve_ctx *sc)
 	while ((d = readdir(dir))) {
 		struct pinfo p;
 		struct target *t;
+		uint64_t mark;
 		int how;
 		char *end;
 		long pid = strtol(d->d_name, &end, 10);
 
 		if (*end || pid <= 0)
 			continue;
-		how = pinfo_read((pid_t)pid, up, &p) == 0 ? selected(sc, &p) : 0;
+		how = pinfo_read((pid_t)pid, up, sc->cfg->need_exe, &p) == 0 ? selected(sc, &p) : 0;
 		if (!how)
 			continue;
+		mark = mark_of(p.pid, p.start);
 		pthread_mutex_lock(&sc->mu);
-		t = consider(sc, &p, how, gen);
+		t = consider(sc, &p, mark, how, gen);
 		pthread_mutex_unlock(&sc->mu);
 		if (!t)
 			continue;
@@ -333,15 +501,24 @@ int targets_scan(struct serve_ctx *sc)
 	closedir(dir);
 	c1 = thread_cpu();
 	pthread_mutex_lock(&sc->mu);
-	for (size_t i = sc->nt; i-- > 0;)
-		if (sc->tv[i]->seen != gen)
+	for (size_t i = sc->nt; i-- > 0;) {
+		if (sc->tv[i]->seen != gen) {
 			list_remove(sc, i);
-	pthread_mutex_unlock(&sc->mu);
-	for (size_t i = 0; i < nprobe; i++) {
-		if (!probe_v[i]->gone)
-			probe(sc, probe_v[i]);
-		target_put(sc, probe_v[i]);
+			continue;
+		}
+		/* What is kept and no longer fresh goes (BLOB_TOTAL_MAX). */
+		pthread_mutex_lock(&sc->tv[i]->mu);
+		cache_trim(sc, sc->tv[i]);
+		pthread_mutex_unlock(&sc->tv[i]->mu);
 	}
+	for (size_t i = 0; i < nprobe; i++)
+		if (!probe_v[i]->gone)
+			probe_start(sc, probe_v[i]);
+	probes_wait(sc, probe_v, nprobe);
+	pthread_mutex_unlock(&sc->mu);
+	child_reap();
+	for (size_t i = 0; i < nprobe; i++)
+		target_put(sc, probe_v[i]);
 	free(probe_v);
 	pthread_mutex_lock(&sc->mu);
 	for (size_t i = 0; i < sc->nt; i++)
@@ -358,38 +535,36 @@ int targets_get(struct serve_ctx *sc, pid_t pid, struct target **out, char *why,
 {
 	struct pinfo p;
 	struct target *t;
-	int how, unknown, err = 0;
+	uint64_t mark;
+	int how, err = 0;
 
 	*out = NULL;
-	if (pinfo_read(pid, uptime(), &p))
+	if (pinfo_read(pid, uptime(), sc->cfg->need_exe, &p))
 		return -ESRCH;
 	if (!(how = selected(sc, &p)))
 		return -EACCES;
+	mark = mark_of(pid, p.start);
 	pthread_mutex_lock(&sc->mu);
 	t = list_find(sc, pid);
-	if (t && t->mark != jma_exec_mark(pid))
+	if (t && t->mark != mark)
 		t = NULL;
-	if (t)
+	if (t) {
 		t->refs++;
-	unknown = t && t->state == T_UNKNOWN;
-	pthread_mutex_unlock(&sc->mu);
-	if (unknown)
-		probe(sc, t);	/* the scanner's probe is under way: no need to wait for it */
-	if (!t) {
+	} else {
 		/* Not scanned yet: probe it now, as the scanner would. */
-		uint64_t mark = jma_exec_mark(pid);
-
-		if (!mark || !(t = target_new(&p, mark, how == 2)))
+		pthread_mutex_unlock(&sc->mu);
+		if (!(t = target_new(&p, mark, how == 2)))
 			return -ESRCH;
-		t->refs = 2;
-		probe(sc, t);
 		pthread_mutex_lock(&sc->mu);
 		t->seen = sc->scans;
 		if (list_find(sc, pid) || list_add(sc, t))
-			t->refs--;
-		pthread_mutex_unlock(&sc->mu);
+			t->refs--;	/* (not listed: ours alone) */
+		t->refs++;
 	}
-	pthread_mutex_lock(&sc->mu);
+	if (t->state == T_UNKNOWN) {
+		probe_start(sc, t);
+		probes_wait(sc, &t, 1);
+	}
 	if (t->state != T_JEMALLOC) {
 		snprintf(why, whylen, "%s", t->state == T_NONE ? t->why : "not probed yet");
 		err = -ENOENT;
@@ -452,14 +627,10 @@ static void *scanner(void *arg)
 
 int targets_init(struct serve_ctx *sc)
 {
-	pthread_condattr_t ca;
-
 	sc->self = getpid();
 	pthread_mutex_init(&sc->mu, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&sc->stop_cv, &ca);
-	pthread_condattr_destroy(&ca);
+	serve_cond_init(&sc->stop_cv);
+	serve_cond_init(&sc->probe_cv);
 	return 0;
 }
 
@@ -538,7 +709,7 @@ int targets_json(struct serve_ctx *sc, FILE *f)
 		pthread_mutex_lock(&t->mu);
 		r = &t->fl[OP_SAMPLE].res;
 		fprintf(f, ", \"attaches\": %llu", (unsigned long long)t->attaches);
-		if (t->fl[OP_SAMPLE].seq) {
+		if (t->fl[OP_SAMPLE].kept) {
 			fprintf(f, ", \"up\": %d, \"age_seconds\": %.3f, \"held_seconds\": %.6f, "
 				"\"reason\": ", r->rc == 0, jma_clock_s(CLOCK_MONOTONIC) - r->started,
 				(double)r->held_ns / 1e9);
