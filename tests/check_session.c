@@ -1,4 +1,4 @@
-/* check_session.c -- the session handle (src/process/session.c): options, errors, logging,
+/* check_session.c -- the session handle (src/core/session.c): options, errors, logging,
  * the attach pairing, over the fake backend. */
 #include <check.h>
 #include <errno.h>
@@ -203,17 +203,17 @@ START_TEST(test_session_attach_pairing)
 {
 	struct fake_je *je;
 	jma_session *s = jma_new(NULL);
-	int here;
+	int own;
 
 	ck_assert_int_eq(fake_open(s, V(5, 3, 0), &je), 0);
 	ck_assert_int_eq(jma_attach(s), 0);
 	ck_assert_int_eq(jma_attach(s), 0);
 	ck_assert_int_eq(jma_attached(s), 1);
 	ck_assert_uint_eq(je->begins, 1);
-	/* Inside an attachment, auto_begin/end leave it alone. */
-	ck_assert_int_eq(jma_auto_begin(s, &here), 0);
-	ck_assert_int_eq(here, 0);
-	ck_assert_int_eq(jma_auto_end(s, here, -EIO), -EIO);
+	/* Inside an attachment, the hold bracket leaves it alone. */
+	ck_assert_int_eq(jma_hold_begin(s, &own), 0);
+	ck_assert_int_eq(own, 0);
+	ck_assert_int_eq(jma_hold_end(s, own, -EIO), -EIO);
 	ck_assert_uint_eq(je->ends, 0);
 	ck_assert_int_eq(jma_detach(s), 0);
 	ck_assert_int_eq(jma_detach(s), 0);
@@ -222,38 +222,67 @@ START_TEST(test_session_attach_pairing)
 }
 END_TEST
 
-/* auto_end keeps the operation's error and message, unless giving the
- * target back failed: that error wins. */
-START_TEST(test_session_auto_end_errors)
+/* jma_hold_end keeps the operation's error and message, unless giving the
+ * target back failed: that error wins, the operation's message after its
+ * own. */
+START_TEST(test_session_hold_end_errors)
 {
 	struct fake_je *je;
 	jma_session *s = jma_new(NULL);
-	int here;
+	int own;
 
 	ck_assert_int_eq(fake_open(s, V(5, 3, 0), &je), 0);
-	ck_assert_int_eq(jma_auto_begin(s, &here), 0);
-	ck_assert_int_eq(here, 1);
+	ck_assert_int_eq(jma_hold_begin(s, &own), 0);
+	ck_assert_int_eq(own, 1);
 	(void)jma_fail(s, JMA_ERR_TARGET, -ENOENT, "the operation's own error");
-	ck_assert_int_eq(jma_auto_end(s, here, -ENOENT), -ENOENT);
+	ck_assert_int_eq(jma_hold_end(s, own, -ENOENT), -ENOENT);
 	ck_assert_str_eq(jma_errmsg(s), "the operation's own error");
 	ck_assert_int_eq(jma_errkind(s), JMA_ERR_TARGET);
 	ck_assert_uint_eq(je->ends, 1);
 	/* Whatever the end wrote meanwhile. */
 	je->end_note = true;
-	ck_assert_int_eq(jma_auto_begin(s, &here), 0);
-	(void)jma_fail(s, JMA_ERR_TARGET, -EIO, "the next operation's error");
-	ck_assert_int_eq(jma_auto_end(s, here, -EIO), -EIO);
+	ck_assert_int_eq(jma_hold_begin(s, &own), 0);
+	(void)jma_fail_hint(s, JMA_HINT_RETRY, JMA_ERR_TARGET, -EIO, "the next operation's error");
+	ck_assert_int_eq(jma_hold_end(s, own, -EIO), -EIO);
 	ck_assert_str_eq(jma_errmsg(s), "the next operation's error");
 	ck_assert_int_eq(jma_errkind(s), JMA_ERR_TARGET);
+	ck_assert_uint_eq(jma_errhints(s), JMA_HINT_RETRY);
 	je->end_note = false;
 
 	je->fail_end = -ESRCH;
-	ck_assert_int_eq(jma_auto_begin(s, &here), 0);
+	ck_assert_int_eq(jma_hold_begin(s, &own), 0);
 	(void)jma_fail(s, JMA_ERR_TARGET, -ENOENT, "the operation's own error");
-	ck_assert_int_eq(jma_auto_end(s, here, -ENOENT), -ESRCH);
-	ck_assert_ptr_nonnull(strstr(jma_errmsg(s), "cannot end"));
+	ck_assert_int_eq(jma_hold_end(s, own, -ENOENT), -ESRCH);
+	ck_assert_str_eq(jma_errmsg(s), "fake: cannot end: No such process\n"
+			 "  before that: the operation's own error");
 	ck_assert_int_eq(jma_errkind(s), JMA_ERR_UNSAFE);
 	ck_assert_int_eq(jma_attached(s), 0);
+	/* No error before: the end's message alone. */
+	ck_assert_int_eq(jma_hold_begin(s, &own), 0);
+	ck_assert_int_eq(jma_hold_end(s, own, 0), -ESRCH);
+	ck_assert_str_eq(jma_errmsg(s), "fake: cannot end: No such process");
+	jma_free(s);
+}
+END_TEST
+
+/* A hold that could not begin has nothing to end: the begin's error. */
+START_TEST(test_session_hold_begin_fails)
+{
+	struct fake_je *je;
+	jma_session *s = jma_new(NULL);
+	int own = 1;
+
+	ck_assert_int_eq(jma_hold_begin(s, &own), -EINVAL);
+	ck_assert_int_eq(own, 0);
+	ck_assert_str_eq(jma_errmsg(s), "session not open");
+	ck_assert_int_eq(fake_open(s, V(5, 3, 0), &je), 0);
+	je->fail_begin = -EPERM;
+	ck_assert_int_eq(jma_hold_begin(s, &own), -EPERM);
+	ck_assert_int_eq(own, 0);
+	ck_assert_int_eq(jma_hold_end(s, own, -EPERM), -EPERM);
+	ck_assert_str_eq(jma_errmsg(s), "fake: cannot begin: Operation not permitted");
+	ck_assert_int_eq(jma_errkind(s), JMA_ERR_ATTACH);
+	ck_assert_uint_eq(je->ends, 0);
 	jma_free(s);
 }
 END_TEST
@@ -272,7 +301,8 @@ Suite *suite_session(void)
 	suite_add_tcase(s, pure);
 	tcase_add_test(fake, test_session_open_backend);
 	tcase_add_test(fake, test_session_attach_pairing);
-	tcase_add_test(fake, test_session_auto_end_errors);
+	tcase_add_test(fake, test_session_hold_end_errors);
+	tcase_add_test(fake, test_session_hold_begin_fails);
 	suite_add_tcase(s, fake);
 	return s;
 }

@@ -7,8 +7,10 @@
  *   jma_detach(s);             put the thread back exactly as it was
  *   jma_free(s);               (detaches too)
  *
- * Calls made while not attached attach and detach around themselves.  Keep
- * attachments short: the chosen thread is stopped for their whole length.
+ * Calls made while not attached attach and detach around themselves
+ * (jma_hold_begin/jma_hold_end, the same bracket for the caller's own).
+ * Keep attachments short: the chosen thread is stopped for their whole
+ * length.
  */
 #ifndef JEMATTACH_SESSION_H
 #define JEMATTACH_SESSION_H
@@ -90,6 +92,21 @@ int jma_attach(jma_session *s) JMA_MUST_CHECK;
 /* Restore the thread and let it go.  A failure to restore is returned. */
 int jma_detach(jma_session *s);
 int jma_attached(const jma_session *s);
+
+/* One operation's attachment, for code that may run attached or not.
+ * jma_hold_begin attaches unless the session is attached already; *@own
+ * says whether it did.  jma_hold_end detaches only then, and returns @err
+ * (the operation's: 0 or -errno) with its message kept -- unless restoring
+ * the target failed: that failure is returned then, as it matters most,
+ * and its message goes on with @err's ("before that: ...").
+ *
+ *   int own, err = jma_hold_begin(s, &own);
+ *   if (!err)
+ *           err = ...calls...;
+ *   err = jma_hold_end(s, own, err);
+ */
+int jma_hold_begin(jma_session *s, int *own) JMA_MUST_CHECK;
+int jma_hold_end(jma_session *s, int own, int err);
 /* How long the last jma_attach..jma_detach kept the thread from its own work:
  * from just before it was asked to stop to just after it was let go (both
  * measured at the ptrace calls, so an upper bound of the real stop).  0 before

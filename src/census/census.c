@@ -179,7 +179,7 @@ int jma_census_run(jma_session *s, const struct jma_census_opts *o, struct jma_c
 	c.start_ns = t0;
 	c.deadline_ns = t0 + (int64_t)jma_timeout_ms(s) * 1000000;
 	/* A core's memory is read through the emulator's image. */
-	err = s->offline ? jma_auto_begin(s, &here) : 0;
+	err = s->offline ? jma_hold_begin(s, &here) : 0;
 	if (!err)
 		err = get_maps(&c);
 	if (!err)
@@ -240,7 +240,7 @@ int jma_census_run(jma_session *s, const struct jma_census_opts *o, struct jma_c
 	if (!err && finish(&c))
 		err = jma_fail(s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
 	if (here)
-		err = jma_auto_end(s, here, err);
+		err = jma_hold_end(s, here, err);
 	warnings(&c);
 	c.out->mem_bytes = c.capblocks * 16 + c.capext * sizeof(*c.ext) + c.capcached * 8 +
 			   c.capraw * sizeof(*c.raw) +

@@ -99,14 +99,14 @@ static int refuse_action(const struct cli *c, const char *cmd, const char *name)
 static int read_all(struct cli *c, char **names, int n, enum jma_type as, struct jma_value *v,
 		    char **errs, int *got, bool *whole)
 {
-	int rc = EXIT_OK;
+	int own, err = 0, rc = EXIT_OK;
 
 	*got = 0;
 	*whole = false;
-	if (jma_attach(c->s))
+	if (jma_hold_begin(c->s, &own))
 		return cli_fail_session(c);
 	for (*got = 0; *got < n; (*got)++) {
-		if (!jma_get_as(c->s, names[*got], as, &v[*got]))
+		if (!(err = jma_get_as(c->s, names[*got], as, &v[*got])))
 			continue;
 		if (!jma_attached(c->s) || (jma_errkind(c->s) != JMA_ERR_TARGET &&
 					    jma_errkind(c->s) != JMA_ERR_USAGE &&
@@ -117,15 +117,12 @@ static int read_all(struct cli *c, char **names, int n, enum jma_type as, struct
 		errs[*got] = cli_errmsg(c->s);
 		if (!errs[*got])
 			break;
+		err = 0;
 	}
-	if (*got < n) {
-		rc = cli_fail_session(c);
-		jma_detach(c->s);
-	} else if (jma_detach(c->s)) {
-		rc = cli_fail_session(c);
-	} else {
-		*whole = true;
-	}
+	/* The thread let go before anything is said. */
+	if (jma_hold_end(c->s, own, err))
+		return cli_fail_session(c);
+	*whole = true;
 	return rc;
 }
 
@@ -180,33 +177,28 @@ int cmd_get(struct cli *c, int argc, char **argv)
 }
 
 /* The type of @name, found from the target (attached); on failure the
- * thread is let go and the exit code returned. */
+ * exit code of the error it printed. */
 static int probe_type(struct cli *c, const char *name, enum jma_type *type)
 {
 	unsigned access = 0;
-	int rc;
 
 	if (!jma_ctl_type(c->s, name, type, &access))
 		return EXIT_OK;
-	if (jma_errkind(c->s) == JMA_ERR_TARGET && jma_attached(c->s)) {
-		/* Not readable, so not probeable: the user must say. */
-		jma_detach(c->s);
+	/* Not readable, so not probeable: the user must say. */
+	if (jma_errkind(c->s) == JMA_ERR_TARGET && jma_attached(c->s))
 		return cli_error(EXIT_USAGE, "cannot tell the type of %s (%s); give --type", name,
 				 jma_errmsg(c->s));
-	}
-	rc = cli_fail_session(c);
-	jma_detach(c->s);
-	return rc;
+	return cli_fail_session(c);
 }
 
 int cmd_set(struct cli *c, int argc, char **argv)
 {
 	static const struct option longopts[] = { { "type", required_argument, NULL, 'y' }, { 0 } };
 	enum jma_type type = JMA_T_UNKNOWN;
-	struct jma_value in, old;
+	struct jma_value in = { .type = JMA_T_UNKNOWN }, old = { .type = JMA_T_UNKNOWN };
 	const char *name, *text;
 	char a[4200], b[4200];
-	int opt, err, rc = EXIT_OK;
+	int opt, err, own, rc = EXIT_OK;
 
 	/* "+": options only before NAME, so that VALUE may be negative (-1). */
 	while ((opt = getopt_long(argc, argv, "+y:", longopts, NULL)) != -1) {
@@ -223,23 +215,18 @@ int cmd_set(struct cli *c, int argc, char **argv)
 	text = argv[optind + 1];
 	if ((rc = refuse_action(c, "set", name)))
 		return rc;
-	if (jma_attach(c->s))
+	if (jma_hold_begin(c->s, &own))
 		return cli_fail_session(c);
-	if (type == JMA_T_UNKNOWN && (rc = probe_type(c, name, &type)))
-		return rc;
-	err = jma_value_parse(type, text, &in);
-	if (err) {
-		jma_detach(c->s);
-		return cli_error(EXIT_USAGE, "invalid %s value \"%s\" for %s%s", jma_type_name(type),
-				 text, name, err == -ERANGE ? ": out of range" : "");
-	}
-	err = jma_set(c->s, name, &in, &old);
-	if (err) {
+	if (type == JMA_T_UNKNOWN)
+		rc = probe_type(c, name, &type);
+	if (!rc && (err = jma_value_parse(type, text, &in)))
+		rc = cli_error(EXIT_USAGE, "invalid %s value \"%s\" for %s%s", jma_type_name(type),
+			       text, name, err == -ERANGE ? ": out of range" : "");
+	if (!rc && jma_set(c->s, name, &in, &old))
 		rc = cli_fail_session(c);
-		jma_detach(c->s);
-	} else if (jma_detach(c->s)) {
+	if (jma_hold_end(c->s, own, 0))
 		rc = cli_fail_session(c);
-	} else {
+	if (rc == EXIT_OK) {
 		jma_value_format(&in, b, sizeof(b));
 		if (old.type != JMA_T_UNKNOWN) {
 			jma_value_format(&old, a, sizeof(a));

@@ -53,7 +53,7 @@ int cmd_info(struct cli *c, int argc, char **argv)
 	struct jma_value v[NINFO];
 	int have[NINFO] = { 0 };
 	struct jma_target_info ti;
-	int json = 0, opt, rc = EXIT_OK;
+	int json = 0, opt, own, rc = EXIT_OK;
 
 	while ((opt = getopt_long(argc, argv, "j", longopts, NULL)) != -1) {
 		if (opt != 'j')
@@ -62,7 +62,7 @@ int cmd_info(struct cli *c, int argc, char **argv)
 	}
 	if (optind != argc)
 		return cli_usage(c, "info", "unexpected argument \"%s\"", argv[optind]);
-	if (jma_attach(c->s))
+	if (jma_hold_begin(c->s, &own))
 		return cli_fail_session(c);
 	for (size_t i = 0; i < NINFO; i++) {
 		/* prof.* are ENOENT without --enable-prof: show them as absent. */
@@ -74,7 +74,7 @@ int cmd_info(struct cli *c, int argc, char **argv)
 		rc = cli_fail_session(c);
 		goto out;
 	}
-	if (jma_target_info(c->s, &ti) || jma_detach(c->s)) {
+	if (jma_hold_end(c->s, own, jma_target_info(c->s, &ti))) {
 		rc = cli_fail_session(c);
 		goto out;
 	}

@@ -60,7 +60,7 @@ static void status_text(const struct jma_value *v, const int *have, int avail, c
 static int prof_status(struct cli *c, int argc, char **argv)
 {
 	struct jma_value v[NSTATUS];
-	int have[NSTATUS] = { 0 }, json = 0, rc = EXIT_OK, avail, off;
+	int have[NSTATUS] = { 0 }, json = 0, own, rc = EXIT_OK, avail, off;
 	size_t lg;
 	char why[1024] = "";
 
@@ -68,7 +68,7 @@ static int prof_status(struct cli *c, int argc, char **argv)
 		json = 1;
 	else if (argc != 1)
 		return cli_usage(c, "prof", "invalid arguments to prof status");
-	if (jma_attach(c->s))
+	if (jma_hold_begin(c->s, &own))
 		return cli_fail_session(c);
 	for (size_t i = 0; i < NSTATUS; i++)
 		have[i] = jma_get(c->s, status_names[i], &v[i]) == 0;
@@ -83,7 +83,7 @@ static int prof_status(struct cli *c, int argc, char **argv)
 		snprintf(why, sizeof(why), "%s", m ? m : jma_errmsg(c->s));
 		free(m);
 	}
-	if (!jma_attached(c->s) || jma_detach(c->s)) {
+	if (!jma_attached(c->s) || jma_hold_end(c->s, own, 0)) {
 		rc = cli_fail_session(c);
 		goto out;
 	}
@@ -123,16 +123,16 @@ static int prof_gdump(struct cli *c, int argc, char **argv)
 {
 	struct jma_value in = { .type = JMA_T_BOOL }, old;
 	bool on;
-	int rc = EXIT_OK;
+	int own, rc = EXIT_OK;
 
 	if (argc != 2 || parse_onoff(argv[1], &on))
 		return cli_usage(c, "prof", "prof gdump needs on or off");
 	in.b = on;
-	if (jma_attach(c->s))
+	if (jma_hold_begin(c->s, &own))
 		return cli_fail_session(c);
 	if (jma_prof_check(c->s) || jma_set(c->s, "prof.gdump", &in, &old))
 		rc = cli_fail_session(c);
-	if (jma_detach(c->s) && rc == EXIT_OK)
+	if (jma_hold_end(c->s, own, 0))
 		rc = cli_fail_session(c);
 	if (rc == EXIT_OK)
 		printf("prof.gdump: %s -> %s\n", old.b ? "true" : "false", on ? "true" : "false");

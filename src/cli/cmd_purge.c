@@ -51,7 +51,7 @@ static int arena_action(struct cli *c, int argc, char **argv, const char *action
 	unsigned long idx = 0;
 	unsigned all;
 	struct mem before, after;
-	int rc = EXIT_OK, every = argc < 2 || !strcmp(argv[1], "all");
+	int own, rc = EXIT_OK, every = argc < 2 || !strcmp(argv[1], "all");
 
 	if (argc > 2)
 		return cli_usage(c, action, "too many arguments");
@@ -62,7 +62,7 @@ static int arena_action(struct cli *c, int argc, char **argv, const char *action
 			return cli_usage(c, action, "invalid ARENA \"%s\": a number or \"all\"", argv[1]);
 		idx = (unsigned long)v;
 	}
-	if (jma_attach(c->s))
+	if (jma_hold_begin(c->s, &own))
 		return cli_fail_session(c);
 	if (jma_get(c->s, "arenas.narenas", &narenas) || jma_arena_all(c->s, &all)) {
 		rc = cli_fail_session(c);
@@ -88,7 +88,7 @@ static int arena_action(struct cli *c, int argc, char **argv, const char *action
 	print_bytes("retained", before.retained, after.retained);
 	printf("  dirty     %10zu -> %-10zu pages\n", before.dirty, after.dirty);
 out:
-	if (jma_detach(c->s) && rc == EXIT_OK)
+	if (jma_hold_end(c->s, own, 0))
 		rc = cli_fail_session(c);
 	return rc;
 }

@@ -115,17 +115,17 @@ static int snapshot(struct cli *c, jma_track *t, unsigned long k, uint64_t *allo
 	double t0 = jma_clock_s(CLOCK_MONOTONIC);
 	char *buf = NULL, name[64];
 	size_t len = 0;
-	int err = jma_attach(c->s), derr;
+	int own, err = jma_hold_begin(c->s, &own);
 
 	if (!err && !(err = read_allocated(c->s, &m.allocated)))
 		err = jma_prof_dump(c->s, &buf, &len);
-	derr = jma_attached(c->s) ? jma_detach(c->s) : 0;
+	err = jma_hold_end(c->s, own, err);
 	m.hold_ns = (uint64_t)((jma_clock_s(CLOCK_MONOTONIC) - t0) * 1e9);
-	if (err || derr) {
+	if (err) {
 		free(buf);
 		/* Ctrl-C while attaching or before a call: the normal end of a
 		 * track; that snapshot is not taken, the log ends before it. */
-		if (cli_stop && (err == -EINTR || (!err && derr == -EINTR)))
+		if (cli_stop && err == -EINTR)
 			return EXIT_OK;
 		return cli_fail_session(c);
 	}
@@ -147,7 +147,7 @@ static int wait_next(struct cli *c, const struct track_args *a, uint64_t base)
 	while (!cli_stop) {
 		struct timespec step = { 0, 100000000 };
 		double left = end - jma_clock_s(CLOCK_MONOTONIC);
-		uint64_t v;
+		uint64_t v = 0;
 
 		if (left <= 0)
 			return EXIT_OK;
@@ -155,11 +155,10 @@ static int wait_next(struct cli *c, const struct track_args *a, uint64_t base)
 			step.tv_nsec = (long)(left * 1e9);
 		nanosleep(&step, NULL);
 		if (a->churn && !cli_stop) {
-			int err = jma_attach(c->s), derr;
+			int own, err = jma_hold_begin(c->s, &own);
 			if (!err)
 				err = read_allocated(c->s, &v);
-			derr = jma_attached(c->s) ? jma_detach(c->s) : 0;
-			err = err ? err : derr;
+			err = jma_hold_end(c->s, own, err);
 			if (err == -EINTR && cli_stop)
 				return EXIT_OK;	/* Ctrl-C: the normal end */
 			if (err)

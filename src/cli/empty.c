@@ -56,8 +56,8 @@ void cli_hint_empty(struct cli *c, jma_heap *h, const struct jma_heap_report_opt
 			"(prof.lg_sample %u)\n", cli_bytes(in.period, a, sizeof(a)), lg);
 	if (c && c->s && c->pid) {
 		struct jma_value v;
-		/* One hold for both reads. */
-		int own = !jma_attached(c->s) && jma_attach(c->s) == 0;
+		/* One hold for both reads (without it, each read attaches itself). */
+		int own, err = jma_hold_begin(c->s, &own);
 
 		snprintf(pid, sizeof(pid), "%d", (int)c->pid);
 		if (jma_get(c->s, "prof.active", &v) == 0 && v.type == JMA_T_BOOL && !v.b)
@@ -71,7 +71,7 @@ void cli_hint_empty(struct cli *c, jma_heap *h, const struct jma_heap_report_opt
 				fprintf(stderr, ": %.1f sample periods", (double)bytes / (double)in.period);
 			fputs("\n", stderr);
 		}
-		if (own && jma_detach(c->s))
+		if (!err && jma_hold_end(c->s, own, 0))
 			cli_fail_session(c);
 	}
 	fputs("  to see more:", stderr);

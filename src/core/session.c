@@ -106,32 +106,44 @@ uint64_t jma_held_ns(const jma_session *s)
 	return s->be && s->be->ops->held_ns ? s->be->ops->held_ns(s->be) : 0;
 }
 
-int jma_auto_begin(jma_session *s, int *attached_here)
-{
-	*attached_here = 0;
-	if (s->attached)
-		return 0;
-	*attached_here = 1;
-	return jma_attach(s);
-}
-
-int jma_auto_end(jma_session *s, int attached_here, int err)
+int jma_detach_keep(jma_session *s, int err)
 {
 	char keep[sizeof(s->err)];
 	enum jma_errkind kind = s->kind;
 	unsigned hints = s->hints;
+	size_t used;
 	int derr;
 
-	if (!attached_here)
-		return err;
 	memcpy(keep, s->err, sizeof(keep));
 	derr = jma_detach(s);
-	if (derr)
-		return derr;
-	memcpy(s->err, keep, sizeof(keep));
-	s->kind = kind;
-	s->hints = hints;
+	if (!derr) {
+		memcpy(s->err, keep, sizeof(keep));
+		s->kind = kind;
+		s->hints = hints;
+	} else if (err) {
+		used = strlen(s->err);
+		snprintf(s->err + used, sizeof(s->err) - used, "\n  before that: %s", keep);
+	}
+	return derr;
+}
+
+int jma_hold_begin(jma_session *s, int *own)
+{
+	int err;
+
+	*own = 0;
+	if (s->attached)
+		return 0;
+	err = jma_attach(s);
+	*own = !err;
 	return err;
+}
+
+int jma_hold_end(jma_session *s, int own, int err)
+{
+	int derr = own ? jma_detach_keep(s, err) : 0;
+
+	return derr ? derr : err;
 }
 
 int jma_target_info(jma_session *s, struct jma_target_info *info)

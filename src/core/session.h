@@ -50,10 +50,11 @@ int jma_set_backend(jma_session *s, struct jma_backend *be);
 /* The options' timeout of one call, in ms (10 s when unset, at most a day). */
 int jma_timeout_ms(const jma_session *s);
 
-/* Attach for the duration of one operation when the caller has not; pair with
- * jma_auto_end, which detaches only if jma_auto_begin attached.  A failure to
- * restore the target overrides @err. */
-int jma_auto_begin(jma_session *s, int *attached_here);
-int jma_auto_end(jma_session *s, int attached_here, int err);
+/* jma_detach, the error recorded last (message, kind, hints) kept for the
+ * caller, whatever the backend's end noted meanwhile.  Returns 0, or the
+ * failure to restore the target: that is the error then, as it matters
+ * most, and when @err says an error was recorded before, its message
+ * follows, "before that: ...".  (jma_hold_end's end.) */
+int jma_detach_keep(jma_session *s, int err);
 
 #endif

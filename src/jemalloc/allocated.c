@@ -33,14 +33,14 @@ int jma_allocated_total(jma_session *s, uint64_t *bytes, uint64_t *count)
 	uint32_t v = jma_jemalloc_version(s);
 	unsigned nbins = 0, nlext = 0;
 	size_t len = sizeof(unsigned);
-	int own = !jma_attached(s), err, derr = 0;
+	int own, err;
 
 	*bytes = *count = 0;
 	if (v && v < JMA_JEVERSION(5, 0, 0))
 		return jma_fail(s, JMA_ERR_MISSING, -ENOTSUP, "jemalloc %u.%u.%u counts large "
 				"allocations by runs and chunks: no total before 5.0",
 				v >> 16, (v >> 8) & 0xff, v & 0xff);
-	if (own && (err = jma_attach(s)))
+	if ((err = jma_hold_begin(s, &own)))
 		return err;
 	err = jma_refresh(s);
 	if (!err)
@@ -53,7 +53,5 @@ int jma_allocated_total(jma_session *s, uint64_t *bytes, uint64_t *count)
 		err = add_class(s, "bins", "bin", i, bytes, count);
 	for (unsigned i = 0; !err && i < nlext; i++)
 		err = add_class(s, "lextents", "lextent", i, bytes, count);
-	if (own)
-		derr = jma_detach(s);
-	return err ? err : derr;
+	return jma_hold_end(s, own, err);
 }

@@ -132,7 +132,7 @@ static int remote_mallctl(jma_session *s, const char *name, void *oldp, size_t *
 int jma_mallctl(jma_session *s, const char *name, void *oldp, size_t *oldlenp, const void *newp,
 		size_t newlen)
 {
-	int here, err = jma_auto_begin(s, &here);
+	int here, err = jma_hold_begin(s, &here);
 	uint64_t rnew = 0;
 
 	if (err)
@@ -141,7 +141,7 @@ int jma_mallctl(jma_session *s, const char *name, void *oldp, size_t *oldlenp, c
 		err = -ENOSPC;
 	if (!err)
 		err = remote_mallctl(s, name, oldp, oldlenp, rnew, newp ? newlen : 0);
-	return jma_auto_end(s, here, err);
+	return jma_hold_end(s, here, err);
 }
 
 int jma_refresh(jma_session *s)
@@ -225,13 +225,13 @@ uint32_t jma_jemalloc_version(jma_session *s)
 	struct jma_value v;
 	int here;
 
-	if (s->jever || jma_auto_begin(s, &here))
+	if (s->jever || jma_hold_begin(s, &here))
 		return s->jever;
 	if (read_typed(s, "version", JMA_T_STRING, &v) == 0) {
 		s->jever = jma_jeversion_parse(v.str);
 		jma_value_clear(&v);
 	}
-	if (jma_auto_end(s, here, 0))
+	if (jma_hold_end(s, here, 0))
 		return 0;
 	return s->jever;
 }
@@ -263,11 +263,11 @@ int jma_ctl_type(jma_session *s, const char *name, enum jma_type *type, unsigned
 
 	if (lookup(s, name, type, access) == 0)
 		return 0;
-	err = jma_auto_begin(s, &here);
+	err = jma_hold_begin(s, &here);
 	if (!err)
 		err = probe_type(s, name, type);
 	*access = JMA_ACC_R;
-	return jma_auto_end(s, here, err);
+	return jma_hold_end(s, here, err);
 }
 
 static int read_typed(jma_session *s, const char *name, enum jma_type type, struct jma_value *out)
@@ -321,7 +321,7 @@ int jma_get_as(jma_session *s, const char *name, enum jma_type as, struct jma_va
 	int here, err;
 
 	memset(out, 0, sizeof(*out));
-	err = jma_auto_begin(s, &here);
+	err = jma_hold_begin(s, &here);
 	if (err)
 		return err;
 	if (!strncmp(name, "stats.", 6) && !s->epoch_fresh)
@@ -333,7 +333,7 @@ int jma_get_as(jma_session *s, const char *name, enum jma_type as, struct jma_va
 			       type == JMA_T_VOID ? "an action" : "write-only");
 	if (!err)
 		err = read_typed(s, name, type, out);
-	return jma_auto_end(s, here, err);
+	return jma_hold_end(s, here, err);
 }
 
 /* Place @in in target memory: scalars as bytes, strings as a pointer to a
@@ -387,7 +387,7 @@ int jma_set(jma_session *s, const char *name, const struct jma_value *in, struct
 
 	if (old)
 		memset(old, 0, sizeof(*old));
-	err = jma_auto_begin(s, &here);
+	err = jma_hold_begin(s, &here);
 	if (err)
 		return err;
 	if (lookup(s, name, &type, &access)) {
@@ -429,5 +429,5 @@ int jma_set(jma_session *s, const char *name, const struct jma_value *in, struct
 	if (err == -EFAULT && strstr(name, "decay_time"))
 		err = explain_decay_time(s, name);
 out:
-	return jma_auto_end(s, here, err);
+	return jma_hold_end(s, here, err);
 }

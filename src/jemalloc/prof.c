@@ -63,7 +63,7 @@ static void warn_stale_threads(jma_session *s)
 int jma_prof_set_active(jma_session *s, bool on, bool *was)
 {
 	struct jma_value in = { .type = JMA_T_BOOL, .b = on }, old;
-	int here, err = jma_auto_begin(s, &here);
+	int here, err = jma_hold_begin(s, &here);
 
 	if (!err)
 		err = jma_prof_check(s);
@@ -73,7 +73,7 @@ int jma_prof_set_active(jma_session *s, bool on, bool *was)
 		*was = old.b;
 	if (!err && on)
 		warn_stale_threads(s);
-	return jma_auto_end(s, here, err);
+	return jma_hold_end(s, here, err);
 }
 
 /* The directory part of opt.prof_prefix ("/var/tmp/jeprof" -> "/var/tmp"). */
@@ -111,7 +111,7 @@ int jma_prof_dump(jma_session *s, char **buf, size_t *len)
 
 	*buf = NULL;
 	*len = 0;
-	err = jma_auto_begin(s, &here);
+	err = jma_hold_begin(s, &here);
 	if (err)
 		return err;
 	err = jma_prof_check(s);
@@ -120,17 +120,17 @@ int jma_prof_dump(jma_session *s, char **buf, size_t *len)
 		err = jma_dump(s, pref[0] ? pref : NULL, DUMP_FILE, DUMP_MAX, write_dump, NULL,
 			       buf, len);
 	}
-	return jma_auto_end(s, here, err);
+	return jma_hold_end(s, here, err);
 }
 
 int jma_prof_reset(jma_session *s, const size_t *lg_sample)
 {
-	int here, err = jma_auto_begin(s, &here);
+	int here, err = jma_hold_begin(s, &here);
 
 	if (!err)
 		err = jma_prof_check(s);
 	if (!err)
 		err = jma_mallctl(s, "prof.reset", NULL, NULL, lg_sample,
 				  lg_sample ? sizeof(*lg_sample) : 0);
-	return jma_auto_end(s, here, err);
+	return jma_hold_end(s, here, err);
 }

@@ -66,7 +66,7 @@ int jma_stats_print(jma_session *s, const char *opts, jma_write_fn write, void *
 		return jma_fail(s, JMA_ERR_USAGE, -EINVAL, "invalid stats options \"%.40s\": use the "
 				"letters J g m d a b l x e h", opts);
 	jma_expect_text(s);
-	err = jma_auto_begin(s, &here);
+	err = jma_hold_begin(s, &here);
 	if (err)
 		return err;
 	je = s->je;
@@ -99,5 +99,5 @@ int jma_stats_print(jma_session *s, const char *opts, jma_write_fn write, void *
 				       cap.bytes, why);
 		}
 	}
-	return jma_auto_end(s, here, err);
+	return jma_hold_end(s, here, err);
 }

@@ -149,7 +149,7 @@ static int read_all(jma_session *s, unsigned flags, struct jma_sample *out)
 int jma_sample(jma_session *s, unsigned flags, unsigned iter, struct jma_sample *out)
 {
 	struct jma_target_info info;
-	int here = !jma_attached(s), err;
+	int own, err;
 	uint64_t t0;
 
 	memset(out, 0, sizeof(*out));
@@ -161,18 +161,15 @@ int jma_sample(jma_session *s, unsigned flags, unsigned iter, struct jma_sample 
 	snprintf(out->comm, sizeof(out->comm), "%s", info.comm);
 	out->time = jma_clock_s(CLOCK_REALTIME);
 	t0 = (uint64_t)jma_clock_ns(CLOCK_MONOTONIC);
-	if (here && (err = jma_attach(s)))
+	if ((err = jma_hold_begin(s, &own)))
 		return err;
 	err = jma_page_size(s, &out->page);
 	if (!err)
 		err = read_all(s, flags, out);
-	if (here) {
-		int derr = jma_detach(s);
-		err = derr ? derr : err;
-	}
+	err = jma_hold_end(s, own, err);
 	/* Attached here: the thread's own stop (jma_held_ns).  Attached by the
 	 * caller: the time our reads took, the part of the hold that is ours. */
-	out->hold_ns = here ? jma_held_ns(s) : (uint64_t)jma_clock_ns(CLOCK_MONOTONIC) - t0;
+	out->hold_ns = own ? jma_held_ns(s) : (uint64_t)jma_clock_ns(CLOCK_MONOTONIC) - t0;
 	if (err == -EPROTO)
 		err = jma_fail(s, JMA_ERR_TARGET, err, "a stats value had an unexpected size");
 	if (err)

@@ -72,7 +72,7 @@ static int sample(jma_session *s, const struct op_arg *a, struct op_result *r)
 	struct op_sample os = { 0 };
 	struct jma_value v;
 	struct buf b = { 0 };
-	int rc = jma_attach(s);
+	int own, rc = jma_hold_begin(s, &own);
 
 	if (rc)
 		return rc;
@@ -93,8 +93,7 @@ static int sample(jma_session *s, const struct op_arg *a, struct op_result *r)
 	}
 	os.prof_active = os.opt_prof == 1 ? get_bool(s, "prof.active") : 0;
 	rc = jma_sample(s, a->sample_flags, 0, &os.smp);
-	if (jma_detach(s) && !rc)
-		rc = -EIO;
+	rc = jma_hold_end(s, own, rc);
 	if (rc) {
 		jma_sample_clear(&os.smp);
 		return rc;
