@@ -146,10 +146,16 @@ static void warnings(struct cen *c)
 			 "(--force): what it was changing may be counted wrong", used ? "; " : "");
 		used = strlen(o->warn);
 	}
-	if (c->bad_words || c->bad_nfree)
+	if (c->bad_words || c->bad_nfree) {
 		snprintf(o->warn + used, sizeof(o->warn) - used, "%s%llu map entries and %llu slab "
 			 "counts disagreed with the metadata they name (skipped)", used ? "; " : "",
 			 (unsigned long long)c->bad_words, (unsigned long long)c->bad_nfree);
+		used = strlen(o->warn);
+	}
+	if (c->bad_bins)
+		snprintf(o->warn + used, sizeof(o->warn) - used, "%s%llu thread-cache bins claimed "
+			 "more than a stack of theirs can hold (not read)", used ? "; " : "",
+			 (unsigned long long)c->bad_bins);
 }
 
 int jma_census_run(jma_session *s, const struct jma_census_opts *o, struct jma_census **out)
@@ -212,6 +218,7 @@ int jma_census_run(jma_session *s, const struct jma_census_opts *o, struct jma_c
 		cpu0 = cpu_ns() - cpu0;
 		cen_go(&c, tok);
 		cen_cache_flush(&c);
+		cen_tcache_sort(&c);
 		if (!err)
 			err = cen_expand(&c);
 		jma_logf(s, JMA_LOG_INFO, "census: %zu threads stopped %.1f ms (metadata read %.1f ms, "

@@ -121,6 +121,7 @@ struct cen {
 	int keep;			/* keep blocks and extents (types, leaks, lists) */
 	struct jma_census_size bysz[CEN_NSIZES];
 	uint64_t bad_words, bad_nfree, stray_cached;	/* inconsistencies seen */
+	uint64_t bad_bins;		/* thread-cache bins not believed (tcache.c) */
 	uint32_t *btype;		/* types.c: per block, index into out->types */
 	uint8_t *bcls;			/* leaks.c: per block, enum jma_census_class */
 	int64_t start_ns, deadline_ns;
@@ -162,8 +163,10 @@ int cen_root_valid(struct cen *c, uint64_t map);
  * their registers / let them go.  On a core: the dumped threads. */
 int cen_stop(struct cen *c, void **token);
 void cen_go(struct cen *c, void *token);
-/* tcache.c: every thread's cache and tcache.create's, into c->cached. */
+/* tcache.c: every thread's cache and tcache.create's, into c->cached
+ * (threads stopped; bounded by the deadline), then sorted (threads running). */
 int cen_tcache_read(struct cen *c);
+void cen_tcache_sort(struct cen *c);
 /* 0: @addr is in no cache, 1: in a thread's, 2: in a tcache.create one. */
 int cen_is_cached(const struct cen *c, uint64_t addr);
 /* The first cached address >= @addr (its index; ncached if none). */
@@ -225,6 +228,8 @@ void cen_cache_flush(struct cen *c);
 void cen_cache_free(struct cen *c);
 /* The cache's memory, allocated and touched (before a stop); -ENOMEM. */
 int cen_cache_prepare(struct cen *c);
+/* Fault in the @len bytes at @p now (a byte written each page), not in a stop. */
+void cen_touch(void *p, size_t len);
 int cen_timed_out(struct cen *c);
 /* Half of the time to the deadline gone by? */
 int cen_half_timed_out(struct cen *c);

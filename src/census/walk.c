@@ -168,12 +168,14 @@ int cen_expand(struct cen *c)
 	return 0;
 }
 
-/* Is [base, base + size) inside one mapping of the target? */
+/* Is [base, base + size) inside one readable mapping of the target?  An
+ * extent in a PROT_NONE reservation has nothing to count: its claims cost
+ * the target nothing. */
 static int in_mapping(const struct cen *c, uint64_t base, uint64_t size)
 {
 	const struct att_map *m = att_maps_find(c->maps, c->nmaps, base);
 
-	return m && size <= m->end - base;
+	return m && m->perms[0] == 'r' && size <= m->end - base;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -203,6 +205,9 @@ static int walk_leaf(struct cen *c, unsigned i, const uint64_t *leaf)
 		uint64_t w = leaf[j], ed, page, e_bits, e_addr, base, size;
 		unsigned szind = (unsigned)(w >> 48), state, slab;
 
+		/* A forged leaf costs its maker 8 bytes a word: checked often. */
+		if (j % 4096 == 4095 && cen_timed_out(c))
+			return -ETIMEDOUT;
 		/* A slab's interior pages repeat its first page's word: the
 		 * extent was settled there. */
 		if (!w || w == (j ? leaf[j - 1] : 0) || szind >= CEN_NSIZES ||
@@ -210,7 +215,8 @@ static int walk_leaf(struct cen *c, unsigned i, const uint64_t *leaf)
 			continue;
 		ed = w & ((1ULL << 48) - 1) & ~L->edata_low;
 		page = ((uint64_t)i << c->g.root_shift) | ((uint64_t)j << L->lg_page);
-		if (!cen_ptr_ok(ed) || cen_read(c, ed, e, sizeof(e))) {
+		/* An edata nothing maps is not read (a system call each). */
+		if (!cen_ptr_ok(ed) || !in_mapping(c, ed, sizeof(e)) || cen_read(c, ed, e, sizeof(e))) {
 			c->bad_words++;
 			continue;
 		}
@@ -275,7 +281,10 @@ int cen_walk(struct cen *c)
 		}
 		err = walk_leaf(c, i, leaf);
 		done++;
-		if (err)
+		if (err == -ETIMEDOUT)
+			err = jma_fail(c->s, JMA_ERR_UNSAFE, err, "census: timed out walking the map "
+				       "(%u of %u leaves read)", done, nleaves);
+		else if (err)
 			err = jma_fail(c->s, JMA_ERR_TARGET, err, "census: out of memory after %zu extents",
 				       c->nraw);
 	}
@@ -305,25 +314,58 @@ static size_t extents_now(struct cen *c)
 	return n;
 }
 
+/* How many extents the target can have: each has an edata of its own, 128
+ * bytes the target wrote, so at most its resident and swapped memory / 128
+ * (/proc/PID/status, read while it runs).  A map that names more (words
+ * that cost its maker 8 bytes each) gets no more room before the stop. */
+static size_t extents_max(struct cen *c)
+{
+	char path[64], *text = NULL, *l;
+	size_t len;
+	uint64_t kb = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)c->s->pid);
+	if (att_proc_read(path, &text, &len))
+		return RAW_RESERVE_MAX;
+	for (l = text; l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		unsigned long long v;
+		if (sscanf(l, "VmRSS: %llu kB", &v) == 1 || sscanf(l, "VmSwap: %llu kB", &v) == 1)
+			kb += v;
+	}
+	free(text);
+	return kb ? (size_t)(kb * 1024 / 128) : RAW_RESERVE_MAX;
+}
+
 int cen_walk_prepare(struct cen *c)
 {
-	size_t cap = c->capraw, capb = c->capbits, want;
+	size_t want = 0, max;
 	size_t nw = ((size_t)2 << c->g.root_bits) + ((size_t)1 << c->g.leaf_bits);
 
 	/* Touched now, so that the kernel finds its pages while the target
 	 * runs, not during the stop (a third of a stop went to page faults
 	 * into fresh buffers). */
-	c->wbuf = malloc(nw * sizeof(*c->wbuf));
+	c->wbuf = calloc(nw, sizeof(*c->wbuf));
 	if (!c->wbuf)
 		return jma_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
-	memset(c->wbuf, 0, nw * sizeof(*c->wbuf));
-	want = extents_now(c);
-	want += want / 8 + 4096;
-	/* Bitmaps: 8 words an extent (a 4 KiB-page slab's); more grow in the stop. */
-	if (cen_grow(&c->raw, &c->capraw, want, sizeof(*c->raw)) ||
-	    cen_grow(&c->bits, &c->capbits, want * 8, sizeof(*c->bits)))
+	cen_touch(c->wbuf, nw * sizeof(*c->wbuf));
+	/* A core is not stopped: its arrays grow as the walk goes. */
+	if (!c->s->offline) {
+		want = extents_now(c);
+		want += want / 8;
+		max = extents_max(c);
+		if (want > max)
+			want = max;
+	}
+	want += 4096;
+	/* Bitmaps: 8 words an extent (a 4 KiB-page slab's); more grow in the
+	 * stop.  Exactly that much (cen_grow would round up to a power of 2). */
+	c->raw = calloc(want, sizeof(*c->raw));
+	c->bits = calloc(want * 8, sizeof(*c->bits));
+	if (!c->raw || !c->bits)
 		return jma_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
-	memset(c->raw + cap, 0, (c->capraw - cap) * sizeof(*c->raw));
-	memset(c->bits + capb, 0, (c->capbits - capb) * sizeof(*c->bits));
+	c->capraw = want;
+	c->capbits = want * 8;
+	cen_touch(c->raw, want * sizeof(*c->raw));
+	cen_touch(c->bits, want * 8 * sizeof(*c->bits));
 	return cen_cache_prepare(c);
 }
