@@ -18,39 +18,25 @@
 #include "attach/clock.h"
 #include "census/census.h"
 
-/* Type indexes, by bytes descending then name (qsort_r's argument: the table). */
-static int cmp_type(const void *a, const void *b, void *arg)
+/* Every block to the caller, by address (LIST). */
+static int list(struct cen *c)
 {
-	const struct jma_census_type *t = arg, *x = &t[*(const uint32_t *)a], *y = &t[*(const uint32_t *)b];
-	return x->bytes < y->bytes ? 1 : x->bytes > y->bytes ? -1 : strcmp(x->name, y->name);
-}
+	size_t b = 0;
 
-/* [0] (untyped) stays first, the rest by bytes; blocks' indexes follow. */
-static int sort_types(struct cen *c)
-{
-	struct jma_census *o = c->out;
-	uint32_t *order = malloc(o->ntypes * sizeof(*order)), *where = malloc(o->ntypes * sizeof(*where));
-	struct jma_census_type *t = malloc(o->ntypes * sizeof(*t));
+	for (size_t r = 0; r < c->nruns; r++)
+		for (uint64_t q = 0; q < c->runs[r].npos; q++) {
+			struct jma_census_block k;
 
-	if (!order || !where || !t) {
-		free(order);
-		free(where);
-		free(t);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < o->ntypes; i++)
-		order[i] = (uint32_t)i;
-	qsort_r(order + 1, o->ntypes - 1, sizeof(*order), cmp_type, o->types);
-	for (size_t k = 0; k < o->ntypes; k++) {
-		t[k] = o->types[order[k]];
-		where[order[k]] = (uint32_t)k;
-	}
-	for (size_t b = 0; b < c->nblocks; b++)
-		c->btype[b] = where[c->btype[b]];
-	free(o->types);
-	o->types = t;
-	free(order);
-	free(where);
+			if (!(c->ibits[c->runs[r].w0 + q / 64] >> (q % 64) & 1))
+				continue;
+			k.addr = c->runs[r].base + q * c->runs[r].size;
+			k.size = c->runs[r].size;
+			k.type = c->btype ? c->btype[b] : 0;
+			k.cls = (uint8_t)cen_class_of(c, b);
+			b++;
+			if (c->o->block(c->o->block_arg, c->out, &k))
+				return 0;
+		}
 	return 0;
 }
 
@@ -58,6 +44,7 @@ static int sort_types(struct cen *c)
 static int finish(struct cen *c)
 {
 	struct jma_census *o = c->out;
+	uint32_t *where;
 	size_t n = 0;
 
 	o->sizes = calloc(CEN_NSIZES, sizeof(*o->sizes));
@@ -69,20 +56,22 @@ static int finish(struct cen *c)
 			o->sizes[n++].size = c->sizes[i];
 		}
 	o->nsizes = n;
-	if (o->ntypes > 2 && sort_types(c))
+	if (cen_types_finish(c, &where))
 		return -ENOMEM;
-	if (c->o && (c->o->flags & (JMA_CENSUS_LIST | JMA_CENSUS_TYPES | JMA_CENSUS_LEAKS))) {
-		o->list = calloc(c->nblocks ? c->nblocks : 1, sizeof(*o->list));
-		if (!o->list)
-			return -ENOMEM;
-		for (size_t b = 0; b < c->nblocks; b++) {
-			o->list[b].addr = c->baddr[b];
-			o->list[b].size = c->bsize[b];
-			o->list[b].type = c->btype ? c->btype[b] : 0;
-			o->list[b].cls = c->bcls ? c->bcls[b] : 0;
-		}
-		o->nlist = c->nblocks;
+	if (where) {
+		/* Type indexes given out before the sort. */
+		for (size_t b = 0; c->btype && b < c->nblocks; b++)
+			c->btype[b] = where[c->btype[b]];
+		for (unsigned i = 0; i < o->nexamples; i++)
+			o->examples[i].type = where[o->examples[i].type];
+		for (size_t i = 0; i < o->nholders; i++)
+			o->holders[i].type = where[o->holders[i].type];
+		for (size_t i = 0; i < o->nroots; i++)
+			o->roots[i].type = where[o->roots[i].type];
+		free(where);
 	}
+	if (c->o && (c->o->flags & JMA_CENSUS_LIST) && c->o->block)
+		return list(c);
 	return 0;
 }
 
@@ -94,14 +83,14 @@ static void cen_free(struct cen *c)
 	free(c->th);
 	free(c->cached);
 	free(c->stacks);
+	free(c->stack_ids);
 	free(c->raw);
 	free(c->bits);
 	free(c->wbuf);
-	free(c->ext);
-	free(c->baddr);
-	free(c->bsize);
+	cen_index_free(c);
+	cen_types_free(c);
 	free(c->btype);
-	free(c->bcls);
+	free(c->cls);
 }
 
 /* This thread's CPU time: the stop's wall time on a loaded machine says
@@ -221,6 +210,14 @@ int jma_census_run(jma_session *s, const struct jma_census_opts *o, struct jma_c
 		cen_tcache_sort(&c);
 		if (!err)
 			err = cen_expand(&c);
+		/* The extents' copies are counted: their memory goes before the
+		 * contents are read. */
+		free(c.raw);
+		free(c.bits);
+		c.raw = NULL;
+		c.bits = NULL;
+		if (!err && c.keep && cen_stacks_index(&c))
+			err = jma_fail(s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
 		jma_logf(s, JMA_LOG_INFO, "census: %zu threads stopped %.1f ms (metadata read %.1f ms, "
 			 "%.1f ms of our CPU); %llu reads (%llu pages), %llu extents, %llu blocks", c.nth,
 			 (double)c.out->stop_ns / 1e6, (double)c.out->meta_ns / 1e6, (double)cpu0 / 1e6,
@@ -246,9 +243,8 @@ int jma_census_run(jma_session *s, const struct jma_census_opts *o, struct jma_c
 	if (here)
 		err = jma_auto_end(s, here, err);
 	warnings(&c);
-	c.out->mem_bytes = c.capblocks * 16 + c.capext * sizeof(*c.ext) + c.capcached * 8 +
-			   c.capraw * sizeof(*c.raw) +
-			   (c.btype ? c.nblocks * 4 : 0) + (c.bcls ? c.nblocks : 0) + (12ULL << 20);
+	c.out->mem_bytes = cen_index_bytes(&c) + c.capcached * 8 + c.capraw * sizeof(*c.raw) +
+			   c.capbits * 8 + (c.btype ? c.nblocks * 4 : 0) + (12ULL << 20);
 	c.out->total_ns = (uint64_t)(att_now_ns() - t0);
 	cen_free(&c);
 	if (err) {
@@ -269,7 +265,7 @@ void jma_census_free(struct jma_census *c)
 		free(c->roots[i].name);
 	free(c->types);
 	free(c->sizes);
-	free(c->list);
+	free(c->untyped);
 	free(c->roots);
 	for (size_t i = 0; i < c->nholders; i++)
 		free(c->holders[i].path);

@@ -63,6 +63,8 @@ struct cen_geom {
 	unsigned nregs_max;
 };
 
+struct cen_typing;
+
 struct cen_thread {
 	pid_t tid;
 	struct arch_gpregs regs;
@@ -76,12 +78,12 @@ struct cen_raw {
 	uint8_t slab;
 };
 
-struct cen_extent {
-	uint64_t base, size;	/* the extent's pages */
-	uint32_t first;		/* its first block in cen.blocks */
-	uint32_t nblocks;
-	uint16_t szind;
-	uint8_t slab;
+/* A stretch of equal blocks (index.c): positions of @size bytes from @base,
+ * a bit each at c->ibits[w0...] (1 = a live block there). */
+struct cen_run {
+	uint64_t base, size;
+	uint64_t w0;
+	uint32_t npos;
 };
 
 struct cen {
@@ -114,16 +116,22 @@ struct cen {
 	uint64_t walk_end;		/* end of the last extent the walk took */
 	uint64_t *wbuf;			/* the walk's root, leaf and sorted-root buffers */
 	int defer_map;			/* the map is to be found once the threads are stopped */
-	struct cen_extent *ext;
-	size_t next, capext;
-	uint64_t *baddr, *bsize;	/* live blocks, by address (when kept) */
-	size_t nblocks, capblocks;
-	int keep;			/* keep blocks and extents (types, leaks, lists) */
+	/* The live blocks, numbered by address (when kept): index.c. */
+	struct cen_run *runs;
+	size_t nruns, capruns;
+	uint64_t *ibits;
+	uint32_t *irank;		/* live blocks before each word of ibits */
+	size_t nwords, capwords;
+	size_t nblocks;
+	int keep;			/* keep blocks (types, leaks, lists) */
 	struct jma_census_size bysz[CEN_NSIZES];
 	uint64_t bad_words, bad_nfree, stray_cached;	/* inconsistencies seen */
 	uint64_t bad_bins;		/* thread-cache bins not believed (tcache.c) */
-	uint32_t *btype;		/* types.c: per block, index into out->types */
-	uint8_t *bcls;			/* leaks.c: per block, enum jma_census_class */
+	struct cen_typing *typing;	/* types.c: what the pass learnt */
+	uint32_t *btype;		/* types.c, with LIST: per block, index into out->types */
+	uint64_t *cls;			/* leaks.c, with LIST: 3 bits per block */
+	uint32_t *stack_ids;		/* the blocks of c->stacks, sorted (cen_stacks_index) */
+	size_t nstack_ids;
 	int64_t start_ns, deadline_ns;
 	int forced;			/* stopped with a thread inside jemalloc (--force) */
 	int64_t last_progress_ns;
@@ -177,18 +185,64 @@ int cen_walk(struct cen *c);
 int cen_expand(struct cen *c);
 /* Before the stop: the walk's buffers allocated and touched. */
 int cen_walk_prepare(struct cen *c);
-/* index.c: the live block holding @addr (its index), or -1. */
+/* index.c: block @addr of @size bytes, the next in address order, numbered
+ * c->nblocks; -ENOMEM, -E2BIG past UINT32_MAX - 2 blocks. */
+int cen_index_add(struct cen *c, uint64_t addr, uint64_t size);
+void cen_index_free(struct cen *c);
+size_t cen_index_bytes(const struct cen *c);
+/* The live block holding @addr (its number), or -1. */
 long cen_block_of(const struct cen *c, uint64_t addr);
-/* contents.c: call @fn for every kept block with its words, read extent
- * by extent: a slab whole, a large block's first @max bytes (all when 0) in
- * pieces of at most a MiB (@off: where the piece starts in the block).  A
- * block that cannot be read is skipped. */
+/* Block @b's run, and its position there into *@k. */
+const struct cen_run *cen_block_pos(const struct cen *c, size_t b, uint64_t *k);
+/* Block @b's address and size. */
+void cen_block_at(const struct cen *c, size_t b, uint64_t *addr, uint64_t *size);
+uint64_t cen_block_addr(const struct cen *c, size_t b);
+uint64_t cen_block_size(const struct cen *c, size_t b);
+/* bits.c: a set of block numbers, with the next member found fast. */
+#define CEN_BITS_LEVELS	7	/* 64^6 > 2^32 blocks */
+struct cen_bits {
+	uint64_t *lv[CEN_BITS_LEVELS];
+	size_t nw[CEN_BITS_LEVELS];	/* words of each level */
+	unsigned nlv;
+	size_t n;
+};
+int cen_bits_init(struct cen_bits *s, size_t n);
+void cen_bits_free(struct cen_bits *s);
+size_t cen_bits_bytes(const struct cen_bits *s);
+void cen_bits_set(struct cen_bits *s, size_t i);
+void cen_bits_clear(struct cen_bits *s, size_t i);
+int cen_bits_test(const struct cen_bits *s, size_t i);
+/* The first member >= @i, SIZE_MAX if none. */
+size_t cen_bits_next(const struct cen_bits *s, size_t i);
+
+/* contents.c: call @fn for the blocks of @sel (all when NULL), in address
+ * order, with their words: neighbours read together, a large block's first
+ * @max bytes (all when 0) in pieces of at most a MiB (@off: where the piece
+ * starts in the block; a piece the target has no page of is not read, and
+ * given as no words when it starts the block).  Each block is taken out of
+ * @sel before @fn sees it, and blocks @fn puts in @sel are read too: the
+ * call returns once @sel is empty (those ahead in the same sweep, those
+ * behind in the next, neighbours still read together).  A block that
+ * cannot be read is skipped. */
 typedef int (*cen_block_fn)(struct cen *c, size_t b, const uint64_t *w, size_t nw, uint64_t off,
 			    void *arg);
-int cen_blocks_read(struct cen *c, uint64_t max, const char *phase, cen_block_fn fn, void *arg);
+int cen_blocks_read(struct cen *c, struct cen_bits *sel, uint64_t max, const char *phase,
+		    cen_block_fn fn, void *arg);
+/* tcache.c: the blocks holding thread caches' stacks, once blocks are
+ * numbered; is block @b one? */
+int cen_stacks_index(struct cen *c);
+int cen_is_stack(const struct cen *c, size_t b);
 /* types.c, leaks.c: from block contents, threads running. */
 int cen_types(struct cen *c);
 int cen_leaks(struct cen *c);
+/* types.c: block @b's type (its first word read again unless kept; 0 none). */
+uint32_t cen_type_of(struct cen *c, size_t b);
+/* The result's types (c->out->types, untyped), sorted; *@where[old index]
+ * = the new one (malloc'ed, NULL without types). */
+int cen_types_finish(struct cen *c, uint32_t **where);
+void cen_types_free(struct cen *c);
+/* leaks.c, with LIST: block @b's class. */
+enum jma_census_class cen_class_of(const struct cen *c, size_t b);
 
 /* roots.c: where the program's own pointers live -- static data (its
  * modules' writable segments, jemalloc's own excluded), each thread's stack
@@ -197,14 +251,44 @@ int cen_leaks(struct cen *c);
 typedef int (*cen_words_fn)(struct cen *c, pid_t tid, uint64_t at, const uint64_t *w, size_t nw,
 			    void *arg);
 int cen_roots_scan(struct cen *c, cen_words_fn fn, void *arg);
+/* jemalloc's own roots: its module's data (a library of its own), each
+ * thread's tsd -- left out of the program's. */
+int cen_roots_jemalloc(struct cen *c, cen_words_fn fn, void *arg);
 /* The name of static-data word @at: "symbol (module)" or "module+0xoff". */
 void cen_root_name(struct cen *c, uint64_t at, char *buf, size_t len);
 
-/* The pointer graph (leaks.c): block -> blocks, compressed rows. */
+/* spill.c: an append-only stream of 32-bit words, on disk (an unnamed file
+ * in $TMPDIR or /var/tmp), in memory where no such file can be made. */
+struct cen_spill {
+	int fd;			/* -1: in memory */
+	uint32_t *buf;		/* words not yet written */
+	size_t nbuf;
+	uint32_t *mem;		/* without a file */
+	size_t capmem;
+	uint64_t n;		/* words written */
+};
+int cen_spill_open(struct cen_spill *sp);
+void cen_spill_close(struct cen_spill *sp);
+int cen_spill_put(struct cen_spill *sp, uint32_t w);
+/* @fn gets the words front to back, a buffer at a time; with @rewrite, what
+ * it changed in the buffer is written back. */
+int cen_spill_each(struct cen_spill *sp, int rewrite, int (*fn)(void *arg, uint32_t *w, size_t n),
+		   void *arg);
+uint64_t cen_spill_memory(const struct cen_spill *sp);
+
+/* The pointer graph of the anchored blocks (leaks.c, for dominators.c):
+ * each block read gets a number in the order it was read (a block is read
+ * only after a pointer to it was found in one read before it), and a row
+ * in @rows: its number | CEN_ROW, then the blocks its words point into.  A
+ * pointer found by the second read (to a block that looked leaked) makes a
+ * row of one target, after. */
+#define CEN_ROW		0x80000000u
+#define CEN_UNDEF	UINT32_MAX
 struct cen_graph {
-	uint64_t *off;		/* nblocks + 1 */
-	uint32_t *to;
-	size_t nedges, cap;
+	struct cen_spill rows;
+	uint32_t *num;		/* per block: its number, CEN_UNDEF if not read */
+	uint32_t *order;	/* per number: the block */
+	size_t m;		/* numbers given */
 };
 /* A root word pointing into a block. */
 struct cen_rootref {
@@ -212,11 +296,11 @@ struct cen_rootref {
 	pid_t tid;		/* the thread (stack or registers), 0 for static data */
 	uint32_t block;
 };
-/* dominators.c: what each root source retains (--by root) into c->out->roots,
- * and the blocks retaining most into c->out->holders; @parent[b] is the block
- * through which b was first reached from a root (UINT32_MAX: a root itself). */
-int cen_dominators(struct cen *c, const struct cen_graph *g, const struct cen_rootref *r, size_t nr,
-		   const uint32_t *parent);
+/* dominators.c: what holds the heap (--by root): the top of the dominator
+ * tree (each root, and each block several roots share) into c->out->roots,
+ * the blocks heading the most retained into c->out->holders.  Frees
+ * @g->num as soon as it can. */
+int cen_dominators(struct cen *c, struct cen_graph *g, struct cen_rootref *r, size_t nr);
 
 /* mem.c: make room for @need elements of @each bytes in the array at
  * *(void **)@p of capacity *@cap (doubling); -ENOMEM. */

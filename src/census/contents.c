@@ -1,59 +1,172 @@
-/* contents.c -- the blocks' bytes, read extent by extent while the threads run.
+/* contents.c -- the blocks' bytes, read run by run while the threads run.
  *
- * A slab is read in one piece (at most a few pages), so a million small
- * blocks cost a few thousand reads; a large block in pieces of CHUNK bytes,
- * so that a multi-GiB block needs no multi-GiB buffer.  The threads run
- * meanwhile: a block freed since holds whatever it holds (the counts come
- * from the metadata, read stopped).
+ * Neighbouring blocks of a run (index.c) are read together, up to WINDOW
+ * bytes a read, so a million small blocks cost a few thousand reads; a
+ * large block in pieces of CHUNK bytes, so that a multi-GiB block needs no
+ * multi-GiB buffer.  A piece of an anonymous mapping none of whose pages
+ * the target has (never written: /proc/PID/pagemap) holds only zeros and is
+ * not read: what a pass reads is bounded by the memory the target really
+ * has, whatever size its metadata claims (a fake 64 GiB extent cost 12-20 s
+ * of reading, issue 41).  The threads run meanwhile: a block freed since
+ * holds whatever it holds (the counts come from the metadata, read stopped).
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "census/census.h"
 
 #define CHUNK	(1024 * 1024)
+#define WINDOW	(256 * 1024)
+#define PAGEMAP_MIN	(64 * 1024)	/* pieces this large are checked first */
 
-int cen_blocks_read(struct cen *c, uint64_t max, const char *phase, cen_block_fn fn, void *arg)
+struct pass {
+	struct cen *c;
+	struct cen_bits *sel;
+	uint64_t max;
+	cen_block_fn fn;
+	void *arg;
+	uint64_t *buf;
+	uint32_t *pos, *ids;	/* a window's blocks: their positions and numbers */
+	int pagemap;		/* /proc/PID/pagemap, -1 when not open */
+	long host_page;
+};
+
+/* May [addr, addr + len) hold anything but zeros?  No only when it lies in
+ * an anonymous mapping and pagemap says none of its pages is present or
+ * swapped out. */
+static int maybe_data(struct pass *p, uint64_t addr, uint64_t len)
 {
-	uint64_t *buf = malloc(CHUNK);
+	uint64_t ent[CHUNK / 4096], first = addr / (uint64_t)p->host_page;
+	uint64_t last = (addr + len - 1) / (uint64_t)p->host_page, n = last - first + 1;
+	const struct att_map *m = att_maps_find(p->c->maps, p->c->nmaps, addr);
+
+	if (p->pagemap < 0 || !m || (m->path && strcmp(m->path, "[heap]")) || n > sizeof(ent) / 8 ||
+	    pread(p->pagemap, ent, n * 8, (off_t)(first * 8)) != (ssize_t)(n * 8))
+		return 1;
+	for (uint64_t i = 0; i < n; i++)
+		if (ent[i] >> 62)	/* bit 63 present, 62 swapped */
+			return 1;
+	return 0;
+}
+
+/* Block @b (@addr, @size), read alone, in pieces. */
+static int one_block(struct pass *p, size_t b, uint64_t addr, uint64_t size)
+{
+	uint64_t len = p->max && size > p->max ? p->max : size;
 	int err = 0;
 
-	if (!buf)
-		return jma_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
-	for (size_t x = 0; x < c->next && !err; x++) {
-		const struct cen_extent *e = &c->ext[x];
-
-		if (cen_timed_out(c)) {
-			err = jma_fail(c->s, JMA_ERR_UNSAFE, -ETIMEDOUT, "census: timed out reading "
-				       "blocks (%s: %zu of %zu extents)", phase, x, c->next);
-			break;
-		}
-		cen_progress(c, phase, x, c->next);
-		if (e->slab && e->size <= CHUNK) {
-			if (cen_read(c, e->base, buf, e->size))
-				continue;
-			for (uint32_t k = 0; k < e->nblocks && !err; k++) {
-				size_t b = e->first + k;
-				uint64_t at = c->baddr[b] - e->base, len = c->bsize[b];
-				if (max && len > max)
-					len = max;
-				err = fn(c, b, buf + at / 8, len / 8, 0, arg);
-			}
+	for (uint64_t off = 0; off < len && !err; off += CHUNK) {
+		uint64_t n = len - off < CHUNK ? len - off : CHUNK;
+		if (n >= PAGEMAP_MIN && !maybe_data(p, addr + off, n)) {
+			/* Zeros: nothing to see but that the block starts with one. */
+			if (!off)
+				err = p->fn(p->c, b, p->buf, 0, 0, p->arg);
 			continue;
 		}
-		for (uint32_t k = 0; k < e->nblocks && !err; k++) {
-			size_t b = e->first + k;
-			uint64_t len = max && c->bsize[b] > max ? max : c->bsize[b];
-
-			for (uint64_t off = 0; off < len && !err; off += CHUNK) {
-				uint64_t n = len - off < CHUNK ? len - off : CHUNK;
-				if (cen_read(c, c->baddr[b] + off, buf, n))
-					break;
-				err = fn(c, b, buf, n / 8, off, arg);
-			}
-		}
+		if (cen_read(p->c, addr + off, p->buf, n))
+			break;	/* unreadable (unmapped since): skipped */
+		err = p->fn(p->c, b, p->buf, n / 8, off, p->arg);
 	}
-	cen_progress(c, phase, c->next, c->next);
-	free(buf);
+	return err;
+}
+
+static int selected(const struct pass *p, size_t b)
+{
+	return !p->sel || cen_bits_test(p->sel, b);
+}
+
+/* From block @b (position @k of run @r, selected), the selected blocks of
+ * the run within WINDOW bytes, read at once; the number of the first block
+ * not looked at into *@next_b.  A run's blocks are numbered in order. */
+static int window(struct pass *p, const struct cen_run *r, size_t b, uint64_t k, size_t *next_b)
+{
+	const struct cen *c = p->c;
+	uint64_t lo = r->base + k * r->size, hi = lo, len = p->max && r->size > p->max ? p->max : r->size;
+	size_t nb = 0, id = b;
+	int err = 0;
+
+	if (r->size > WINDOW / 2) {
+		*next_b = b + 1;
+		if (p->sel)
+			cen_bits_clear(p->sel, b);
+		return one_block(p, b, lo, r->size);
+	}
+	/* Positions from k on with a block, while they fit the window. */
+	for (uint64_t q = k; q < r->npos; q++) {
+		if (!(c->ibits[r->w0 + q / 64] >> (q % 64) & 1))
+			continue;
+		if (r->base + (q + 1) * r->size - lo > WINDOW)
+			break;
+		if (selected(p, id)) {
+			p->pos[nb] = (uint32_t)q;
+			p->ids[nb++] = (uint32_t)id;
+			hi = r->base + (q + 1) * r->size;
+		}
+		id++;
+	}
+	*next_b = id;
+	for (size_t i = 0; i < nb; i++)
+		if (p->sel)
+			cen_bits_clear(p->sel, p->ids[i]);
+	if (cen_read(p->c, lo, p->buf, hi - lo)) {
+		/* A gap between two slabs of the run that is not mapped: each alone. */
+		for (size_t i = 0; i < nb && !err; i++)
+			err = one_block(p, p->ids[i], r->base + p->pos[i] * r->size, r->size);
+		return err;
+	}
+	for (size_t i = 0; i < nb && !err; i++)
+		err = p->fn(p->c, p->ids[i], p->buf + (p->pos[i] - k) * r->size / 8, len / 8, 0, p->arg);
+	return err;
+}
+
+int cen_blocks_read(struct cen *c, struct cen_bits *sel, uint64_t max, const char *phase,
+		    cen_block_fn fn, void *arg)
+{
+	struct pass p = { c, sel, max, fn, arg, malloc(CHUNK), malloc(WINDOW / 2), malloc(WINDOW / 2),
+			  -1, sysconf(_SC_PAGESIZE) };
+	size_t b = sel ? cen_bits_next(sel, 0) : 0;
+	int err = 0;
+
+	if (!p.buf || !p.pos || !p.ids) {
+		free(p.buf);
+		free(p.pos);
+		free(p.ids);
+		return jma_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
+	}
+	if (!c->s->offline && p.host_page > 0) {
+		char path[64];
+		snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)c->s->pid);
+		p.pagemap = open(path, O_RDONLY | O_CLOEXEC);
+	}
+	for (;;) {
+		const struct cen_run *r;
+		size_t next;
+		uint64_t k;
+
+		/* With a set: again from the start while it holds blocks. */
+		if (b >= c->nblocks && sel)
+			b = cen_bits_next(sel, 0);
+		if (b >= c->nblocks || err)
+			break;
+		if (cen_timed_out(c)) {
+			err = jma_fail(c->s, JMA_ERR_UNSAFE, -ETIMEDOUT, "census: timed out reading "
+				       "blocks (%s: %zu of %zu blocks)", phase, b, c->nblocks);
+			break;
+		}
+		cen_progress(c, phase, b, c->nblocks);
+		r = cen_block_pos(c, b, &k);
+		err = window(&p, r, b, k, &next);
+		b = sel ? cen_bits_next(sel, next) : next;
+	}
+	cen_progress(c, phase, c->nblocks, c->nblocks);
+	if (p.pagemap >= 0)
+		close(p.pagemap);
+	free(p.buf);
+	free(p.pos);
+	free(p.ids);
 	return err;
 }

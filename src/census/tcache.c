@@ -272,6 +272,32 @@ void cen_tcache_sort(struct cen *c)
 	qsort(c->cached, c->ncached, sizeof(*c->cached), cmp_u64);
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return (x > y) - (x < y);
+}
+
+int cen_stacks_index(struct cen *c)
+{
+	if (!(c->stack_ids = malloc((c->nstacks ? c->nstacks : 1) * sizeof(*c->stack_ids))))
+		return -ENOMEM;
+	for (size_t i = 0; i < c->nstacks; i++) {
+		long b = cen_block_of(c, c->stacks[i]);
+		if (b >= 0)
+			c->stack_ids[c->nstack_ids++] = (uint32_t)b;
+	}
+	qsort(c->stack_ids, c->nstack_ids, sizeof(*c->stack_ids), cmp_u32);
+	return 0;
+}
+
+int cen_is_stack(const struct cen *c, size_t b)
+{
+	uint32_t k = (uint32_t)b;
+
+	return c->nstack_ids && bsearch(&k, c->stack_ids, c->nstack_ids, sizeof(k), cmp_u32);
+}
+
 size_t cen_cached_from(const struct cen *c, uint64_t addr)
 {
 	size_t lo = 0, hi = c->ncached;

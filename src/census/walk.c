@@ -22,7 +22,8 @@
 
 #define EDATA_HEAD	CEN_BITMAP_OFF	/* e_bits, e_addr, e_size_esn ... up to the bitmap */
 /* Extents made room for before the stop: those the map names then, and an
- * eighth more, up to 4M (416 MiB); past that the array grows in the stop. */
+ * eighth more, up to 4M (440 MiB) and to what the target's memory can hold
+ * (extents_max); past that the arrays grow in the stop. */
 #define RAW_RESERVE_MAX	(4u << 20)
 
 /* @how: cen_is_cached's answer for @addr. */
@@ -43,38 +44,13 @@ static int add_block(struct cen *c, unsigned szind, uint64_t addr, uint64_t usiz
 	c->bysz[szind].bytes += usize;
 	if (!c->keep)
 		return 0;
-	if (c->nblocks == c->capblocks) {
-		size_t cap = c->capblocks, cap2 = c->capblocks;
-		/* bsize grows with baddr: same capacity. */
-		if (cen_grow(&c->baddr, &cap, c->nblocks + 1, sizeof(*c->baddr)) ||
-		    cen_grow(&c->bsize, &cap2, c->nblocks + 1, sizeof(*c->bsize)))
-			return -ENOMEM;
-		c->capblocks = cap;
-	}
-	c->baddr[c->nblocks] = addr;
-	c->bsize[c->nblocks++] = usize;
-	return 0;
+	return cen_index_add(c, addr, usize);
 }
 
-static int add_extent(struct cen *c, uint64_t base, uint64_t size, unsigned szind, int slab,
-		      size_t first)
+static void add_extent(struct cen *c, int slab)
 {
-	struct cen_extent *x;
-
 	c->out->extents++;
 	c->out->slabs += !!slab;
-	if (!c->keep || c->nblocks == first)
-		return 0;
-	if (cen_grow(&c->ext, &c->capext, c->next + 1, sizeof(*c->ext)))
-		return -ENOMEM;
-	x = &c->ext[c->next++];
-	x->base = base;
-	x->size = size;
-	x->first = (uint32_t)first;
-	x->nblocks = (uint32_t)(c->nblocks - first);
-	x->szind = (uint16_t)szind;
-	x->slab = (uint8_t)slab;
-	return 0;
 }
 
 static int slab_blocks(struct cen *c, const struct cen_raw *x)
@@ -151,7 +127,6 @@ int cen_expand(struct cen *c)
 
 	for (size_t i = 0; i < c->nraw && !err; i++) {
 		const struct cen_raw *x = &c->raw[i];
-		size_t first = c->nblocks;
 
 		if (x->slab)
 			err = slab_blocks(c, x);
@@ -159,9 +134,10 @@ int cen_expand(struct cen *c)
 			err = add_block(c, x->szind, x->e_addr, x->szind < c->g.nbins || !L->large_by_size ?
 					c->sizes[x->szind] : x->size - c->large_pad,
 					cen_is_cached(c, x->e_addr));
-		if (!err)
-			err = add_extent(c, x->base, x->size, x->szind, x->slab, first);
+		add_extent(c, x->slab);
 	}
+	if (err == -E2BIG)
+		return jma_fail(c->s, JMA_ERR_TARGET, err, "census: more than %u blocks", UINT32_MAX - 2);
 	if (err)
 		return jma_fail(c->s, JMA_ERR_TARGET, err, "census: out of memory after %zu blocks",
 				c->nblocks);
