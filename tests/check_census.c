@@ -148,7 +148,7 @@ static void teardown_fake(struct fake *f, struct cen *c, jma_session *s)
 	free(c->raw);
 	free(c->bits);
 	free(c->wbuf);
-	cen_index_free(c);
+	cen_index_free(&c->ix);
 	cen_cache_free(c);
 	s->be = NULL;
 	jma_free(s);
@@ -215,11 +215,11 @@ START_TEST(test_census_walk_honest)
 	ck_assert_int_eq(cen_expand(&c), 0);
 	ck_assert_uint_eq(out.live.blocks, 5);
 	ck_assert_uint_eq(out.live.bytes, 4 * 64 + 20480);
-	ck_assert_uint_eq(cen_block_addr(&c, 4), HEAP_AT + 2 * 4096 + 64);
-	ck_assert_uint_eq(cen_block_size(&c, 4), 20480);
-	ck_assert_int_eq(cen_block_of(&c, HEAP_AT + 2 * 4096 + 64 + 20479), 4);
-	ck_assert_int_eq(cen_block_of(&c, HEAP_AT + 3 * 64 + 63), 3);
-	ck_assert_int_eq(cen_block_of(&c, HEAP_AT + 4 * 64), -1);
+	ck_assert_uint_eq(cen_block_addr(&c.ix, 4), HEAP_AT + 2 * 4096 + 64);
+	ck_assert_uint_eq(cen_block_size(&c.ix, 4), 20480);
+	ck_assert_int_eq(cen_block_of(&c.ix, HEAP_AT + 2 * 4096 + 64 + 20479), 4);
+	ck_assert_int_eq(cen_block_of(&c.ix, HEAP_AT + 3 * 64 + 63), 3);
+	ck_assert_int_eq(cen_block_of(&c.ix, HEAP_AT + 4 * 64), -1);
 	ck_assert_uint_eq(c.bad_nfree, 0);
 	teardown_fake(&f, &c, s);
 }
@@ -318,8 +318,8 @@ START_TEST(test_census_walk_64k)
 	ck_assert_int_eq(cen_expand(&c), 0);
 	ck_assert_uint_eq(out.live.blocks, 6);
 	ck_assert_uint_eq(out.live.bytes, 5 * 8 + 262144);
-	ck_assert_uint_eq(cen_block_addr(&c, 4), HEAP_AT + 8000 * 8);
-	ck_assert_uint_eq(cen_block_addr(&c, 5), HEAP_AT + 2 * 65536 + 64);
+	ck_assert_uint_eq(cen_block_addr(&c.ix, 4), HEAP_AT + 8000 * 8);
+	ck_assert_uint_eq(cen_block_addr(&c.ix, 5), HEAP_AT + 2 * 65536 + 64);
 	ck_assert_uint_eq(c.bad_nfree, 0);
 	ck_assert_uint_eq(c.bad_words, 0);
 	teardown_fake(&f, &c, s);
@@ -458,32 +458,32 @@ START_TEST(test_census_index)
 	memset(&c, 0, sizeof(c));
 	/* 16-byte blocks at positions 0, 1, 5, 69 (63 free between: one run), then
 	 * 200 (a gap past 64: a new run), then a 20480-byte block. */
-	ck_assert_int_eq(cen_index_add(&c, 0x10000, 16), 0);
-	ck_assert_int_eq(cen_index_add(&c, 0x10010, 16), 0);
-	ck_assert_int_eq(cen_index_add(&c, 0x10050, 16), 0);
-	ck_assert_int_eq(cen_index_add(&c, 0x10000 + 69 * 16, 16), 0);
-	ck_assert_int_eq(cen_index_add(&c, 0x10000 + 200 * 16, 16), 0);
-	ck_assert_int_eq(cen_index_add(&c, 0x20040, 20480), 0);
-	ck_assert_uint_eq(c.nblocks, 6);
-	ck_assert_uint_eq(c.nruns, 3);
-	ck_assert_int_eq(cen_block_of(&c, 0xffff), -1);
-	ck_assert_int_eq(cen_block_of(&c, 0x10000), 0);
-	ck_assert_int_eq(cen_block_of(&c, 0x1001f), 1);
-	ck_assert_int_eq(cen_block_of(&c, 0x10020), -1);
-	ck_assert_int_eq(cen_block_of(&c, 0x10000 + 69 * 16 + 8), 3);
-	ck_assert_int_eq(cen_block_of(&c, 0x10000 + 200 * 16), 4);
-	ck_assert_int_eq(cen_block_of(&c, 0x20040 + 20479), 5);
-	ck_assert_int_eq(cen_block_of(&c, 0x20040 + 20480), -1);
-	for (size_t b = 0; b < c.nblocks; b++) {
-		cen_block_at(&c, b, &a, &sz);
-		ck_assert_int_eq(cen_block_of(&c, a), (long)b);
-		ck_assert_int_eq(cen_block_of(&c, a + sz - 1), (long)b);
+	ck_assert_int_eq(cen_index_add(&c.ix, 0x10000, 16), 0);
+	ck_assert_int_eq(cen_index_add(&c.ix, 0x10010, 16), 0);
+	ck_assert_int_eq(cen_index_add(&c.ix, 0x10050, 16), 0);
+	ck_assert_int_eq(cen_index_add(&c.ix, 0x10000 + 69 * 16, 16), 0);
+	ck_assert_int_eq(cen_index_add(&c.ix, 0x10000 + 200 * 16, 16), 0);
+	ck_assert_int_eq(cen_index_add(&c.ix, 0x20040, 20480), 0);
+	ck_assert_uint_eq(c.ix.nblocks, 6);
+	ck_assert_uint_eq(c.ix.nruns, 3);
+	ck_assert_int_eq(cen_block_of(&c.ix, 0xffff), -1);
+	ck_assert_int_eq(cen_block_of(&c.ix, 0x10000), 0);
+	ck_assert_int_eq(cen_block_of(&c.ix, 0x1001f), 1);
+	ck_assert_int_eq(cen_block_of(&c.ix, 0x10020), -1);
+	ck_assert_int_eq(cen_block_of(&c.ix, 0x10000 + 69 * 16 + 8), 3);
+	ck_assert_int_eq(cen_block_of(&c.ix, 0x10000 + 200 * 16), 4);
+	ck_assert_int_eq(cen_block_of(&c.ix, 0x20040 + 20479), 5);
+	ck_assert_int_eq(cen_block_of(&c.ix, 0x20040 + 20480), -1);
+	for (size_t b = 0; b < c.ix.nblocks; b++) {
+		cen_block_at(&c.ix, b, &a, &sz);
+		ck_assert_int_eq(cen_block_of(&c.ix, a), (long)b);
+		ck_assert_int_eq(cen_block_of(&c.ix, a + sz - 1), (long)b);
 	}
-	cen_block_at(&c, 3, &a, &sz);
+	cen_block_at(&c.ix, 3, &a, &sz);
 	ck_assert_uint_eq(a, 0x10000 + 69 * 16);
 	ck_assert_uint_eq(sz, 16);
-	ck_assert_uint_eq(cen_block_size(&c, 5), 20480);
-	cen_index_free(&c);
+	ck_assert_uint_eq(cen_block_size(&c.ix, 5), 20480);
+	cen_index_free(&c.ix);
 }
 END_TEST
 

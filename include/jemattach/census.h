@@ -125,8 +125,17 @@ struct jma_census {
 	struct jma_census_count anchored, leaked, unreferenced;	/* with LEAKS */
 	struct jma_census_count jemalloc_own;	/* reached only by jemalloc's data: never leaked */
 	uint64_t rechecked;	/* blocks unreferenced after a first read of the contents */
-	uint64_t found_again;	/* ... of which a second read of the roots and anchored blocks
-				 * found a pointer to (moved while the program ran) */
+	struct jma_census_count gone;	/* ... of which freed or written to since (checked with
+					 * every thread stopped again), or pointed to by a block
+					 * allocated since */
+	uint64_t confirmed;	/* blocks so checked (at most 100000, within the timeout) */
+	uint64_t confirm_stop_ns;	/* how long that second stop held every thread */
+	uint64_t found_again;	/* ... then found pointed to by a second read of the roots and
+				 * of every block there was at that stop (pointers moved while
+				 * the program ran; blocks allocated since) */
+	uint64_t reread_blocks;	/* the blocks there were at that stop, all read */
+	uint64_t reread_stopped;	/* bytes copied during that stop for the second read (a
+					 * heap of at most 128 MiB: then of one moment), 0: read live */
 	struct jma_census_example examples[JMA_CENSUS_EXAMPLES];	/* unreferenced ones */
 	unsigned nexamples;
 	struct jma_census_root *roots;	/* with ROOTS: the top of the dominator tree (every root,

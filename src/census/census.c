@@ -23,14 +23,14 @@ static int list(struct cen *c)
 {
 	size_t b = 0;
 
-	for (size_t r = 0; r < c->nruns; r++)
-		for (uint64_t q = 0; q < c->runs[r].npos; q++) {
+	for (size_t r = 0; r < c->ix.nruns; r++)
+		for (uint64_t q = 0; q < c->ix.runs[r].npos; q++) {
 			struct jma_census_block k;
 
-			if (!(c->ibits[c->runs[r].w0 + q / 64] >> (q % 64) & 1))
+			if (!(c->ix.ibits[c->ix.runs[r].w0 + q / 64] >> (q % 64) & 1))
 				continue;
-			k.addr = c->runs[r].base + q * c->runs[r].size;
-			k.size = c->runs[r].size;
+			k.addr = c->ix.runs[r].base + q * c->ix.runs[r].size;
+			k.size = c->ix.runs[r].size;
 			k.type = c->btype ? c->btype[b] : 0;
 			k.cls = (uint8_t)cen_class_of(c, b);
 			b++;
@@ -60,7 +60,7 @@ static int finish(struct cen *c)
 		return -ENOMEM;
 	if (where) {
 		/* Type indexes given out before the sort. */
-		for (size_t b = 0; c->btype && b < c->nblocks; b++)
+		for (size_t b = 0; c->btype && b < c->ix.nblocks; b++)
 			c->btype[b] = where[c->btype[b]];
 		for (unsigned i = 0; i < o->nexamples; i++)
 			o->examples[i].type = where[o->examples[i].type];
@@ -87,7 +87,7 @@ static void cen_free(struct cen *c)
 	free(c->raw);
 	free(c->bits);
 	free(c->wbuf);
-	cen_index_free(c);
+	cen_index_free(&c->ix);
 	cen_types_free(c);
 	free(c->btype);
 	free(c->cls);
@@ -243,8 +243,8 @@ int jma_census_run(jma_session *s, const struct jma_census_opts *o, struct jma_c
 	if (here)
 		err = jma_auto_end(s, here, err);
 	warnings(&c);
-	c.out->mem_bytes = cen_index_bytes(&c) + c.capcached * 8 + c.capraw * sizeof(*c.raw) +
-			   c.capbits * 8 + (c.btype ? c.nblocks * 4 : 0) + (12ULL << 20);
+	c.out->mem_bytes = cen_index_bytes(&c.ix) + c.capcached * 8 + c.capraw * sizeof(*c.raw) +
+			   c.capbits * 8 + (c.btype ? c.ix.nblocks * 4 : 0) + (12ULL << 20);
 	c.out->total_ns = (uint64_t)(att_now_ns() - t0);
 	cen_free(&c);
 	if (err) {

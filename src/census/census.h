@@ -65,6 +65,19 @@ struct cen_geom {
 
 struct cen_typing;
 
+/* mem.c: what was copied of the target while it was stopped, read from
+ * there (leaks.c's second look, on a small heap). */
+struct cen_snap_range {
+	uint64_t at, len, off;
+};
+struct cen_snap {
+	struct cen_snap_range *r;
+	size_t n, cap;
+	unsigned char *data;
+	size_t used, max;
+	int sealed;		/* reads served from it */
+};
+
 struct cen_thread {
 	pid_t tid;
 	struct arch_gpregs regs;
@@ -84,6 +97,16 @@ struct cen_run {
 	uint64_t base, size;
 	uint64_t w0;
 	uint32_t npos;
+};
+
+/* The blocks (index.c), numbered 0.. in address order. */
+struct cen_index {
+	struct cen_run *runs;
+	size_t nruns, capruns;
+	uint64_t *ibits;
+	uint32_t *irank;		/* live blocks before each word of ibits */
+	size_t nwords, capwords;
+	size_t nblocks;
 };
 
 struct cen {
@@ -114,15 +137,10 @@ struct cen {
 	uint64_t *bits;			/* the copied slabs' bitmaps, words */
 	size_t nbits, capbits;
 	uint64_t walk_end;		/* end of the last extent the walk took */
+	uint64_t extent_bytes;		/* the extents' sizes, summed (cen_expand) */
 	uint64_t *wbuf;			/* the walk's root, leaf and sorted-root buffers */
 	int defer_map;			/* the map is to be found once the threads are stopped */
-	/* The live blocks, numbered by address (when kept): index.c. */
-	struct cen_run *runs;
-	size_t nruns, capruns;
-	uint64_t *ibits;
-	uint32_t *irank;		/* live blocks before each word of ibits */
-	size_t nwords, capwords;
-	size_t nblocks;
+	struct cen_index ix;		/* the live blocks, numbered by address (when kept) */
 	int keep;			/* keep blocks (types, leaks, lists) */
 	struct jma_census_size bysz[CEN_NSIZES];
 	uint64_t bad_words, bad_nfree, stray_cached;	/* inconsistencies seen */
@@ -139,6 +157,7 @@ struct cen {
 	uint64_t *ctag;
 	unsigned char *cpage;
 	uint64_t reads, misses;		/* cen_read calls; pages read into the cache */
+	struct cen_snap snap;
 };
 
 /* layout.c: the row named @name ("5.3", "dev", ...), NULL if none (tests). */
@@ -183,21 +202,25 @@ size_t cen_cached_from(const struct cen *c, uint64_t addr);
  * running: their blocks (live or thread-cached), counted and kept. */
 int cen_walk(struct cen *c);
 int cen_expand(struct cen *c);
-/* Before the stop: the walk's buffers allocated and touched. */
+/* Is the block at @addr allocated now, as jemalloc's map and the slab's
+ * bitmap say (threads stopped)?  1 yes, 0 no (freed, its extent gone),
+ * -EFAULT unreadable.  A thread cache may still hold it (cen_is_cached). */
+int cen_alive(struct cen *c, uint64_t addr);
+/* Before a stop: the walk's buffers allocated and touched (again if they were). */
 int cen_walk_prepare(struct cen *c);
 /* index.c: block @addr of @size bytes, the next in address order, numbered
- * c->nblocks; -ENOMEM, -E2BIG past UINT32_MAX - 2 blocks. */
-int cen_index_add(struct cen *c, uint64_t addr, uint64_t size);
-void cen_index_free(struct cen *c);
-size_t cen_index_bytes(const struct cen *c);
+ * ix->nblocks; -ENOMEM, -E2BIG past UINT32_MAX - 2 blocks. */
+int cen_index_add(struct cen_index *ix, uint64_t addr, uint64_t size);
+void cen_index_free(struct cen_index *ix);
+size_t cen_index_bytes(const struct cen_index *ix);
 /* The live block holding @addr (its number), or -1. */
-long cen_block_of(const struct cen *c, uint64_t addr);
+long cen_block_of(const struct cen_index *ix, uint64_t addr);
 /* Block @b's run, and its position there into *@k. */
-const struct cen_run *cen_block_pos(const struct cen *c, size_t b, uint64_t *k);
+const struct cen_run *cen_block_pos(const struct cen_index *ix, size_t b, uint64_t *k);
 /* Block @b's address and size. */
-void cen_block_at(const struct cen *c, size_t b, uint64_t *addr, uint64_t *size);
-uint64_t cen_block_addr(const struct cen *c, size_t b);
-uint64_t cen_block_size(const struct cen *c, size_t b);
+void cen_block_at(const struct cen_index *ix, size_t b, uint64_t *addr, uint64_t *size);
+uint64_t cen_block_addr(const struct cen_index *ix, size_t b);
+uint64_t cen_block_size(const struct cen_index *ix, size_t b);
 /* bits.c: a set of block numbers, with the next member found fast. */
 #define CEN_BITS_LEVELS	7	/* 64^6 > 2^32 blocks */
 struct cen_bits {
@@ -215,7 +238,7 @@ int cen_bits_test(const struct cen_bits *s, size_t i);
 /* The first member >= @i, SIZE_MAX if none. */
 size_t cen_bits_next(const struct cen_bits *s, size_t i);
 
-/* contents.c: call @fn for the blocks of @sel (all when NULL), in address
+/* contents.c: call @fn for the blocks of @ix in @sel (all when NULL), in address
  * order, with their words: neighbours read together, a large block's first
  * @max bytes (all when 0) in pieces of at most a MiB (@off: where the piece
  * starts in the block; a piece the target has no page of is not read, and
@@ -226,8 +249,8 @@ size_t cen_bits_next(const struct cen_bits *s, size_t i);
  * cannot be read is skipped. */
 typedef int (*cen_block_fn)(struct cen *c, size_t b, const uint64_t *w, size_t nw, uint64_t off,
 			    void *arg);
-int cen_blocks_read(struct cen *c, struct cen_bits *sel, uint64_t max, const char *phase,
-		    cen_block_fn fn, void *arg);
+int cen_blocks_read(struct cen *c, const struct cen_index *ix, struct cen_bits *sel, uint64_t max,
+		    const char *phase, cen_block_fn fn, void *arg);
 /* tcache.c: the blocks holding thread caches' stacks, once blocks are
  * numbered; is block @b one? */
 int cen_stacks_index(struct cen *c);
@@ -307,6 +330,15 @@ int cen_dominators(struct cen *c, struct cen_graph *g, struct cen_rootref *r, si
 int cen_grow(void *p, size_t *cap, size_t need, size_t each);
 int cen_ptr_ok(uint64_t p);
 int cen_read(struct cen *c, uint64_t addr, void *buf, size_t len);
+/* Copy [@at, @at + @len) into the snapshot: from @src, or read now (an
+ * unreadable range is left out); -E2BIG past snap.max bytes.  Sealed, the
+ * snapshot serves the reads inside it; freed, they go to the target again. */
+int cen_snap_add(struct cen *c, uint64_t at, const void *src, uint64_t len);
+/* Room for @bytes in @nranges, made and touched now (not in a stop, where
+ * cen_snap_add does not grow it). */
+int cen_snap_prepare(struct cen *c, uint64_t bytes, size_t nranges);
+void cen_snap_seal(struct cen *c);
+void cen_snap_free(struct cen *c);
 /* Forget the pages kept by cen_read (the threads ran since). */
 void cen_cache_flush(struct cen *c);
 void cen_cache_free(struct cen *c);

@@ -25,6 +25,7 @@
 
 struct pass {
 	struct cen *c;
+	const struct cen_index *ix;
 	struct cen_bits *sel;
 	uint64_t max;
 	cen_block_fn fn;
@@ -84,7 +85,7 @@ static int selected(const struct pass *p, size_t b)
  * not looked at into *@next_b.  A run's blocks are numbered in order. */
 static int window(struct pass *p, const struct cen_run *r, size_t b, uint64_t k, size_t *next_b)
 {
-	const struct cen *c = p->c;
+	const struct cen_index *ix = p->ix;
 	uint64_t lo = r->base + k * r->size, hi = lo, len = p->max && r->size > p->max ? p->max : r->size;
 	size_t nb = 0, id = b;
 	int err = 0;
@@ -97,7 +98,7 @@ static int window(struct pass *p, const struct cen_run *r, size_t b, uint64_t k,
 	}
 	/* Positions from k on with a block, while they fit the window. */
 	for (uint64_t q = k; q < r->npos; q++) {
-		if (!(c->ibits[r->w0 + q / 64] >> (q % 64) & 1))
+		if (!(ix->ibits[r->w0 + q / 64] >> (q % 64) & 1))
 			continue;
 		if (r->base + (q + 1) * r->size - lo > WINDOW)
 			break;
@@ -123,10 +124,10 @@ static int window(struct pass *p, const struct cen_run *r, size_t b, uint64_t k,
 	return err;
 }
 
-int cen_blocks_read(struct cen *c, struct cen_bits *sel, uint64_t max, const char *phase,
-		    cen_block_fn fn, void *arg)
+int cen_blocks_read(struct cen *c, const struct cen_index *ix, struct cen_bits *sel, uint64_t max,
+		    const char *phase, cen_block_fn fn, void *arg)
 {
-	struct pass p = { c, sel, max, fn, arg, malloc(CHUNK), malloc(WINDOW / 2), malloc(WINDOW / 2),
+	struct pass p = { c, ix, sel, max, fn, arg, malloc(CHUNK), malloc(WINDOW / 2), malloc(WINDOW / 2),
 			  -1, sysconf(_SC_PAGESIZE) };
 	size_t b = sel ? cen_bits_next(sel, 0) : 0;
 	int err = 0;
@@ -148,21 +149,21 @@ int cen_blocks_read(struct cen *c, struct cen_bits *sel, uint64_t max, const cha
 		uint64_t k;
 
 		/* With a set: again from the start while it holds blocks. */
-		if (b >= c->nblocks && sel)
+		if (b >= ix->nblocks && sel)
 			b = cen_bits_next(sel, 0);
-		if (b >= c->nblocks || err)
+		if (b >= ix->nblocks || err)
 			break;
 		if (cen_timed_out(c)) {
 			err = jma_fail(c->s, JMA_ERR_UNSAFE, -ETIMEDOUT, "census: timed out reading "
-				       "blocks (%s: %zu of %zu blocks)", phase, b, c->nblocks);
+				       "blocks (%s: %zu of %zu blocks)", phase, b, ix->nblocks);
 			break;
 		}
-		cen_progress(c, phase, b, c->nblocks);
-		r = cen_block_pos(c, b, &k);
+		cen_progress(c, phase, b, ix->nblocks);
+		r = cen_block_pos(ix, b, &k);
 		err = window(&p, r, b, k, &next);
 		b = sel ? cen_bits_next(sel, next) : next;
 	}
-	cen_progress(c, phase, c->nblocks, c->nblocks);
+	cen_progress(c, phase, ix->nblocks, ix->nblocks);
 	if (p.pagemap >= 0)
 		close(p.pagemap);
 	free(p.buf);

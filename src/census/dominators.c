@@ -203,7 +203,7 @@ static int tops(struct dom *d)
 		uint32_t t = d->idom[v];
 		if (t == CEN_UNDEF)
 			continue;
-		d->tbytes[t] += cen_block_size(c, d->g->order[v - d->S - 1]);
+		d->tbytes[t] += cen_block_size(&c->ix, d->g->order[v - d->S - 1]);
 		d->tblocks[t]++;
 	}
 	return 0;
@@ -276,7 +276,7 @@ static int paths(struct dom *d, const uint32_t *v, size_t nv, char *const *names
 		used = (size_t)snprintf(buf, sizeof(buf), "%s", first <= d->S ? names[first] : "...");
 		for (size_t i = first <= d->S ? n - 1 : n; i-- > 0 && used < sizeof(buf);) {
 			uint64_t a, s;
-			cen_block_at(d->c, d->g->order[chain[k][i] - d->S - 1], &a, &s);
+			cen_block_at(&d->c->ix, d->g->order[chain[k][i] - d->S - 1], &a, &s);
 			used += (size_t)snprintf(buf + used, sizeof(buf) - used, " -> 0x%llx (%llu)",
 						 (unsigned long long)a, (unsigned long long)s);
 		}
@@ -341,7 +341,7 @@ static int report(struct dom *d, struct heap_strtab *names)
 		uint32_t t = byret[i];
 		size_t b = d->g->order[d->tnode[t] - d->S - 1];
 
-		cen_block_at(c, b, &h->addr, &h->size);
+		cen_block_at(&c->ix, b, &h->addr, &h->size);
 		h->type = cen_type_of(c, b);
 		h->bytes = d->tbytes[t];
 		h->blocks = d->tblocks[t];
@@ -366,7 +366,7 @@ static int report(struct dom *d, struct heap_strtab *names)
 			continue;
 		r = &o->roots[o->nroots++];
 		b = d->g->order[pv[k] - d->S - 1];
-		cen_block_at(c, b, &r->addr, &r->size);
+		cen_block_at(&c->ix, b, &r->addr, &r->size);
 		r->type = cen_type_of(c, b);
 		r->shared = 1;
 		r->bytes = d->tbytes[t];

@@ -12,17 +12,18 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "census/census.h"
 
 #define GAP_MAX	64	/* free positions a run bridges (a slab's free tail, its neighbour's head) */
 
-static struct cen_run *last_run(struct cen *c)
+static struct cen_run *last_run(struct cen_index *c)
 {
 	return c->nruns ? &c->runs[c->nruns - 1] : NULL;
 }
 
-static int new_word(struct cen *c)
+static int new_word(struct cen_index *c)
 {
 	size_t cap = c->capwords;
 
@@ -34,7 +35,7 @@ static int new_word(struct cen *c)
 	return 0;
 }
 
-int cen_index_add(struct cen *c, uint64_t addr, uint64_t size)
+int cen_index_add(struct cen_index *c, uint64_t addr, uint64_t size)
 {
 	struct cen_run *r = last_run(c);
 	uint64_t k;
@@ -61,18 +62,15 @@ int cen_index_add(struct cen *c, uint64_t addr, uint64_t size)
 	return 0;
 }
 
-void cen_index_free(struct cen *c)
+void cen_index_free(struct cen_index *c)
 {
 	free(c->runs);
 	free(c->ibits);
 	free(c->irank);
-	c->runs = NULL;
-	c->ibits = NULL;
-	c->irank = NULL;
-	c->nruns = c->capruns = c->nwords = c->capwords = 0;
+	memset(c, 0, sizeof(*c));
 }
 
-long cen_block_of(const struct cen *c, uint64_t addr)
+long cen_block_of(const struct cen_index *c, uint64_t addr)
 {
 	size_t lo = 0, hi = c->nruns;
 	const struct cen_run *r;
@@ -100,7 +98,7 @@ long cen_block_of(const struct cen *c, uint64_t addr)
 }
 
 /* The run holding block @b. */
-static const struct cen_run *run_of(const struct cen *c, size_t b)
+static const struct cen_run *run_of(const struct cen_index *c, size_t b)
 {
 	size_t lo = 0, hi = c->nruns;
 
@@ -114,7 +112,7 @@ static const struct cen_run *run_of(const struct cen *c, size_t b)
 	return &c->runs[lo - 1];
 }
 
-const struct cen_run *cen_block_pos(const struct cen *c, size_t b, uint64_t *k)
+const struct cen_run *cen_block_pos(const struct cen_index *c, size_t b, uint64_t *k)
 {
 	const struct cen_run *r = run_of(c, b);
 	uint64_t lo = r->w0, hi = r->w0 + (r->npos + 63) / 64, bits;
@@ -135,7 +133,7 @@ const struct cen_run *cen_block_pos(const struct cen *c, size_t b, uint64_t *k)
 	return r;
 }
 
-void cen_block_at(const struct cen *c, size_t b, uint64_t *addr, uint64_t *size)
+void cen_block_at(const struct cen_index *c, size_t b, uint64_t *addr, uint64_t *size)
 {
 	uint64_t k;
 	const struct cen_run *r = cen_block_pos(c, b, &k);
@@ -144,7 +142,7 @@ void cen_block_at(const struct cen *c, size_t b, uint64_t *addr, uint64_t *size)
 	*size = r->size;
 }
 
-uint64_t cen_block_addr(const struct cen *c, size_t b)
+uint64_t cen_block_addr(const struct cen_index *c, size_t b)
 {
 	uint64_t a, s;
 
@@ -152,12 +150,12 @@ uint64_t cen_block_addr(const struct cen *c, size_t b)
 	return a;
 }
 
-uint64_t cen_block_size(const struct cen *c, size_t b)
+uint64_t cen_block_size(const struct cen_index *c, size_t b)
 {
 	return run_of(c, b)->size;
 }
 
-size_t cen_index_bytes(const struct cen *c)
+size_t cen_index_bytes(const struct cen_index *c)
 {
 	return c->capruns * sizeof(*c->runs) + c->capwords * (sizeof(*c->ibits) + sizeof(*c->irank));
 }

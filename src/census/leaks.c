@@ -25,13 +25,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attach/clock.h"
 #include "census/census.h"
+
+#define CONFIRM_MAX	100000	/* blocks that look leaked checked again, stopped */
+#define HEAD		64	/* bytes of each compared */
+#define SNAP_MAX	(128ULL << 20)	/* a heap this small is copied in the second stop */
+#define SNAP_CHUNK	(1024 * 1024)
+#define SNAP_RANGES	(1u << 20)	/* pieces copied at most (an extent: a piece a MiB) */
+#define SNAP_NS		150000000	/* the copy's share of the stop at most */
 
 struct scan {
 	uint64_t *anch, *je, *refd;	/* bitmaps: anchored, jemalloc's own, referenced by a leaked block */
+	uint64_t *gone;			/* bitmap: freed or changed since it was read */
 	struct cen_bits pending;	/* found, not yet read */
 	uint64_t lo, hi;		/* where blocks are at all */
 	int recheck;			/* in the second read */
+	const struct cen_index *now;	/* ... the blocks there are then */
 	size_t nblocks;
 	struct cen_graph *g;		/* with ROOTS */
 	struct cen_rootref *refs;	/* with ROOTS */
@@ -52,12 +62,12 @@ static void set(uint64_t *m, size_t i)
 /* The block @w points into, or -1. */
 static long target(struct cen *c, const struct scan *sc, uint64_t w)
 {
-	return w < sc->lo || w >= sc->hi ? -1 : cen_block_of(c, w);
+	return w < sc->lo || w >= sc->hi ? -1 : cen_block_of(&c->ix, w);
 }
 
 static int looks_leaked(const struct scan *sc, size_t t)
 {
-	return !bit(sc->anch, t) && !bit(sc->je, t);
+	return !bit(sc->anch, t) && !bit(sc->je, t) && !bit(sc->gone, t);
 }
 
 /* With ROOTS: block @b gets the next number and a row. */
@@ -156,23 +166,39 @@ static int je_root_words(struct cen *c, pid_t tid, uint64_t at, const uint64_t *
 	return 0;
 }
 
-/* The second read: an anchored block pointing to one that looked leaked
- * anchors it (a row of its own for the graph). */
+/* The second read, of every block there is now (@b in sc->now): one the
+ * census had and anchored, pointing to a block that looked leaked, anchors
+ * it (a row of its own for the graph); one it did not have (allocated
+ * since) shows it in use, by a holder the census cannot place. */
 static int reread(struct cen *c, size_t b, const uint64_t *w, size_t nw, uint64_t off, void *arg)
 {
 	struct scan *sc = arg;
+	uint64_t addr, size, a = 0, sz = 0;
+	long ob;
 	int err;
 
 	(void)off;
-	if (!bit(sc->anch, b) || cen_is_stack(c, b) || (sc->g && sc->g->num[b] == CEN_UNDEF))
-		return 0;
+	cen_block_at(sc->now, b, &addr, &size);
+	ob = cen_block_of(&c->ix, addr);
+	if (ob >= 0)
+		cen_block_at(&c->ix, (size_t)ob, &a, &sz);
+	if (ob < 0 || a != addr || sz != size || bit(sc->gone, (size_t)ob)) {
+		ob = -1;	/* allocated since, or in use again: in use, holder unknown */
+	} else if (!bit(sc->anch, (size_t)ob) || cen_is_stack(c, (size_t)ob) ||
+		   (sc->g && sc->g->num[ob] == CEN_UNDEF)) {
+		return 0;	/* leaked or jemalloc's: not what anchors */
+	}
 	for (size_t i = 0; i < nw; i++) {
 		long t = target(c, sc, w[i]);
-		if (t < 0 || (size_t)t == b || !looks_leaked(sc, (size_t)t))
+		if (t < 0 || t == ob || !looks_leaked(sc, (size_t)t))
 			continue;
+		if (ob < 0) {
+			set(sc->gone, (size_t)t);
+			continue;
+		}
 		set(sc->anch, (size_t)t);
 		cen_bits_set(&sc->pending, (size_t)t);
-		if (sc->g && ((err = cen_spill_put(&sc->g->rows, sc->g->num[b] | CEN_ROW)) ||
+		if (sc->g && ((err = cen_spill_put(&sc->g->rows, sc->g->num[ob] | CEN_ROW)) ||
 			      (err = cen_spill_put(&sc->g->rows, (uint32_t)t))))
 			return err;
 	}
@@ -207,7 +233,7 @@ static void example(struct cen *c, size_t b)
 	if (o->nexamples >= JMA_CENSUS_EXAMPLES)
 		return;
 	x = &o->examples[o->nexamples++];
-	cen_block_at(c, b, &x->addr, &x->size);
+	cen_block_at(&c->ix, b, &x->addr, &x->size);
 	x->type = cen_type_of(c, b);
 	x->nhead = x->size < sizeof(x->head) ? (unsigned)x->size : sizeof(x->head);
 	if (cen_read(c, x->addr, x->head, x->nhead))
@@ -232,19 +258,21 @@ static int classify(struct cen *c, struct scan *sc)
 	int list = !!(c->o->flags & JMA_CENSUS_LIST);
 	size_t b = 0;
 
-	if (list && !(c->cls = calloc((3 * c->nblocks) / 64 + 1, 8)))
+	if (list && !(c->cls = calloc((3 * c->ix.nblocks) / 64 + 1, 8)))
 		return -ENOMEM;
 	/* Run by run: a block's size is its run's. */
-	for (size_t r = 0; r < c->nruns; r++)
-	for (uint64_t q = 0; q < c->runs[r].npos; q++) {
-		uint64_t size = c->runs[r].size;
+	for (size_t r = 0; r < c->ix.nruns; r++)
+	for (uint64_t q = 0; q < c->ix.runs[r].npos; q++) {
+		uint64_t size = c->ix.runs[r].size;
 		int anch, je, refd;
 
-		if (!(c->ibits[c->runs[r].w0 + q / 64] >> (q % 64) & 1))
+		if (!(c->ix.ibits[c->ix.runs[r].w0 + q / 64] >> (q % 64) & 1))
 			continue;
-		anch = bit(sc->anch, b);
+		anch = bit(sc->anch, b) || bit(sc->gone, b);
 		je = !anch && bit(sc->je, b);
 		refd = bit(sc->refd, b);
+		if (bit(sc->gone, b) && !bit(sc->anch, b))
+			count(&o->gone, size);
 
 		if (list) {
 			if (anch)
@@ -255,7 +283,8 @@ static int classify(struct cen *c, struct scan *sc)
 				set(c->cls, 3 * b + 2);
 		}
 		if (anch) {
-			count(&o->anchored, size);
+			if (!bit(sc->gone, b) || bit(sc->anch, b))
+				count(&o->anchored, size);
 		} else if (je) {
 			count(&o->jemalloc_own, size);
 		} else {
@@ -270,12 +299,65 @@ static int classify(struct cen *c, struct scan *sc)
 	return 0;
 }
 
+/* A block that looks leaked, to confirm: its first bytes' hash as read. */
+struct cand {
+	uint32_t b;
+	uint64_t addr, hash;
+};
+
+static uint64_t head_hash(struct cen *c, uint64_t addr, uint64_t size, int *ok)
+{
+	unsigned char head[HEAD];
+	uint64_t h = 1469598103934665603ULL, n = size < HEAD ? size : HEAD;
+
+	*ok = !cen_read(c, addr, head, n);
+	for (uint64_t i = 0; *ok && i < n; i++)
+		h = (h ^ head[i]) * 1099511628211ULL;
+	return h;
+}
+
+/* The census's counts, kept while a second walk of the map counts again. */
+struct counts {
+	struct jma_census_count live, cached, explicit_cached;
+	uint64_t extents, slabs, bad_words, bad_nfree, bad_bins;
+	unsigned threads;
+	struct jma_census_size bysz[CEN_NSIZES];
+};
+
+static void counts_save(const struct cen *c, struct counts *k)
+{
+	k->live = c->out->live;
+	k->cached = c->out->cached;
+	k->explicit_cached = c->out->explicit_cached;
+	k->extents = c->out->extents;
+	k->slabs = c->out->slabs;
+	k->threads = c->out->threads;
+	k->bad_words = c->bad_words;
+	k->bad_nfree = c->bad_nfree;
+	k->bad_bins = c->bad_bins;
+	memcpy(k->bysz, c->bysz, sizeof(k->bysz));
+}
+
+static void counts_restore(struct cen *c, const struct counts *k)
+{
+	c->out->live = k->live;
+	c->out->cached = k->cached;
+	c->out->explicit_cached = k->explicit_cached;
+	c->out->extents = k->extents;
+	c->out->slabs = k->slabs;
+	c->out->threads = k->threads;
+	c->bad_words = k->bad_words;
+	c->bad_nfree = k->bad_nfree;
+	c->bad_bins = k->bad_bins;
+	memcpy(c->bysz, k->bysz, sizeof(k->bysz));
+}
+
 /* How many blocks look leaked; with @pend, put them in the pending set. */
 static size_t leaked_now(struct cen *c, struct scan *sc, int pend)
 {
 	size_t n = 0;
 
-	for (size_t b = 0; b < c->nblocks; b++)
+	for (size_t b = 0; b < c->ix.nblocks; b++)
 		if (looks_leaked(sc, b)) {
 			if (pend)
 				cen_bits_set(&sc->pending, b);
@@ -284,69 +366,256 @@ static size_t leaked_now(struct cen *c, struct scan *sc, int pend)
 	return n;
 }
 
+static uint64_t popcount(const uint64_t *m, size_t nblocks)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i <= nblocks / 64; i++)
+		n += (uint64_t)__builtin_popcountll(m[i]);
+	return n;
+}
+
+static int count_words(struct cen *c, pid_t tid, uint64_t at, const uint64_t *w, size_t nw, void *arg)
+{
+	(void)c;
+	(void)tid;
+	(void)at;
+	(void)w;
+	*(uint64_t *)arg += nw * 8;
+	return 0;
+}
+
+/* How many bytes the roots are (static data and stacks, read now). */
+static uint64_t roots_bytes(struct cen *c)
+{
+	uint64_t n = 0;
+
+	return cen_roots_scan(c, count_words, &n) ? 0 : n + n / 8;
+}
+
+static int snap_words(struct cen *c, pid_t tid, uint64_t at, const uint64_t *w, size_t nw, void *arg)
+{
+	(void)tid;
+	(void)arg;
+	return at ? cen_snap_add(c, at, w, nw * 8) : 0;	/* registers: c->th has them */
+}
+
+/* Copy the roots and every extent the walk found, if all of it fits the
+ * room made before the stop and SNAP_NS; else nothing. */
+static void snapshot(struct cen *c)
+{
+	int64_t end = att_now_ns() + SNAP_NS;
+	int err = c->snap.max ? 0 : -E2BIG;
+
+	if (!err)
+		err = cen_roots_scan(c, snap_words, NULL);
+	for (size_t i = 0; i < c->nraw && !err; i++) {
+		for (uint64_t off = 0; off < c->raw[i].size && !err; off += SNAP_CHUNK) {
+			uint64_t n = c->raw[i].size - off < SNAP_CHUNK ? c->raw[i].size - off : SNAP_CHUNK;
+			err = att_now_ns() > end || cen_timed_out(c) ? -ETIMEDOUT :
+			      cen_snap_add(c, c->raw[i].base + off, NULL, n);
+		}
+	}
+	if (err)
+		cen_snap_free(c);
+	else
+		c->out->reread_stopped = c->snap.used;
+}
+
+/* What looks leaked after a first read while the program ran, checked
+ * again.  With every thread stopped again (as the census's own stop:
+ * --timeout, 10 s by default, refused while a thread is inside jemalloc): a
+ * block jemalloc now says is free (its extent, its slab's bitmap, a thread
+ * cache) was freed since the stop, one whose first bytes changed is in use
+ * -- nobody writes to a block nobody points to --, and the map is walked
+ * again for every block there is now.  Then, the threads running, the
+ * roots and all those blocks are read again: a pointer moved from a block
+ * not yet read into one already read, or held by a block allocated since
+ * (a list node popped and pushed again: Redis under LPUSH/LPOP), is found
+ * now.  At most CONFIRM_MAX blocks are checked stopped; a stop that cannot
+ * be had, or runs out of time, leaves what looks leaked unconfirmed (said). */
+static int recheck(struct cen *c, struct scan *sc)
+{
+	struct jma_census *o = c->out;
+	struct cen_index old, now = { 0 };
+	struct counts k;
+	struct cand *v = NULL;
+	size_t n = 0, cap = 0, checked = 0;
+	uint64_t stop_ns = o->stop_ns, before;
+	int64_t start_ns = c->start_ns, deadline_ns = c->deadline_ns;
+	void *tok = NULL;
+	int err = 0, bad;
+
+	for (size_t b = 0; b < c->ix.nblocks && n < CONFIRM_MAX && !err; b++) {
+		uint64_t addr, size;
+		int ok;
+
+		if (!looks_leaked(sc, b))
+			continue;
+		cen_block_at(&c->ix, b, &addr, &size);
+		if (cen_grow(&v, &cap, n + 1, sizeof(*v)))
+			err = -ENOMEM;
+		else
+			v[n++] = (struct cand){ (uint32_t)b, addr, head_hash(c, addr, size, &ok) };
+	}
+	if (err || !n || (err = cen_walk_prepare(c)))
+		goto out;
+	/* Room for a copy of a small heap (its extents, an eighth more for
+	 * growth, its roots), made before the stop. */
+	if (c->extent_bytes <= SNAP_MAX && (err = cen_snap_prepare(c, c->extent_bytes + c->extent_bytes / 8 +
+								   roots_bytes(c), SNAP_RANGES)))
+		goto out;
+	c->start_ns = att_now_ns();
+	c->deadline_ns = c->start_ns + (int64_t)jma_timeout_ms(c->s) * 1000000;
+	free(c->th);
+	c->th = NULL;
+	c->nth = 0;
+	if (cen_stop(c, &tok))
+		goto out;
+	cen_cache_flush(c);
+	counts_save(c, &k);
+	c->ncached = c->nstacks = c->nraw = 0;
+	bad = cen_tcache_read(c) || cen_walk(c);
+	for (size_t i = 0; i < n && !bad; i++, checked++) {
+		uint64_t size = cen_block_size(&c->ix, v[i].b);
+		int ok, alive;
+
+		if (i % 1024 == 1023 && cen_timed_out(c)) {
+			bad = 1;
+			break;
+		}
+		alive = cen_alive(c, v[i].addr);
+		if (!alive || (alive > 0 && (head_hash(c, v[i].addr, size, &ok) != v[i].hash || !ok)))
+			set(sc->gone, v[i].b);
+	}
+	/* A small heap is copied whole while the threads are still stopped:
+	 * its second read is then of one moment (the roots and every extent). */
+	if (!bad)
+		snapshot(c);
+	cen_go(c, tok);
+	cen_cache_flush(c);
+	cen_snap_seal(c);
+	o->confirm_stop_ns = o->stop_ns;
+	o->stop_ns = stop_ns;
+	c->start_ns = start_ns;
+	c->deadline_ns = deadline_ns;
+	if (bad) {
+		/* Half a check is none: a freed block may be in a cache not read. */
+		counts_restore(c, &k);
+		memset(sc->gone, 0, (c->ix.nblocks / 64 + 1) * 8);
+		goto out;
+	}
+	/* Thread caches hold freed blocks too (sorted now the threads run). */
+	cen_tcache_sort(c);
+	for (size_t i = 0; i < checked; i++)
+		if (cen_is_cached(c, v[i].addr))
+			set(sc->gone, v[i].b);
+	o->confirmed = checked;
+	/* The blocks now, into an index of their own, and all of them read. */
+	old = c->ix;
+	memset(&c->ix, 0, sizeof(c->ix));
+	err = cen_expand(c);
+	now = c->ix;
+	c->ix = old;
+	counts_restore(c, &k);
+	free(c->raw);
+	free(c->bits);
+	c->raw = NULL;
+	c->bits = NULL;
+	if (err)
+		goto out;
+	sc->now = &now;
+	sc->recheck = 1;
+	before = popcount(sc->anch, c->ix.nblocks);
+	if ((err = cen_roots_scan(c, root_words, sc)) ||
+	    (err = cen_blocks_read(c, &now, NULL, 0, "pointers, again", reread, sc)) ||
+	    (err = cen_blocks_read(c, &c->ix, &sc->pending, 0, "pointers, again", expand, sc)))
+		goto out;
+	o->found_again = popcount(sc->anch, c->ix.nblocks) - before;
+	o->reread_blocks = now.nblocks;
+	/* Freed or changed while that read went on: a leaked block stays put
+	 * (read live: a torn read can only make a leak look gone). */
+	c->ncached = c->nstacks = 0;
+	if (!cen_tcache_read(c)) {
+		cen_tcache_sort(c);
+		for (size_t i = 0; i < checked; i++) {
+			int ok;
+			if (!looks_leaked(sc, v[i].b))
+				continue;
+			if (cen_is_cached(c, v[i].addr) || cen_alive(c, v[i].addr) <= 0 ||
+			    head_hash(c, v[i].addr, cen_block_size(&c->ix, v[i].b), &ok) != v[i].hash || !ok)
+				set(sc->gone, v[i].b);
+		}
+	}
+	counts_restore(c, &k);
+out:
+	c->start_ns = start_ns;
+	c->deadline_ns = deadline_ns;
+	sc->now = NULL;
+	cen_snap_free(c);
+	cen_index_free(&now);
+	free(v);
+	return err;
+}
+
 static int run(struct cen *c, struct scan *sc)
 {
-	size_t words = c->nblocks / 64 + 1, before;
+	size_t words = c->ix.nblocks / 64 + 1, before;
 	int err;
 
 	sc->anch = calloc(words, 8);
 	sc->je = calloc(words, 8);
 	sc->refd = calloc(words, 8);
-	if (!sc->anch || !sc->je || !sc->refd || cen_bits_init(&sc->pending, c->nblocks))
+	sc->gone = calloc(words, 8);
+	if (!sc->anch || !sc->je || !sc->refd || !sc->gone || cen_bits_init(&sc->pending, c->ix.nblocks))
 		return -ENOMEM;
 	/* The program's roots, and all they lead to. */
 	if ((err = cen_roots_scan(c, root_words, sc)) ||
-	    (err = cen_blocks_read(c, &sc->pending, 0, "pointers", expand, sc)))
+	    (err = cen_blocks_read(c, &c->ix, &sc->pending, 0, "pointers", expand, sc)))
 		return err;
 	/* jemalloc's own: what its roots reach that the program's do not. */
 	for (size_t i = 0; i < c->nstacks; i++) {
-		long t = cen_block_of(c, c->stacks[i]);
+		long t = cen_block_of(&c->ix, c->stacks[i]);
 		if (t >= 0 && looks_leaked(sc, (size_t)t))
 			set(sc->je, (size_t)t);
 	}
 	if ((err = cen_roots_jemalloc(c, je_root_words, sc)) ||
-	    (err = cen_blocks_read(c, &sc->pending, 0, "jemalloc's own", je_expand, sc)))
+	    (err = cen_blocks_read(c, &c->ix, &sc->pending, 0, "jemalloc's own", je_expand, sc)))
 		return err;
-	/* What looks leaked after one read while the program ran: read the
-	 * roots and the anchored blocks again (all blocks are read; leaked ones
-	 * are few and skipped). */
+	/* What looks leaked after one read while the program ran, checked
+	 * again (a core does not change: one read is the truth). */
 	before = leaked_now(c, sc, 0);
 	c->out->rechecked = before;
-	if (before) {
-		sc->recheck = 1;
-		if ((err = cen_roots_scan(c, root_words, sc)) ||
-		    (err = cen_blocks_read(c, NULL, 0, "pointers, again", reread, sc)) ||
-		    (err = cen_blocks_read(c, &sc->pending, 0, "pointers, again", expand, sc)))
-			return err;
-		c->out->found_again = before - leaked_now(c, sc, 1);
-		/* Unreferenced: leaked, and no other leaked block points to it. */
-		err = cen_blocks_read(c, &sc->pending, 0, "leaked", leaked_refs, sc);
-	}
+	if (before && !c->s->offline && (err = recheck(c, sc)))
+		return err;
+	/* Unreferenced: leaked, and no other leaked block points to it. */
+	if (leaked_now(c, sc, 1))
+		err = cen_blocks_read(c, &c->ix, &sc->pending, 0, "leaked", leaked_refs, sc);
 	return err;
 }
 
 int cen_leaks(struct cen *c)
 {
-	struct scan sc = { .nblocks = c->nblocks };
+	struct scan sc = { .nblocks = c->ix.nblocks };
 	struct cen_graph g = { 0 };
 	int err = 0;
 
-	if (!c->nblocks)
+	if (!c->ix.nblocks)
 		return 0;
-	sc.lo = c->runs[0].base;
-	sc.hi = c->runs[c->nruns - 1].base + c->runs[c->nruns - 1].npos * c->runs[c->nruns - 1].size;
+	sc.lo = c->ix.runs[0].base;
+	sc.hi = c->ix.runs[c->ix.nruns - 1].base + c->ix.runs[c->ix.nruns - 1].npos * c->ix.runs[c->ix.nruns - 1].size;
 	if (c->o->flags & JMA_CENSUS_ROOTS) {
-		if (c->nblocks >= CEN_ROW - 1)
+		if (c->ix.nblocks >= CEN_ROW - 1)
 			return jma_fail(c->s, JMA_ERR_TARGET, -E2BIG, "census: too many blocks for --by "
-					"root (%zu)", c->nblocks);
+					"root (%zu)", c->ix.nblocks);
 		sc.g = &g;
 		/* Each block is read (numbered) at most once: no room to grow. */
-		if (!(g.num = malloc(c->nblocks * sizeof(*g.num))) ||
-		    !(g.order = malloc(c->nblocks * sizeof(*g.order))) || cen_spill_open(&g.rows)) {
+		if (!(g.num = malloc(c->ix.nblocks * sizeof(*g.num))) ||
+		    !(g.order = malloc(c->ix.nblocks * sizeof(*g.order))) || cen_spill_open(&g.rows)) {
 			err = -ENOMEM;
 			goto out;
 		}
-		memset(g.num, 0xff, c->nblocks * sizeof(*g.num));
+		memset(g.num, 0xff, c->ix.nblocks * sizeof(*g.num));
 		c->out->graph_on_disk = g.rows.fd >= 0;
 	}
 	err = run(c, &sc);
@@ -360,7 +629,8 @@ int cen_leaks(struct cen *c)
 	free(sc.anch);
 	free(sc.je);
 	free(sc.refd);
-	sc.anch = sc.je = sc.refd = NULL;
+	free(sc.gone);
+	sc.anch = sc.je = sc.refd = sc.gone = NULL;
 	if (!err && sc.g)
 		err = cen_dominators(c, &g, sc.refs, sc.nrefs);
 out:
@@ -374,6 +644,7 @@ out:
 	free(sc.anch);
 	free(sc.je);
 	free(sc.refd);
+	free(sc.gone);
 	free(sc.refs);
 	free(g.num);
 	free(g.order);

@@ -81,15 +81,88 @@ void cen_cache_free(struct cen *c)
 	c->cpage = NULL;
 }
 
+/* The snapshot's range holding [addr, addr + len), or NULL. */
+static const struct cen_snap_range *snap_find(const struct cen_snap *sn, uint64_t addr, size_t len)
+{
+	size_t lo = 0, hi = sn->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (sn->r[mid].at <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || addr - sn->r[lo - 1].at + len > sn->r[lo - 1].len)
+		return NULL;
+	return &sn->r[lo - 1];
+}
+
+int cen_snap_prepare(struct cen *c, uint64_t bytes, size_t nranges)
+{
+	struct cen_snap *sn = &c->snap;
+
+	cen_snap_free(c);
+	if (!(sn->data = malloc(bytes ? bytes : 1)) || !(sn->r = malloc(nranges * sizeof(*sn->r)))) {
+		cen_snap_free(c);
+		return -ENOMEM;
+	}
+	cen_touch(sn->data, bytes);
+	cen_touch(sn->r, nranges * sizeof(*sn->r));
+	sn->max = bytes;
+	sn->cap = nranges;
+	return 0;
+}
+
+int cen_snap_add(struct cen *c, uint64_t at, const void *src, uint64_t len)
+{
+	struct cen_snap *sn = &c->snap;
+	int err;
+
+	if (len > sn->max - sn->used || sn->n == sn->cap)
+		return -E2BIG;
+	if (src)
+		memcpy(sn->data + sn->used, src, len);
+	else if ((err = jma_read(c->s, at, sn->data + sn->used, len)))
+		return err == -ENOMEM ? err : 0;	/* unreadable: not in it (read live, later) */
+	sn->r[sn->n++] = (struct cen_snap_range){ at, len, sn->used };
+	sn->used += len;
+	return 0;
+}
+
+static int cmp_range(const void *a, const void *b)
+{
+	const struct cen_snap_range *x = a, *y = b;
+	return (x->at > y->at) - (x->at < y->at);
+}
+
+void cen_snap_seal(struct cen *c)
+{
+	qsort(c->snap.r, c->snap.n, sizeof(*c->snap.r), cmp_range);
+	c->snap.sealed = 1;
+}
+
+void cen_snap_free(struct cen *c)
+{
+	free(c->snap.r);
+	free(c->snap.data);
+	memset(&c->snap, 0, sizeof(c->snap));
+}
+
 int cen_read(struct cen *c, uint64_t addr, void *buf, size_t len)
 {
 	uint64_t page = addr & ~(CEN_PAGE - 1);
+	const struct cen_snap_range *sr;
 	size_t slot;
 	int err;
 
 	if (!cen_ptr_ok(addr) || len > CEN_VADDR_MAX - addr)
 		return -EFAULT;
 	c->reads++;
+	if (c->snap.sealed && (sr = snap_find(&c->snap, addr, len))) {
+		memcpy(buf, c->snap.data + sr->off + (addr - sr->at), len);
+		return 0;
+	}
 	if (len > CACHE_MAXLEN || (addr + len - 1) / CEN_PAGE != addr / CEN_PAGE)
 		return jma_read(c->s, addr, buf, len);
 	if (!c->ctag && cen_cache_prepare(c))

@@ -283,7 +283,7 @@ int cen_stacks_index(struct cen *c)
 	if (!(c->stack_ids = malloc((c->nstacks ? c->nstacks : 1) * sizeof(*c->stack_ids))))
 		return -ENOMEM;
 	for (size_t i = 0; i < c->nstacks; i++) {
-		long b = cen_block_of(c, c->stacks[i]);
+		long b = cen_block_of(&c->ix, c->stacks[i]);
 		if (b >= 0)
 			c->stack_ids[c->nstack_ids++] = (uint32_t)b;
 	}

@@ -161,7 +161,7 @@ static int count_untyped(struct cen_typing *ty, uint64_t size)
 
 static int count(struct cen *c, struct cen_typing *ty, size_t b, uint32_t t)
 {
-	uint64_t size = cen_block_size(c, b);
+	uint64_t size = cen_block_size(&c->ix, b);
 
 	if (c->btype)
 		c->btype[b] = t;
@@ -194,7 +194,7 @@ uint32_t cen_type_of(struct cen *c, size_t b)
 		return c->btype[b];
 	if (cen_is_stack(c, b))
 		return 1;
-	if (cen_read(c, cen_block_addr(c, b), &w0, 8))
+	if (cen_read(c, cen_block_addr(&c->ix, b), &w0, 8))
 		return 0;
 	return type_of_word(c, c->typing, w0);
 }
@@ -208,10 +208,10 @@ int cen_types(struct cen *c)
 	if (!ty || !(ty->slots = calloc(VT_SLOTS, sizeof(*ty->slots))) || heap_strtab_init(&ty->names) ||
 	    type_named(ty, "(jemalloc: thread cache stacks)") != 1)
 		return jma_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
-	if ((c->o->flags & JMA_CENSUS_LIST) && !(c->btype = calloc(c->nblocks ? c->nblocks : 1,
+	if ((c->o->flags & JMA_CENSUS_LIST) && !(c->btype = calloc(c->ix.nblocks ? c->ix.nblocks : 1,
 								   sizeof(*c->btype))))
 		return jma_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
-	err = cen_blocks_read(c, NULL, 8, "types", type_block, ty);
+	err = cen_blocks_read(c, &c->ix, NULL, 8, "types", type_block, ty);
 	if (err == -ENOMEM)
 		err = jma_fail(c->s, JMA_ERR_TARGET, err, "out of memory");
 	return err;

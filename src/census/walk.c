@@ -44,13 +44,14 @@ static int add_block(struct cen *c, unsigned szind, uint64_t addr, uint64_t usiz
 	c->bysz[szind].bytes += usize;
 	if (!c->keep)
 		return 0;
-	return cen_index_add(c, addr, usize);
+	return cen_index_add(&c->ix, addr, usize);
 }
 
-static void add_extent(struct cen *c, int slab)
+static void add_extent(struct cen *c, uint64_t size, int slab)
 {
 	c->out->extents++;
 	c->out->slabs += !!slab;
+	c->extent_bytes += size;
 }
 
 static int slab_blocks(struct cen *c, const struct cen_raw *x)
@@ -134,13 +135,13 @@ int cen_expand(struct cen *c)
 			err = add_block(c, x->szind, x->e_addr, x->szind < c->g.nbins || !L->large_by_size ?
 					c->sizes[x->szind] : x->size - c->large_pad,
 					cen_is_cached(c, x->e_addr));
-		add_extent(c, x->slab);
+		add_extent(c, x->size, x->slab);
 	}
 	if (err == -E2BIG)
 		return jma_fail(c->s, JMA_ERR_TARGET, err, "census: more than %u blocks", UINT32_MAX - 2);
 	if (err)
 		return jma_fail(c->s, JMA_ERR_TARGET, err, "census: out of memory after %zu blocks",
-				c->nblocks);
+				c->ix.nblocks);
 	return 0;
 }
 
@@ -319,7 +320,10 @@ int cen_walk_prepare(struct cen *c)
 
 	/* Touched now, so that the kernel finds its pages while the target
 	 * runs, not during the stop (a third of a stop went to page faults
-	 * into fresh buffers). */
+	 * into fresh buffers).  Again for a second stop (leaks.c). */
+	free(c->wbuf);
+	free(c->raw);
+	free(c->bits);
 	c->wbuf = calloc(nw, sizeof(*c->wbuf));
 	if (!c->wbuf)
 		return jma_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
@@ -344,4 +348,36 @@ int cen_walk_prepare(struct cen *c)
 	cen_touch(c->raw, want * sizeof(*c->raw));
 	cen_touch(c->bits, want * 8 * sizeof(*c->bits));
 	return cen_cache_prepare(c);
+}
+
+int cen_alive(struct cen *c, uint64_t addr)
+{
+	const struct cen_layout *L = c->L;
+	uint64_t entry, w, ed, e_bits, e_addr, base, size, reg, r, bits;
+	unsigned szind;
+
+	/* The map as the walk reads it, for one page: root, leaf word, edata. */
+	if (cen_read(c, c->map + L->root_off + 8 * (addr >> c->g.root_shift), &entry, 8) ||
+	    !cen_ptr_ok(entry) ||
+	    cen_read(c, entry + 8 * ((addr >> L->lg_page) & ((1ULL << c->g.leaf_bits) - 1)), &w, 8))
+		return -EFAULT;
+	szind = (unsigned)(w >> 48);
+	ed = w & ((1ULL << 48) - 1) & ~L->edata_low;
+	if (!w || szind >= CEN_NSIZES || (L->leaf_state && ((w >> 2) & 7)))
+		return 0;	/* no active extent there now */
+	if (!cen_ptr_ok(ed) || cen_read(c, ed, &e_bits, 8) || cen_read(c, ed + 8, &e_addr, 8) ||
+	    cen_read(c, ed + 16, &size, 8))
+		return -EFAULT;
+	base = e_addr & ~(c->g.page - 1);
+	size &= ~(c->g.page - 1);
+	if (((e_bits >> L->sh_state) & ((1u << L->w_state) - 1)) || addr < base || addr - base >= size)
+		return 0;
+	if (!((e_bits >> L->sh_slab) & 1))
+		return e_addr == addr;	/* a large extent: its one block */
+	if (szind >= c->g.nbins || !(reg = c->sizes[szind]) || (addr - base) % reg)
+		return 0;
+	r = (addr - base) / reg;
+	if (r >= c->g.nregs_max || cen_read(c, ed + CEN_BITMAP_OFF + 8 * (r / 64), &bits, 8))
+		return -EFAULT;
+	return !(bits >> (r % 64) & 1);	/* 1 = free */
 }

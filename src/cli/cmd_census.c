@@ -146,9 +146,21 @@ static void text_leaks(const struct jma_census *r)
 	       (unsigned long long)r->leaked.bytes, share(r->leaked.bytes, r->live.bytes));
 	printf("unreferenced: %llu blocks, %llu bytes\n", (unsigned long long)r->unreferenced.blocks,
 	       (unsigned long long)r->unreferenced.bytes);
-	printf("(contents read while the program ran; %llu blocks unreferenced after the first read, "
-	       "%llu of them found referenced when the roots and anchored blocks were read again)\n",
-	       (unsigned long long)r->rechecked, (unsigned long long)r->found_again);
+	if (r->stop_ns && r->rechecked)
+		printf("(contents read while the program ran: %llu blocks unreferenced after a first "
+		       "read; %llu of them freed or written to since, of %llu checked with every "
+		       "thread stopped again for %.1f ms%s, or pointed to by a block allocated since; "
+		       "%llu found anchored when the roots and the %llu blocks there were then were "
+		       "read again, %s)\n",
+		       (unsigned long long)r->rechecked, (unsigned long long)r->gone.blocks,
+		       (unsigned long long)r->confirmed, (double)r->confirm_stop_ns / 1e6,
+		       r->confirmed < r->rechecked ? ", the rest unconfirmed" : "",
+		       (unsigned long long)r->found_again, (unsigned long long)r->reread_blocks,
+		       r->reread_stopped ? "as copied in that stop" : "live");
+	else if (r->stop_ns)
+		printf("(contents read while the program ran)\n");
+	else
+		printf("(contents read from the core: as they were when it was dumped)\n");
 	for (unsigned i = 0; i < r->nexamples; i++) {
 		const struct jma_census_example *x = &r->examples[i];
 		const char *t = type_name(r, x->type);
@@ -222,8 +234,14 @@ static void json_leaks(const struct jma_census *r)
 	json_count("jemalloc_own", &r->jemalloc_own);
 	json_count("leaked", &r->leaked);
 	json_count("unreferenced", &r->unreferenced);
-	printf(", \"reads\": {\"live\": true, \"rechecked\": %llu, \"found_again\": %llu}",
-	       (unsigned long long)r->rechecked, (unsigned long long)r->found_again);
+	json_count("gone", &r->gone);
+	printf(", \"reads\": {\"live\": %s, \"unreferenced_first\": %llu, \"confirmed\": %llu, "
+	       "\"confirm_stop_ns\": %llu, \"found_again\": %llu, \"reread_blocks\": %llu, "
+	       "\"reread_stopped_bytes\": %llu}",
+	       r->stop_ns ? "true" : "false", (unsigned long long)r->rechecked,
+	       (unsigned long long)r->confirmed, (unsigned long long)r->confirm_stop_ns,
+	       (unsigned long long)r->found_again, (unsigned long long)r->reread_blocks,
+	       (unsigned long long)r->reread_stopped);
 	printf(", \"examples\": [");
 	for (unsigned i = 0; i < r->nexamples; i++) {
 		printf("%s{\"addr\": \"0x%llx\", \"size\": %llu, \"head\": \"", i ? ", " : "",
