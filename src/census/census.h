@@ -347,6 +347,10 @@ int cen_cache_prepare(struct cen *c);
 /* Fault in the @len bytes at @p now (a byte written each page), not in a stop. */
 void cen_touch(void *p, size_t len);
 int cen_timed_out(struct cen *c);
+/* The target's resident and swapped memory now, in bytes (/proc/PID/status:
+ * the zero page and what was never written do not count); 0 on a core or
+ * when unknown. */
+uint64_t cen_resident(struct cen *c);
 /* Half of the time to the deadline gone by? */
 int cen_half_timed_out(struct cen *c);
 void cen_progress(struct cen *c, const char *phase, uint64_t done, uint64_t total);

@@ -22,6 +22,7 @@
 #define CHUNK	(1024 * 1024)
 #define WINDOW	(256 * 1024)
 #define PAGEMAP_MIN	(64 * 1024)	/* pieces this large are checked first */
+#define BUDGET_SLACK	(64ULL << 20)	/* read beyond the target's resident memory */
 
 struct pass {
 	struct cen *c;
@@ -34,7 +35,22 @@ struct pass {
 	uint32_t *pos, *ids;	/* a window's blocks: their positions and numbers */
 	int pagemap;		/* /proc/PID/pagemap, -1 when not open */
 	long host_page;
+	uint64_t budget, done;	/* bytes this pass may read (0: no bound), has read */
+	const char *phase;
 };
+
+/* Read @n bytes at @addr into the buffer, within the pass's budget. */
+static int take(struct pass *p, uint64_t addr, uint64_t n)
+{
+	if (p->budget && n > p->budget - p->done)
+		return jma_fail(p->c->s, JMA_ERR_TARGET, -E2BIG, "census: the blocks claim more memory "
+				"than process %d has: reading them (%s) went past its resident and "
+				"swapped memory (%.1f MiB) and %d MiB more; not read further",
+				(int)p->c->s->pid, p->phase, (double)(p->budget - BUDGET_SLACK) / 1048576,
+				(int)(BUDGET_SLACK >> 20));
+	p->done += n;
+	return cen_read(p->c, addr, p->buf, n) ? 1 : 0;
+}
 
 /* May [addr, addr + len) hold anything but zeros?  No only when it lies in
  * an anonymous mapping and pagemap says none of its pages is present or
@@ -68,7 +84,9 @@ static int one_block(struct pass *p, size_t b, uint64_t addr, uint64_t size)
 				err = p->fn(p->c, b, p->buf, 0, 0, p->arg);
 			continue;
 		}
-		if (cen_read(p->c, addr + off, p->buf, n))
+		if ((err = take(p, addr + off, n)) < 0)
+			break;
+		if (err)
 			break;	/* unreadable (unmapped since): skipped */
 		err = p->fn(p->c, b, p->buf, n / 8, off, p->arg);
 	}
@@ -113,8 +131,11 @@ static int window(struct pass *p, const struct cen_run *r, size_t b, uint64_t k,
 	for (size_t i = 0; i < nb; i++)
 		if (p->sel)
 			cen_bits_clear(p->sel, p->ids[i]);
-	if (cen_read(p->c, lo, p->buf, hi - lo)) {
+	if ((err = take(p, lo, hi - lo)) < 0)
+		return err;
+	if (err) {
 		/* A gap between two slabs of the run that is not mapped: each alone. */
+		err = 0;
 		for (size_t i = 0; i < nb && !err; i++)
 			err = one_block(p, p->ids[i], r->base + p->pos[i] * r->size, r->size);
 		return err;
@@ -127,8 +148,9 @@ static int window(struct pass *p, const struct cen_run *r, size_t b, uint64_t k,
 int cen_blocks_read(struct cen *c, const struct cen_index *ix, struct cen_bits *sel, uint64_t max,
 		    const char *phase, cen_block_fn fn, void *arg)
 {
-	struct pass p = { c, ix, sel, max, fn, arg, malloc(CHUNK), malloc(WINDOW / 2), malloc(WINDOW / 2),
-			  -1, sysconf(_SC_PAGESIZE) };
+	struct pass p = { .c = c, .ix = ix, .sel = sel, .max = max, .fn = fn, .arg = arg,
+			  .buf = malloc(CHUNK), .pos = malloc(WINDOW / 2), .ids = malloc(WINDOW / 2),
+			  .pagemap = -1, .host_page = sysconf(_SC_PAGESIZE), .phase = phase };
 	size_t b = sel ? cen_bits_next(sel, 0) : 0;
 	int err = 0;
 
@@ -138,6 +160,11 @@ int cen_blocks_read(struct cen *c, const struct cen_index *ix, struct cen_bits *
 		free(p.ids);
 		return jma_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
 	}
+	/* Each block is read once a pass: more than the target has is a lie
+	 * (a fake extent of 64 GiB cost 12-20 s of reading, issue 41). */
+	p.budget = cen_resident(c);
+	if (p.budget)
+		p.budget += BUDGET_SLACK;
 	if (!c->s->offline && p.host_page > 0) {
 		char path[64];
 		snprintf(path, sizeof(path), "/proc/%d/pagemap", (int)c->s->pid);

@@ -42,11 +42,11 @@ struct scan {
 	uint64_t lo, hi;		/* where blocks are at all */
 	int recheck;			/* in the second read */
 	const struct cen_index *now;	/* ... the blocks there are then */
+	struct cen *c;
 	size_t nblocks;
 	struct cen_graph *g;		/* with ROOTS */
 	struct cen_rootref *refs;	/* with ROOTS */
 	size_t nrefs, caprefs;
-	int err;
 };
 
 static int bit(const uint64_t *m, size_t i)
@@ -76,7 +76,8 @@ static int number(struct scan *sc, size_t b)
 	struct cen_graph *g = sc->g;
 
 	if (g->m >= CEN_ROW - 1 || g->m >= sc->nblocks)
-		return -E2BIG;
+		return jma_fail(sc->c->s, JMA_ERR_TARGET, -E2BIG, "census: too many blocks read for "
+				"--by root");
 	g->num[b] = (uint32_t)g->m;
 	g->order[g->m] = (uint32_t)b;
 	return cen_spill_put(&g->rows, (uint32_t)g->m++ | CEN_ROW);
@@ -596,7 +597,7 @@ static int run(struct cen *c, struct scan *sc)
 
 int cen_leaks(struct cen *c)
 {
-	struct scan sc = { .nblocks = c->ix.nblocks };
+	struct scan sc = { .nblocks = c->ix.nblocks, .c = c };
 	struct cen_graph g = { 0 };
 	int err = 0;
 
@@ -636,10 +637,6 @@ int cen_leaks(struct cen *c)
 out:
 	if (err == -ENOMEM)
 		err = jma_fail(c->s, JMA_ERR_TARGET, err, "out of memory");
-	else if (err == -E2BIG)
-		err = jma_fail(c->s, JMA_ERR_TARGET, err, "census: too many blocks read for --by root");
-	else if (err && err != -ETIMEDOUT && !jma_errmsg(c->s)[0])
-		err = jma_fail(c->s, JMA_ERR_TARGET, err, "census: the leak scan: %s", strerror(-err));
 	cen_bits_free(&sc.pending);
 	free(sc.anch);
 	free(sc.je);

@@ -8,6 +8,7 @@
  * than a page (leaves, the root, slab contents) go straight to the backend.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -178,6 +179,26 @@ int cen_read(struct cen *c, uint64_t addr, void *buf, size_t len)
 	}
 	memcpy(buf, c->cpage + slot * CEN_PAGE + (addr - page), len);
 	return 0;
+}
+
+uint64_t cen_resident(struct cen *c)
+{
+	char path[64], *text = NULL, *l;
+	size_t len;
+	uint64_t kb = 0;
+
+	if (c->s->offline)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)c->s->pid);
+	if (att_proc_read(path, &text, &len))
+		return 0;
+	for (l = text; l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		unsigned long long v;
+		if (sscanf(l, "VmRSS: %llu kB", &v) == 1 || sscanf(l, "VmSwap: %llu kB", &v) == 1)
+			kb += v;
+	}
+	free(text);
+	return kb * 1024;
 }
 
 int cen_timed_out(struct cen *c)

@@ -292,25 +292,14 @@ static size_t extents_now(struct cen *c)
 }
 
 /* How many extents the target can have: each has an edata of its own, 128
- * bytes the target wrote, so at most its resident and swapped memory / 128
- * (/proc/PID/status, read while it runs).  A map that names more (words
- * that cost its maker 8 bytes each) gets no more room before the stop. */
+ * bytes the target wrote, so at most its resident and swapped memory / 128.
+ * A map that names more (words that cost its maker 8 bytes each) gets no
+ * more room before the stop. */
 static size_t extents_max(struct cen *c)
 {
-	char path[64], *text = NULL, *l;
-	size_t len;
-	uint64_t kb = 0;
+	uint64_t b = cen_resident(c);
 
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)c->s->pid);
-	if (att_proc_read(path, &text, &len))
-		return RAW_RESERVE_MAX;
-	for (l = text; l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
-		unsigned long long v;
-		if (sscanf(l, "VmRSS: %llu kB", &v) == 1 || sscanf(l, "VmSwap: %llu kB", &v) == 1)
-			kb += v;
-	}
-	free(text);
-	return kb ? (size_t)(kb * 1024 / 128) : RAW_RESERVE_MAX;
+	return b ? (size_t)(b / 128) : RAW_RESERVE_MAX;
 }
 
 int cen_walk_prepare(struct cen *c)
