@@ -277,7 +277,8 @@ int cen_roots_scan(struct cen *c, cen_words_fn fn, void *arg);
 /* jemalloc's own roots: its module's data (a library of its own), each
  * thread's tsd -- left out of the program's. */
 int cen_roots_jemalloc(struct cen *c, cen_words_fn fn, void *arg);
-/* The name of static-data word @at: "symbol (module)" or "module+0xoff". */
+/* The name of static-data word @at: "symbol (module)", or without one
+ * "module+0xVADDR (SECTION, no symbol)" (its address in the module's file). */
 void cen_root_name(struct cen *c, uint64_t at, char *buf, size_t len);
 
 /* spill.c: an append-only stream of 32-bit words, on disk (an unnamed file

@@ -1,8 +1,9 @@
 /* contents.c -- the blocks' bytes, read run by run while the threads run.
  *
- * Neighbouring blocks of a run (index.c) are read together, up to WINDOW
- * bytes a read, so a million small blocks cost a few thousand reads; a
- * large block in pieces of CHUNK bytes, so that a multi-GiB block needs no
+ * Neighbouring small blocks of a run (index.c: a slab's regions, and the
+ * slabs of the class that follow) are read together, up to WINDOW bytes a
+ * read, so a million small blocks cost a few thousand reads; a large block
+ * alone, in pieces of CHUNK bytes, so that a multi-GiB block needs no
  * multi-GiB buffer.  A piece of an anonymous mapping none of whose pages
  * the target has (never written: /proc/PID/pagemap) holds only zeros and is
  * not read: what a pass reads is bounded by the memory the target really
@@ -104,11 +105,14 @@ static int selected(const struct pass *p, size_t b)
 static int window(struct pass *p, const struct cen_run *r, size_t b, uint64_t k, size_t *next_b)
 {
 	const struct cen_index *ix = p->ix;
+	const struct cen *c = p->c;
 	uint64_t lo = r->base + k * r->size, hi = lo, len = p->max && r->size > p->max ? p->max : r->size;
 	size_t nb = 0, id = b;
 	int err = 0;
 
-	if (r->size > WINDOW / 2) {
+	/* A large block alone (only @max bytes of it, or its pages with data);
+	 * slabs' regions together. */
+	if (r->size > c->sizes[c->g.nbins - 1] || r->size > WINDOW / 2) {
 		*next_b = b + 1;
 		if (p->sel)
 			cen_bits_clear(p->sel, b);

@@ -149,7 +149,8 @@ void cen_root_name(struct cen *c, uint64_t at, char *buf, size_t len)
 {
 	const struct att_map *m = att_maps_find(c->maps, c->nmaps, at);
 	const char *mod = NULL, *file, *name, *base;
-	uint64_t off = 0;
+	uint64_t off = 0, vaddr;
+	char sec[64];
 	int line;
 
 	name = jma_syms_name(c->s->syms, at, &off, &mod, &file, &line);
@@ -162,7 +163,19 @@ void cen_root_name(struct cen *c, uint64_t at, char *buf, size_t len)
 		char *dem = sym_demangle(name);
 		snprintf(buf, len, "%s (%s)", dem ? dem : name, base);
 		free(dem);
-	}
-	else
+	} else if (!jma_syms_section(c->s->syms, at, &vaddr, sec, sizeof(sec))) {
+		/* A stripped module: where the word is in its file, to look up
+		 * later (nm, readelf -S, gdb's info symbol on the unstripped one). */
+		snprintf(buf, len, "%s+0x%llx (%s%sno symbol)", base, (unsigned long long)vaddr, sec,
+			 sec[0] ? ", " : "");
+	} else if (m) {
+		/* Past what the module's file describes (the anonymous mapping
+		 * after its .bss): from the start of its first mapping. */
+		size_t first, last, i = (size_t)(m - c->maps);
+		att_maps_run(c->maps, c->nmaps, m->path || !i ? i : i - 1, &first, &last);
+		snprintf(buf, len, "%s+0x%llx (past its sections, no symbol)", base,
+			 (unsigned long long)(at - c->maps[first].start));
+	} else {
 		snprintf(buf, len, "static data of %s (no symbol)", base);
+	}
 }
