@@ -25,6 +25,7 @@
 
 #define CHUNK	(1024 * 1024)
 #define WINDOW	(256 * 1024)
+#define GAP	4096	/* bytes between blocks wanted that a read spans */
 #define BUDGET_SLACK	(64ULL << 20)	/* read beyond the target's resident memory */
 #define PFN_MASK	((1ULL << 55) - 1)
 
@@ -44,8 +45,9 @@ struct pass {
 	const char *phase;
 };
 
-/* Read @n bytes at @addr into the buffer, @count of them (those in pages
- * with data) against the pass's budget: 0 done, 1 unreadable, -E2BIG. */
+/* Read @n bytes at @addr into the buffer, @count bytes (of the blocks
+ * wanted there, in pages with data) against the pass's budget: 0 done, 1
+ * unreadable, -E2BIG. */
 static int take(struct pass *p, uint64_t addr, uint64_t n, uint64_t count)
 {
 	if (p->budget && count > p->budget - p->done)
@@ -190,13 +192,17 @@ static int window(struct pass *p, const struct cen_run *r, size_t b, uint64_t k,
 			cen_bits_clear(p->sel, b);
 		return one_block(p, b, lo, r->size);
 	}
-	/* Positions from k on with a block, while they fit the window. */
+	/* Positions from k on with a block, while they fit the window and the
+	 * selected ones are no more than GAP bytes apart (each read is of
+	 * blocks wanted, not of a slab for one of them). */
 	for (uint64_t q = k; q < r->npos; q++) {
 		if (!(ix->ibits[r->w0 + q / 64] >> (q % 64) & 1))
 			continue;
 		if (r->base + (q + 1) * r->size - lo > WINDOW)
 			break;
 		if (selected(p, id)) {
+			if (nb && r->base + q * r->size - hi > GAP)
+				break;
 			p->pos[nb] = (uint32_t)q;
 			p->ids[nb++] = (uint32_t)id;
 			hi = r->base + (q + 1) * r->size;
@@ -207,21 +213,21 @@ static int window(struct pass *p, const struct cen_run *r, size_t b, uint64_t k,
 	for (size_t i = 0; i < nb; i++)
 		if (p->sel)
 			cen_bits_clear(p->sel, p->ids[i]);
-	/* Only its pages with data count (a slab's regions allocated and
-	 * never written are zeros); none: each block is a zero word. */
-	count = hi - lo;
-	if (count >= (uint64_t)p->host_page && p->pagemap >= 0 && p->host_page >= 4096) {
-		uint64_t np = pages_with_data(p, lo, hi - lo, has);
-		count = 0;
+	/* The blocks' bytes count against the budget (each block is read once
+	 * a pass), unless none of their pages has data (regions allocated and
+	 * never written): then each is a zero word, not read. */
+	count = nb * r->size;
+	if (hi - lo >= (uint64_t)p->host_page && p->pagemap >= 0 && p->host_page >= 4096) {
+		uint64_t np = pages_with_data(p, lo, hi - lo, has), with = 0;
 		for (uint64_t i = 0; i < np; i++)
-			count += has[i] ? (uint64_t)p->host_page : 0;
-		if (!count) {
+			with += has[i];
+		if (!with) {
 			for (size_t i = 0; i < nb && !err; i++)
 				err = p->fn(p->c, p->ids[i], p->buf, 0, 0, p->arg);
 			return err;
 		}
 	}
-	if ((err = take(p, lo, hi - lo, count < hi - lo ? count : hi - lo)) < 0)
+	if ((err = take(p, lo, hi - lo, count)) < 0)
 		return err;
 	if (err) {
 		/* A gap between two slabs of the run that is not mapped: each alone. */

@@ -386,6 +386,13 @@ static int count_words(struct cen *c, pid_t tid, uint64_t at, const uint64_t *w,
 	return 0;
 }
 
+/* Room for the extents of a heap of @bytes at a later stop: it may have
+ * grown meanwhile (twice and 32 MiB more, at most SNAP_MAX). */
+static uint64_t snap_room(uint64_t bytes)
+{
+	return 2 * bytes + (32ULL << 20) < SNAP_MAX ? 2 * bytes + (32ULL << 20) : SNAP_MAX;
+}
+
 /* How many bytes the roots are (static data and stacks, read now). */
 static uint64_t roots_bytes(struct cen *c)
 {
@@ -463,8 +470,8 @@ static int recheck(struct cen *c, struct scan *sc)
 		goto out;
 	/* Room for a copy of a small heap (its extents, an eighth more for
 	 * growth, its roots), made before the stop. */
-	if (c->extent_bytes <= SNAP_MAX && (err = cen_snap_prepare(c, c->extent_bytes + c->extent_bytes / 8 +
-								   roots_bytes(c), SNAP_RANGES)))
+	if (c->extent_bytes <= SNAP_MAX &&
+	    (err = cen_snap_prepare(c, snap_room(c->extent_bytes) + roots_bytes(c), SNAP_RANGES)))
 		goto out;
 	c->start_ns = att_now_ns();
 	c->deadline_ns = c->start_ns + (int64_t)jma_timeout_ms(c->s) * 1000000;
