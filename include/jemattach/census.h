@@ -125,14 +125,14 @@ struct jma_census {
 	struct jma_census_count anchored, leaked, unreferenced;	/* with LEAKS */
 	struct jma_census_count jemalloc_own;	/* reached only by jemalloc's data: never leaked */
 	uint64_t rechecked;	/* blocks unreferenced after a first read of the contents */
-	struct jma_census_count gone;	/* ... of which freed or written to since (checked with
-					 * every thread stopped again), or pointed to by a block
-					 * allocated since */
+	struct jma_census_count gone;	/* ... of which freed since (checked with every thread
+					 * stopped again, and once more after) */
 	uint64_t confirmed;	/* blocks so checked (at most 100000, within the timeout) */
 	uint64_t confirm_stop_ns;	/* how long that second stop held every thread */
-	uint64_t found_again;	/* ... then found pointed to by a second read of the roots and
-				 * of every block there was at that stop (pointers moved while
-				 * the program ran; blocks allocated since) */
+	uint64_t found_again;	/* ... of which found in use: written to since, or pointed to
+				 * when the roots and every block there was at that stop were
+				 * read again (pointers moved while the program ran, holders
+				 * allocated since), and what those lead to */
 	uint64_t reread_blocks;	/* the blocks there were at that stop, all read */
 	uint64_t reread_stopped;	/* bytes copied during that stop for the second read (a
 					 * heap of at most 128 MiB: then of one moment), 0: read live */

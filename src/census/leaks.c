@@ -193,14 +193,13 @@ static int reread(struct cen *c, size_t b, const uint64_t *w, size_t nw, uint64_
 		long t = target(c, sc, w[i]);
 		if (t < 0 || t == ob || !looks_leaked(sc, (size_t)t))
 			continue;
-		if (ob < 0) {
-			set(sc->gone, (size_t)t);
-			continue;
-		}
+		/* In use: anchored, and what it leads to with it (a holder the
+		 * census does not have gives the graph no edge: no root retains
+		 * it). */
 		set(sc->anch, (size_t)t);
 		cen_bits_set(&sc->pending, (size_t)t);
-		if (sc->g && ((err = cen_spill_put(&sc->g->rows, sc->g->num[ob] | CEN_ROW)) ||
-			      (err = cen_spill_put(&sc->g->rows, (uint32_t)t))))
+		if (ob >= 0 && sc->g && ((err = cen_spill_put(&sc->g->rows, sc->g->num[ob] | CEN_ROW)) ||
+					 (err = cen_spill_put(&sc->g->rows, (uint32_t)t))))
 			return err;
 	}
 	return 0;
@@ -466,6 +465,7 @@ static int recheck(struct cen *c, struct scan *sc)
 		else
 			v[n++] = (struct cand){ (uint32_t)b, addr, head_hash(c, addr, size, &ok) };
 	}
+	before = popcount(sc->anch, c->ix.nblocks);
 	if (err || !n || (err = cen_walk_prepare(c)))
 		goto out;
 	/* Room for a copy of a small heap (its extents, an eighth more for
@@ -493,8 +493,13 @@ static int recheck(struct cen *c, struct scan *sc)
 			break;
 		}
 		alive = cen_alive(c, v[i].addr);
-		if (!alive || (alive > 0 && (head_hash(c, v[i].addr, size, &ok) != v[i].hash || !ok)))
+		if (!alive) {
 			set(sc->gone, v[i].b);
+		} else if (alive > 0 && (head_hash(c, v[i].addr, size, &ok) != v[i].hash || !ok)) {
+			/* Written to: in use, and so is what it points to. */
+			set(sc->anch, v[i].b);
+			cen_bits_set(&sc->pending, v[i].b);
+		}
 	}
 	/* A small heap is copied whole while the threads are still stopped:
 	 * its second read is then of one moment (the roots and every extent). */
@@ -534,7 +539,6 @@ static int recheck(struct cen *c, struct scan *sc)
 		goto out;
 	sc->now = &now;
 	sc->recheck = 1;
-	before = popcount(sc->anch, c->ix.nblocks);
 	if ((err = cen_roots_scan(c, root_words, sc)) ||
 	    (err = cen_blocks_read(c, &now, NULL, 0, "pointers, again", reread, sc)) ||
 	    (err = cen_blocks_read(c, &c->ix, &sc->pending, 0, "pointers, again", expand, sc)))

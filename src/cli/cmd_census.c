@@ -148,14 +148,13 @@ static void text_leaks(const struct jma_census *r)
 	       (unsigned long long)r->unreferenced.bytes);
 	if (r->stop_ns && r->rechecked)
 		printf("(contents read while the program ran: %llu blocks unreferenced after a first "
-		       "read; %llu of them freed or written to since, of %llu checked with every "
-		       "thread stopped again for %.1f ms%s, or pointed to by a block allocated since; "
-		       "%llu found anchored when the roots and the %llu blocks there were then were "
-		       "read again, %s)\n",
-		       (unsigned long long)r->rechecked, (unsigned long long)r->gone.blocks,
-		       (unsigned long long)r->confirmed, (double)r->confirm_stop_ns / 1e6,
-		       r->confirmed < r->rechecked ? ", the rest unconfirmed" : "",
-		       (unsigned long long)r->found_again, (unsigned long long)r->reread_blocks,
+		       "read, checked again with every thread stopped for %.1f ms%s: %llu freed since; "
+		       "%llu in use: written to, or pointed to when the roots and the %llu blocks there "
+		       "were then were read again, %s)\n", (unsigned long long)r->rechecked,
+		       (double)r->confirm_stop_ns / 1e6,
+		       r->confirmed < r->rechecked ? " (not all of them: the rest unconfirmed)" : "",
+		       (unsigned long long)r->gone.blocks, (unsigned long long)r->found_again,
+		       (unsigned long long)r->reread_blocks,
 		       r->reread_stopped ? "as copied in that stop" : "live");
 	else if (r->stop_ns)
 		printf("(contents read while the program ran)\n");
