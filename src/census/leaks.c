@@ -32,7 +32,6 @@
 #define HEAD		64	/* bytes of each compared */
 #define SNAP_MAX	(128ULL << 20)	/* a heap this small is copied in the second stop */
 #define SNAP_CHUNK	(1024 * 1024)
-#define SNAP_RANGES	(1u << 20)	/* pieces copied at most (an extent: a piece a MiB) */
 #define SNAP_NS		150000000	/* the copy's share of the stop at most */
 
 struct scan {
@@ -386,10 +385,17 @@ static int count_words(struct cen *c, pid_t tid, uint64_t at, const uint64_t *w,
 }
 
 /* Room for the extents of a heap of @bytes at a later stop: it may have
- * grown meanwhile (twice and 32 MiB more, at most SNAP_MAX). */
-static uint64_t snap_room(uint64_t bytes)
+ * grown meanwhile (twice and 16 MiB more), but no more than twice what
+ * the target really has (a fake extent is no reason to reserve) and
+ * SNAP_MAX.  A copy that does not fit is not made. */
+static uint64_t snap_room(struct cen *c, uint64_t bytes)
 {
-	return 2 * bytes + (32ULL << 20) < SNAP_MAX ? 2 * bytes + (32ULL << 20) : SNAP_MAX;
+	uint64_t res = cen_resident(c), room;
+
+	if (res && res < bytes)
+		bytes = res;
+	room = 2 * bytes + (16ULL << 20);
+	return room < SNAP_MAX ? room : SNAP_MAX;
 }
 
 /* How many bytes the roots are (static data and stacks, read now). */
@@ -468,10 +474,11 @@ static int recheck(struct cen *c, struct scan *sc)
 	before = popcount(sc->anch, c->ix.nblocks);
 	if (err || !n || (err = cen_walk_prepare(c)))
 		goto out;
-	/* Room for a copy of a small heap (its extents, an eighth more for
-	 * growth, its roots), made before the stop. */
+	/* Room for a copy of a small heap (its extents, its roots), made
+	 * before the stop. */
 	if (c->extent_bytes <= SNAP_MAX &&
-	    (err = cen_snap_prepare(c, snap_room(c->extent_bytes) + roots_bytes(c), SNAP_RANGES)))
+	    (err = cen_snap_prepare(c, snap_room(c, c->extent_bytes) + roots_bytes(c),
+				    2 * c->out->extents + SNAP_MAX / SNAP_CHUNK + 4096)))
 		goto out;
 	c->start_ns = att_now_ns();
 	c->deadline_ns = c->start_ns + (int64_t)jma_timeout_ms(c->s) * 1000000;
