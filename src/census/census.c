@@ -4,11 +4,14 @@
  *   2. target.c              every thread stopped, none inside jemalloc
  *   3. tcache.c, walk.c      thread caches, then the map: the metadata
  *   4. target.c              threads go on (the stop is only 2-3)
- *   5. types.c, leaks.c      block contents, read live
+ *   5. walk.c, index.c       the blocks counted, and kept (types, leaks, lists)
+ *   6. types.c, leaks.c      block contents, read live (leaks.c may stop the
+ *                            threads once more: what looks leaked, checked)
  *
- * Memory: 16 bytes per live block and 24 per extent when blocks are kept
- * (types, leaks, lists), 8 per thread-cached block, 4 MiB for a root and a
- * leaf, 8 MiB of metadata page cache; leaks add 9 bytes per block.
+ * Memory: 112 bytes per extent copied in the stop (freed once counted),
+ * about a bit per live block kept (index.c), 8 per thread-cached block, 6
+ * MiB for a root and a leaf, 8 MiB of metadata page cache; --leaks adds
+ * about 5 bits per block, --by root 8 bytes (the graph itself on disk).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -88,6 +91,7 @@ static void cen_free(struct cen *c)
 	free(c->bits);
 	free(c->wbuf);
 	cen_index_free(&c->ix);
+	cen_snap_free(c);
 	cen_types_free(c);
 	free(c->btype);
 	free(c->cls);

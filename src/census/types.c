@@ -126,33 +126,37 @@ static int cmp_size(const void *a, const void *b)
 	return (x->size > y->size) - (x->size < y->size);
 }
 
-/* An untyped block of @size bytes: a row per usable size (sorted later). */
+/* The untyped rows sorted by size, rows of one size merged. */
+static void merge_untyped(struct cen_typing *ty)
+{
+	size_t n = 0;
+
+	qsort(ty->untyped, ty->nuntyped, sizeof(*ty->untyped), cmp_size);
+	for (size_t i = 0; i < ty->nuntyped; i++) {
+		if (n && ty->untyped[n - 1].size == ty->untyped[i].size) {
+			ty->untyped[n - 1].blocks += ty->untyped[i].blocks;
+			ty->untyped[n - 1].bytes += ty->untyped[i].bytes;
+		} else {
+			ty->untyped[n++] = ty->untyped[i];
+		}
+	}
+	ty->nuntyped = n;
+}
+
+/* An untyped block of @size bytes: a row per usable size.  Blocks come by
+ * address, runs of one size mostly: a new row when the size changes, the
+ * rows merged when they fill their array (and at the end). */
 static int count_untyped(struct cen_typing *ty, uint64_t size)
 {
 	struct jma_census_size *u = ty->nuntyped ? &ty->untyped[ty->nuntyped - 1] : NULL;
 
-	/* Blocks come by address: runs of one size mostly; rows merged at the end. */
 	if (!u || u->size != size) {
+		if (ty->nuntyped == ty->capuntyped && ty->nuntyped > 1024)
+			merge_untyped(ty);
 		if (cen_grow(&ty->untyped, &ty->capuntyped, ty->nuntyped + 1, sizeof(*ty->untyped)))
 			return -ENOMEM;
 		u = &ty->untyped[ty->nuntyped++];
 		*u = (struct jma_census_size){ .size = size };
-		/* Rows of the same size merged now and then, so that they stay few. */
-		if (ty->nuntyped == ty->capuntyped && ty->nuntyped > 1024) {
-			size_t n = 0;
-			qsort(ty->untyped, ty->nuntyped, sizeof(*u), cmp_size);
-			for (size_t i = 0; i < ty->nuntyped; i++) {
-				if (n && ty->untyped[n - 1].size == ty->untyped[i].size) {
-					ty->untyped[n - 1].blocks += ty->untyped[i].blocks;
-					ty->untyped[n - 1].bytes += ty->untyped[i].bytes;
-				} else {
-					ty->untyped[n++] = ty->untyped[i];
-				}
-			}
-			ty->nuntyped = n + 1;
-			u = &ty->untyped[n];
-			*u = (struct jma_census_size){ .size = size };
-		}
 	}
 	u->blocks++;
 	u->bytes += size;
@@ -228,23 +232,14 @@ int cen_types_finish(struct cen *c, uint32_t **where)
 	struct cen_typing *ty = c->typing;
 	struct jma_census *o = c->out;
 	uint32_t *order;
-	size_t n = 0;
+	size_t n;
 
 	*where = NULL;
 	if (!ty)
 		return 0;
-	/* Untyped rows merged by size. */
-	qsort(ty->untyped, ty->nuntyped, sizeof(*ty->untyped), cmp_size);
-	for (size_t i = 0; i < ty->nuntyped; i++) {
-		if (n && ty->untyped[n - 1].size == ty->untyped[i].size) {
-			ty->untyped[n - 1].blocks += ty->untyped[i].blocks;
-			ty->untyped[n - 1].bytes += ty->untyped[i].bytes;
-		} else {
-			ty->untyped[n++] = ty->untyped[i];
-		}
-	}
+	merge_untyped(ty);
 	o->untyped = ty->untyped;
-	o->nuntyped = n;
+	o->nuntyped = n = ty->nuntyped;
 	ty->untyped = NULL;
 	/* [0] (untyped) stays first, the rest by bytes; *where[old] = new. */
 	o->types = calloc(ty->names.n, sizeof(*o->types));
