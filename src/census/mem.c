@@ -139,6 +139,8 @@ static int cmp_range(const void *a, const void *b)
 
 void cen_snap_seal(struct cen *c)
 {
+	if (!c->snap.n)
+		return;
 	qsort(c->snap.r, c->snap.n, sizeof(*c->snap.r), cmp_range);
 	c->snap.sealed = 1;
 }

@@ -203,7 +203,8 @@ static int copy_stacks(struct cen *c, struct stacks *st)
 	uint64_t end = 0;
 	int err = 0;
 
-	qsort(st->v, st->n, sizeof(*st->v), cmp_stack);
+	if (st->n)
+		qsort(st->v, st->n, sizeof(*st->v), cmp_stack);
 	for (size_t i = 0; i < st->n && !err; i++) {
 		const struct bin_stack *b = &st->v[i];
 
@@ -269,7 +270,8 @@ int cen_tcache_read(struct cen *c)
 
 void cen_tcache_sort(struct cen *c)
 {
-	qsort(c->cached, c->ncached, sizeof(*c->cached), cmp_u64);
+	if (c->ncached)
+		qsort(c->cached, c->ncached, sizeof(*c->cached), cmp_u64);
 }
 
 static int cmp_u32(const void *a, const void *b)

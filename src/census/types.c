@@ -131,6 +131,8 @@ static void merge_untyped(struct cen_typing *ty)
 {
 	size_t n = 0;
 
+	if (!ty->nuntyped)
+		return;
 	qsort(ty->untyped, ty->nuntyped, sizeof(*ty->untyped), cmp_size);
 	for (size_t i = 0; i < ty->nuntyped; i++) {
 		if (n && ty->untyped[n - 1].size == ty->untyped[i].size) {

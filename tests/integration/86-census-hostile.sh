@@ -6,6 +6,8 @@
 # x86_64: it writes that layout) runs as an unprivileged user.
 source tests/lib.sh
 TUSER=jmatest
+# Memory bounds do not hold under ASan (its shadow and redzones): measured, not asserted.
+grep -q __asan_init "$JEMATTACH" && ASAN=1 || ASAN=0
 
 have_user() {
 	id "$TUSER" >/dev/null 2>&1 || useradd -r -M -s /usr/sbin/nologin "$TUSER" 2>/dev/null
@@ -57,7 +59,7 @@ t_lying_caches() {
 	expect_rc 0
 	expect_match "$OUT" "thread-cache bins claimed more than a stack of theirs can hold"
 	awk -v w="$WALL" 'BEGIN { exit !(w <= 2 + 5) }' || fail "took $WALL s with -t 2"
-	((RSS_KB < 200 * 1024)) || fail "took $RSS_KB KiB"
+	((ASAN || RSS_KB < 200 * 1024)) || fail "took $RSS_KB KiB"
 	expect_running "$pid"
 }
 
@@ -72,7 +74,7 @@ t_fake_slabs_unreadable() {
 	census_measured "$pid" census --no-stats --by type --blocks "$TMPD/blocks"
 	expect_rc 0
 	expect_match "$OUT" "note: [0-9]{5,} map entries"
-	((RSS_KB < 100 * 1024)) || fail "took $RSS_KB KiB"
+	((ASAN || RSS_KB < 100 * 1024)) || fail "took $RSS_KB KiB"
 	(($(wc -l <"$TMPD/blocks") < 100000)) || fail "$(wc -l <"$TMPD/blocks") blocks listed"
 	expect_running "$pid"
 }
@@ -91,7 +93,7 @@ t_fake_slabs_readable() {
 	census_measured "$pid" census --no-stats --leaks --by type
 	expect_rc 0
 	expect_match "$OUT" "live: 1024[0-9]{4} blocks"
-	((RSS_KB - base < 80 * 1024)) || fail "took $RSS_KB KiB (the census alone: $base KiB)"
+	((ASAN || RSS_KB - base < 80 * 1024)) || fail "took $RSS_KB KiB (the census alone: $base KiB)"
 	expect_running "$pid"
 }
 
@@ -118,7 +120,7 @@ t_fake_map_words() {
 	expect_eq "$(fix "$pid" "fake-words $ROOT 16")" ok
 	census_measured "$pid" census --no-stats
 	expect_rc 0
-	((RSS_KB < 128 * 1024)) || fail "took $RSS_KB KiB"
+	((ASAN || RSS_KB < 128 * 1024)) || fail "took $RSS_KB KiB"
 	expect_running "$pid"
 }
 
