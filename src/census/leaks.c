@@ -39,6 +39,7 @@ struct scan {
 	uint64_t *gone;			/* bitmap: freed or changed since it was read */
 	struct cen_bits pending;	/* found, not yet read */
 	uint64_t lo, hi;		/* where blocks are at all */
+	uint64_t clo, chi;		/* where the blocks that look leaked are */
 	int recheck;			/* in the second read */
 	const struct cen_index *now;	/* ... the blocks there are then */
 	struct cen *c;
@@ -189,7 +190,12 @@ static int reread(struct cen *c, size_t b, const uint64_t *w, size_t nw, uint64_
 		return 0;	/* leaked or jemalloc's: not what anchors */
 	}
 	for (size_t i = 0; i < nw; i++) {
-		long t = target(c, sc, w[i]);
+		long t;
+		/* Only pointers into what looks leaked matter: most words are
+		 * settled by their value alone. */
+		if (w[i] < sc->clo || w[i] >= sc->chi)
+			continue;
+		t = target(c, sc, w[i]);
 		if (t < 0 || t == ob || !looks_leaked(sc, (size_t)t))
 			continue;
 		/* In use: anchored, and what it leads to with it (a holder the
@@ -546,6 +552,15 @@ static int recheck(struct cen *c, struct scan *sc)
 		goto out;
 	sc->now = &now;
 	sc->recheck = 1;
+	sc->clo = UINT64_MAX;
+	sc->chi = 0;
+	for (size_t b = 0; b < c->ix.nblocks; b++)
+		if (looks_leaked(sc, b)) {
+			uint64_t a, sz;
+			cen_block_at(&c->ix, b, &a, &sz);
+			sc->clo = a < sc->clo ? a : sc->clo;
+			sc->chi = a + sz > sc->chi ? a + sz : sc->chi;
+		}
 	if ((err = cen_roots_scan(c, root_words, sc)) ||
 	    (err = cen_blocks_read(c, &now, NULL, 0, "pointers, again", reread, sc)) ||
 	    (err = cen_blocks_read(c, &c->ix, &sc->pending, 0, "pointers, again", expand, sc)))
@@ -636,6 +651,12 @@ int cen_leaks(struct cen *c)
 		}
 		memset(g.num, 0xff, c->ix.nblocks * sizeof(*g.num));
 		c->out->graph_on_disk = g.rows.fd >= 0;
+		if (g.rows.fd < 0) {
+			size_t used = strlen(c->out->warn);
+			snprintf(c->out->warn + used, sizeof(c->out->warn) - used, "%sthe pointer graph "
+				 "was kept in memory (no temporary file could be made in $TMPDIR or "
+				 "/var/tmp): 4 bytes more a pointer", used ? "; " : "");
+		}
 	}
 	err = run(c, &sc);
 	cen_bits_free(&sc.pending);
