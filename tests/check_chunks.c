@@ -111,10 +111,10 @@ static void teardown(struct fake *f, struct cen *c, jma_session *s)
 	free(c->out->sizes);
 	cen_chunks_free(c);
 	free(c->bits);
-	free(c->baddr);
-	free(c->bsize);
-	free(c->ext);
+	cen_index_free(&c->ix);
 	free(c->stacks);
+	free(c->cached);
+	free(c->th);
 	cen_cache_free(c);
 	s->be = NULL;
 	jma_free(s);
@@ -123,14 +123,16 @@ static void teardown(struct fake *f, struct cen *c, jma_session *s)
 }
 
 /* 4.5: rtree_t at DATA_AT of three levels (16, 16, 11 bits: 2 MiB chunks);
- * level 1 at NODES_AT, its leaf after it; @key's leaf entry set to @node. */
+ * level 1 (where keys below 2^48 start) at NODES_AT, its leaf after it;
+ * @key's leaf entry set to @node. */
 static void rtree45(struct fake *f, unsigned char *data, unsigned char *nodes, uint64_t key,
 		    uint64_t node)
 {
 	uint64_t leaf = NODES_AT + (8ULL << 16);
 
 	(void)f;
-	memcpy(data + 0x10, &(uint32_t){ 3 }, 4);
+	/* height, and start_level[i] = min(3 - i, height - 1) (rtree_new's) */
+	memcpy(data + 0x10, (uint32_t[]){ 3, 2, 2, 1, 0 }, 20);
 	put(data, 0x28 + 8, 16ULL | (16ULL << 32));
 	put(data, 0x38, NODES_AT);
 	put(data, 0x38 + 8, 16ULL | (32ULL << 32));
@@ -193,17 +195,28 @@ START_TEST(test_chunks_45_honest)
 	ck_assert_uint_eq(c.ch->nchunks, 1);
 	ck_assert_uint_eq(c.ch->nhuge, 1);
 	ck_assert_int_eq(cen_chunks_expand(&c), 0);
+	ck_assert_int_eq(cen_chunks_result(&c), 0);
 	ck_assert_uint_eq(out.live.blocks, 6);
 	ck_assert_uint_eq(out.live.bytes, 4 * 64 + 20480 + 5 * MB);
 	ck_assert_uint_eq(c.bad_nfree, 0);
-	ck_assert_uint_eq(c.baddr[3], CHUNK_AT + 13 * 4096 + 3 * 64);
-	ck_assert_uint_eq(c.baddr[4], CHUNK_AT + 17 * 4096);	/* the large block's page */
+	ck_assert_uint_eq(cen_block_addr(&c.ix, 3), CHUNK_AT + 13 * 4096 + 3 * 64);
+	ck_assert_uint_eq(cen_block_addr(&c.ix, 4), CHUNK_AT + 17 * 4096);	/* the large block's page */
 	ck_assert_uint_eq(c.ch->large_paged, 1);
 	/* Where it may be: the page more; the huge block exactly. */
-	ck_assert_int_eq(cen_block_of(&c, CHUNK_AT + 17 * 4096 + 20480 + 100), 4);
-	ck_assert_int_eq(cen_block_of(&c, huge + 5 * MB), -1);
+	ck_assert_uint_eq(cen_block_span(&c.ix, 4), 4096 + 20480);
+	ck_assert_int_eq(cen_block_of(&c.ix, CHUNK_AT + 17 * 4096 + 4096 + 20479), 4);
+	ck_assert_int_eq(cen_block_of(&c.ix, CHUNK_AT + 17 * 4096 + 4096 + 20480), -1);
+	ck_assert_int_eq(cen_block_of(&c.ix, huge + 5 * MB - 1), 5);
+	ck_assert_int_eq(cen_block_of(&c.ix, huge + 5 * MB), -1);
 	ck_assert_uint_eq(out.nsizes, 3);
 	ck_assert_uint_eq(out.sizes[1].size, 20480);
+	/* Allocated now, as the rtree, the map and the run's bitmap say. */
+	ck_assert_int_eq(cen_chunks_alive(&c, CHUNK_AT + 13 * 4096 + 3 * 64), 1);
+	ck_assert_int_eq(cen_chunks_alive(&c, CHUNK_AT + 13 * 4096 + 4 * 64), 0);
+	ck_assert_int_eq(cen_chunks_alive(&c, CHUNK_AT + 17 * 4096), 1);
+	ck_assert_int_eq(cen_chunks_alive(&c, CHUNK_AT + 30 * 4096), 0);
+	ck_assert_int_eq(cen_chunks_alive(&c, huge), 1);
+	ck_assert_int_eq(cen_chunks_alive(&c, CHUNK_AT + 8 * MB), 0);	/* no chunk there */
 	/* The huge node is jemalloc's own block. */
 	ck_assert_uint_eq(c.nstacks, 1);
 	ck_assert_uint_eq(c.stacks[0], hnode);
@@ -239,9 +252,11 @@ START_TEST(test_chunks_45_forged)
 	ck_assert(c.ch->nnodes <= 2048);
 	ck_assert(c.ch->nchunks <= 1);
 	ck_assert_int_eq(cen_chunks_expand(&c), 0);
-	for (size_t b = 0; b < c.nblocks; b++) {
-		ck_assert(c.baddr[b] >= CHUNK_AT && c.baddr[b] + c.bsize[b] <= CHUNK_AT + 2 * MB);
-		ck_assert(!b || c.baddr[b] >= c.baddr[b - 1] + c.bsize[b - 1]);
+	for (size_t b = 0, end = 0; b < c.ix.nblocks; b++) {
+		uint64_t a = cen_block_addr(&c.ix, b), span = cen_block_span(&c.ix, b);
+		ck_assert(a >= CHUNK_AT && a + span <= CHUNK_AT + 2 * MB);
+		ck_assert(a >= end);
+		end = a + span;
 	}
 	teardown(&f, &c, s);
 }
@@ -300,10 +315,22 @@ START_TEST(test_chunks_36)
 	ck_assert_int_eq(cen_chunks_expand(&c), 0);
 	ck_assert_uint_eq(out.live.blocks, 5);
 	ck_assert_uint_eq(out.live.bytes, 3 * 64 + 5 * 4096 + 4 * MB);
-	ck_assert_uint_eq(c.baddr[0], run + c.ch->bins[4].reg0);
-	ck_assert_uint_eq(c.baddr[3], CHUNK_AT + 12 * 4096);
-	ck_assert_uint_eq(c.baddr[4], CHUNK_AT + 8 * MB);
+	ck_assert_uint_eq(cen_block_addr(&c.ix, 0), run + c.ch->bins[4].reg0);
+	ck_assert_uint_eq(cen_block_addr(&c.ix, 3), CHUNK_AT + 12 * 4096);
+	ck_assert_uint_eq(cen_block_span(&c.ix, 3), 5 * 4096);	/* 3.6: no slack */
+	ck_assert_uint_eq(cen_block_addr(&c.ix, 4), CHUNK_AT + 8 * MB);
 	ck_assert_uint_eq(c.bad_nfree, 0);
+	/* Allocated now: as the map, the run's bitmap and the huge tree say. */
+	ck_assert_int_eq(cen_chunks_alive(&c, run + c.ch->bins[4].reg0 + 2 * 64), 1);
+	ck_assert_int_eq(cen_chunks_alive(&c, run + c.ch->bins[4].reg0 + 3 * 64), 0);
+	ck_assert_int_eq(cen_chunks_alive(&c, run + c.ch->bins[4].reg0 + 2 * 64 + 8), 0);
+	ck_assert_int_eq(cen_chunks_alive(&c, CHUNK_AT + 12 * 4096), 1);
+	ck_assert_int_eq(cen_chunks_alive(&c, CHUNK_AT + 13 * 4096), 0);
+	ck_assert_int_eq(cen_chunks_alive(&c, CHUNK_AT + 8 * MB), 1);
+	ck_assert_int_eq(cen_chunks_alive(&c, CHUNK_AT + 12 * MB), 0);
+	put(chunk, 8 * 4096 + 16, ~3ULL);	/* region 2 freed */
+	cen_cache_flush(&c);
+	ck_assert_int_eq(cen_chunks_alive(&c, run + c.ch->bins[4].reg0 + 2 * 64), 0);
 	/* A run naming another bin than its map's is not one. */
 	put(chunk, 8 * 4096, arena + L->bins_off + 5 * L->bin_size);
 	cen_cache_flush(&c);
