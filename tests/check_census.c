@@ -487,6 +487,41 @@ START_TEST(test_census_index)
 }
 END_TEST
 
+/* A block with slack (4.x's large blocks: listed at their run's first
+ * page, somewhere in it): a run of its own, which no later block of its
+ * size continues, found by every address of its span and none past it. */
+START_TEST(test_census_index_slack)
+{
+	struct cen c;
+
+	memset(&c, 0, sizeof(c));
+	ck_assert_int_eq(cen_index_add(&c.ix, 0x10000, 48, 0), 0);
+	ck_assert_int_eq(cen_index_add(&c.ix, 0x10030, 48, 0), 0);
+	ck_assert_int_eq(cen_index_add(&c.ix, 0x11000, 20480, 4096), 0);
+	/* 48 bytes and 64 of slack, then a block three positions on. */
+	ck_assert_int_eq(cen_index_add(&c.ix, 0x20000, 48, 64), 0);
+	ck_assert_int_eq(cen_index_add(&c.ix, 0x20000 + 3 * 48, 48, 0), 0);
+	ck_assert_uint_eq(c.ix.nblocks, 5);
+	ck_assert_uint_eq(c.ix.nruns, 4);
+	ck_assert_int_eq(cen_block_of(&c.ix, 0x1005f), 1);
+	ck_assert_int_eq(cen_block_of(&c.ix, 0x11000), 2);
+	ck_assert_int_eq(cen_block_of(&c.ix, 0x11000 + 4096 + 20479), 2);
+	ck_assert_int_eq(cen_block_of(&c.ix, 0x11000 + 4096 + 20480), -1);
+	ck_assert_int_eq(cen_block_of(&c.ix, 0x20000 + 48 + 63), 3);
+	ck_assert_int_eq(cen_block_of(&c.ix, 0x20000 + 48 + 64), -1);
+	ck_assert_int_eq(cen_block_of(&c.ix, 0x20000 + 3 * 48), 4);
+	ck_assert_uint_eq(cen_block_addr(&c.ix, 2), 0x11000);
+	ck_assert_uint_eq(cen_block_size(&c.ix, 2), 20480);
+	ck_assert_uint_eq(cen_block_span(&c.ix, 2), 20480 + 4096);
+	ck_assert_uint_eq(cen_block_span(&c.ix, 4), 48);
+	ck_assert_uint_eq(cen_index_end(&c.ix), 0x20000 + 4 * 48);
+	cen_index_free(&c.ix);
+	ck_assert_int_eq(cen_index_add(&c.ix, 0x11000, 20480, 4096), 0);
+	ck_assert_uint_eq(cen_index_end(&c.ix), 0x11000 + 4096 + 20480);
+	cen_index_free(&c.ix);
+}
+END_TEST
+
 /* The set's next member across its levels' words, set and cleared. */
 START_TEST(test_census_bits)
 {
@@ -533,6 +568,7 @@ Suite *suite_census(void)
 	tcase_add_test(tc, test_census_map_from_tsd);
 	tcase_add_test(tc, test_census_sizes_check);
 	tcase_add_test(tc, test_census_index);
+	tcase_add_test(tc, test_census_index_slack);
 	tcase_add_test(tc, test_census_bits);
 	suite_add_tcase(s, tc);
 	return s;
