@@ -194,18 +194,21 @@ static int window(struct pass *p, const struct cen_run *r, size_t b, uint64_t k,
 	}
 	/* Positions from k on with a block, while they fit the window and the
 	 * selected ones are no more than GAP bytes apart (each read is of
-	 * blocks wanted, not of a slab for one of them). */
+	 * blocks wanted, not of a slab for one of them).  The look stops GAP
+	 * bytes past the last one wanted: a chain followed a block at a time
+	 * (leaks.c) would else look at a window's every position for each
+	 * block (5461 of 48 bytes: 5.6M chained blocks took 164 s, not 2). */
 	for (uint64_t q = k; q < r->npos; q++) {
+		uint64_t at = r->base + q * r->size;
+
+		if (at + r->size - lo > WINDOW || (nb && at - hi > GAP))
+			break;
 		if (!(ix->ibits[r->w0 + q / 64] >> (q % 64) & 1))
 			continue;
-		if (r->base + (q + 1) * r->size - lo > WINDOW)
-			break;
 		if (selected(p, id)) {
-			if (nb && r->base + q * r->size - hi > GAP)
-				break;
 			p->pos[nb] = (uint32_t)q;
 			p->ids[nb++] = (uint32_t)id;
-			hi = r->base + (q + 1) * r->size;
+			hi = at + r->size;
 		}
 		id++;
 	}
