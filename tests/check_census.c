@@ -148,9 +148,7 @@ static void teardown_fake(struct fake *f, struct cen *c, jma_session *s)
 	free(c->raw);
 	free(c->bits);
 	free(c->wbuf);
-	free(c->baddr);
-	free(c->bsize);
-	free(c->ext);
+	cen_index_free(&c->ix);
 	cen_cache_free(c);
 	s->be = NULL;
 	jma_free(s);
@@ -217,7 +215,11 @@ START_TEST(test_census_walk_honest)
 	ck_assert_int_eq(cen_expand(&c), 0);
 	ck_assert_uint_eq(out.live.blocks, 5);
 	ck_assert_uint_eq(out.live.bytes, 4 * 64 + 20480);
-	ck_assert_uint_eq(c.baddr[4], HEAP_AT + 2 * 4096 + 64);
+	ck_assert_uint_eq(cen_block_addr(&c.ix, 4), HEAP_AT + 2 * 4096 + 64);
+	ck_assert_uint_eq(cen_block_size(&c.ix, 4), 20480);
+	ck_assert_int_eq(cen_block_of(&c.ix, HEAP_AT + 2 * 4096 + 64 + 20479), 4);
+	ck_assert_int_eq(cen_block_of(&c.ix, HEAP_AT + 3 * 64 + 63), 3);
+	ck_assert_int_eq(cen_block_of(&c.ix, HEAP_AT + 4 * 64), -1);
 	ck_assert_uint_eq(c.bad_nfree, 0);
 	teardown_fake(&f, &c, s);
 }
@@ -316,8 +318,8 @@ START_TEST(test_census_walk_64k)
 	ck_assert_int_eq(cen_expand(&c), 0);
 	ck_assert_uint_eq(out.live.blocks, 6);
 	ck_assert_uint_eq(out.live.bytes, 5 * 8 + 262144);
-	ck_assert_uint_eq(c.baddr[4], HEAP_AT + 8000 * 8);
-	ck_assert_uint_eq(c.baddr[5], HEAP_AT + 2 * 65536 + 64);
+	ck_assert_uint_eq(cen_block_addr(&c.ix, 4), HEAP_AT + 8000 * 8);
+	ck_assert_uint_eq(cen_block_addr(&c.ix, 5), HEAP_AT + 2 * 65536 + 64);
 	ck_assert_uint_eq(c.bad_nfree, 0);
 	ck_assert_uint_eq(c.bad_words, 0);
 	teardown_fake(&f, &c, s);
@@ -445,6 +447,111 @@ START_TEST(test_census_walk_forged)
 }
 END_TEST
 
+
+/* The block index: runs of one size bridge small gaps, numbers follow
+ * addresses, lookups inside a block, between blocks, past the last. */
+START_TEST(test_census_index)
+{
+	struct cen c;
+	uint64_t a, sz;
+
+	memset(&c, 0, sizeof(c));
+	/* 16-byte blocks at positions 0, 1, 5, 69 (63 free between: one run), then
+	 * 200 (a gap past 64: a new run), then a 20480-byte block. */
+	ck_assert_int_eq(cen_index_add(&c.ix, 0x10000, 16, 0), 0);
+	ck_assert_int_eq(cen_index_add(&c.ix, 0x10010, 16, 0), 0);
+	ck_assert_int_eq(cen_index_add(&c.ix, 0x10050, 16, 0), 0);
+	ck_assert_int_eq(cen_index_add(&c.ix, 0x10000 + 69 * 16, 16, 0), 0);
+	ck_assert_int_eq(cen_index_add(&c.ix, 0x10000 + 200 * 16, 16, 0), 0);
+	ck_assert_int_eq(cen_index_add(&c.ix, 0x20040, 20480, 0), 0);
+	ck_assert_uint_eq(c.ix.nblocks, 6);
+	ck_assert_uint_eq(c.ix.nruns, 3);
+	ck_assert_int_eq(cen_block_of(&c.ix, 0xffff), -1);
+	ck_assert_int_eq(cen_block_of(&c.ix, 0x10000), 0);
+	ck_assert_int_eq(cen_block_of(&c.ix, 0x1001f), 1);
+	ck_assert_int_eq(cen_block_of(&c.ix, 0x10020), -1);
+	ck_assert_int_eq(cen_block_of(&c.ix, 0x10000 + 69 * 16 + 8), 3);
+	ck_assert_int_eq(cen_block_of(&c.ix, 0x10000 + 200 * 16), 4);
+	ck_assert_int_eq(cen_block_of(&c.ix, 0x20040 + 20479), 5);
+	ck_assert_int_eq(cen_block_of(&c.ix, 0x20040 + 20480), -1);
+	for (size_t b = 0; b < c.ix.nblocks; b++) {
+		cen_block_at(&c.ix, b, &a, &sz);
+		ck_assert_int_eq(cen_block_of(&c.ix, a), (long)b);
+		ck_assert_int_eq(cen_block_of(&c.ix, a + sz - 1), (long)b);
+	}
+	cen_block_at(&c.ix, 3, &a, &sz);
+	ck_assert_uint_eq(a, 0x10000 + 69 * 16);
+	ck_assert_uint_eq(sz, 16);
+	ck_assert_uint_eq(cen_block_size(&c.ix, 5), 20480);
+	cen_index_free(&c.ix);
+}
+END_TEST
+
+/* A block with slack (4.x's large blocks: listed at their run's first
+ * page, somewhere in it): a run of its own, which no later block of its
+ * size continues, found by every address of its span and none past it. */
+START_TEST(test_census_index_slack)
+{
+	struct cen c;
+
+	memset(&c, 0, sizeof(c));
+	ck_assert_int_eq(cen_index_add(&c.ix, 0x10000, 48, 0), 0);
+	ck_assert_int_eq(cen_index_add(&c.ix, 0x10030, 48, 0), 0);
+	ck_assert_int_eq(cen_index_add(&c.ix, 0x11000, 20480, 4096), 0);
+	/* 48 bytes and 64 of slack, then a block three positions on. */
+	ck_assert_int_eq(cen_index_add(&c.ix, 0x20000, 48, 64), 0);
+	ck_assert_int_eq(cen_index_add(&c.ix, 0x20000 + 3 * 48, 48, 0), 0);
+	ck_assert_uint_eq(c.ix.nblocks, 5);
+	ck_assert_uint_eq(c.ix.nruns, 4);
+	ck_assert_int_eq(cen_block_of(&c.ix, 0x1005f), 1);
+	ck_assert_int_eq(cen_block_of(&c.ix, 0x11000), 2);
+	ck_assert_int_eq(cen_block_of(&c.ix, 0x11000 + 4096 + 20479), 2);
+	ck_assert_int_eq(cen_block_of(&c.ix, 0x11000 + 4096 + 20480), -1);
+	ck_assert_int_eq(cen_block_of(&c.ix, 0x20000 + 48 + 63), 3);
+	ck_assert_int_eq(cen_block_of(&c.ix, 0x20000 + 48 + 64), -1);
+	ck_assert_int_eq(cen_block_of(&c.ix, 0x20000 + 3 * 48), 4);
+	ck_assert_uint_eq(cen_block_addr(&c.ix, 2), 0x11000);
+	ck_assert_uint_eq(cen_block_size(&c.ix, 2), 20480);
+	ck_assert_uint_eq(cen_block_span(&c.ix, 2), 20480 + 4096);
+	ck_assert_uint_eq(cen_block_span(&c.ix, 4), 48);
+	ck_assert_uint_eq(cen_index_end(&c.ix), 0x20000 + 4 * 48);
+	cen_index_free(&c.ix);
+	ck_assert_int_eq(cen_index_add(&c.ix, 0x11000, 20480, 4096), 0);
+	ck_assert_uint_eq(cen_index_end(&c.ix), 0x11000 + 4096 + 20480);
+	cen_index_free(&c.ix);
+}
+END_TEST
+
+/* The set's next member across its levels' words, set and cleared. */
+START_TEST(test_census_bits)
+{
+	struct cen_bits b;
+	const size_t n = 5000000;
+
+	ck_assert_int_eq(cen_bits_init(&b, n), 0);
+	ck_assert_uint_eq(cen_bits_next(&b, 0), SIZE_MAX);
+	cen_bits_set(&b, 3);
+	cen_bits_set(&b, 262144 * 3 + 7);
+	cen_bits_set(&b, n - 1);
+	ck_assert_uint_eq(cen_bits_next(&b, 0), 3);
+	ck_assert_uint_eq(cen_bits_next(&b, 4), 262144 * 3 + 7);
+	ck_assert_uint_eq(cen_bits_next(&b, 262144 * 3 + 8), n - 1);
+	ck_assert_uint_eq(cen_bits_next(&b, n), SIZE_MAX);
+	cen_bits_clear(&b, 262144 * 3 + 7);
+	ck_assert_int_eq(cen_bits_test(&b, 262144 * 3 + 7), 0);
+	ck_assert_uint_eq(cen_bits_next(&b, 4), n - 1);
+	cen_bits_clear(&b, n - 1);
+	cen_bits_clear(&b, 3);
+	ck_assert_uint_eq(cen_bits_next(&b, 0), SIZE_MAX);
+	/* Every 1000th, found in order. */
+	for (size_t i = 0; i < n; i += 1000)
+		cen_bits_set(&b, i);
+	for (size_t i = 0, k = 0; (i = cen_bits_next(&b, i)) != SIZE_MAX; i++, k += 1000)
+		ck_assert_uint_eq(i, k);
+	cen_bits_free(&b);
+}
+END_TEST
+
 Suite *suite_census(void)
 {
 	Suite *s = suite_create("census");
@@ -460,6 +567,9 @@ Suite *suite_census(void)
 	tcase_add_test(tc, test_census_walk_forged);
 	tcase_add_test(tc, test_census_map_from_tsd);
 	tcase_add_test(tc, test_census_sizes_check);
+	tcase_add_test(tc, test_census_index);
+	tcase_add_test(tc, test_census_index_slack);
+	tcase_add_test(tc, test_census_bits);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -63,6 +63,21 @@ struct cen_geom {
 	unsigned nregs_max;
 };
 
+struct cen_typing;
+
+/* mem.c: what was copied of the target while it was stopped, read from
+ * there (leaks.c's second look, on a small heap). */
+struct cen_snap_range {
+	uint64_t at, len, off;
+};
+struct cen_snap {
+	struct cen_snap_range *r;
+	size_t n, cap;
+	unsigned char *data;
+	size_t used, max;
+	int sealed;		/* reads served from it */
+};
+
 struct cen_thread {
 	pid_t tid;
 	struct arch_gpregs regs;
@@ -76,15 +91,25 @@ struct cen_raw {
 	uint8_t slab;
 };
 
-struct cen_extent {
-	uint64_t base, size;	/* the extent's pages */
-	uint32_t first;		/* its first block in cen.blocks */
-	uint32_t nblocks;
-	uint16_t szind;
-	uint8_t slab;
+/* A stretch of equal blocks (index.c): positions of @size bytes from @base,
+ * a bit each at c->ibits[w0...] (1 = a live block there).  @slack: a block
+ * alone whose bytes may start anywhere in the @slack bytes after @base. */
+struct cen_run {
+	uint64_t base, size;
+	uint64_t w0;
+	uint32_t npos;
+	uint32_t slack;
 };
 
-struct cen_chunks;	/* chunks.h: jemalloc 3.6 and 4.5 */
+/* The blocks (index.c), numbered 0.. in address order. */
+struct cen_index {
+	struct cen_run *runs;
+	size_t nruns, capruns;
+	uint64_t *ibits;
+	uint32_t *irank;		/* live blocks before each word of ibits */
+	size_t nwords, capwords;
+	size_t nblocks;
+};
 
 struct cen {
 	jma_session *s;
@@ -114,17 +139,19 @@ struct cen {
 	uint64_t *bits;			/* the copied slabs' bitmaps, words */
 	size_t nbits, capbits;
 	uint64_t walk_end;		/* end of the last extent the walk took */
+	uint64_t extent_bytes;		/* the extents' sizes, summed (cen_expand) */
 	uint64_t *wbuf;			/* the walk's root, leaf and sorted-root buffers */
 	int defer_map;			/* the map is to be found once the threads are stopped */
-	struct cen_extent *ext;
-	size_t next, capext;
-	uint64_t *baddr, *bsize;	/* live blocks, by address (when kept) */
-	size_t nblocks, capblocks;
-	int keep;			/* keep blocks and extents (types, leaks, lists) */
+	struct cen_index ix;		/* the live blocks, numbered by address (when kept) */
+	int keep;			/* keep blocks (types, leaks, lists) */
 	struct jma_census_size bysz[CEN_NSIZES];
 	uint64_t bad_words, bad_nfree, stray_cached;	/* inconsistencies seen */
-	uint32_t *btype;		/* types.c: per block, index into out->types */
-	uint8_t *bcls;			/* leaks.c: per block, enum jma_census_class */
+	uint64_t bad_bins;		/* thread-cache bins not believed (tcache.c) */
+	struct cen_typing *typing;	/* types.c: what the pass learnt */
+	uint32_t *btype;		/* types.c, with LIST: per block, index into out->types */
+	uint64_t *cls;			/* leaks.c, with LIST: 3 bits per block */
+	uint32_t *stack_ids;		/* the blocks of c->stacks, sorted (cen_stacks_index) */
+	size_t nstack_ids;
 	int64_t start_ns, deadline_ns;
 	int forced;			/* stopped with a thread inside jemalloc (--force) */
 	int64_t last_progress_ns;
@@ -132,10 +159,12 @@ struct cen {
 	uint64_t *ctag;
 	unsigned char *cpage;
 	uint64_t reads, misses;		/* cen_read calls; pages read into the cache */
+	struct cen_snap snap;
 	/* jemalloc before extents (3.6, 4.5: chunks, runs, huge allocations),
-	 * NULL for 5.x: its phases are chunks.c's (layout.c chooses, census.c
-	 * and tcache.c call them). */
+	 * NULL for 5.x: walk.c, tcache.c and roots.c hand its phases to
+	 * chunks.c, chunktcache.c and tls.c (layout.c chooses). */
 	struct cen_chunks *ch;
+	uint64_t quarantined, quarantined_bytes;	/* 3.x/4.x: of the cached blocks */
 };
 
 /* layout.c: the row named @name ("5.3", "dev", ...), NULL if none (tests). */
@@ -149,7 +178,8 @@ size_t cen_rip_leas(const unsigned char *code, size_t len, uint64_t pc, uint64_t
 size_t cen_adrp_refs(const unsigned char *code, size_t len, uint64_t pc, int got, uint64_t *out,
 		     size_t max);
 /* layout.c: find the build's facts (version, layout row, TLS offset, map,
- * symbols; 3.6 and 4.5: chk_layout_find); -ENOTSUP for unknown layouts, message in the session. */
+ * symbols; 3.6 and 4.5: chk_layout_find); -ENOTSUP for unknown layouts,
+ * message in the session. */
 int cen_layout_find(struct cen *c);
 /* sizes.c: jemalloc's size classes for lg_quantum 4 (the same with any page size). */
 void cen_sizes_compute(uint64_t sizes[CEN_NSIZES]);
@@ -168,72 +198,179 @@ int cen_root_valid(struct cen *c, uint64_t map);
  * their registers / let them go.  On a core: the dumped threads. */
 int cen_stop(struct cen *c, void **token);
 void cen_go(struct cen *c, void *token);
-/* tcache.c: every thread's cache and tcache.create's, into c->cached. */
+/* tcache.c: every thread's cache and tcache.create's, into c->cached
+ * (threads stopped; bounded by the deadline), then sorted (threads running). */
 int cen_tcache_read(struct cen *c);
-/* The @n cached pointers at @at into the list; @p: a block that is
- * jemalloc's own (a cache's stacks), never a root. */
-int cen_cached_items(struct cen *c, uint64_t at, uint64_t n, int explicit_cache);
+void cen_tcache_sort(struct cen *c);
+/* For 3.x/4.x's caches (chunktcache.c): the bins' stacks claimed by one
+ * cen_tcache_read, copied at its end.  A stack of @n items at @at is
+ * believed only if it fits its capacity @max and one readable mapping;
+ * CEN_STACK_EXPLICIT: tcache.create's; CEN_STACK_RING: a quarantine's
+ * {pointer, usable size} pairs. */
+struct cen_stacks;
+#define CEN_STACK_EXPLICIT	1
+#define CEN_STACK_RING		2
+int cen_stack_claim(struct cen *c, struct cen_stacks *st, uint64_t at, uint64_t n, uint64_t max,
+		    unsigned flags);
+/* @p is in a block of jemalloc's own (a cache's stacks, its tables):
+ * jemalloc's class, never a root nor a leak (cen_stacks_index). */
 int cen_stack_add(struct cen *c, uint64_t p);
 /* 0: @addr is in no cache, 1: in a thread's, 2: in a tcache.create one. */
 int cen_is_cached(const struct cen *c, uint64_t addr);
 /* The first cached address >= @addr (its index; ncached if none). */
 size_t cen_cached_from(const struct cen *c, uint64_t addr);
 /* walk.c: the map walk, stopped: active extents copied into c->raw; then,
- * running: their blocks (live or thread-cached), counted and kept. */
+ * running: their blocks (live or thread-cached), counted and kept (3.x/4.x:
+ * chunks.c's, here as there: cen_walk_prepare, cen_walk, cen_expand,
+ * cen_alive, cen_extent_at and cen_walk_free hand them over). */
 int cen_walk(struct cen *c);
 int cen_expand(struct cen *c);
 /* A block at @addr of @usize (@how: cen_is_cached's answer), counted by
- * size class @szind (CEN_NSIZES: by the caller); an extent of the blocks
- * added since @first. */
-int cen_add_block(struct cen *c, unsigned szind, uint64_t addr, uint64_t usize, int how);
-int cen_add_extent(struct cen *c, uint64_t base, uint64_t size, unsigned szind, int slab,
-		   size_t first);
-/* Before the stop: the walk's buffers allocated and touched. */
+ * size class @szind (CEN_NSIZES: by the caller), @slack as cen_index_add's;
+ * an extent of @size bytes (for chunks.c). */
+int cen_add_block(struct cen *c, unsigned szind, uint64_t addr, uint64_t usize, uint32_t slack,
+		  int how);
+void cen_add_extent(struct cen *c, uint64_t size, int slab);
+/* The last walk's extents (runs and huge allocations): @i's pages into
+ * *@base and *@size; 0 past the last. */
+int cen_extent_at(const struct cen *c, size_t i, uint64_t *base, uint64_t *size);
+/* The walk's copies freed once counted (their memory goes before the
+ * contents are read). */
+void cen_walk_free(struct cen *c);
+/* Is the block at @addr allocated now, as jemalloc's map and the slab's
+ * bitmap say (threads stopped)?  1 yes, 0 no (freed, its extent gone),
+ * -EFAULT unreadable.  A thread cache may still hold it (cen_is_cached). */
+int cen_alive(struct cen *c, uint64_t addr);
+/* Before a stop: the walk's buffers allocated and touched (again if they were). */
 int cen_walk_prepare(struct cen *c);
-/* index.c: the live block holding @addr (its index), or -1. */
-long cen_block_of(const struct cen *c, uint64_t addr);
-/* Where block @b's bytes may be, from its listed address: its usable size,
- * and for 4.x's large blocks (listed at their run's first page, the block
- * somewhere in it) that page more (chunks.c: cen_chunks_slack). */
-uint64_t cen_block_span(const struct cen *c, size_t b);
-uint64_t cen_chunks_slack(const struct cen *c, uint64_t usize);
-/* contents.c: call @fn for every kept block with its words, read extent
- * by extent: a slab whole, a large block's first @max bytes (all when 0) in
- * pieces of at most a MiB (@off: where the piece starts in the block).  A
- * block that cannot be read is skipped. */
+/* index.c: block @addr of @size bytes, the next in address order, numbered
+ * ix->nblocks; its bytes anywhere in [@addr, @addr + @slack + @size) (0 but
+ * for 4.x's large blocks); -ENOMEM, -E2BIG past UINT32_MAX - 2 blocks. */
+int cen_index_add(struct cen_index *ix, uint64_t addr, uint64_t size, uint32_t slack);
+void cen_index_free(struct cen_index *ix);
+size_t cen_index_bytes(const struct cen_index *ix);
+/* The live block holding @addr (its number), or -1. */
+long cen_block_of(const struct cen_index *ix, uint64_t addr);
+/* Block @b's run, and its position there into *@k. */
+const struct cen_run *cen_block_pos(const struct cen_index *ix, size_t b, uint64_t *k);
+/* Block @b's address and size. */
+void cen_block_at(const struct cen_index *ix, size_t b, uint64_t *addr, uint64_t *size);
+uint64_t cen_block_addr(const struct cen_index *ix, size_t b);
+uint64_t cen_block_size(const struct cen_index *ix, size_t b);
+/* Where its bytes may be, from its address: its size and slack. */
+uint64_t cen_block_span(const struct cen_index *ix, size_t b);
+/* The end of the last block's span (0: no block). */
+uint64_t cen_index_end(const struct cen_index *ix);
+/* bits.c: a set of block numbers, with the next member found fast. */
+#define CEN_BITS_LEVELS	7	/* 64^6 > 2^32 blocks */
+struct cen_bits {
+	uint64_t *lv[CEN_BITS_LEVELS];
+	size_t nw[CEN_BITS_LEVELS];	/* words of each level */
+	unsigned nlv;
+	size_t n;
+};
+int cen_bits_init(struct cen_bits *s, size_t n);
+void cen_bits_free(struct cen_bits *s);
+size_t cen_bits_bytes(const struct cen_bits *s);
+void cen_bits_set(struct cen_bits *s, size_t i);
+void cen_bits_clear(struct cen_bits *s, size_t i);
+int cen_bits_test(const struct cen_bits *s, size_t i);
+/* The first member >= @i, SIZE_MAX if none. */
+size_t cen_bits_next(const struct cen_bits *s, size_t i);
+
+/* contents.c: call @fn for the blocks of @ix in @sel (all when NULL), in address
+ * order, with their words: neighbours read together, a large block's first
+ * @max bytes (all when 0) in pieces of at most a MiB (@off: where the piece
+ * starts in the block; a piece the target has no page of is not read, and
+ * given as no words when it starts the block).  Each block is taken out of
+ * @sel before @fn sees it, and blocks @fn puts in @sel are read too: the
+ * call returns once @sel is empty (those ahead in the same sweep, those
+ * behind in the next, neighbours still read together).  A block that
+ * cannot be read is skipped. */
 typedef int (*cen_block_fn)(struct cen *c, size_t b, const uint64_t *w, size_t nw, uint64_t off,
 			    void *arg);
-int cen_blocks_read(struct cen *c, uint64_t max, const char *phase, cen_block_fn fn, void *arg);
-/* chunks.c, chunklayout.c, chunktcache.c: jemalloc 3.6 and 4.5.  The row
- * for @major.@minor and the library's tables (sets c->ch); the walk of its
- * chunks, with its room made before the stop; their blocks. */
+int cen_blocks_read(struct cen *c, const struct cen_index *ix, struct cen_bits *sel, uint64_t max,
+		    const char *phase, cen_block_fn fn, void *arg);
+/* tcache.c: the blocks holding thread caches' stacks, once blocks are
+ * numbered; is block @b one? */
+int cen_stacks_index(struct cen *c);
+int cen_is_stack(const struct cen *c, size_t b);
+/* chunks.c, chunklayout.c, chunktcache.c, chunkown.c: jemalloc 3.6 and 4.5.
+ * The row for @major.@minor and the library's tables (sets c->ch); the
+ * walk's phases (through walk.c's); once the first expansion is done, the
+ * result's own parts (by size, notes, jemalloc's own blocks). */
 int chk_layout_find(struct cen *c, unsigned major, unsigned minor);
 int cen_chunks_prepare(struct cen *c);
 int cen_chunks_walk(struct cen *c);
 int cen_chunks_expand(struct cen *c);
+int cen_chunks_alive(struct cen *c, uint64_t addr);
+int cen_chunks_run_at(const struct cen *c, size_t i, uint64_t *base, uint64_t *size);
+void cen_chunks_walk_free(struct cen *c);
+int cen_chunks_result(struct cen *c);
 void cen_chunks_free(struct cen *c);
-/* A thread's cache and quarantine (@r: its registers), a tcache_t at @tc. */
-int chk_thread_cache(struct cen *c, const struct arch_gpregs *r);
-int chk_read_tcache(struct cen *c, uint64_t tc, int explicit_cache);
+/* chunktcache.c: thread @t's cache and quarantine; a tcache_t at @tc; into @st. */
+int chk_thread_cache(struct cen *c, struct cen_stacks *st, size_t t);
+int chk_read_tcache(struct cen *c, struct cen_stacks *st, uint64_t tc, int explicit_cache);
+/* tls.c: thread @t's copy of jemalloc's TLS block, [*lo, *hi); 0 when unknown. */
+int chk_tls_range(struct cen *c, size_t t, uint64_t *lo, uint64_t *hi);
 /* types.c, leaks.c: from block contents, threads running. */
 int cen_types(struct cen *c);
 int cen_leaks(struct cen *c);
+/* types.c: block @b's type (its first word read again unless kept; 0 none). */
+uint32_t cen_type_of(struct cen *c, size_t b);
+/* The result's types (c->out->types, untyped), sorted; *@where[old index]
+ * = the new one (malloc'ed, NULL without types). */
+int cen_types_finish(struct cen *c, uint32_t **where);
+void cen_types_free(struct cen *c);
+/* leaks.c, with LIST: block @b's class. */
+enum jma_census_class cen_class_of(const struct cen *c, size_t b);
 
 /* roots.c: where the program's own pointers live -- static data (its
  * modules' writable segments, jemalloc's own excluded), each thread's stack
- * and registers.  @fn gets their words a piece at a time: @tid is 0 for
+ * (less jemalloc's TLS, its tsd) and registers.  @fn gets their words a piece at a time: @tid is 0 for
  * static data, @at the address of w[0] (0 for registers). */
 typedef int (*cen_words_fn)(struct cen *c, pid_t tid, uint64_t at, const uint64_t *w, size_t nw,
 			    void *arg);
 int cen_roots_scan(struct cen *c, cen_words_fn fn, void *arg);
-/* The name of static-data word @at: "symbol (module)" or "module+0xoff". */
+/* jemalloc's own roots: its module's data (a library of its own), each
+ * thread's tsd -- left out of the program's. */
+int cen_roots_jemalloc(struct cen *c, cen_words_fn fn, void *arg);
+/* The name of static-data word @at: "symbol (module)", or without one
+ * "module+0xVADDR (SECTION, no symbol)" (its address in the module's file). */
 void cen_root_name(struct cen *c, uint64_t at, char *buf, size_t len);
 
-/* The pointer graph (leaks.c): block -> blocks, compressed rows. */
+/* spill.c: an append-only stream of 32-bit words, on disk (an unnamed file
+ * in $TMPDIR or /var/tmp), in memory where no such file can be made. */
+struct cen_spill {
+	int fd;			/* -1: in memory */
+	uint32_t *buf;		/* words not yet written */
+	size_t nbuf;
+	uint32_t *mem;		/* without a file */
+	size_t capmem;
+	uint64_t n;		/* words written */
+};
+int cen_spill_open(struct cen_spill *sp);
+void cen_spill_close(struct cen_spill *sp);
+int cen_spill_put(struct cen_spill *sp, uint32_t w);
+/* @fn gets the words front to back, a buffer at a time; with @rewrite, what
+ * it changed in the buffer is written back. */
+int cen_spill_each(struct cen_spill *sp, int rewrite, int (*fn)(void *arg, uint32_t *w, size_t n),
+		   void *arg);
+uint64_t cen_spill_memory(const struct cen_spill *sp);
+
+/* The pointer graph of the anchored blocks (leaks.c, for dominators.c):
+ * each block read gets a number in the order it was read (a block is read
+ * only after a pointer to it was found in one read before it), and a row
+ * in @rows: its number | CEN_ROW, then the blocks its words point into.  A
+ * pointer found by the second read (to a block that looked leaked) makes a
+ * row of one target, after. */
+#define CEN_ROW		0x80000000u
+#define CEN_UNDEF	UINT32_MAX
 struct cen_graph {
-	uint64_t *off;		/* nblocks + 1 */
-	uint32_t *to;
-	size_t nedges, cap;
+	struct cen_spill rows;
+	uint32_t *num;		/* per block: its number, CEN_UNDEF if not read */
+	uint32_t *order;	/* per number: the block */
+	size_t m;		/* numbers given */
 };
 /* A root word pointing into a block. */
 struct cen_rootref {
@@ -241,23 +378,38 @@ struct cen_rootref {
 	pid_t tid;		/* the thread (stack or registers), 0 for static data */
 	uint32_t block;
 };
-/* dominators.c: what each root source retains (--by root) into c->out->roots,
- * and the blocks retaining most into c->out->holders; @parent[b] is the block
- * through which b was first reached from a root (UINT32_MAX: a root itself). */
-int cen_dominators(struct cen *c, const struct cen_graph *g, const struct cen_rootref *r, size_t nr,
-		   const uint32_t *parent);
+/* dominators.c: what holds the heap (--by root): the top of the dominator
+ * tree (each root, and each block several roots share) into c->out->roots,
+ * the blocks heading the most retained into c->out->holders.  Frees
+ * @g->num as soon as it can. */
+int cen_dominators(struct cen *c, struct cen_graph *g, struct cen_rootref *r, size_t nr);
 
 /* mem.c: make room for @need elements of @each bytes in the array at
  * *(void **)@p of capacity *@cap (doubling); -ENOMEM. */
 int cen_grow(void *p, size_t *cap, size_t need, size_t each);
 int cen_ptr_ok(uint64_t p);
 int cen_read(struct cen *c, uint64_t addr, void *buf, size_t len);
+/* Copy [@at, @at + @len) into the snapshot: from @src, or read now (an
+ * unreadable range is left out); -E2BIG past snap.max bytes.  Sealed, the
+ * snapshot serves the reads inside it; freed, they go to the target again. */
+int cen_snap_add(struct cen *c, uint64_t at, const void *src, uint64_t len);
+/* Room for @bytes in @nranges, made and touched now (not in a stop, where
+ * cen_snap_add does not grow it). */
+int cen_snap_prepare(struct cen *c, uint64_t bytes, size_t nranges);
+void cen_snap_seal(struct cen *c);
+void cen_snap_free(struct cen *c);
 /* Forget the pages kept by cen_read (the threads ran since). */
 void cen_cache_flush(struct cen *c);
 void cen_cache_free(struct cen *c);
 /* The cache's memory, allocated and touched (before a stop); -ENOMEM. */
 int cen_cache_prepare(struct cen *c);
+/* Fault in the @len bytes at @p now (a byte written each page), not in a stop. */
+void cen_touch(void *p, size_t len);
 int cen_timed_out(struct cen *c);
+/* The target's resident and swapped memory now, in bytes (/proc/PID/status:
+ * the zero page and what was never written do not count); 0 on a core or
+ * when unknown. */
+uint64_t cen_resident(struct cen *c);
 /* Half of the time to the deadline gone by? */
 int cen_half_timed_out(struct cen *c);
 void cen_progress(struct cen *c, const char *phase, uint64_t done, uint64_t total);

@@ -22,6 +22,7 @@
 
 #define RTREE_HEIGHT_MAX	4	/* 64-bit keys, 16 bits a level */
 #define SCAN_PIECE		(256 * 1024)
+#define SCAN_MAX		(64ULL << 20)	/* of jemalloc's data scanned for its rtree */
 #define ARENAS_MAX		4096
 
 static const struct chk_layout rows[] = {
@@ -203,16 +204,19 @@ static unsigned rtree_bits(const uint64_t *w)
 	return cum >= 64 - 40 && cum <= 64 - 14 ? cum : 0;
 }
 
-/* Without symbols: the one rtree_t among jemalloc's writable data. */
+/* Without symbols: the one rtree_t among jemalloc's writable data (at most
+ * SCAN_MAX of it: the anonymous mapping after its .bss is the target's to
+ * make as large as it likes). */
 static uint64_t rtree_scan(struct cen *c)
 {
-	uint64_t *buf = malloc(SCAN_PIECE + RT_WORDS * 8), found = 0;
+	uint64_t *buf = malloc(SCAN_PIECE + RT_WORDS * 8), found = 0, done = 0;
 	unsigned hits = 0;
 
 	for (size_t i = 0; buf && i < c->nmaps && hits < 2; i++) {
 		const struct att_map *m = &c->maps[i];
 
-		for (uint64_t a = m->start; chk_je_rw(c, i) && a < m->end && hits < 2; a += SCAN_PIECE) {
+		for (uint64_t a = m->start; chk_je_rw(c, i) && a < m->end && hits < 2 && done < SCAN_MAX;
+		     a += SCAN_PIECE, done += SCAN_PIECE) {
 			uint64_t n = m->end - a < SCAN_PIECE + RT_WORDS * 8 ? m->end - a :
 				     SCAN_PIECE + RT_WORDS * 8;
 
@@ -429,10 +433,14 @@ int chk_layout_find(struct cen *c, unsigned major, unsigned minor)
 	k->large_pad = major == 4 ? 4096 : 0;
 	if ((err = read_bins(c, k)))
 		return err;
+	/* What the shared phases ask of the geometry (contents.c: which
+	 * blocks are small, read together). */
+	c->g = (struct cen_geom){ .page = 4096, .nbins = k->nbins, .nregs_max = L->maxregs };
 	snprintf(c->out->layout, sizeof(c->out->layout), "%s", L->name);
 	/* Thread caches: their pointers in TLS, their bin count in nhbins. */
 	find_tls(c, L->tls_tcache, &k->tls_tcache);
 	find_tls(c, L->tls_quarantine, &k->tls_quarantine);
+	k->tls_memsz = cen_tls_memsz(c);
 	if (!cen_read(c, sym(c, "nhbins"), &nh, sizeof(nh)) && sym(c, "nhbins") && nh > L->nbins &&
 	    nh <= CEN_NSIZES)
 		k->nhbins = nh;

@@ -26,6 +26,7 @@ struct cen_tls {
 	int64_t tpoff;		/* TP: the variable is at the thread pointer + tpoff */
 	uint64_t modid_slot;	/* DTV: the GOT slot holding the module's id (relocated) */
 	uint64_t off;		/* DTV: the variable is at dtv[modid] + off */
+	uint64_t var;		/* the variable's offset in the module's block */
 };
 #define CEN_TLS_TP	1	/* initial-exec (a GOT slot) or local-exec (an executable) */
 #define CEN_TLS_DTV	2	/* global-dynamic: through the thread's dynamic thread vector */
@@ -93,9 +94,10 @@ struct cen_chunks {
 	uint64_t *arenas;		/* 3.6: every arena, sorted */
 	size_t narenas;
 	struct cen_tls tls_tcache, tls_quarantine;
+	uint64_t tls_memsz;		/* jemalloc's module TLS block (PT_TLS), 0 if none */
 	unsigned nhbins;		/* tcache bins; 0: read from each tcache */
 	int pagemap;			/* 3.6, live: /proc/PID/pagemap, or -1 */
-	uint64_t *nodes;		/* 4.x: the rtree nodes read, sorted (each once) */
+	uint64_t *nodes;		/* 4.x: the rtree nodes read, {start, end} sorted, apart */
 	size_t nnodes_seen, capnodes;
 	struct chk_run *runs;
 	size_t nruns, capruns;
@@ -107,7 +109,6 @@ struct cen_chunks {
 	size_t npieces;
 	uint64_t nchunks, nhuge, nnodes;
 	uint64_t counted;		/* 3.6: the arena chunks the arenas' stats.mapped count */
-	uint64_t quarantined, quarantined_bytes;
 	uint64_t large_paged;		/* 4.x: large blocks placed at their first page */
 	uint64_t promoted, promoted_extra;	/* prof samples in runs of their own */
 	struct jma_census_size *bysize;	/* by usable size, ascending */
@@ -119,7 +120,7 @@ const struct chk_layout *chk_layout_named(const char *name);
 /* Is mapping @i jemalloc's writable data (its file's, or the .bss after it)? */
 int chk_je_rw(const struct cen *c, size_t i);
 /* chunkown.c: jemalloc's own blocks (what its static data names), as
- * cen_stack_add's, once the blocks are known. */
+ * cen_stack_add's (jemalloc's class), once the blocks are indexed. */
 int cen_chunks_own(struct cen *c);
 /* tls.c: the place of the TLS variable at @off in jemalloc's TLS block;
  * -ENOENT when neither a GOT slot nor (in an executable) the block says. */

@@ -56,6 +56,7 @@ int cen_tls_find(struct cen *c, uint64_t off, struct cen_tls *t)
 	Elf_Scn *scn = NULL;
 
 	t->how = 0;
+	t->var = off;
 	if (!e)
 		return -ENOENT;
 	while ((scn = elf_nextscn(e, scn)) && !t->how) {
@@ -120,4 +121,17 @@ int cen_tls_addr(struct cen *c, const struct cen_tls *t, const struct arch_gpreg
 		return 1;
 	*addr = block + t->off;
 	return cen_ptr_ok(*addr) ? 0 : -EFAULT;
+}
+
+int chk_tls_range(struct cen *c, size_t t, uint64_t *lo, uint64_t *hi)
+{
+	const struct cen_chunks *k = c->ch;
+	uint64_t a;
+
+	if (!k->tls_memsz || cen_tls_addr(c, &k->tls_tcache, &c->th[t].regs, &a) ||
+	    a < k->tls_tcache.var || !cen_ptr_ok(a - k->tls_tcache.var))
+		return 0;
+	*lo = a - k->tls_tcache.var;
+	*hi = *lo + k->tls_memsz;
+	return 1;
 }

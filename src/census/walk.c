@@ -13,6 +13,10 @@
  * counted once they run again (cen_expand).  Full slabs and large
  * extents of automatic arenas are listed nowhere else: only this walk finds
  * every block.
+ *
+ * jemalloc 3.6 and 4.5 have no extents: the functions the other phases
+ * call here (cen_walk_prepare, cen_walk, cen_expand, cen_alive,
+ * cen_extent_at, cen_walk_free) hand those to chunks.c.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -22,11 +26,12 @@
 
 #define EDATA_HEAD	CEN_BITMAP_OFF	/* e_bits, e_addr, e_size_esn ... up to the bitmap */
 /* Extents made room for before the stop: those the map names then, and an
- * eighth more, up to 4M (416 MiB); past that the array grows in the stop. */
+ * eighth more, up to 4M (440 MiB) and to what the target's memory can hold
+ * (extents_max); past that the arrays grow in the stop. */
 #define RAW_RESERVE_MAX	(4u << 20)
 
-/* @how: cen_is_cached's answer for @addr. */
-static int add_block(struct cen *c, unsigned szind, uint64_t addr, uint64_t usize, int how)
+int cen_add_block(struct cen *c, unsigned szind, uint64_t addr, uint64_t usize, uint32_t slack,
+		  int how)
 {
 	if (how) {
 		c->out->cached.blocks++;
@@ -45,50 +50,14 @@ static int add_block(struct cen *c, unsigned szind, uint64_t addr, uint64_t usiz
 	}
 	if (!c->keep)
 		return 0;
-	if (c->nblocks == c->capblocks) {
-		size_t cap = c->capblocks, cap2 = c->capblocks;
-		/* bsize grows with baddr: same capacity. */
-		if (cen_grow(&c->baddr, &cap, c->nblocks + 1, sizeof(*c->baddr)) ||
-		    cen_grow(&c->bsize, &cap2, c->nblocks + 1, sizeof(*c->bsize)))
-			return -ENOMEM;
-		c->capblocks = cap;
-	}
-	c->baddr[c->nblocks] = addr;
-	c->bsize[c->nblocks++] = usize;
-	return 0;
+	return cen_index_add(&c->ix, addr, usize, slack);
 }
 
-static int add_extent(struct cen *c, uint64_t base, uint64_t size, unsigned szind, int slab,
-		      size_t first)
+void cen_add_extent(struct cen *c, uint64_t size, int slab)
 {
-	struct cen_extent *x;
-
 	c->out->extents++;
 	c->out->slabs += !!slab;
-	if (!c->keep || c->nblocks == first)
-		return 0;
-	if (cen_grow(&c->ext, &c->capext, c->next + 1, sizeof(*c->ext)))
-		return -ENOMEM;
-	x = &c->ext[c->next++];
-	x->base = base;
-	x->size = size;
-	x->first = (uint32_t)first;
-	x->nblocks = (uint32_t)(c->nblocks - first);
-	x->szind = (uint16_t)szind;
-	x->slab = (uint8_t)slab;
-	return 0;
-}
-
-/* For chunks.c. */
-int cen_add_block(struct cen *c, unsigned szind, uint64_t addr, uint64_t usize, int how)
-{
-	return add_block(c, szind, addr, usize, how);
-}
-
-int cen_add_extent(struct cen *c, uint64_t base, uint64_t size, unsigned szind, int slab,
-		   size_t first)
-{
-	return add_extent(c, base, size, szind, slab, first);
+	c->extent_bytes += size;
 }
 
 static int slab_blocks(struct cen *c, const struct cen_raw *x)
@@ -117,7 +86,7 @@ static int slab_blocks(struct cen *c, const struct cen_raw *x)
 		if (bitmap[r / 64] >> (r % 64) & 1)
 			nfree++;
 		else
-			err = add_block(c, szind, a, reg, how);
+			err = cen_add_block(c, szind, a, reg, 0, how);
 	}
 	/* nfree's width: SC_LG_SLAB_MAXREGS + 1 bits. */
 	if (nfree != ((e_bits >> c->L->sh_nfree) & ((2ULL * c->g.nregs_max) - 1)))
@@ -163,31 +132,35 @@ int cen_expand(struct cen *c)
 	const struct cen_layout *L = c->L;
 	int err = 0;
 
+	if (c->ch)
+		return cen_chunks_expand(c);
 	for (size_t i = 0; i < c->nraw && !err; i++) {
 		const struct cen_raw *x = &c->raw[i];
-		size_t first = c->nblocks;
 
 		if (x->slab)
 			err = slab_blocks(c, x);
 		else
-			err = add_block(c, x->szind, x->e_addr, x->szind < c->g.nbins || !L->large_by_size ?
-					c->sizes[x->szind] : x->size - c->large_pad,
-					cen_is_cached(c, x->e_addr));
-		if (!err)
-			err = add_extent(c, x->base, x->size, x->szind, x->slab, first);
+			err = cen_add_block(c, x->szind, x->e_addr, x->szind < c->g.nbins ||
+					    !L->large_by_size ? c->sizes[x->szind] : x->size - c->large_pad,
+					    0, cen_is_cached(c, x->e_addr));
+		cen_add_extent(c, x->size, x->slab);
 	}
+	if (err == -E2BIG)
+		return jma_fail(c->s, JMA_ERR_TARGET, err, "census: more than %u blocks", UINT32_MAX - 2);
 	if (err)
 		return jma_fail(c->s, JMA_ERR_TARGET, err, "census: out of memory after %zu blocks",
-				c->nblocks);
+				c->ix.nblocks);
 	return 0;
 }
 
-/* Is [base, base + size) inside one mapping of the target? */
+/* Is [base, base + size) inside one readable mapping of the target?  An
+ * extent in a PROT_NONE reservation has nothing to count: its claims cost
+ * the target nothing. */
 static int in_mapping(const struct cen *c, uint64_t base, uint64_t size)
 {
 	const struct att_map *m = att_maps_find(c->maps, c->nmaps, base);
 
-	return m && size <= m->end - base;
+	return m && m->perms[0] == 'r' && size <= m->end - base;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -217,6 +190,9 @@ static int walk_leaf(struct cen *c, unsigned i, const uint64_t *leaf)
 		uint64_t w = leaf[j], ed, page, e_bits, e_addr, base, size;
 		unsigned szind = (unsigned)(w >> 48), state, slab;
 
+		/* A forged leaf costs its maker 8 bytes a word: checked often. */
+		if (j % 4096 == 4095 && cen_timed_out(c))
+			return -ETIMEDOUT;
 		/* A slab's interior pages repeat its first page's word: the
 		 * extent was settled there. */
 		if (!w || w == (j ? leaf[j - 1] : 0) || szind >= CEN_NSIZES ||
@@ -224,7 +200,8 @@ static int walk_leaf(struct cen *c, unsigned i, const uint64_t *leaf)
 			continue;
 		ed = w & ((1ULL << 48) - 1) & ~L->edata_low;
 		page = ((uint64_t)i << c->g.root_shift) | ((uint64_t)j << L->lg_page);
-		if (!cen_ptr_ok(ed) || cen_read(c, ed, e, sizeof(e))) {
+		/* An edata nothing maps is not read (a system call each). */
+		if (!cen_ptr_ok(ed) || !in_mapping(c, ed, sizeof(e)) || cen_read(c, ed, e, sizeof(e))) {
 			c->bad_words++;
 			continue;
 		}
@@ -259,6 +236,8 @@ int cen_walk(struct cen *c)
 	unsigned nleaves = 0, done = 0;
 	int err = 0;
 
+	if (c->ch)
+		return cen_chunks_walk(c);
 	if (!c->wbuf)
 		return jma_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
 	c->nbits = 0;
@@ -289,7 +268,10 @@ int cen_walk(struct cen *c)
 		}
 		err = walk_leaf(c, i, leaf);
 		done++;
-		if (err)
+		if (err == -ETIMEDOUT)
+			err = jma_fail(c->s, JMA_ERR_UNSAFE, err, "census: timed out walking the map "
+				       "(%u of %u leaves read)", done, nleaves);
+		else if (err)
 			err = jma_fail(c->s, JMA_ERR_TARGET, err, "census: out of memory after %zu extents",
 				       c->nraw);
 	}
@@ -319,25 +301,108 @@ static size_t extents_now(struct cen *c)
 	return n;
 }
 
+/* How many extents the target can have: each has an edata of its own, 128
+ * bytes the target wrote, so at most its resident and swapped memory / 128.
+ * A map that names more (words that cost its maker 8 bytes each) gets no
+ * more room before the stop. */
+static size_t extents_max(struct cen *c)
+{
+	uint64_t b = cen_resident(c);
+
+	return b ? (size_t)(b / 128) : RAW_RESERVE_MAX;
+}
+
 int cen_walk_prepare(struct cen *c)
 {
-	size_t cap = c->capraw, capb = c->capbits, want;
+	size_t want = 0, max;
 	size_t nw = ((size_t)2 << c->g.root_bits) + ((size_t)1 << c->g.leaf_bits);
 
+	if (c->ch)
+		return cen_chunks_prepare(c);
 	/* Touched now, so that the kernel finds its pages while the target
 	 * runs, not during the stop (a third of a stop went to page faults
-	 * into fresh buffers). */
-	c->wbuf = malloc(nw * sizeof(*c->wbuf));
+	 * into fresh buffers).  Again for a second stop (leaks.c). */
+	free(c->wbuf);
+	free(c->raw);
+	free(c->bits);
+	c->wbuf = calloc(nw, sizeof(*c->wbuf));
 	if (!c->wbuf)
 		return jma_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
-	memset(c->wbuf, 0, nw * sizeof(*c->wbuf));
-	want = extents_now(c);
-	want += want / 8 + 4096;
-	/* Bitmaps: 8 words an extent (a 4 KiB-page slab's); more grow in the stop. */
-	if (cen_grow(&c->raw, &c->capraw, want, sizeof(*c->raw)) ||
-	    cen_grow(&c->bits, &c->capbits, want * 8, sizeof(*c->bits)))
+	cen_touch(c->wbuf, nw * sizeof(*c->wbuf));
+	/* A core is not stopped: its arrays grow as the walk goes. */
+	if (!c->s->offline) {
+		want = extents_now(c);
+		want += want / 8;
+		max = extents_max(c);
+		if (want > max)
+			want = max;
+	}
+	want += 4096;
+	/* Bitmaps: 8 words an extent (a 4 KiB-page slab's); more grow in the
+	 * stop.  Exactly that much (cen_grow would round up to a power of 2). */
+	c->raw = calloc(want, sizeof(*c->raw));
+	c->bits = calloc(want * 8, sizeof(*c->bits));
+	if (!c->raw || !c->bits)
 		return jma_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
-	memset(c->raw + cap, 0, (c->capraw - cap) * sizeof(*c->raw));
-	memset(c->bits + capb, 0, (c->capbits - capb) * sizeof(*c->bits));
+	c->capraw = want;
+	c->capbits = want * 8;
+	cen_touch(c->raw, want * sizeof(*c->raw));
+	cen_touch(c->bits, want * 8 * sizeof(*c->bits));
 	return cen_cache_prepare(c);
+}
+
+int cen_alive(struct cen *c, uint64_t addr)
+{
+	const struct cen_layout *L = c->L;
+	uint64_t entry, w, ed, e_bits, e_addr, base, size, reg, r, bits;
+	unsigned szind;
+
+	if (c->ch)
+		return cen_chunks_alive(c, addr);
+	/* The map as the walk reads it, for one page: root, leaf word, edata. */
+	if (cen_read(c, c->map + L->root_off + 8 * (addr >> c->g.root_shift), &entry, 8) ||
+	    !cen_ptr_ok(entry) ||
+	    cen_read(c, entry + 8 * ((addr >> L->lg_page) & ((1ULL << c->g.leaf_bits) - 1)), &w, 8))
+		return -EFAULT;
+	szind = (unsigned)(w >> 48);
+	ed = w & ((1ULL << 48) - 1) & ~L->edata_low;
+	if (!w || szind >= CEN_NSIZES || (L->leaf_state && ((w >> 2) & 7)))
+		return 0;	/* no active extent there now */
+	if (!cen_ptr_ok(ed) || cen_read(c, ed, &e_bits, 8) || cen_read(c, ed + 8, &e_addr, 8) ||
+	    cen_read(c, ed + 16, &size, 8))
+		return -EFAULT;
+	base = e_addr & ~(c->g.page - 1);
+	size &= ~(c->g.page - 1);
+	if (((e_bits >> L->sh_state) & ((1u << L->w_state) - 1)) || addr < base || addr - base >= size)
+		return 0;
+	if (!((e_bits >> L->sh_slab) & 1))
+		return e_addr == addr;	/* a large extent: its one block */
+	if (szind >= c->g.nbins || !(reg = c->sizes[szind]) || (addr - base) % reg)
+		return 0;
+	r = (addr - base) / reg;
+	if (r >= c->g.nregs_max || cen_read(c, ed + CEN_BITMAP_OFF + 8 * (r / 64), &bits, 8))
+		return -EFAULT;
+	return !(bits >> (r % 64) & 1);	/* 1 = free */
+}
+
+int cen_extent_at(const struct cen *c, size_t i, uint64_t *base, uint64_t *size)
+{
+	if (c->ch)
+		return cen_chunks_run_at(c, i, base, size);
+	if (i >= c->nraw)
+		return 0;
+	*base = c->raw[i].base;
+	*size = c->raw[i].size;
+	return 1;
+}
+
+void cen_walk_free(struct cen *c)
+{
+	free(c->raw);
+	free(c->bits);
+	c->raw = NULL;
+	c->bits = NULL;
+	c->nraw = c->nbits = 0;
+	if (c->ch)
+		cen_chunks_walk_free(c);
 }

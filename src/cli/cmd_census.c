@@ -52,36 +52,20 @@ static int cmp_row(const void *a, const void *b)
 	return x->bytes < y->bytes ? 1 : x->bytes > y->bytes ? -1 : (x->size > y->size) - (x->size < y->size);
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return (x > y) - (x < y);
-}
-
 /* Types, and blocks without one by their usable size, in one table by bytes. */
 static void print_types(const struct jma_census *r, const struct census_args *a, uint64_t whole)
 {
-	uint64_t *sz = malloc((r->nlist ? r->nlist : 1) * sizeof(*sz));
-	struct type_row *row = malloc((r->ntypes + r->nlist + 1) * sizeof(*row));
-	size_t nsz = 0, n = 0;
+	struct type_row *row = malloc((r->ntypes + r->nuntyped + 1) * sizeof(*row));
+	size_t n = 0;
 
-	if (!sz || !row) {
-		free(sz);
-		free(row);
+	if (!row)
 		return;
-	}
 	for (size_t i = 1; i < r->ntypes; i++)
-		row[n++] = (struct type_row){ r->types[i].name, 0, r->types[i].blocks, r->types[i].bytes };
-	for (size_t i = 0; i < r->nlist; i++)
-		if (!r->list[i].type)
-			sz[nsz++] = r->list[i].size;
-	qsort(sz, nsz, sizeof(*sz), cmp_u64);
-	for (size_t i = 0; i < nsz; i++) {
-		if (!i || sz[i] != sz[i - 1])
-			row[n++] = (struct type_row){ NULL, sz[i], 0, 0 };
-		row[n - 1].blocks++;
-		row[n - 1].bytes += sz[i];
-	}
+		if (r->types[i].blocks)
+			row[n++] = (struct type_row){ r->types[i].name, 0, r->types[i].blocks, r->types[i].bytes };
+	for (size_t i = 0; i < r->nuntyped; i++)
+		row[n++] = (struct type_row){ NULL, r->untyped[i].size, r->untyped[i].blocks,
+					      r->untyped[i].bytes };
 	qsort(row, n, sizeof(*row), cmp_row);
 	printf("\n%12s %14s %7s  %s\n", "BLOCKS", "BYTES", "SHARE", "TYPE");
 	for (size_t i = 0; i < n && (!a->top || i < (size_t)a->top); i++) {
@@ -92,19 +76,28 @@ static void print_types(const struct jma_census *r, const struct census_args *a,
 		else
 			printf("(no vtable) %llu bytes\n", (unsigned long long)row[i].size);
 	}
-	free(sz);
 	free(row);
 }
 
 static void text_roots(const struct jma_census *r, const struct census_args *a, uint64_t whole)
 {
-	printf("\n%12s %14s %7s  %s\n", "BLOCKS", "RETAINED", "SHARE", "ROOT");
-	for (size_t i = 0; i < r->nroots && (!a->top || i < (size_t)a->top); i++)
-		printf("%12llu %14llu %6.1f%%  %s\n", (unsigned long long)r->roots[i].blocks,
-		       (unsigned long long)r->roots[i].bytes, share(r->roots[i].bytes, whole),
-		       cli_esc(r->roots[i].name));
+	printf("\nwhat holds the heap (the top of the dominator tree: each root, and each block "
+	       "several roots reach):\n%12s %14s %7s  %s\n", "BLOCKS", "RETAINED", "SHARE", "HELD BY");
+	for (size_t i = 0; i < r->nroots && (!a->top || i < (size_t)a->top); i++) {
+		const struct jma_census_root *x = &r->roots[i];
+		const char *t = type_name(r, x->type);
+
+		printf("%12llu %14llu %6.1f%%  ", (unsigned long long)x->blocks,
+		       (unsigned long long)x->bytes, share(x->bytes, whole));
+		if (x->shared)
+			printf("0x%llx %llu%s%s, reached from several roots, as\n%37s%s\n",
+			       (unsigned long long)x->addr, (unsigned long long)x->size, t[0] ? " " : "",
+			       t[0] ? cli_esc(t) : "", "", cli_esc(x->name));
+		else
+			printf("%s\n", cli_esc(x->name));
+	}
 	if (r->nholders)
-		printf("\nthe largest blocks at the top of the dominator tree (as MAT lists them):\n"
+		printf("\nthe blocks at the top of the tree that retain most, and how each is reached:\n"
 		       "%12s %14s %7s  %s\n", "BLOCKS", "RETAINED", "SHARE", "BLOCK, REACHED AS");
 	for (size_t i = 0; i < r->nholders && (!a->top || i < (size_t)a->top); i++) {
 		const struct jma_census_holder *h = &r->holders[i];
@@ -116,6 +109,9 @@ static void text_roots(const struct jma_census *r, const struct census_args *a, 
 		       (unsigned long long)h->size, t[0] ? " " : "", t[0] ? cli_esc(t) : "", "",
 		       cli_esc(h->path));
 	}
+	if (r->dominators_unsettled)
+		printf("note: the dominators had not settled after the rounds allowed: retained sizes "
+		       "are approximate\n");
 }
 
 static void text_sizes(const struct jma_census *r, const struct census_args *a, uint64_t whole)
@@ -143,10 +139,27 @@ static void text_leaks(const struct jma_census *r)
 {
 	printf("\nanchored: %llu blocks, %llu bytes\n", (unsigned long long)r->anchored.blocks,
 	       (unsigned long long)r->anchored.bytes);
+	printf("jemalloc's own: %llu blocks, %llu bytes (thread-cache stacks and other arrays "
+	       "only its data reaches)\n", (unsigned long long)r->jemalloc_own.blocks,
+	       (unsigned long long)r->jemalloc_own.bytes);
 	printf("leaked: %llu blocks, %llu bytes (%.1f%% of live)\n", (unsigned long long)r->leaked.blocks,
 	       (unsigned long long)r->leaked.bytes, share(r->leaked.bytes, r->live.bytes));
 	printf("unreferenced: %llu blocks, %llu bytes\n", (unsigned long long)r->unreferenced.blocks,
 	       (unsigned long long)r->unreferenced.bytes);
+	if (r->stop_ns && r->rechecked)
+		printf("(contents read while the program ran: %llu blocks unreferenced after a first "
+		       "read, checked again with every thread stopped for %.1f ms%s: %llu freed since; "
+		       "%llu in use: written to, or pointed to when the roots and the %llu blocks there "
+		       "were then were read again, %s)\n", (unsigned long long)r->rechecked,
+		       (double)r->confirm_stop_ns / 1e6,
+		       r->confirmed < r->rechecked ? " (not all of them: the rest unconfirmed)" : "",
+		       (unsigned long long)r->gone.blocks, (unsigned long long)r->found_again,
+		       (unsigned long long)r->reread_blocks,
+		       r->reread_stopped ? "as copied in that stop" : "live");
+	else if (r->stop_ns)
+		printf("(contents read while the program ran)\n");
+	else
+		printf("(contents read from the core: as they were when it was dumped)\n");
 	for (unsigned i = 0; i < r->nexamples; i++) {
 		const struct jma_census_example *x = &r->examples[i];
 		const char *t = type_name(r, x->type);
@@ -217,8 +230,17 @@ static void json_types(const struct jma_census *r)
 static void json_leaks(const struct jma_census *r)
 {
 	json_count("anchored", &r->anchored);
+	json_count("jemalloc_own", &r->jemalloc_own);
 	json_count("leaked", &r->leaked);
 	json_count("unreferenced", &r->unreferenced);
+	json_count("gone", &r->gone);
+	printf(", \"reads\": {\"live\": %s, \"unreferenced_first\": %llu, \"confirmed\": %llu, "
+	       "\"confirm_stop_ns\": %llu, \"found_again\": %llu, \"reread_blocks\": %llu, "
+	       "\"reread_stopped_bytes\": %llu}",
+	       r->stop_ns ? "true" : "false", (unsigned long long)r->rechecked,
+	       (unsigned long long)r->confirmed, (unsigned long long)r->confirm_stop_ns,
+	       (unsigned long long)r->found_again, (unsigned long long)r->reread_blocks,
+	       (unsigned long long)r->reread_stopped);
 	printf(", \"examples\": [");
 	for (unsigned i = 0; i < r->nexamples; i++) {
 		printf("%s{\"addr\": \"0x%llx\", \"size\": %llu, \"head\": \"", i ? ", " : "",
@@ -235,10 +257,15 @@ static void json_roots(const struct jma_census *r, const struct census_args *a)
 {
 	printf(", \"roots\": [");
 	for (size_t i = 0; i < r->nroots && (!a->top || i < (size_t)a->top); i++) {
-		printf("%s{\"root\": ", i ? ", " : "");
-		cli_json_string(stdout, r->roots[i].name);
-		printf(", \"blocks\": %llu, \"bytes\": %llu}", (unsigned long long)r->roots[i].blocks,
-		       (unsigned long long)r->roots[i].bytes);
+		const struct jma_census_root *x = &r->roots[i];
+
+		printf("%s{\"%s\": ", i ? ", " : "", x->shared ? "path" : "root");
+		cli_json_string(stdout, x->name);
+		if (x->shared)
+			printf(", \"addr\": \"0x%llx\", \"size\": %llu", (unsigned long long)x->addr,
+			       (unsigned long long)x->size);
+		printf(", \"blocks\": %llu, \"bytes\": %llu}", (unsigned long long)x->blocks,
+		       (unsigned long long)x->bytes);
 	}
 	printf("], \"holders\": [");
 	for (size_t i = 0; i < r->nholders && (!a->top || i < (size_t)a->top); i++) {
@@ -292,24 +319,21 @@ static void print_json(const struct jma_census *r, const struct census_args *a, 
 	printf("}\n");
 }
 
-static int write_blocks(const struct jma_census *r, const char *path, int leaks)
-{
+/* --blocks: one line a block, written as the census hands them over. */
+struct blocks_out {
 	struct cli_out o;
-	int err = cli_out_open(path, true, &o);
+	int leaks;
+};
 
-	if (err)
-		return cli_error(EXIT_USAGE, "census: --blocks %s: %s", cli_esc(path), cli_out_strerror(err));
-	for (size_t i = 0; i < r->nlist; i++) {
-		const char *t = type_name(r, r->list[i].type);
-		fprintf(o.f, "0x%llx %llu%s%s%s\n", (unsigned long long)r->list[i].addr,
-			(unsigned long long)r->list[i].size, t[0] ? " " : "", t[0] ? cli_esc(t) : "",
-			!leaks || r->list[i].cls == JMA_CENSUS_ANCHORED ? "" :
-			r->list[i].cls == JMA_CENSUS_LEAKED ? " [leaked]" : " [unreferenced]");
-	}
-	err = cli_out_close(&o, true);
-	if (err)
-		return cli_error(EXIT_TARGET, "census: writing %s: %s", cli_esc(path), cli_out_strerror(err));
-	return EXIT_OK;
+static int write_block(void *arg, const struct jma_census *r, const struct jma_census_block *b)
+{
+	struct blocks_out *w = arg;
+	const char *t = type_name(r, b->type);
+	static const char *const cls[] = { "", " [leaked]", " [unreferenced]", " [jemalloc]" };
+
+	return fprintf(w->o.f, "0x%llx %llu%s%s%s\n", (unsigned long long)b->addr,
+		       (unsigned long long)b->size, t[0] ? " " : "", t[0] ? cli_esc(t) : "",
+		       w->leaks && b->cls < 4 ? cls[b->cls] : "") < 0;
 }
 
 static const struct option census_opts[] = {
@@ -356,10 +380,11 @@ int cmd_census(struct cli *c, int argc, char **argv)
 {
 	struct census_args a = { .by = "size", .stats = 1 };
 	struct jma_census_opts o = { 0 };
+	struct blocks_out bo = { .leaks = 0 };
 	struct jma_census *r;
 	struct jma_value v;
 	uint64_t alloc = 0;
-	int have_alloc = 0, rc = parse_census(c, argc, argv, &a);
+	int have_alloc = 0, err, rc = parse_census(c, argc, argv, &a);
 
 	if (rc)
 		return rc;
@@ -368,8 +393,21 @@ int cmd_census(struct cli *c, int argc, char **argv)
 		  (!strcmp(a.by, "root") ? JMA_CENSUS_ROOTS : 0);
 	if (isatty(2))
 		o.progress = progress;
-	if (jma_census_run(c->s, &o, &r))
+	if (a.blocks) {
+		if ((err = cli_out_open(a.blocks, true, &bo.o)))
+			return cli_error(EXIT_USAGE, "census: --blocks %s: %s", cli_esc(a.blocks),
+					 cli_out_strerror(err));
+		bo.leaks = a.leaks;
+		o.block = write_block;
+		o.block_arg = &bo;
+	}
+	if (jma_census_run(c->s, &o, &r)) {
+		if (a.blocks)
+			cli_out_close(&bo.o, false);
 		return cli_fail_session(c);
+	}
+	if (a.blocks && (err = cli_out_close(&bo.o, true)))
+		rc = cli_error(EXIT_TARGET, "census: writing %s: %s", cli_esc(a.blocks), cli_out_strerror(err));
 	/* After the threads went on: one short call (emulated on a core). */
 	if (a.stats) {
 		if (jma_get(c->s, "stats.allocated", &v) == 0) {
@@ -383,8 +421,6 @@ int cmd_census(struct cli *c, int argc, char **argv)
 			free(why);
 		}
 	}
-	if (a.blocks)
-		rc = write_blocks(r, a.blocks, a.leaks);
 	if (a.json)
 		print_json(r, &a, have_alloc, alloc);
 	else

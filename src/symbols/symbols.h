@@ -81,6 +81,10 @@ int jma_syms_in_jemalloc(const struct jma_syms *sy, uint64_t pc);
  * in the cache with jemalloc: a cached command does not load libdwfl for it. */
 int jma_syms_in_cond_wait(struct jma_syms *sy, uint64_t pc);
 
+/* Where @addr is in its module's file: the address there (*@vaddr, as nm
+ * and readelf show it) and its section's name ("" if none is known);
+ * -ENOENT when no module holds it. */
+int jma_syms_section(struct jma_syms *sy, uint64_t addr, uint64_t *vaddr, char *sec, size_t len);
 /* "symbol+0xoff (module)" or "0xaddr (module)" or "0xaddr"; the symbol
  * demangled as jma_syms_demangled does. */
 void jma_syms_describe(struct jma_syms *sy, uint64_t pc, char *buf, size_t len);
