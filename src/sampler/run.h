@@ -59,6 +59,7 @@ struct run {
 	double t_start, t_bursts;	/* when the window started, when bursts did */
 	uint64_t burst_from;		/* the first sample id taken in a burst */
 	uint64_t seen0, req0, usz0;	/* SMP_ST_SEEN, PAIR_* when bursts started */
+	double total0;			/* the bytes jemalloc's counter counted by then */
 	double next_burst;
 	uint64_t rnd;			/* xorshift state for the bursts' times */
 };

@@ -17,11 +17,10 @@
  * (the live map), so a free costs one hash lookup.
  *
  * jemalloc 5.3's counter (thread_allocated, at tsd_off from the thread
- * pointer) is read at every allocation hit when known: its first and last
- * values per thread give the bytes each thread allocated while the entries
- * were probed only in bursts (its moves between bursts included), and its
- * moves between two calls of one burst the usable size of what was asked
- * (events.h).
+ * pointer) is read at every allocation hit and free slow path hit when
+ * known: its first and last values per thread give the bytes each thread
+ * allocated in the window, bursts or not, and its moves between two calls
+ * of one burst the usable size of what was asked (events.h).
  */
 #include <linux/bpf.h>
 #include <linux/ptrace.h>
@@ -103,8 +102,9 @@ __u32 sampling;
  * every thread draw again (the rate changed). */
 __u32 shift;
 __u32 sgen;
-/* A new cgen starts every thread's count of jemalloc's counter again; bgen
- * is the burst (calls of two bursts are no pair). */
+/* Set once the window starts: threads count jemalloc's counter from their
+ * first hit in generation cgen on; bgen is the burst (calls of two bursts
+ * are no pair). */
 __u32 cgen;
 __u32 bgen;
 
@@ -367,9 +367,16 @@ int on_free(struct pt_regs *ctx)
 }
 
 /* The free slow path (every large block, a full thread cache, jemalloc's
- * deallocation events): a program of its own for its own statistics. */
+ * deallocation events): a program of its own for its own statistics.  It
+ * reads the thread's allocation counter too: between bursts, it is what
+ * keeps each thread's count current. */
 SEC("uprobe")
 int on_free_slow(struct pt_regs *ctx)
 {
+	struct smp_thread *st;
+	__u64 c;
+
+	if (ours() && !counter(&c) && (st = thread((__u32)bpf_get_current_pid_tgid())))
+		counted(st, c);
 	return freed(ctx);
 }

@@ -210,14 +210,14 @@ int smp_collect(struct run *u, uint64_t only, int base)
 		int track = !u->o->alloc_only;
 		uint64_t cookie = st->cookie | SMP_COOKIE(0, 0, 0, 0, track, i);
 
-		if ((st->frees && u->o->alloc_only) || (!(only >> i & 1) && !base))
+		if (!(only >> i & 1) && !base)
 			continue;
 		if (probe_place(u, st->addr, path, sizeof(path), &off)) {
 			jma_logf(u->s, JMA_LOG_INFO, "%s at 0x%llx: not in a mapped file; not probed",
 				 st->name, (unsigned long long)st->addr);
 			continue;
 		}
-		if (!(only >> i & 1)) {
+		if (!(only >> i & 1) || (st->frees && u->o->alloc_only)) {
 			/* The slow path only. */
 		} else if (st->frees) {
 			err = smp_probes_add(&u->grp[SMP_G_FREES], SMP_P_FREE, path, off, cookie);
@@ -226,7 +226,8 @@ int smp_collect(struct run *u, uint64_t only, int base)
 			if (!err && track && !u->grp[SMP_G_CALLS].session)
 				err = smp_probes_add(&u->grp[SMP_G_CALLS], SMP_P_RETURN, path, off, cookie);
 		}
-		/* The free slow paths: every large block's free. */
+		/* The free slow paths: every large block's free; jemalloc's counter
+		 * (for --alloc-only too). */
 		if (err || !base || !st->frees || !st->slow || st->skip_slow ||
 		    probe_place(u, st->slow, path, sizeof(path), &off))
 			continue;
@@ -369,6 +370,8 @@ static void run_window(struct run *u)
 	struct jma_sampler_result *r = u->r;
 
 	smp_cost_start(u);
+	/* Threads count jemalloc's counter from their first hit on (events.h). */
+	__atomic_store_n(&u->skel->bss->cgen, 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&u->skel->bss->shift, u->g.shift, __ATOMIC_RELEASE);
 	r->shift = u->g.shift;
 	__atomic_store_n(&u->skel->bss->sampling, 1, __ATOMIC_RELEASE);

@@ -119,6 +119,24 @@ static void set_shift(struct run *u)
 /* From now on the allocation entries go in bursts: jemalloc's slow paths
  * probed throughout (its counter; large frees); what was sampled before
  * stands for itself. */
+/* The bytes every thread allocated since the window started, by jemalloc's
+ * counter: the first and last value each thread's hits read. */
+static double counted_total(struct run *u)
+{
+	int fd = bpf_map__fd(u->skel->maps.threads);
+	__u32 gen = __atomic_load_n(&u->skel->bss->cgen, __ATOMIC_ACQUIRE), key, next, *prev = NULL;
+	struct smp_thread st;
+	double total = 0;
+
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (!bpf_map_lookup_elem(fd, &key, &st) && st.cgen == gen && st.last > st.first)
+			total += (double)(st.last - st.first);
+	}
+	return total;
+}
+
 /* The bursts' probes: the sites every call showed to be hit (sites.c). */
 static void burst_sites(struct run *u)
 {
@@ -154,7 +172,7 @@ void smp_start_bursts(struct run *u)
 	u->seen0 = smp_stat(u, SMP_ST_SEEN);
 	u->req0 = smp_stat(u, SMP_ST_PAIR_REQ);
 	u->usz0 = smp_stat(u, SMP_ST_PAIR_USZ);
-	__atomic_fetch_add(&u->skel->bss->cgen, 1, __ATOMIC_RELEASE);
+	u->total0 = counted_total(u);
 	u->r->every_call = now - u->t_start;
 	u->t_bursts = now;
 	if (!u->o->alloc_only)
@@ -330,25 +348,17 @@ void smp_cost_result(struct run *u, double elapsed)
 }
 
 /* The bytes every thread allocated while bursts ran, by jemalloc's counter
- * (first and last value each thread's hits read), over the bytes the bursts
- * saw (asked, turned into usable sizes by the counter's moves between calls
- * of a burst); by time when the counter is unknown. */
+ * (since they started), over the bytes the bursts saw (asked, turned into
+ * usable sizes by the counter's moves between calls of a burst); by time
+ * when the counter is unknown. */
 void smp_burst_scale(struct run *u)
 {
-	double total = 0, seen = (double)(smp_stat(u, SMP_ST_SEEN) - u->seen0), ratio = 1, scale, on;
+	double total, seen = (double)(smp_stat(u, SMP_ST_SEEN) - u->seen0), ratio = 1, scale, on;
 	uint64_t req = smp_stat(u, SMP_ST_PAIR_REQ) - u->req0, usz = smp_stat(u, SMP_ST_PAIR_USZ) - u->usz0;
-	int fd = bpf_map__fd(u->skel->maps.threads);
-	__u32 gen = __atomic_load_n(&u->skel->bss->cgen, __ATOMIC_ACQUIRE), key, next, *prev = NULL;
-	struct smp_thread st;
 
 	if (!u->t_bursts)
 		return;
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		key = next;
-		prev = &key;
-		if (!bpf_map_lookup_elem(fd, &key, &st) && st.cgen == gen && st.last > st.first)
-			total += (double)(st.last - st.first);
-	}
+	total = counted_total(u) - u->total0;
 	if (req && usz)
 		ratio = (double)usz / (double)req;
 	u->r->by_counter = u->tsd_off && total > 0;
