@@ -237,6 +237,34 @@ START_TEST(test_guard_busy_process_degrades)
 }
 END_TEST
 
+/* What the target lost of its progress (its counter) against the hits'
+ * direct share of its CPU: k, which the planned cost of a burst is scaled
+ * by; not on a target with room (an idle one does not lose throughput). */
+START_TEST(test_guard_learns_k)
+{
+	struct smp_guard g;
+	struct smp_period p = period(0.1, 0.045, 0.035, 0, 0.09, 1);
+	double rate;
+
+	guard_init(&g);
+	smp_guard_check(&g, &p, 1, 1);
+	/* One burst costing 20 ms of 450 (4.4%, 0.4% slow paths), the progress 13% less. */
+	p = period(0.5, 0.020, 0, 0.002, 0.45, 1);
+	p.calls_on = 0.03;
+	p.bursts = 1;
+	p.lost = 0.13;
+	smp_guard_check(&g, &p, 1, 0);
+	ck_assert(fabs(g.k - 0.13 / (0.022 / 0.45)) < 1e-6);
+	rate = g.rate;
+	ck_assert(fabs(rate - 0.6 * (0.045 - 0.004 * g.k) / (0.02 * g.k)) < 1e-6);
+	/* The same on a target with room: k as it was. */
+	p.busiest = 0.3;
+	p.lost = 0.5;
+	smp_guard_check(&g, &p, 1, 0);
+	ck_assert(fabs(g.k - 0.13 / (0.022 / 0.45)) < 1e-6);
+}
+END_TEST
+
 /* A busy thread that is not always runnable has room; a starved one (always
  * runnable, a quarter of a CPU) only 5% of what it gets; no budget, no
  * change. */
@@ -377,6 +405,7 @@ Suite *suite_sampler(void)
 	tcase_add_test(t, test_profile_weights);
 	tcase_add_test(t, test_guard_quiet_process_keeps_every_call);
 	tcase_add_test(t, test_guard_busy_process_degrades);
+	tcase_add_test(t, test_guard_learns_k);
 	tcase_add_test(t, test_guard_allowed);
 	tcase_add_test(t, test_guard_sample_rate);
 	tcase_add_test(t, test_sites_hot);

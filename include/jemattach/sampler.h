@@ -90,6 +90,10 @@ struct jma_sampler_result {
 	unsigned bursts;
 	double burst_s, duty, scale;
 	unsigned shift;
+	double slowed;			/* the share of its progress (bytes it allocated, by
+					 * jemalloc's own counter) the process lost while bursts
+					 * were about, against its rate between them; -1 unknown */
+	double k;			/* that loss over the hits' direct CPU share (0: not measured) */
 	int frees_dropped;		/* the free entries were removed (sampling or settle) */
 	int base_dropped;		/* the slow-path probes were removed too */
 	/* Blocks whose free was not seen, read in jemalloc's metadata at the end

@@ -51,6 +51,9 @@ void cli_sample_story(const struct jma_sampler_result *r, const struct jma_sampl
 				r->scale, r->by_counter ? "jemalloc's byte counter" : "time");
 		else if (r->full_rate > 0 && r->settled <= 0)
 			fputs(": no burst of allocation probes in the time left", f);
+		if (r->bursts && r->slowed >= 0)
+			fprintf(f, "; the process's progress (its allocations, by jemalloc's counter) "
+				"was %.1f%% slower than between bursts", r->slowed * 100);
 		if (r->frees_dropped && o->settle > 0 && r->full_rate > 0 && !r->bursts)
 			fputs(": frees no longer probed at every call", f);
 		fputc('\n', f);

@@ -70,6 +70,7 @@ struct smp_thread {
 	__u32 bgen;		/* the burst prev_c was seen in */
 	__u32 pad;
 	__u64 prev_c, prev_size;	/* the previous allocation entry's counter and size */
+	__u64 tp;		/* its thread pointer: the counter is at tp + tsd_off */
 };
 
 #endif

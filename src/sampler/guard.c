@@ -51,7 +51,8 @@ unsigned smp_guard_shift(const struct smp_guard *g)
  * shift that follow.  SMP_G_RATE when that changed much. */
 static int set_rate(struct smp_guard *g, double cost)
 {
-	double per = g->burst_cost > 0 ? g->burst_cost : g->calls_rate * SMP_BURST_GUESS_S;
+	double per = (g->burst_cost > 0 ? g->burst_cost : g->calls_rate * SMP_BURST_GUESS_S) *
+		     (g->k > 1 ? g->k : 1);
 	double rate = per > 0 ? clamp(cost / per, SMP_RATE_MIN, SMP_RATE_MAX) : SMP_RATE_MAX;
 	unsigned shift;
 
@@ -86,13 +87,20 @@ static int rate_check(struct smp_guard *g, double per_s)
 }
 
 /* What one burst costs and how long it stays, from a period's bursts
- * (a moving average: bursts differ by ten times on a loaded machine). */
+ * (a moving average: bursts differ by ten times on a loaded machine); and k,
+ * from what the target's progress lost against what the hits cost directly
+ * (a busy target's throughput loses its CPU share: k = lost / share). */
 static void learn(struct smp_guard *g, const struct smp_period *p)
 {
-	double cost, len;
+	double cost, len, share, k;
 
 	if (!p->bursts)
 		return;
+	share = p->run > 0 ? (p->calls + p->base) / p->run : 0;
+	if (p->lost >= 0 && share > 0 && p->busiest >= SMP_BUSY) {
+		k = clamp(p->lost / share, 1, SMP_K_MAX);
+		g->k = g->k > 0 ? (g->k + k) / 2 : k;
+	}
 	cost = p->calls / p->bursts;
 	len = p->calls_on / p->bursts;
 	g->burst_cost = g->burst_cost > 0 ? (g->burst_cost + cost) / 2 : cost;
@@ -112,7 +120,7 @@ int smp_guard_check(struct smp_guard *g, const struct smp_period *p, int samplin
 	if (g->budget <= 0)
 		return ch;
 	g->allowed = smp_guard_allowed(g->budget, p);
-	rate = cost / p->wall;
+	rate = cost / p->wall * (g->k > 1 && g->level == SMP_BURSTS ? g->k : 1);
 	over = rate > g->allowed * (early ? 2 : 1);
 	if (g->level == SMP_EVERY_CALL) {
 		if (!over)
@@ -133,7 +141,7 @@ int smp_guard_check(struct smp_guard *g, const struct smp_period *p, int samplin
 		return ch;
 	}
 	learn(g, p);
-	room = g->allowed - (g->base ? p->base / p->wall : 0);
+	room = g->allowed - (g->base ? p->base / p->wall * (g->k > 1 ? g->k : 1) : 0);
 	if (g->base && room < 0 && over) {
 		g->base = 0;
 		ch |= SMP_G_BASE_OFF;

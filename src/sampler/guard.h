@@ -14,6 +14,8 @@ enum smp_level { SMP_EVERY_CALL, SMP_BURSTS };
 #define SMP_RATE_MIN	(1.0 / 30)	/* bursts a second */
 #define SMP_RATE_MAX	20.0
 #define SMP_SAMPLES_MAX	200	/* samples a second, past which a fine rate is made sparser */
+#define SMP_BUSY	0.9	/* a thread this busy (running or runnable) makes a busy target */
+#define SMP_K_MAX	20
 
 /* What happened in a period of the window, as the target felt it. */
 struct smp_period {
@@ -27,6 +29,10 @@ struct smp_period {
 					 * included) and seconds runnable but waiting */
 	double busiest;			/* its busiest thread's (run + wait) / wall (0..1) */
 	double samples;			/* samples taken */
+	double lost;			/* the share of its progress the bursts cost it: the
+					 * bytes it allocated (jemalloc's counter, read in its
+					 * memory) while bursts were in place or being placed,
+					 * against its rate between them; -1 unknown */
 };
 
 struct smp_guard {
@@ -49,6 +55,10 @@ struct smp_guard {
 					 * second (unwinding them is ours to pay), even sparser
 					 * than the nominal one */
 	double calls_rate;		/* CPU seconds a second every call cost (every-call level) */
+	double k;			/* what the target loses of its progress for each share of
+					 * its CPU the hits cost it directly (the kernel's work to
+					 * place and remove probes, the caches the traps evict):
+					 * measured (lost), 1 until then */
 	/* When it left SMP_EVERY_CALL: what every call cost, what was allowed. */
 	double full_rate, full_allowed;
 	double allowed;			/* at the last check */
@@ -69,7 +79,8 @@ struct smp_guard {
  * CPU it gets, which is what its throughput loses. */
 double smp_guard_allowed(double budget, const struct smp_period *p);
 
-/* Look at period @p and degrade when its cost passed what was allowed:
+/* Look at period @p and degrade when its cost (the hits' CPU time, times k
+ * once measured) passed what was allowed:
  * first the every-call level for bursts (at a rate for half the room), then
  * the rate of bursts with the cost of one measured (at 60% of the room,
  * finer or sparser), then the free slow paths when they alone pass it;

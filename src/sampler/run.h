@@ -62,6 +62,13 @@ struct run {
 	double total0;			/* the bytes jemalloc's counter counted by then */
 	double next_burst;
 	uint64_t rnd;			/* xorshift state for the bursts' times */
+	/* The target's progress (jemalloc's counter, read in its memory): the
+	 * last reading, and this period's bytes and seconds with bursts in
+	 * place or being placed (aff) and without (quiet). */
+	double prog_t, prog_p;
+	int prog_aff, burst_busy;
+	double aff_t, aff_b, quiet_t, quiet_b;
+	double lost_t, lost_sum;	/* the measured loss, weighted by the periods' seconds */
 };
 
 double smp_now(void);

@@ -169,25 +169,29 @@ static __always_inline struct smp_thread *thread(__u32 tid)
 	return bpf_map_lookup_elem(&threads, &tid);
 }
 
-/* jemalloc's thread_allocated for this thread into *c; 0, or -1 unknown. */
-static __always_inline int counter(__u64 *c)
+/* jemalloc's thread_allocated for this thread into *c, its thread pointer
+ * into *tp; 0, or -1 unknown. */
+static __always_inline int counter(__u64 *c, __u64 *tp)
 {
-	__u64 task = bpf_get_current_task(), tp = 0;
+	__u64 task = bpf_get_current_task();
 
-	if (!tsd_off || bpf_probe_read_kernel(&tp, sizeof(tp), (void *)(task + tp_off)) || !tp ||
-	    bpf_probe_read_user(c, sizeof(*c), (void *)(tp + tsd_off)))
+	*tp = 0;
+	if (!tsd_off || bpf_probe_read_kernel(tp, sizeof(*tp), (void *)(task + tp_off)) || !*tp ||
+	    bpf_probe_read_user(c, sizeof(*c), (void *)(*tp + tsd_off)))
 		return -1;
 	return 0;
 }
 
-/* The counter's value @c seen by thread @st. */
-static __always_inline void counted(struct smp_thread *st, __u64 c)
+/* The counter's value @c seen by thread @st, whose thread pointer is @tp
+ * (for the user side to read the counter between hits). */
+static __always_inline void counted(struct smp_thread *st, __u64 c, __u64 tp)
 {
 	if (st->cgen != cgen || c < st->first) {
 		st->cgen = cgen;
 		st->first = c;
 	}
 	st->last = c;
+	st->tp = tp;
 }
 
 /* A sampled pointer given back: no longer in use. */
@@ -274,7 +278,7 @@ static __always_inline int alloc_ret(struct pt_regs *ctx)
 SEC("uprobe")
 int on_alloc(struct pt_regs *ctx)
 {
-	__u64 cookie = bpf_get_attach_cookie(ctx), size, c;
+	__u64 cookie = bpf_get_attach_cookie(ctx), size, c, tp;
 	__u32 tid = (__u32)bpf_get_current_pid_tgid(), site = SMP_SITE(cookie);
 	struct smp_thread *st;
 	struct smp_ev_sample *e;
@@ -295,8 +299,8 @@ int on_alloc(struct pt_regs *ctx)
 	if (!size || !sampling || !(st = thread(tid)))
 		return 1;
 	count(SMP_ST_SEEN, size);
-	if (!counter(&c)) {
-		counted(st, c);
+	if (!counter(&c, &tp)) {
+		counted(st, c, tp);
 		if (st->bgen == bgen && c > st->prev_c && c - st->prev_c < (1ull << 40)) {
 			count(SMP_ST_PAIR_REQ, st->prev_size);
 			count(SMP_ST_PAIR_USZ, c - st->prev_c);
@@ -374,9 +378,9 @@ SEC("uprobe")
 int on_free_slow(struct pt_regs *ctx)
 {
 	struct smp_thread *st;
-	__u64 c;
+	__u64 c, tp;
 
-	if (ours() && !counter(&c) && (st = thread((__u32)bpf_get_current_pid_tgid())))
-		counted(st, c);
+	if (ours() && !counter(&c, &tp) && (st = thread((__u32)bpf_get_current_pid_tgid())))
+		counted(st, c, tp);
 	return freed(ctx);
 }

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "attach/mem.h"
 #include "core/clock.h"
 #include "core/session.h"
 #include "process/execcheck.h"
@@ -29,6 +30,8 @@
 #define CHECK_FIRST_S	0.1	/* the first check: a busy target pays every call meanwhile */
 #define CHECK_EVERY_S	0.5	/* the guard, exit and exec */
 #define BURST_KEEP	0.99	/* bursts probe the entries with 99% of the calls */
+#define PROGRESS_S	0.05	/* how often the target's progress is read */
+#define PROGRESS_THREADS 1024	/* threads whose counters are read, at most */
 
 double smp_now(void)
 {
@@ -137,6 +140,83 @@ static double counted_total(struct run *u)
 	return total;
 }
 
+/* What the target has allocated so far, by jemalloc's counter read in its
+ * memory (each thread's at the thread pointer its hits gave, + tsd_off):
+ * how far it got, whatever probe is in place.  -1 unknown. */
+static double progress(struct run *u)
+{
+	static struct att_piece pc[PROGRESS_THREADS];
+	static uint64_t val[PROGRESS_THREADS];
+	int fd = bpf_map__fd(u->skel->maps.threads);
+	__u32 key, next, *prev = NULL;
+	struct smp_thread st;
+	double sum = 0;
+	size_t n = 0;
+
+	if (!u->tsd_off)
+		return -1;
+	while (n < PROGRESS_THREADS && !bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (!bpf_map_lookup_elem(fd, &key, &st) && st.tp) {
+			pc[n] = (struct att_piece){ .addr = st.tp + (uint64_t)u->tsd_off, .buf = &val[n],
+						    .len = sizeof(val[n]) };
+			n++;
+		}
+	}
+	if (!n || att_mem_read_pieces(u->s->pid, pc, n) < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (pc[i].ok)
+			sum += (double)val[i];
+	return sum;
+}
+
+/* Read the progress now and then; the interval since the last reading is
+ * the bursts' (affected) if one was in place or being placed or removed at
+ * either end, else quiet: the reference it is compared with. */
+static void progress_tick(struct run *u)
+{
+	double now = smp_now(), p;
+	unsigned pending;
+	int busy;
+
+	if (now - u->prog_t < PROGRESS_S)
+		return;
+	smp_closer_on(&u->closer, &pending);
+	busy = u->burst_busy || u->grp[SMP_G_CALLS].count || pending;
+	p = progress(u);
+	if (p >= 0 && u->prog_t > 0 && u->prog_p >= 0 && p >= u->prog_p) {
+		if (busy || u->prog_aff) {
+			u->aff_t += now - u->prog_t;
+			u->aff_b += p - u->prog_p;
+		} else {
+			u->quiet_t += now - u->prog_t;
+			u->quiet_b += p - u->prog_p;
+		}
+	}
+	u->prog_t = now;
+	u->prog_p = p;
+	u->prog_aff = busy;
+	u->burst_busy = 0;
+}
+
+/* The share of its progress the target lost to bursts this period: what it
+ * allocated while they were about, against its quiet rate; -1 unknown. */
+static double period_lost(struct run *u)
+{
+	double lost = -1, expected;
+
+	if (u->quiet_t >= 0.1 && u->aff_t > 0 && u->quiet_b > 0) {
+		expected = u->quiet_b / u->quiet_t * u->aff_t;
+		lost = expected > u->aff_b ? (expected - u->aff_b) / (expected + u->quiet_b) : 0;
+		u->lost_sum += lost * (u->aff_t + u->quiet_t);
+		u->lost_t += u->aff_t + u->quiet_t;
+	}
+	u->aff_t = u->aff_b = u->quiet_t = u->quiet_b = 0;
+	return lost;
+}
+
 /* The bursts' probes: the sites every call showed to be hit (sites.c). */
 static void burst_sites(struct run *u)
 {
@@ -201,6 +281,8 @@ static int burst(struct run *u, double end)
 		next_burst(u, placed);
 		return 0;
 	}
+	progress_tick(u);
+	u->burst_busy = 1;
 	__atomic_fetch_add(&u->skel->bss->bgen, 1, __ATOMIC_RELEASE);
 	/* The frees too: most blocks are freed within a few milliseconds of
 	 * their allocation, and a free seen here is one the end's check of
@@ -284,7 +366,8 @@ static int check(struct run *u, int sampling, int early)
 	/* In bursts the free entries go in and out with the allocations'. */
 	p = (struct smp_period){ .wall = wall, .calls = c[SMP_G_CALLS], .frees = c[SMP_G_FREES],
 				 .base = c[SMP_G_BASE], .run = cpu.run, .wait = cpu.wait,
-				 .busiest = cpu.busiest, .samples = (double)(samples - u->samples) };
+				 .busiest = cpu.busiest, .samples = (double)(samples - u->samples),
+				 .lost = period_lost(u) };
 	u->samples = samples;
 	if (u->grp[SMP_G_CALLS].count && u->g.level == SMP_EVERY_CALL) {
 		p.calls_on = wall;
@@ -301,10 +384,12 @@ static int check(struct run *u, int sampling, int early)
 	ch = smp_guard_check(&u->g, &p, sampling, early && u->r->counted);
 	jma_logf(u->s, JMA_LOG_DEBUG, "guard: %.2f s: hits cost %.1f ms (calls %.1f, frees %.1f, slow "
 		 "paths %.1f) of %.1f ms run, %.1f ms waiting, busiest %.0f%%: %.1f%% of a CPU, "
-		 "allowed %.1f%%; %.0f samples; level %d rate %.2f duty %.4f shift %u -> %#x", wall,
+		 "allowed %.1f%%; %.0f samples; lost %.1f%% (k %.1f); level %d rate %.2f duty %.4f "
+		 "shift %u -> %#x", wall,
 		 (c[0] + c[1] + c[2]) * 1e3, c[0] * 1e3, c[1] * 1e3, c[2] * 1e3, cpu.run * 1e3,
 		 cpu.wait * 1e3, cpu.busiest * 100, (c[0] + c[1] + c[2]) / wall * 100,
-		 u->g.allowed * 100, p.samples, u->g.level, u->g.rate, u->g.duty, u->g.shift, ch);
+		 u->g.allowed * 100, p.samples, p.lost * 100, u->g.k, u->g.level, u->g.rate, u->g.duty,
+		 u->g.shift, ch);
 	apply(u, ch, sampling);
 	u->pt0 = now;
 	return ch & SMP_G_OVER;
@@ -342,6 +427,8 @@ void smp_cost_result(struct run *u, double elapsed)
 	r->cost_rate = elapsed > 0 ? r->cost / elapsed : 0;
 	r->allowed = u->g.allowed;
 	r->burst_s = smp_closer_on(&u->closer, NULL);
+	r->slowed = u->lost_t > 0 ? u->lost_sum / u->lost_t : -1;
+	r->k = u->g.k;
 	r->duty = r->seconds > r->every_call ? r->burst_s / (r->seconds - r->every_call) : 0;
 	r->full_rate = u->g.full_rate;
 	r->full_allowed = u->g.full_allowed;
@@ -425,12 +512,15 @@ enum jma_sampler_end smp_window(struct run *u, double secs, double *elapsed, int
 		}
 		if (next_check - t < wait)
 			wait = next_check - t;
+		if (PROGRESS_S < wait)
+			wait = PROGRESS_S;
 		if (end - t < wait)
 			wait = end - t;
 		if (bursting && u->next_burst - t < wait)
 			wait = u->next_burst - t;
 		/* A check overdue after a burst: no wait (-1 would be forever). */
 		ring_buffer__poll(u->rb, wait > 0 ? (int)(wait * 1000) + 1 : 0);
+		progress_tick(u);
 		t = smp_now();
 		if (u->o->snapshot && u->o->snapshot_every > 0 && t - snap >= u->o->snapshot_every) {
 			snap = t;

@@ -161,17 +161,24 @@ top_sites() {
 		| .sites | sort_by(-.flat)[] | select($t > 0 and .flat * 100 >= $t * $m) | .name' <<<"$1"
 }
 
-# redis_at PORT PID: "COMMANDS CPU_TICKS NANOSECONDS": what Redis has done so far.
-redis_at() {
-	echo "$(redis-cli -p "$1" info stats | sed -n 's/^total_commands_processed:\([0-9]*\).*/\1/p') \
-$(awk '{ print $14 + $15 }' "/proc/$2/stat") $(date +%s%N)"
+# redis_watch PORT FILE: every second, Redis's commands run so far and the
+# time ("COMMANDS NANOSECONDS"), appended to FILE, in the background ($wpid;
+# its sleep ends with it).
+redis_watch() {
+	start_bg wpid bash -c "trap 'kill \$! 2>/dev/null; exit 0' TERM
+		while :; do
+			echo \"\$(redis-cli -p $1 info stats | sed -n 's/^total_commands_processed:\\([0-9]*\\).*/\\1/p') \$(date +%s%N)\"
+			sleep 1 & wait \$!
+		done >>'$2'"
 }
 
-# redis_rate A B: commands a second and commands per CPU tick between two redis_at.
-redis_rate() {
-	local a=($1) b=($2)
-	awk -v c=$((b[0] - a[0])) -v t=$((b[1] - a[1])) -v ns=$((b[2] - a[2])) \
-		'BEGIN { printf "%.0f %.1f", c * 1e9 / ns, t > 0 ? c / t : 0 }'
+# median_rate FILE FROM TO: the median of the commands a second over the
+# one-second slices of FILE (redis_watch) that end within [FROM, TO] (ns).
+median_rate() {
+	awk -v from="$2" -v to="$3" 'NF == 2 {
+		if (n0 && $2 > from && $2 <= to) printf "%.0f\n", ($1 - c0) * 1e9 / ($2 - n0)
+		c0 = $1; n0 = $2 }' "$1" | sort -n |
+		awk '{ a[NR] = $1 } END { if (!NR) print 0; else print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
 }
 
 # The issue's busy case, with the defaults: Debian's Redis without prof:true
@@ -180,28 +187,36 @@ redis_rate() {
 # of its throughput meanwhile.  Now every call is probed for a tenth of a
 # second, then bursts: the profile's top sites (5% of its bytes or more)
 # include the first of a prof:true Redis's own window under the same load,
-# and Redis keeps its throughput: the commands it runs per second of its own
-# CPU (what a busy server's throughput is made of; on this shared machine
-# its share of the CPUs moves by half within seconds, with no sampler) stay
-# above 0.8 of the mean before and after, and the probes' cost the sampler
-# reports (checked against the CPU time in cost_is_true) stays under 10% of
-# Redis's CPU.  Stacks are whole (no frame pointers: copied stacks and CFI):
-# 90% of the sampled bytes in stacks of 4+ frames, through Redis's event loop.
+# and Redis keeps its throughput: the probes' cost the sampler reports
+# (checked against the CPU time in cost_is_true) is under 10% of Redis's CPU,
+# which is what a server busy on its CPU loses of its throughput.  Measured
+# from outside, this shared machine moves Redis's rate by a third from one
+# second to the next with no sampler (other work on the two CPUs, the three
+# clients' mix; 0.65 seen from that alone): the median of one-second rates
+# during the window is only held to half of those just before and after, the
+# measure of what it keeps being bench/sampler.sh's interleaved rounds (it
+# was 0.04 during the 0.5 s the window lasted before).  Stacks are whole (no
+# frame pointers: copied stacks and CFI): 90% of the sampled bytes in stacks
+# of 4+ frames, through Redis's event loop.
 t_redis_defaults_same_top_site_as_prof_true() {
-	local pid b0 b1 a0 a1 before during after deep in_loop ours theirs share
+	local pid wpid t0 t1 t2 t3 before during after deep in_loop ours theirs share
 	can_sample
 	command -v redis-benchmark >/dev/null || skip "no redis-benchmark"
 	start_redis pid
 	redis_load "$REDIS_PORT"
-	b0=$(redis_at "$REDIS_PORT" "$pid"); sleep 5; b1=$(redis_at "$REDIS_PORT" "$pid")
+	redis_watch "$REDIS_PORT" "$TMPD/rates"
+	t0=$(date +%s%N); sleep 6; t1=$(date +%s%N)
 	jm "$pid" prof window 10 -o "$TMPD/rw" --top 10
-	a0=$(redis_at "$REDIS_PORT" "$pid"); sleep 5; a1=$(redis_at "$REDIS_PORT" "$pid")
+	t2=$(date +%s%N); sleep 6; t3=$(date +%s%N)
+	kill "$wpid"
+	wait "$wpid"
 	expect_rc 0
-	before=$(redis_rate "$b0" "$b1"); during=$(redis_rate "$b1" "$a0"); after=$(redis_rate "$a0" "$a1")
-	echo "    commands/s and a CPU tick: before $before, during $during, after $after" >&2
-	awk -v b="${before#* }" -v d="${during#* }" -v a="${after#* }" \
-		'BEGIN { exit !(d >= 0.8 * (b + a) / 2) }' ||
-		fail "commands a CPU tick: $during during against $before before and $after after"
+	before=$(median_rate "$TMPD/rates" "$t0" "$t1")
+	during=$(median_rate "$TMPD/rates" "$t1" "$t2")
+	after=$(median_rate "$TMPD/rates" "$t2" "$t3")
+	echo "    commands a second (medians of 1-s slices): before $before, during $during, after $after" >&2
+	awk -v b="$before" -v d="$during" -v a="$after" 'BEGIN { exit !(b + a > 0 && d >= 0.5 * (b + a) / 2) }' ||
+		fail "commands a second: $during during against $before before and $after after"
 	share=$(sed -n 's/.*cost to the process: ~[0-9.]* s of its [0-9.]* s CPU (\([0-9.]*\)%).*/\1/p' <<<"$ERR")
 	[[ -n $share ]] && awk -v s="$share" 'BEGIN { exit !(s < 10) }' ||
 		fail "the probes took ${share:-?}% of Redis's CPU: $ERR"
