@@ -20,25 +20,14 @@ SECS=${SECS:-8}
 [[ $(id -u) == 0 ]] || { echo "sampler.sh: needs root (uprobes)"; exit 1; }
 
 bench_scratch
-port=$((20000 + RANDOM % 40000))
-redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$dir" \
-	--enable-debug-command local --logfile "$dir/log" --daemonize no &
-pid=$!
-pids+=("$pid")
-for _ in $(seq 100); do [[ $(redis-cli -p "$port" ping 2>/dev/null) == PONG ]] && break; sleep 0.05; done
-redis-cli -p "$port" debug populate 300000 pre 100 >/dev/null
-for t in set:7 get:7 lpush:6; do
-	redis-benchmark -p "$port" -q -n 1000000000 -r 1000000 -t "${t%:*}" -c "${t#*:}" -P 16 -d 200 \
-		>/dev/null 2>&1 &
-	pids+=($!)
-done
-sleep 2
+bench_redis_loaded
+sleep 1
 
 declare -A ARGS=([default]="" [every]="--max-overhead 0" [alloc]="--alloc-only --max-overhead 0"
 		 [bursts]="--slow-paths")
 MODES=(default every alloc bursts)
 
-cmds() { redis-cli -p "$port" info stats | sed -n 's/^total_commands_processed:\([0-9]*\).*/\1/p'; }
+cmds() { redis-cli -p "$rport" info stats | sed -n 's/^total_commands_processed:\([0-9]*\).*/\1/p'; }
 
 # rate SECONDS: Redis's commands a second over the next SECONDS.
 rate() {
@@ -51,7 +40,7 @@ rate() {
 # its probes and settle, then SECS), and the share of Redis's CPU it says it took.
 sampled() {
 	local spid r share
-	"$JEMATTACH" "$pid" prof sample 3600 ${ARGS[$1]} -o /dev/null >/dev/null 2>"$dir/err" &
+	"$JEMATTACH" "$rpid" prof sample 3600 ${ARGS[$1]} -o /dev/null >/dev/null 2>"$dir/err" &
 	spid=$!
 	sleep 2
 	r=$(rate "$SECS")

@@ -44,23 +44,6 @@ for r in $(seq "$ROUNDS"); do
 	done
 done
 
-# redis [ENV]: a Redis with 300 000 keys under the load ($rpid, $rport).
-redis() {
-	rport=$((20000 + RANDOM % 40000))
-	env "$@" redis-server --port "$rport" --bind 127.0.0.1 --save '' --appendonly no --dir "$dir" \
-		--enable-debug-command local --logfile "$dir/log" --daemonize no &
-	rpid=$!
-	pids+=("$rpid")
-	for _ in $(seq 100); do [[ $(redis-cli -p "$rport" ping 2>/dev/null) == PONG ]] && break; sleep 0.05; done
-	redis-cli -p "$rport" debug populate 300000 pre 100 >/dev/null
-	for t in set:7 get:7 lpush:6; do
-		redis-benchmark -p "$rport" -q -n 1000000000 -r 1000000 -t "${t%:*}" -c "${t#*:}" -P 16 -d 200 \
-			>/dev/null 2>&1 &
-		pids+=($!)
-	done
-	sleep 1
-}
-
 # unredis: the Redis and its load gone.
 unredis() {
 	local p keep=()
@@ -80,13 +63,13 @@ shares() {
 
 echo "Redis: in use after prof window 10, the top sites' shares"
 for r in $(seq "$ROUNDS"); do
-	redis MALLOC_CONF=prof:true,prof_active:false
+	bench_redis_loaded MALLOC_CONF=prof:true,prof_active:false
 	rm -rf "$dir/w"
 	"$JEMATTACH" "$rpid" prof window 10 -o "$dir/w" >/dev/null 2>&1
 	echo "prof:true round $r: $(shares "$dir/w/window.heap" --base "$dir/w/base.heap")"
 	unredis
 	for m in "${REDIS_MODES[@]}"; do
-		redis
+		bench_redis_loaded
 		rm -rf "$dir/w"
 		"$JEMATTACH" "$rpid" prof window 10 ${m#*:} -o "$dir/w" >/dev/null 2>"$dir/w.err"
 		echo "${m%%:*} round $r: $(shares "$dir/w/window.heap") ($(grep -o '[0-9.]*% of Redis.s CPU\|s CPU ([0-9.]*%)' "$dir/w.err" | head -1))"

@@ -239,9 +239,11 @@ void smp_probes_detach_by(struct smp_probes *p, size_t n, struct smp_closer *c, 
 		     !heap_grow((void **)&c->links, &c->caplinks, c->nlinks + p[k].nlinks + 1,
 				sizeof(*c->links));
 	for (size_t k = 0; k < n && ok; k++) {
-		memcpy(c->fds + c->nfds, p[k].fds, p[k].nfds * sizeof(*p[k].fds));
+		if (p[k].nfds)
+			memcpy(c->fds + c->nfds, p[k].fds, p[k].nfds * sizeof(*p[k].fds));
 		c->nfds += p[k].nfds;
-		memcpy(c->links + c->nlinks, p[k].links, p[k].nlinks * sizeof(*p[k].links));
+		if (p[k].nlinks)
+			memcpy(c->links + c->nlinks, p[k].links, p[k].nlinks * sizeof(*p[k].links));
 		c->nlinks += p[k].nlinks;
 		p[k].nfds = p[k].nlinks = 0;
 		p[k].count = 0;
