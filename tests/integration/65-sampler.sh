@@ -211,6 +211,7 @@ t_redis_defaults_same_top_site_as_prof_true() {
 	kill "$wpid"
 	wait "$wpid"
 	expect_rc 0
+	[[ $ERR != *"ended early"* ]] || fail "ended early: $ERR"
 	before=$(median_rate "$TMPD/rates" "$t0" "$t1")
 	during=$(median_rate "$TMPD/rates" "$t1" "$t2")
 	after=$(median_rate "$TMPD/rates" "$t2" "$t3")
@@ -220,7 +221,6 @@ t_redis_defaults_same_top_site_as_prof_true() {
 	share=$(sed -n 's/.*cost to the process: ~[0-9.]* s of its [0-9.]* s CPU (\([0-9.]*\)%).*/\1/p' <<<"$ERR")
 	[[ -n $share ]] && awk -v s="$share" 'BEGIN { exit !(s < 10) }' ||
 		fail "the probes took ${share:-?}% of Redis's CPU: $ERR"
-	[[ $ERR != *"ended early"* ]] || fail "ended early: $ERR"
 	# Bytes in stacks of 4+ frames, of all: from the raw profile's t* lines.
 	deep=$(awk '/^@/ { n = NF - 1; next } /^  t\*:/ && n { split($5, b, "]"); t += b[1]; if (n >= 4) d += b[1]; n = 0 }
 		END { printf "%d %d", d * 100, t * 90 }' "$TMPD/rw/window.heap")
