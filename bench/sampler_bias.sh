@@ -18,7 +18,7 @@ bench_scratch
 
 LEAK_MODES=("defaults:" "every call:--max-overhead 0" "alloc-only:--alloc-only --max-overhead 0"
 	    "bursts:--slow-paths --max-overhead 0" "bursts alloc-only:--slow-paths --alloc-only --max-overhead 0")
-REDIS_MODES=("defaults:" "every call:--max-overhead 0" "bursts:--slow-paths")
+REDIS_MODES=("defaults:" "every call:--max-overhead 0" "1% budget:--max-overhead 1")
 
 site() { jq -r --arg n "$2" '[.sites[] | select(.name == $n) | .flat] | (.[0] // 0) | floor' <<<"$1"; }
 pct() { awk -v v="$1" -v t="$2" 'BEGIN { printf "%+.1f%%", (v - t) * 100 / t }'; }
@@ -72,7 +72,8 @@ for r in $(seq "$ROUNDS"); do
 		bench_redis_loaded
 		rm -rf "$dir/w"
 		"$JEMATTACH" "$rpid" prof window 10 ${m#*:} -o "$dir/w" >/dev/null 2>"$dir/w.err"
-		echo "${m%%:*} round $r: $(shares "$dir/w/window.heap") ($(grep -o '[0-9.]*% of Redis.s CPU\|s CPU ([0-9.]*%)' "$dir/w.err" | head -1))"
+		echo "${m%%:*} round $r: $(shares "$dir/w/window.heap") (the probes: $(sed -n \
+			's/.* s of its [0-9.]* s CPU (\([0-9.]*%\)).*/\1/p' "$dir/w.err") of its CPU)"
 		unredis
 	done
 done

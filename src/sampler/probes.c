@@ -180,10 +180,12 @@ static void *closer_main(void *arg)
 		c->nfds = c->capfds = c->nlinks = c->caplinks = 0;
 		c->on += mono_s() - c->since;
 		pthread_mutex_unlock(&c->mu);
-		while (nlinks)
-			bpf_link__destroy(links[--nlinks]);
-		while (nfds)
-			close(fds[--nfds]);
+		/* In the order handed over: a burst's allocation probes before its
+		 * free probes, so that no sample is taken whose free goes unseen. */
+		for (size_t i = 0; i < nlinks; i++)
+			bpf_link__destroy(links[i]);
+		for (size_t i = 0; i < nfds; i++)
+			close(fds[i]);
 		free(fds);
 		free(links);
 		pthread_mutex_lock(&c->mu);

@@ -82,8 +82,8 @@ struct smp_closer {
 int smp_closer_start(struct smp_closer *c);
 /* Hand the probes placed in the groups @p[0..n) (since @placed, a
  * CLOCK_MONOTONIC time in seconds) to @c to remove at @deadline (the same
- * clock); none is counted as placed in @p afterwards.  Waits for the batch
- * before, if any, to be taken. */
+ * clock), in that order; none is counted as placed in @p afterwards.  Waits
+ * for the batch before, if any, to be taken. */
 void smp_probes_detach_by(struct smp_probes *p, size_t n, struct smp_closer *c, double placed,
 			  double deadline);
 /* The seconds probes stayed in place so far, summed, and how many batches

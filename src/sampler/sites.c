@@ -195,7 +195,7 @@ int smp_sites_find(struct jma_syms *sy, struct smp_site **out, size_t *n, char *
 }
 
 /* The mask of the most hit of @v's sites whose .frees is @frees, up to @keep
- * of their hits. */
+ * of their hits, and every one that gives a pointer back that was hit. */
 static uint64_t hot_of(const struct smp_site *v, size_t n, const uint64_t *hits, double keep, int frees)
 {
 	uint64_t total = 0, got = 0, mask = 0;
@@ -221,6 +221,11 @@ static uint64_t hot_of(const struct smp_site *v, size_t n, const uint64_t *hits,
 		mask |= 1ull << best;
 		got += hits[best];
 	}
+	/* An allocation that frees too (realloc) moves sampled blocks: one
+	 * unprobed would leave them to be read as in use (liveness.c). */
+	for (size_t i = 0; i < n; i++)
+		if (v[i].frees == frees && hits[i] && (v[i].cookie >> 8 & 15))
+			mask |= 1ull << i;
 	return mask;
 }
 

@@ -37,7 +37,9 @@ int smp_sites_slow(struct jma_syms *sy, pid_t pid, struct smp_site *v, size_t n,
 
 /* The sites of @v[0..n) the bursts probe, as a mask of their indexes: of
  * the allocation entries and of the free entries apart, the most hit
- * (@hits, by index) until @keep of each's hits are covered.  Placing and
+ * (@hits, by index) until @keep of each's hits are covered, and realloc-like
+ * ones hit at all (a block they move while unprobed would read as in use at
+ * the end).  Placing and
  * removing a probe write-locks the address space of every process that maps
  * the library (the kernel's register_for_each_vma), which a loaded machine
  * makes slow: a burst of fewer probes starts and ends sooner.  All of them
