@@ -296,10 +296,10 @@ START_TEST(test_guard_sample_rate)
 	g.fine = g.fine_max = 5;
 	g.shift = smp_guard_shift(&g);
 	ck_assert_uint_eq(g.shift, 5);
-	p.samples = 400;
+	p.samples = 800;
 	ck_assert_int_eq(smp_guard_check(&g, &p, 1, 0), SMP_G_RATE);
 	ck_assert_uint_eq(g.shift, 3);
-	p.samples = 10;
+	p.samples = 20;
 	ck_assert_int_eq(smp_guard_check(&g, &p, 1, 0), SMP_G_RATE);
 	ck_assert_uint_eq(g.shift, 4);
 	/* Not while following frees only. */

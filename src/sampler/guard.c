@@ -41,7 +41,7 @@ static double clamp(double v, double lo, double hi)
 
 unsigned smp_guard_shift(const struct smp_guard *g)
 {
-	double duty = g->level == SMP_BURSTS ? g->duty : 1;
+	double duty = g->level != SMP_BURSTS ? 1 : g->duty_seen > 0 ? g->duty_seen : g->duty;
 	double s = (duty > 0 && duty < 1 ? floor(log2(1 / duty) + 0.5) : 0) + (double)g->fine;
 
 	return s < 0 ? 0 : s > g->max_shift ? g->max_shift : (unsigned)s;
@@ -94,6 +94,8 @@ static void learn(struct smp_guard *g, const struct smp_period *p)
 {
 	double cost, len, share, k;
 
+	if (p->duty > 0)
+		g->duty_seen = p->duty;
 	if (!p->bursts)
 		return;
 	share = p->run > 0 ? (p->calls + p->base) / p->run : 0;
@@ -116,7 +118,7 @@ int smp_guard_check(struct smp_guard *g, const struct smp_period *p, int samplin
 	if (p->wall <= 0)
 		return 0;
 	if (sampling && g->auto_rate)
-		ch |= rate_check(g, p->samples / p->wall);
+		ch |= rate_check(g, p->samples);
 	if (g->budget <= 0)
 		return ch;
 	g->allowed = smp_guard_allowed(g->budget, p);
@@ -134,6 +136,8 @@ int smp_guard_check(struct smp_guard *g, const struct smp_period *p, int samplin
 			ch |= SMP_G_FREES_OFF;
 		}
 		if (sampling) {
+			/* Every call's samples say nothing of a burst's. */
+			g->fine = g->fine_max;
 			g->rate = 0;
 			set_rate(g, g->allowed / 2);
 			ch |= SMP_G_BURSTS | SMP_G_RATE;
@@ -141,6 +145,10 @@ int smp_guard_check(struct smp_guard *g, const struct smp_period *p, int samplin
 		return ch;
 	}
 	learn(g, p);
+	if (sampling && g->duty_seen > 0 && smp_guard_shift(g) != g->shift) {
+		g->shift = smp_guard_shift(g);
+		ch |= SMP_G_RATE;
+	}
 	room = g->allowed - (g->base ? p->base / p->wall * (g->k > 1 ? g->k : 1) : 0);
 	if (g->base && room < 0 && over) {
 		g->base = 0;

@@ -28,7 +28,10 @@ struct smp_period {
 	double run, wait;		/* the target's CPU seconds (all threads, probes
 					 * included) and seconds runnable but waiting */
 	double busiest;			/* its busiest thread's (run + wait) / wall (0..1) */
-	double samples;			/* samples taken */
+	double samples;			/* samples a second: this period's with every call probed,
+					 * since bursts began in bursts (they come in spikes) */
+	double duty;			/* bursts: the share of the time since they began that
+					 * their probes were in place (measured), 0 unknown */
 	double lost;			/* the share of its progress the bursts cost it: the
 					 * bytes it allocated (jemalloc's counter, read in its
 					 * memory) while bursts were in place or being placed,
@@ -44,7 +47,8 @@ struct smp_guard {
 	double rate;			/* bursts a second */
 	double burst_cost;		/* CPU seconds a burst costs the target (measured) */
 	double burst_len;		/* seconds a burst's probes are in place (measured) */
-	double duty;			/* rate * burst_len: the share of the time probed */
+	double duty;			/* rate * burst_len: the share of the time probed, as planned */
+	double duty_seen;		/* ... as measured (what the sampling shift follows) */
 	unsigned shift;			/* sampling at a mean of 2^lg_sample >> shift: the duty's
 					 * log2(1/duty) (as many samples as every call would
 					 * give), plus fine */

@@ -50,6 +50,7 @@ struct run {
 	struct smp_sched sched;
 	double cost;			/* CPU seconds of hits so far (each period's capped at its CPU) */
 	uint64_t samples;		/* SMP_ST_SAMPLES at the last check */
+	uint64_t samples_bursts;	/* ... when bursts began */
 	double cpu0;			/* the target's CPU seconds (/proc/PID/stat) at the start */
 	double run0;			/* ... its threads' CPU seconds (schedstat) summed since the start */
 	/* The guard and its period. */

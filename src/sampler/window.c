@@ -257,6 +257,7 @@ void smp_start_bursts(struct run *u)
 	u->req0 = smp_stat(u, SMP_ST_PAIR_REQ);
 	u->usz0 = smp_stat(u, SMP_ST_PAIR_USZ);
 	u->total0 = counted_total(u);
+	u->samples_bursts = smp_stat(u, SMP_ST_SAMPLES);
 	u->r->every_call = now - u->t_start;
 	u->t_bursts = now;
 	if (!u->o->alloc_only)
@@ -374,8 +375,13 @@ static int check(struct run *u, int sampling, int early)
 	/* In bursts the free entries go in and out with the allocations'. */
 	p = (struct smp_period){ .wall = wall, .calls = c[SMP_G_CALLS], .frees = c[SMP_G_FREES],
 				 .base = c[SMP_G_BASE], .run = cpu.run, .wait = cpu.wait,
-				 .busiest = cpu.busiest, .samples = (double)(samples - u->samples),
-				 .lost = period_lost(u) };
+				 .busiest = cpu.busiest, .lost = period_lost(u) };
+	if (u->t_bursts > 0 && now > u->t_bursts) {
+		p.samples = (double)(samples - u->samples_bursts) / (now - u->t_bursts);
+		p.duty = smp_closer_on(&u->closer, NULL) / (now - u->t_bursts);
+	} else {
+		p.samples = (double)(samples - u->samples) / wall;
+	}
 	u->samples = samples;
 	if (u->grp[SMP_G_CALLS].count && u->g.level == SMP_EVERY_CALL) {
 		p.calls_on = wall;
