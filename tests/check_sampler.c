@@ -307,17 +307,19 @@ START_TEST(test_guard_sample_rate)
 }
 END_TEST
 
-/* The bursts' sites: the most hit, up to 99% of each kind's hits, and the
- * realloc-like ones hit at all. */
+/* The bursts' sites: the most hit, up to 99% of each kind's hits, the C
+ * library's four, and the realloc-like ones hit at all. */
 START_TEST(test_sites_hot)
 {
-	struct smp_site v[6] = { { .frees = 0 }, { .frees = 0 }, { .frees = 1 }, { .frees = 0 },
-				 { .frees = 1 }, { .frees = 0, .cookie = SMP_COOKIE(2, 0, 1, 0, 0, 0) } };
-	uint64_t hits[6] = { 9000, 20, 9500, 980, 0, 3 }, none[6] = { 0 };
+	struct smp_site v[7] = { { .frees = 0 }, { .frees = 0 }, { .frees = 1 }, { .frees = 0 },
+				 { .frees = 1 }, { .frees = 0, .cookie = SMP_COOKIE(2, 0, 1, 0, 0, 0) },
+				 { .frees = 0, .core = 1 } };
+	uint64_t hits[7] = { 9000, 20, 9500, 980, 0, 3, 0 }, none[7] = { 0 };
 
-	/* realloc (5) with 3 hits of 10003: in, as it moves blocks. */
-	ck_assert_uint_eq(smp_sites_hot(v, 6, hits, 0.99), 0x1 | 0x8 | 0x4 | 0x20);
-	ck_assert_uint_eq(smp_sites_hot(v, 6, none, 0.99), 0x3f);
+	/* rallocx (5) with 3 hits of 10003: in, as it moves blocks; calloc (6),
+	 * not hit in the tenth of a second: in. */
+	ck_assert_uint_eq(smp_sites_hot(v, 7, hits, 0.99), 0x1 | 0x8 | 0x4 | 0x20 | 0x40);
+	ck_assert_uint_eq(smp_sites_hot(v, 7, none, 0.99), 0x7f);
 }
 END_TEST
 

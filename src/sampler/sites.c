@@ -30,46 +30,47 @@ struct entry {
 	int frees;
 	unsigned size, count, old, memptr;	/* argument numbers, 1-based */
 	int slowable;		/* jemalloc 5 tail-calls a slow path with the same first argument */
+	int core;		/* in every burst (sites.h) */
 };
 
 static const struct entry entries[] = {
-	{ "malloc", 1, 0, 1, 0, 0, 0, 1 },
-	{ "calloc", 1, 0, 2, 1, 0, 0, 0 },
-	{ "realloc", 1, 0, 2, 0, 1, 0, 0 },
-	{ "posix_memalign", 1, 0, 3, 0, 0, 1, 0 },
-	{ "aligned_alloc", 1, 0, 2, 0, 0, 0, 0 },
-	{ "memalign", 1, 0, 2, 0, 0, 0, 0 },
-	{ "valloc", 1, 0, 1, 0, 0, 0, 0 },
-	{ "pvalloc", 1, 0, 1, 0, 0, 0, 0 },
-	{ "mallocx", 1, 0, 1, 0, 0, 0, 0 },
-	{ "rallocx", 1, 0, 2, 0, 1, 0, 0 },
-	{ "free", 1, 1, 0, 0, 1, 0, 1 },
-	{ "dallocx", 1, 1, 0, 0, 1, 0, 0 },
-	{ "sdallocx", 1, 1, 0, 0, 1, 0, 1 },
-	{ "free_sized", 1, 1, 0, 0, 1, 0, 0 },
-	{ "free_aligned_sized", 1, 1, 0, 0, 1, 0, 0 },
+	{ "malloc", 1, 0, 1, 0, 0, 0, 1, 1 },
+	{ "calloc", 1, 0, 2, 1, 0, 0, 0, 1 },
+	{ "realloc", 1, 0, 2, 0, 1, 0, 0, 1 },
+	{ "posix_memalign", 1, 0, 3, 0, 0, 1, 0, 0 },
+	{ "aligned_alloc", 1, 0, 2, 0, 0, 0, 0, 0 },
+	{ "memalign", 1, 0, 2, 0, 0, 0, 0, 0 },
+	{ "valloc", 1, 0, 1, 0, 0, 0, 0, 0 },
+	{ "pvalloc", 1, 0, 1, 0, 0, 0, 0, 0 },
+	{ "mallocx", 1, 0, 1, 0, 0, 0, 0, 0 },
+	{ "rallocx", 1, 0, 2, 0, 1, 0, 0, 0 },
+	{ "free", 1, 1, 0, 0, 1, 0, 1, 1 },
+	{ "dallocx", 1, 1, 0, 0, 1, 0, 0, 0 },
+	{ "sdallocx", 1, 1, 0, 0, 1, 0, 1, 0 },
+	{ "free_sized", 1, 1, 0, 0, 1, 0, 0, 0 },
+	{ "free_aligned_sized", 1, 1, 0, 0, 1, 0, 0, 0 },
 	/* operator new / new[]: plain, nothrow, aligned, aligned nothrow. */
-	{ "_Znwm", 0, 0, 1, 0, 0, 0, 1 },
-	{ "_Znam", 0, 0, 1, 0, 0, 0, 1 },
-	{ "_ZnwmRKSt9nothrow_t", 0, 0, 1, 0, 0, 0, 1 },
-	{ "_ZnamRKSt9nothrow_t", 0, 0, 1, 0, 0, 0, 1 },
-	{ "_ZnwmSt11align_val_t", 0, 0, 1, 0, 0, 0, 0 },
-	{ "_ZnamSt11align_val_t", 0, 0, 1, 0, 0, 0, 0 },
-	{ "_ZnwmSt11align_val_tRKSt9nothrow_t", 0, 0, 1, 0, 0, 0, 0 },
-	{ "_ZnamSt11align_val_tRKSt9nothrow_t", 0, 0, 1, 0, 0, 0, 0 },
+	{ "_Znwm", 0, 0, 1, 0, 0, 0, 1, 0 },
+	{ "_Znam", 0, 0, 1, 0, 0, 0, 1, 0 },
+	{ "_ZnwmRKSt9nothrow_t", 0, 0, 1, 0, 0, 0, 1, 0 },
+	{ "_ZnamRKSt9nothrow_t", 0, 0, 1, 0, 0, 0, 1, 0 },
+	{ "_ZnwmSt11align_val_t", 0, 0, 1, 0, 0, 0, 0, 0 },
+	{ "_ZnamSt11align_val_t", 0, 0, 1, 0, 0, 0, 0, 0 },
+	{ "_ZnwmSt11align_val_tRKSt9nothrow_t", 0, 0, 1, 0, 0, 0, 0, 0 },
+	{ "_ZnamSt11align_val_tRKSt9nothrow_t", 0, 0, 1, 0, 0, 0, 0, 0 },
 	/* operator delete / delete[]: plain, sized, nothrow, aligned. */
-	{ "_ZdlPv", 0, 1, 0, 0, 1, 0, 0 },
-	{ "_ZdaPv", 0, 1, 0, 0, 1, 0, 0 },
-	{ "_ZdlPvm", 0, 1, 0, 0, 1, 0, 1 },
-	{ "_ZdaPvm", 0, 1, 0, 0, 1, 0, 1 },
-	{ "_ZdlPvRKSt9nothrow_t", 0, 1, 0, 0, 1, 0, 0 },
-	{ "_ZdaPvRKSt9nothrow_t", 0, 1, 0, 0, 1, 0, 0 },
-	{ "_ZdlPvSt11align_val_t", 0, 1, 0, 0, 1, 0, 0 },
-	{ "_ZdaPvSt11align_val_t", 0, 1, 0, 0, 1, 0, 0 },
-	{ "_ZdlPvmSt11align_val_t", 0, 1, 0, 0, 1, 0, 0 },
-	{ "_ZdaPvmSt11align_val_t", 0, 1, 0, 0, 1, 0, 0 },
-	{ "_ZdlPvSt11align_val_tRKSt9nothrow_t", 0, 1, 0, 0, 1, 0, 0 },
-	{ "_ZdaPvSt11align_val_tRKSt9nothrow_t", 0, 1, 0, 0, 1, 0, 0 },
+	{ "_ZdlPv", 0, 1, 0, 0, 1, 0, 0, 0 },
+	{ "_ZdaPv", 0, 1, 0, 0, 1, 0, 0, 0 },
+	{ "_ZdlPvm", 0, 1, 0, 0, 1, 0, 1, 0 },
+	{ "_ZdaPvm", 0, 1, 0, 0, 1, 0, 1, 0 },
+	{ "_ZdlPvRKSt9nothrow_t", 0, 1, 0, 0, 1, 0, 0, 0 },
+	{ "_ZdaPvRKSt9nothrow_t", 0, 1, 0, 0, 1, 0, 0, 0 },
+	{ "_ZdlPvSt11align_val_t", 0, 1, 0, 0, 1, 0, 0, 0 },
+	{ "_ZdaPvSt11align_val_t", 0, 1, 0, 0, 1, 0, 0, 0 },
+	{ "_ZdlPvmSt11align_val_t", 0, 1, 0, 0, 1, 0, 0, 0 },
+	{ "_ZdaPvmSt11align_val_t", 0, 1, 0, 0, 1, 0, 0, 0 },
+	{ "_ZdlPvSt11align_val_tRKSt9nothrow_t", 0, 1, 0, 0, 1, 0, 0, 0 },
+	{ "_ZdaPvSt11align_val_tRKSt9nothrow_t", 0, 1, 0, 0, 1, 0, 0, 0 },
 };
 
 /* Is @t a public entry of @v[0..n)? */
@@ -180,6 +181,7 @@ int smp_sites_find(struct jma_syms *sy, struct smp_site **out, size_t *n, char *
 		v[k].frees = e->frees;
 		v[k].cookie = SMP_COOKIE(e->size, e->count, e->old, e->memptr, 0, 0);
 		v[k].slowable = e->slowable;
+		v[k].core = e->core;
 		have_malloc |= i == 0;
 		k++;
 	}
@@ -195,7 +197,8 @@ int smp_sites_find(struct jma_syms *sy, struct smp_site **out, size_t *n, char *
 }
 
 /* The mask of the most hit of @v's sites whose .frees is @frees, up to @keep
- * of their hits, and every one that gives a pointer back that was hit. */
+ * of their hits, the core ones, and every one that gives a pointer back that
+ * was hit. */
 static uint64_t hot_of(const struct smp_site *v, size_t n, const uint64_t *hits, double keep, int frees)
 {
 	uint64_t total = 0, got = 0, mask = 0;
@@ -224,7 +227,7 @@ static uint64_t hot_of(const struct smp_site *v, size_t n, const uint64_t *hits,
 	/* An allocation that frees too (realloc) moves sampled blocks: one
 	 * unprobed would leave them to be read as in use (liveness.c). */
 	for (size_t i = 0; i < n; i++)
-		if (v[i].frees == frees && hits[i] && (v[i].cookie >> 8 & 15))
+		if (v[i].frees == frees && (v[i].core || (hits[i] && (v[i].cookie >> 8 & 15))))
 			mask |= 1ull << i;
 	return mask;
 }

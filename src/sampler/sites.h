@@ -19,6 +19,7 @@ struct smp_site {
 	uint64_t slow;		/* that slow path (smp_sites_slow), 0 none */
 	int skip_slow;		/* another site probes the same slow path */
 	int frees;		/* a free function (its pointer argument is SMP_OLD_ARG) */
+	int core;		/* malloc, calloc, realloc, free: what bursts always probe */
 	uint64_t cookie;	/* SMP_COOKIE without track and site */
 };
 
@@ -37,9 +38,10 @@ int smp_sites_slow(struct jma_syms *sy, pid_t pid, struct smp_site *v, size_t n,
 
 /* The sites of @v[0..n) the bursts probe, as a mask of their indexes: of
  * the allocation entries and of the free entries apart, the most hit
- * (@hits, by index) until @keep of each's hits are covered, and realloc-like
- * ones hit at all (a block they move while unprobed would read as in use at
- * the end).  Placing and
+ * (@hits, by index) until @keep of each's hits are covered, the C library's
+ * four (a tenth of a second of every call may miss one a program uses all
+ * the time), and realloc-like ones hit at all (a block they move while
+ * unprobed would read as in use at the end).  Placing and
  * removing a probe write-locks the address space of every process that maps
  * the library (the kernel's register_for_each_vma), which a loaded machine
  * makes slow: a burst of fewer probes starts and ends sooner.  All of them
