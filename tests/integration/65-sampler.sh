@@ -240,6 +240,7 @@ t_redis_defaults_same_top_site_as_prof_true() {
 	jm analyze "$TMPD/pw/window.heap" --base "$TMPD/pw/base.heap" --format json --pid "$pid"
 	expect_rc 0
 	theirs=$(top_sites "$OUT" 2)
+	echo "    top sites: sampler [${ours//$'\n'/ }], prof:true [${theirs//$'\n'/ }]" >&2
 	[[ -n $theirs ]] && grep -qxF "${theirs%%$'\n'*}" <<<"$ours" ||
 		fail "top sites: sampler [${ours//$'\n'/ }], prof:true [${theirs//$'\n'/ }]"
 }
