@@ -6,8 +6,8 @@
  * sampled block at a time.  Its error: a block freed and given out again to
  * another allocation of its size class before the end reads as still in
  * use (a thread cache gives the block freed last first).  Sampled returns
- * that find their pointer still followed (sampler.bpf.c) and a size that
- * does not fit catch some of it; doc/sampler.md has the bias measured
+ * that find their pointer still followed (sampler.bpf.c) and a block too
+ * small for what was sampled catch some of it; doc/sampler.md has the bias measured
  * against jemalloc's own profiler.
  */
 #include <errno.h>
@@ -38,12 +38,12 @@ static const struct jma_census_block *block_at(const struct jma_census *c, uint6
 	return NULL;
 }
 
-/* Could a block of usable size @usable hold an allocation of @size bytes
- * made now?  Its size class is at most a quarter above (jemalloc's four
- * classes a doubling), an alignment may round it up to a page. */
+/* Could a block of usable size @usable be the allocation of @size bytes
+ * sampled?  It holds them; it may have grown since (realloc in place: a
+ * large block's extent expanded), so no upper bound. */
 static int fits(uint64_t usable, uint64_t size)
 {
-	return usable >= size && usable <= size + size / 4 + 4096;
+	return usable >= size;
 }
 
 int smp_liveness_check(jma_session *s, struct smp_profile *p, uint64_t *checked, uint64_t *live,

@@ -185,9 +185,10 @@ median_rate() {
 # under redis-benchmark, `prof window 10` and no option.  Before, the window
 # ended after 0.5 s with 0 samples ("the profile is empty"), Redis at 0.04
 # of its throughput meanwhile.  Now every call is probed for a tenth of a
-# second, then bursts: the profile's top sites (5% of its bytes or more)
-# include the first of a prof:true Redis's own window under the same load,
-# and Redis keeps its throughput: the probes' cost the sampler reports
+# second, then bursts: the profile's top sites (2% of its bytes or more, as
+# for jemalloc's) include the first of a prof:true Redis's own window under
+# the same load (its share varies: 18-48% against jemalloc's 66-70%,
+# doc/sampler.md), and Redis keeps its throughput: the probes' cost the sampler reports
 # (checked against the CPU time in cost_is_true) is under 10% of Redis's CPU,
 # which is what a server busy on its CPU loses of its throughput.  Measured
 # from outside, this shared machine moves Redis's rate by a third from one
@@ -199,7 +200,7 @@ median_rate() {
 # frame pointers: copied stacks and CFI): 90% of the sampled bytes in stacks
 # of 4+ frames, through Redis's event loop.
 t_redis_defaults_same_top_site_as_prof_true() {
-	local pid wpid t0 t1 t2 t3 before during after deep in_loop ours theirs share
+	local pid wpid t0 t1 t2 t3 before during after deep in_loop ours theirs share said
 	can_sample
 	command -v redis-benchmark >/dev/null || skip "no redis-benchmark"
 	start_redis pid
@@ -211,6 +212,7 @@ t_redis_defaults_same_top_site_as_prof_true() {
 	touch "$TMPD/rates.stop"
 	wait "$wpid"
 	expect_rc 0
+	said=$(grep -E 'probes: |cost to the process|every call probed|were not all seen' <<<"$ERR")
 	[[ $ERR != *"ended early"* ]] || fail "ended early: $ERR"
 	before=$(median_rate "$TMPD/rates" "$t0" "$t1")
 	during=$(median_rate "$TMPD/rates" "$t1" "$t2")
@@ -231,7 +233,7 @@ t_redis_defaults_same_top_site_as_prof_true() {
 	(( ${in_loop% *} >= ${in_loop#* } && ${in_loop#* } > 0 )) || fail "bytes through aeMain: $in_loop"
 	jm analyze "$TMPD/rw/window.heap" --format json --pid "$pid"
 	expect_rc 0
-	ours=$(top_sites "$OUT" 5)
+	ours=$(top_sites "$OUT" 2)
 
 	start_redis pid MALLOC_CONF=prof:true,prof_active:false
 	redis_load "$REDIS_PORT"
@@ -242,7 +244,7 @@ t_redis_defaults_same_top_site_as_prof_true() {
 	theirs=$(top_sites "$OUT" 2)
 	echo "    top sites: sampler [${ours//$'\n'/ }], prof:true [${theirs//$'\n'/ }]" >&2
 	[[ -n $theirs ]] && grep -qxF "${theirs%%$'\n'*}" <<<"$ours" ||
-		fail "top sites: sampler [${ours//$'\n'/ }], prof:true [${theirs//$'\n'/ }]"
+		fail "top sites: sampler [${ours//$'\n'/ }], prof:true [${theirs//$'\n'/ }]; the sampler: $said"
 }
 
 t_alloc_only() {
