@@ -137,7 +137,7 @@ $(BUILD)/gen/sampler.skel.h: $(BUILD)/gen/sampler.bpf.o
 	@echo "  SKEL    $@"
 	@bpftool gen skeleton $< name sampler_bpf > $@
 
-$(BUILD)/obj/src/sampler/sampler.o: $(BUILD)/gen/sampler.skel.h
+$(BUILD)/obj/src/sampler/sampler.o $(BUILD)/obj/src/sampler/window.o: $(BUILD)/gen/sampler.skel.h
 
 $(BUILD)/libjemattach.a: $(LIB_OBJS)
 	@rm -f $@

@@ -267,11 +267,21 @@ int heap_pprof(struct heap_view *v, struct heap_out *o)
 	jma_heap *h = v->h;
 	struct build b = { 0 };
 	uint8_t *buf = NULL;
+	int64_t comment;
 	size_t len;
 	int err;
 
 	perftools__profiles__profile__init(&b.p);
 	err = sample_types(v, &b);
+	if (!err && v->o->comment) {
+		uint32_t id = heap_str(&h->str, v->o->comment);
+
+		if (id == UINT32_MAX)
+			err = -ENOMEM;
+		comment = id;
+		b.p.comment = &comment;
+		b.p.n_comment = 1;
+	}
 	if (!err)
 		err = samples(v, &b);
 	if (!err)

@@ -136,6 +136,11 @@ static int dump(jma_session *s, struct op_result *r)
 	r->attached = 1;
 	if (!rc)
 		rc = jma_prof_dump(s, &r->data, &r->len);
+	/* What an empty dump then says (report()). */
+	if (!rc && get_bool(s, "prof.active") == 0)
+		snprintf(r->msg, sizeof(r->msg), "prof.active is false: jemalloc samples nothing until "
+			 "it is set (POST /prof?pid=N&action=on with --allow-control, or jemattach PID "
+			 "prof on)");
 	return rc;
 }
 
@@ -185,7 +190,7 @@ static int sampled(jma_session *s, const struct op_arg *a, struct op_result *r)
 {
 	static const char *const ends[] = {
 		[JMA_SAMPLER_TIME] = "", [JMA_SAMPLER_STOPPED] = "; ended early: the server stops",
-		[JMA_SAMPLER_OVERHEAD] = "; ended early: the probes' cost passed --max-overhead",
+		[JMA_SAMPLER_OVERHEAD] = "; ended early: past --max-overhead with nothing left to give up",
 		[JMA_SAMPLER_EXITED] = "; the process exited",
 		[JMA_SAMPLER_EXECED] = "; the process executed another program",
 	};
@@ -198,9 +203,9 @@ static int sampled(jma_session *s, const struct op_arg *a, struct op_result *r)
 	if (rc)
 		return rc;
 	snprintf(r->msg, sizeof(r->msg), "sampled by uprobes (the process runs without heap profiling): "
-		 "%.1f s window, "
-		 "%llu samples (%llu lost)%s", res.seconds, (unsigned long long)res.samples,
-		 (unsigned long long)res.lost, ends[res.end]);
+		 "%.1f s of a %g s window, %llu samples (%llu lost)%s%s", res.seconds, a->seconds,
+		 (unsigned long long)res.samples, (unsigned long long)res.lost, ends[res.end],
+		 res.bursts ? "; in bursts, within --max-overhead" : "");
 	r->data = res.profile;
 	r->len = res.len;
 	res.profile = NULL;
@@ -236,6 +241,18 @@ static void report(const struct op_arg *a, struct op_result *r)
 		snprintf(r->msg, sizeof(r->msg), "%s", jma_heap_errmsg(h));
 	if (!rc && (rc = jma_heap_symbolize(h, &so)))
 		snprintf(r->msg, sizeof(r->msg), "%s", jma_heap_errmsg(h));
+	if (!rc) {
+		struct jma_heap_info hi;
+		int alloc = a->sample == JMA_HEAP_ALLOC_SPACE || a->sample == JMA_HEAP_ALLOC_OBJECTS;
+
+		/* Empty for want of samples: why, in the profile and the reply. */
+		jma_heap_info(h, &hi);
+		if (!hi.is_diff && !(alloc ? hi.samples_alloc : hi.samples)) {
+			snprintf(r->msg, sizeof(r->msg), "the profile is empty: %s", a->why && a->why[0] ?
+				 a->why : "no allocation it sampled is live");
+			ro.comment = r->msg;
+		}
+	}
 	if (!rc && (rc = jma_heap_report(h, &ro, buf_add, &b)))
 		snprintf(r->msg, sizeof(r->msg), "%s", b.err ? "the report is too large"
 			 : jma_heap_errmsg(h));

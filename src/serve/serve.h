@@ -243,6 +243,9 @@ struct op_arg {
 	enum jma_heap_sample sample;
 	unsigned top;
 	int need_alloc;			/* refuse a profile without alloc_* counts */
+	const char *why;		/* how the profile was made (the dump's or the sampler's
+					 * note): an empty report says it in its pprof comment
+					 * and its msg */
 	/* OP_SAMPLER */
 	double seconds;			/* the window */
 	int alloc_only;			/* follow no frees */
