@@ -20,22 +20,33 @@
 #include "core/session.h"
 #include "sampler/liveness.h"
 
-/* The census block starting at @addr, or NULL. */
-static const struct jma_census_block *block_at(const struct jma_census *c, uint64_t addr)
+/* The unfreed sampled blocks, by address, against the census's blocks as
+ * they come (in address order too): which are still allocated. */
+struct walk {
+	const struct smp_unfreed *v;
+	size_t n, i;
+	unsigned char *alive;
+};
+
+static int fits(uint64_t usable, uint64_t size);
+
+static int by_ptr(const void *a, const void *b)
 {
-	size_t lo = 0, hi = c->nlist;
+	const struct smp_unfreed *x = a, *y = b;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
+	return x->ptr < y->ptr ? -1 : x->ptr > y->ptr;
+}
 
-		if (c->list[mid].addr == addr)
-			return &c->list[mid];
-		if (c->list[mid].addr < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+static int on_block(void *arg, const struct jma_census *r, const struct jma_census_block *b)
+{
+	struct walk *w = arg;
+
+	(void)r;
+	while (w->i < w->n && w->v[w->i].ptr < b->addr)
+		w->i++;
+	for (size_t j = w->i; j < w->n && w->v[j].ptr == b->addr; j++)
+		w->alive[j] = fits(b->size, w->v[j].size);
+	return w->i == w->n;	/* none left to look for: the list may stop */
 }
 
 /* Could a block of usable size @usable be the allocation of @size bytes
@@ -49,9 +60,10 @@ static int fits(uint64_t usable, uint64_t size)
 int smp_liveness_check(jma_session *s, struct smp_profile *p, uint64_t *checked, uint64_t *live,
 		       char *why, size_t len)
 {
-	struct jma_census_opts o = { .flags = JMA_CENSUS_LIST };
+	struct jma_census_opts o = { .flags = JMA_CENSUS_LIST, .block = on_block };
 	struct smp_unfreed *v = NULL;
 	struct jma_census *c = NULL;
+	struct walk w = { 0 };
 	size_t n;
 	int err;
 
@@ -62,22 +74,30 @@ int smp_liveness_check(jma_session *s, struct smp_profile *p, uint64_t *checked,
 		free(v);
 		return 0;
 	}
+	qsort(v, n, sizeof(*v), by_ptr);
+	w = (struct walk){ .v = v, .n = n, .alive = calloc(n, 1) };
+	o.block_arg = &w;
+	if (!w.alive) {
+		snprintf(why, len, "out of memory");
+		free(v);
+		return -ENOMEM;
+	}
 	err = jma_census_run(s, &o, &c);
 	if (err) {
 		snprintf(why, len, "%s", jma_errmsg(s));
+		free(w.alive);
 		free(v);
 		return err;
 	}
 	for (size_t i = 0; i < n; i++) {
-		const struct jma_census_block *b = block_at(c, v[i].ptr);
-
-		if (b && fits(b->size, v[i].size))
+		if (w.alive[i])
 			(*live)++;
 		else
 			smp_profile_freed(p, v[i].id);
 	}
 	*checked = n;
 	jma_census_free(c);
+	free(w.alive);
 	free(v);
 	return 0;
 }
