@@ -78,6 +78,9 @@ struct jma_census_count {
 	uint64_t blocks, bytes;
 };
 
+#define JMA_CENSUS_OWNER_SHARED	0xfffffffeU
+#define JMA_CENSUS_OWNER_NONE	0xffffffffU
+
 /* An unreferenced block, to look at: its first bytes as read (live). */
 struct jma_census_example {
 	uint64_t addr, size;
@@ -116,6 +119,11 @@ struct jma_census {
 	size_t nroots;
 	struct jma_census_holder *holders;	/* with ROOTS: the blocks no one root retains, */
 	size_t nholders;			/* by retained bytes, descending */
+	/* With ROOTS and a list, per block of list: who retains it (its owner).  i < nroots:
+	 * roots[i], outside every listed holder's subtree; nroots + h: holders[h]'s
+	 * subtree (the holder included); JMA_CENSUS_OWNER_SHARED: several roots
+	 * together (no one of them alone); JMA_CENSUS_OWNER_NONE: no root (leaked). */
+	uint32_t *owner;
 	char warn[512];		/* something partial the caller should say, "" if none */
 };
 

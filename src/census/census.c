@@ -47,6 +47,8 @@ static int sort_types(struct cen *c)
 	}
 	for (size_t b = 0; b < c->nblocks; b++)
 		c->btype[b] = where[c->btype[b]];
+	for (size_t h = 0; h < o->nholders; h++)
+		o->holders[h].type = where[o->holders[h].type];
 	free(o->types);
 	o->types = t;
 	free(order);
@@ -241,7 +243,8 @@ int jma_census_run(jma_session *s, const struct jma_census_opts *o, struct jma_c
 	warnings(&c);
 	c.out->mem_bytes = c.capblocks * 16 + c.capext * sizeof(*c.ext) + c.capcached * 8 +
 			   c.capraw * sizeof(*c.raw) +
-			   (c.btype ? c.nblocks * 4 : 0) + (c.bcls ? c.nblocks : 0) + (12ULL << 20);
+			   (c.btype ? c.nblocks * 4 : 0) + (c.bcls ? c.nblocks : 0) +
+			   (c.out->owner ? c.nblocks * 4 : 0) + (12ULL << 20);
 	c.out->total_ns = (uint64_t)(att_now_ns() - t0);
 	cen_free(&c);
 	if (err) {
@@ -267,5 +270,6 @@ void jma_census_free(struct jma_census *c)
 	for (size_t i = 0; i < c->nholders; i++)
 		free(c->holders[i].path);
 	free(c->holders);
+	free(c->owner);
 	free(c);
 }

@@ -5,8 +5,9 @@
  * is retained by a source when every path from the start to it passes
  * through that source.  Immediate dominators by Cooper, Harvey and Kennedy's
  * iteration over reverse postorder ("A Simple, Fast Dominance Algorithm"),
- * bounded to ITER_MAX rounds; retained sizes summed up the tree.  Memory:
- * 4 bytes per edge for the predecessors, about 20 per node.
+ * bounded to ITER_MAX rounds; retained sizes summed up the tree; each
+ * block's owner (the root or listed holder retaining it).  Memory: 4 bytes
+ * per edge for the predecessors, about 20 per node, 4 per block kept.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -157,10 +158,92 @@ static int solve(struct cen *c, struct dom *d)
 	return 0;
 }
 
-static int cmp_root(const void *a, const void *b)
+/* Root indexes, by retained bytes descending then name (qsort_r's argument: the roots). */
+static int cmp_root(const void *a, const void *b, void *arg)
 {
-	const struct jma_census_root *x = a, *y = b;
+	const struct jma_census_root *r = arg, *x = &r[*(const uint32_t *)a], *y = &r[*(const uint32_t *)b];
 	return x->bytes < y->bytes ? 1 : x->bytes > y->bytes ? -1 : strcmp(x->name, y->name);
+}
+
+/* Sort o->roots; *@where gets, per source, its place in the sorted table. */
+static int sort_roots(struct jma_census *o, uint32_t **where)
+{
+	uint32_t *order = malloc((o->nroots ? o->nroots : 1) * sizeof(*order));
+	struct jma_census_root *v = malloc((o->nroots ? o->nroots : 1) * sizeof(*v));
+
+	*where = malloc((o->nroots ? o->nroots : 1) * sizeof(**where));
+	if (!order || !v || !*where) {
+		free(order);
+		free(v);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < o->nroots; i++)
+		order[i] = (uint32_t)i;
+	qsort_r(order, o->nroots, sizeof(*order), cmp_root, o->roots);
+	for (size_t k = 0; k < o->nroots; k++) {
+		v[k] = o->roots[order[k]];
+		(*where)[order[k]] = (uint32_t)k;
+	}
+	free(o->roots);
+	o->roots = v;
+	free(order);
+	return 0;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return (x > y) - (x < y);
+}
+
+/* Each block's owner (census.h): the block at the top of its dominator
+ * chain -- the last one before a root source or the start -- is its holder;
+ * a listed holder names it, else the source above it does.  Reverse
+ * postorder puts a block's immediate dominator first, once the iteration
+ * converged; were it cut short, a block whose dominator is not done yet
+ * stands for itself. */
+static int owners(struct cen *c, const struct dom *d, const uint32_t *best, size_t nb,
+		  const uint32_t *where)
+{
+	struct jma_census *o = c->out;
+	uint32_t *top = malloc((d->n ? d->n : 1) * sizeof(*top));
+	uint32_t listed[HOLDERS][2];	/* {block, its index in holders}, by block */
+
+	o->owner = malloc((d->n ? d->n : 1) * sizeof(*o->owner));
+	if (!top || !o->owner) {
+		free(top);
+		return -ENOMEM;
+	}
+	for (size_t k = 0; k < nb; k++) {
+		listed[k][0] = best[k];
+		listed[k][1] = (uint32_t)k;
+	}
+	qsort(listed, nb, sizeof(listed[0]), cmp_u32);
+	for (size_t v = 0; v < d->n; v++)
+		top[v] = UNDEF;
+	for (size_t i = 1; i < d->nreach; i++) {
+		uint32_t v = d->order[i], p;
+
+		if (v >= d->n || (p = d->idom[v]) == UNDEF)
+			continue;
+		top[v] = p >= d->n || top[p] == UNDEF ? v : top[p];
+	}
+	for (size_t v = 0; v < d->n; v++) {
+		uint32_t h = top[v], s;
+		const uint32_t (*l)[2];
+
+		o->owner[v] = JMA_CENSUS_OWNER_NONE;
+		if (h == UNDEF)
+			continue;
+		if ((l = bsearch(&h, listed, nb, sizeof(listed[0]), cmp_u32))) {
+			o->owner[v] = (uint32_t)o->nroots + (*l)[1];
+			continue;
+		}
+		s = d->idom[h];
+		o->owner[v] = s >= d->n && s < d->n + d->nsrc ? where[s - d->n] : JMA_CENSUS_OWNER_SHARED;
+	}
+	free(top);
+	return 0;
 }
 
 /* Each reference's source, by name, into @names (whose id 0 is "": source s
@@ -223,9 +306,8 @@ static char *path_of(struct cen *c, uint32_t v, const uint32_t *parent, const st
 /* The HOLDERS blocks retaining most of those no single block dominates. */
 static int holders(struct cen *c, const struct dom *d, const uint64_t *ret, const uint64_t *cnt,
 		   const uint32_t *parent, const struct cen_rootref *r, size_t nr, const uint32_t *src,
-		   char *const *names)
+		   char *const *names, uint32_t best[HOLDERS], size_t *nbest)
 {
-	uint32_t best[HOLDERS];
 	size_t nb = 0;
 	struct jma_census *o = c->out;
 
@@ -242,6 +324,7 @@ static int holders(struct cen *c, const struct dom *d, const uint64_t *ret, cons
 		}
 		best[k] = (uint32_t)v;
 	}
+	*nbest = nb;
 	o->holders = calloc(nb ? nb : 1, sizeof(*o->holders));
 	if (!o->holders)
 		return -ENOMEM;
@@ -267,6 +350,8 @@ int cen_dominators(struct cen *c, const struct cen_graph *g, const struct cen_ro
 	struct dom d = { .n = c->nblocks, .g = g };
 	uint32_t *src = malloc((nr ? nr : 1) * sizeof(*src));
 	uint64_t *ret = NULL, *cnt = NULL;
+	uint32_t best[HOLDERS], *where = NULL;
+	size_t nbest = 0;
 	struct heap_strtab names;
 	struct jma_census *o = c->out;
 	int err = heap_strtab_init(&names) || !src ? -ENOMEM : sources(c, r, nr, &names, src);
@@ -332,7 +417,7 @@ int cen_dominators(struct cen *c, const struct cen_graph *g, const struct cen_ro
 		err = -ENOMEM;
 		goto out;
 	}
-	if ((err = holders(c, &d, ret, cnt, parent, r, nr, src, names.str + 1)))
+	if ((err = holders(c, &d, ret, cnt, parent, r, nr, src, names.str + 1, best, &nbest)))
 		goto out;
 	for (size_t s = 0; s < d.nsrc; s++) {
 		o->roots[s].name = names.str[s + 1];
@@ -341,7 +426,9 @@ int cen_dominators(struct cen *c, const struct cen_graph *g, const struct cen_ro
 		o->roots[s].blocks = cnt[d.n + s];
 	}
 	o->nroots = d.nsrc;
-	qsort(o->roots, o->nroots, sizeof(*o->roots), cmp_root);
+	if (!(err = sort_roots(o, &where)) &&
+	    (c->o->flags & (JMA_CENSUS_LIST | JMA_CENSUS_TYPES | JMA_CENSUS_LEAKS)))
+		err = owners(c, &d, best, nbest, where);
 out:
 	if (err == -ENOMEM)
 		err = jma_fail(c->s, JMA_ERR_TARGET, err, "out of memory");
@@ -358,5 +445,6 @@ out:
 	free(d.pto);
 	free(ret);
 	free(cnt);
+	free(where);
 	return err;
 }
