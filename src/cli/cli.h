@@ -171,6 +171,10 @@ int cmd_watch(struct cli *c, int argc, char **argv);
 int cmd_shell(struct cli *c, int argc, char **argv);
 int cmd_report(struct cli *c, int argc, char **argv);
 int cmd_census(struct cli *c, int argc, char **argv);
+/* cmd_track.c: the end of a track (prof track, report sites, census --every):
+ * its ranking (@top rows, 0: all) on @rank through the escaping stream, and
+ * with @svg the chart of its top rows, titled @title. */
+int cli_track_finish(jma_track *t, unsigned top, const char *svg, const char *title, FILE *rank);
 /* profile.c, for the prof subcommands: write a profile ("-": stdout;
  * -errno), the first free jeprof.<pid>.<n>.heap, load one (@buf of @len, or
  * the file @path; minus @base when not NULL) symbolized from the live

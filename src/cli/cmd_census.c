@@ -9,6 +9,7 @@
 #include <jemattach/census.h>
 
 #include "cli.h"
+#include "census_grow.h"
 #include "esc.h"
 
 struct census_args {
@@ -16,6 +17,7 @@ struct census_args {
 	int leaks, json, stats;
 	long top;
 	const char *blocks;
+	struct census_grow g;	/* --save, --base, --every... (census_grow.c) */
 };
 
 static void progress(void *arg, const char *phase, uint64_t done, uint64_t total)
@@ -315,10 +317,11 @@ static int write_blocks(const struct jma_census *r, const char *path, int leaks)
 static const struct option census_opts[] = {
 	{ "by", required_argument, NULL, 'b' },
 	{ "leaks", no_argument, NULL, 'l' },
-	{ "top", required_argument, NULL, 'n' },
+	{ "top", required_argument, NULL, 't' },
 	{ "json", no_argument, NULL, 'j' },
 	{ "blocks", required_argument, NULL, 'B' },
 	{ "no-stats", no_argument, NULL, 'S' },
+	CENSUS_GROW_OPTIONS,
 	{ 0 },
 };
 
@@ -327,7 +330,7 @@ static int parse_census(struct cli *c, int argc, char **argv, struct census_args
 	long long top;
 	int opt, rc;
 
-	while ((opt = getopt_long(argc, argv, "b:ln:jB:S", census_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "b:ljB:S" CENSUS_GROW_SHORT, census_opts, NULL)) != -1) {
 		switch (opt) {
 		case 'b':
 			if (strcmp(optarg, "size") && strcmp(optarg, "type") && strcmp(optarg, "root"))
@@ -336,7 +339,7 @@ static int parse_census(struct cli *c, int argc, char **argv, struct census_args
 			a->by = optarg;
 			break;
 		case 'l': a->leaks = 1; break;
-		case 'n':
+		case 't':
 			if ((rc = cli_arg_int(c, "census", "--top", optarg, 1, 1000000, &top)))
 				return rc;
 			a->top = top;
@@ -344,7 +347,12 @@ static int parse_census(struct cli *c, int argc, char **argv, struct census_args
 		case 'j': a->json = 1; break;
 		case 'B': a->blocks = optarg; break;
 		case 'S': a->stats = 0; break;
-		default: return cli_usage(c, "census", "invalid option");
+		case '?': return cli_usage(c, "census", "invalid option");
+		default:
+			if ((rc = census_grow_opt(c, opt, optarg, &a->g)))
+				return rc;
+			a->json |= a->g.format == CF_JSON;
+			break;
 		}
 	}
 	if (optind != argc)
@@ -359,19 +367,32 @@ int cmd_census(struct cli *c, int argc, char **argv)
 	struct jma_census *r;
 	struct jma_value v;
 	uint64_t alloc = 0;
-	int have_alloc = 0, rc = parse_census(c, argc, argv, &a);
+	int have_alloc = 0, done = 0, rc = parse_census(c, argc, argv, &a);
 
 	if (rc)
 		return rc;
 	o.flags = (a.blocks ? JMA_CENSUS_LIST : 0) | (a.leaks ? JMA_CENSUS_LEAKS : 0) |
 		  (!strcmp(a.by, "type") || a.blocks || a.leaks ? JMA_CENSUS_TYPES : 0) |
 		  (!strcmp(a.by, "root") ? JMA_CENSUS_ROOTS : 0);
-	if (isatty(2))
+	if (a.json && a.g.format != CF_TEXT && a.g.format != CF_JSON)
+		return cli_usage(c, "census", "--json is --format json");
+	if (a.json)
+		a.g.format = CF_JSON;
+	if (a.g.every && a.blocks)
+		return cli_usage(c, "census", "--blocks lists one census's blocks, not a series'");
+	if ((rc = census_grow_prepare(c, &a.g, a.by, a.leaks, &o.flags)))
+		return rc;
+	if (isatty(2) && !a.g.every)
 		o.progress = progress;
-	if (jma_census_run(c->s, &o, &r))
+	if (a.g.every)
+		return census_series(c, &a.g, &o, a.by, (unsigned)a.top);
+	if (jma_census_run(c->s, &o, &r)) {
+		census_grow_free(&a.g);
 		return cli_fail_session(c);
-	/* After the threads went on: one short call (emulated on a core). */
-	if (a.stats) {
+	}
+	/* After the threads went on: one short call (emulated on a core);
+	 * for the census's own table only. */
+	if (a.stats && !a.g.base && a.g.format != CF_PPROF) {
 		if (jma_get(c->s, "stats.allocated", &v) == 0) {
 			alloc = v.z;
 			have_alloc = 1;
@@ -382,10 +403,13 @@ int cmd_census(struct cli *c, int argc, char **argv)
 	}
 	if (a.blocks)
 		rc = write_blocks(r, a.blocks, a.leaks);
-	if (a.json)
+	if (!rc)
+		rc = census_grow_output(c, &a.g, r, o.flags, (unsigned)a.top, &done);
+	if (!rc && !done && a.json)
 		print_json(r, &a, have_alloc, alloc);
-	else
+	else if (!rc && !done)
 		print_text(r, &a, have_alloc, alloc);
+	census_grow_free(&a.g);
 	jma_census_free(r);
 	return rc;
 }
