@@ -121,9 +121,10 @@ const struct cli_cmd cli_commands[] = {
 	  "  -o -                standard output\n", NULL },
 	{ "serve", 0, 0, cmd_serve,
 	  "serve [--listen ADDR:PORT] [--target SELECTOR]... [--min-interval SEC] "
-	  "[--web-config FILE] [--allow-control] [--arenas]",
+	  "[--web-config FILE] [--allow-control] [--arenas] [--census-interval SEC] "
+	  "[--census-owners] [--census-metrics N]",
 	  "an HTTP exporter of the host's jemalloc processes: /metrics for Prometheus, "
-	  "/debug/pprof/heap?pid=N for pprof and Parca, /stats?pid=N, /targets",
+	  "/debug/pprof/heap?pid=N for pprof and Parca, /debug/census?pid=N, /stats?pid=N, /targets",
 	  "  --listen ADDR:PORT  where to listen (default 127.0.0.1:9711); a non-loopback\n"
 	  "                      address needs TLS in --web-config, or --insecure\n"
 	  "  --target SELECTOR   serve only these (and refuse others, 403): pid=N,\n"
@@ -140,6 +141,13 @@ const struct cli_cmd cli_commands[] = {
 	  "  --web-config FILE   TLS and basic auth (bcrypt), exporter-toolkit's YAML format\n"
 	  "  --allow-control     allow POST /prof?pid=N&action=on|off|reset\n"
 	  "  --insecure          allow plain HTTP on a non-loopback address\n"
-	  "  --arenas            per-arena series too\n", NULL },
+	  "  --arenas            per-arena series too\n"
+	  "  --census-interval SEC  /debug/census?pid=N answers are kept this long: a\n"
+	  "                      census (every thread stopped for its metadata) at most\n"
+	  "                      once per SEC per target, 2 at once (default 60)\n"
+	  "  --census-owners     censuses find what each root retains too (reads every\n"
+	  "                      block: the child's CPU, no longer stop)\n"
+	  "  --census-metrics N  /metrics: bytes of the N largest types of each target,\n"
+	  "                      from a census every --census-interval\n", NULL },
 	{ NULL, 0, 0, NULL, NULL, NULL, NULL, NULL },
 };

@@ -308,12 +308,16 @@ void op_child(const void *arg, struct op_result *r)
 		case OP_SAMPLER:
 			rc = sampled(s, a, r);
 			break;
+		case OP_CENSUS:
+			rc = census_op(s, a, r);
+			break;
 		default:
 			rc = control(s, a->kind, r);
 			break;
 		}
 	}
-	if (r->attached)
+	/* A census says itself how long it stopped the threads. */
+	if (r->attached && !r->held_ns)
 		r->held_ns = jma_held_ns(s);
 	from_session(s, rc, r);
 	if (rc == -ENOMEM && !r->msg[0])
