@@ -428,8 +428,10 @@ int census_series(struct cli *c, struct census_grow *g, const struct jma_census_
 		fprintf(stderr, "%s: stopped by signal %d after %lu censuses\n", cli_prog, (int)cli_stop, k);
 	snprintf(title, sizeof(title), "live bytes per %s (census)", what[b]);
 	if (rc == EXIT_OK)
+		/* The ranking follows a text log; it goes to stderr when JSON
+		 * lines fill stdout (as prof track's). */
 		rc = cli_track_finish(t, top ? top : 10, g->svg, title,
-				      out.f == stdout && g->format == CF_JSONL ? stderr : out.f);
+				      out.f == stdout && g->format == CF_JSONL ? stderr : stdout);
 	rc = out_close(g, &out, 0) ?: rc;
 	jma_track_free(t);
 	return rc;
