@@ -74,7 +74,8 @@ static int match(struct item *v, size_t n, struct jma_census_change **out, size_
 
 	if (!r)
 		return -ENOMEM;
-	qsort(v, n, sizeof(*v), cmp_key);
+	if (n)	/* (a tally of nothing has no array) */
+		qsort(v, n, sizeof(*v), cmp_key);
 	for (size_t i = 0; i < n; i++) {
 		struct jma_census_count *side;
 

@@ -364,7 +364,8 @@ static void cells_merge(struct cells *cs)
 {
 	size_t k = 0;
 
-	qsort(cs->v, cs->n, sizeof(*cs->v), cmp_cell);
+	if (cs->n)
+		qsort(cs->v, cs->n, sizeof(*cs->v), cmp_cell);
 	for (size_t i = 0; i < cs->n; i++) {
 		if (k && !cmp_cell(&cs->v[k - 1], &cs->v[i])) {
 			cs->v[k - 1].blocks += cs->v[i].blocks;
