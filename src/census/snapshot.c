@@ -27,19 +27,17 @@
  * and overlap; a failure names the offset in the inflated body.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <zlib.h>
 
 #include <jemattach/census_diff.h>
 
 #include "census/snapshot.h"
+#include "heap/heap.h"	/* heap_read_file */
 
 #define SNAP_MAGIC	"JMACENS"
 #define SNAP_VERSION	1
@@ -634,66 +632,15 @@ int census_snap_parse(const void *buf, size_t len, uint64_t max, uint64_t tables
 int jma_census_load(const char *path, struct jma_census **out, struct jma_census_meta *m, char *msg,
 		    size_t msglen)
 {
-	/* O_NONBLOCK: opening a FIFO must not wait for a writer. */
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	size_t len = 0, cap;
-	struct stat st;
-	char *buf;
-	int err = 0;
+	char *buf = NULL, why[400];
+	size_t len = 0;
+	int err = heap_read_file(path, JMA_SNAP_MAX_BYTES, &buf, &len, msg, msglen);
 
 	*out = NULL;
-	if (fd < 0 || fstat(fd, &st)) {
-		err = -errno;
-		snprintf(msg, msglen, "%s: %s", path, strerror(-err));
-		if (fd >= 0)
-			close(fd);
+	if (err)
 		return err;
-	}
-	/* Refused before reading anything: a FIFO may never end, /dev/zero never does. */
-	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size > JMA_SNAP_MAX_BYTES) {
-		snprintf(msg, msglen, S_ISREG(st.st_mode) ? "%s: larger than %llu bytes" :
-			 "%s: not a regular file (not read)", path, JMA_SNAP_MAX_BYTES);
-		close(fd);
-		return S_ISREG(st.st_mode) ? -EFBIG : -EINVAL;
-	}
-	cap = (size_t)st.st_size + 1;
-	buf = malloc(cap);
-	/* To the end rather than st_size: it may grow meanwhile, within the bound. */
-	while (buf && !err) {
-		ssize_t r = read(fd, buf + len, cap - len);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			err = -errno;
-			snprintf(msg, msglen, "%s: %s", path, strerror(-err));
-		} else if (r == 0) {
-			break;
-		} else if ((len += (size_t)r) == cap) {
-			char *nb = cap > JMA_SNAP_MAX_BYTES ? NULL : realloc(buf, cap * 2);
-
-			if (!nb) {
-				err = cap > JMA_SNAP_MAX_BYTES ? -EFBIG : -ENOMEM;
-				snprintf(msg, msglen, "%s: %s", path, cap > JMA_SNAP_MAX_BYTES ?
-					 "larger than the bound" : "out of memory");
-			} else {
-				buf = nb;
-				cap *= 2;
-			}
-		}
-	}
-	close(fd);
-	if (!buf) {
-		snprintf(msg, msglen, "%s: out of memory", path);
-		return -ENOMEM;
-	}
-	if (!err) {
-		char why[400];
-
-		err = jma_census_parse(buf, len, out, m, why, sizeof(why));
-		if (err)
-			snprintf(msg, msglen, "%s: %s", path, why);
-	}
+	if ((err = jma_census_parse(buf, len, out, m, why, sizeof(why))))
+		snprintf(msg, msglen, "%s: %s", path, why);
 	free(buf);
 	return err;
 }

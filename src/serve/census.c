@@ -8,8 +8,8 @@
  * windows: one at a time per target (as every operation), at most
  * CENSUS_MAX at once in the server, and each answer kept --census-interval
  * seconds (default 60) for every request and scrape meanwhile.  The child
- * sends the census back as a snapshot (census_diff.h), which the server
- * reads with the snapshot's bounds and writes in the format asked for.
+ * (ops.c) sends the census back as a snapshot (census_diff.h), which the
+ * server reads with the snapshot's bounds and writes in the format asked for.
  * With --census-owners it also finds what each root retains (every block's
  * words read: seconds of the child's CPU per GiB, no longer stop).
  */
@@ -19,54 +19,6 @@
 #include <string.h>
 
 #include "serve/serve.h"
-
-/* --- in the child ------------------------------------------------------------- */
-
-struct snapbuf {
-	char *p;
-	size_t len, cap;
-};
-
-static int snap_add(void *arg, const char *buf, size_t len)
-{
-	struct snapbuf *b = arg;
-
-	if (b->len + len > b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 65536;
-		char *p;
-
-		while (cap < b->len + len)
-			cap *= 2;
-		if (!(p = realloc(b->p, cap)))
-			return -ENOMEM;
-		b->p = p;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, buf, len);
-	b->len += len;
-	return 0;
-}
-
-int census_op(jma_session *s, const struct op_arg *a, struct op_result *r)
-{
-	struct jma_census_opts o = { .flags = a->census_flags };
-	struct jma_census_meta m = { .pid = a->pid, .exec_mark = jma_exec_mark(a->pid),
-				     .time = jma_clock_s(CLOCK_REALTIME), .flags = a->census_flags };
-	struct snapbuf b = { 0 };
-	struct jma_census *c;
-	int rc = jma_census_run(s, &o, &c);
-
-	if (rc)
-		return rc;
-	r->attached = 1;
-	r->held_ns = c->stop_ns;
-	if ((rc = jma_census_save(c, &m, 0, snap_add, &b)))
-		free(b.p);
-	else
-		r->data = b.p, r->len = b.len;
-	jma_census_free(c);
-	return rc;
-}
 
 /* --- in the server ------------------------------------------------------------ */
 

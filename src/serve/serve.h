@@ -2,7 +2,8 @@
  *
  * Built on the public API (include/) like the command line, one concept per file:
  *   child.c    one operation on a target, run in a forked child process
- *   ops.c      the operations a child runs: probe, sample, dump, stats, control, report
+ *   ops.c      the operations a child runs: probe, sample, dump, stats, census, control,
+ *              report
  *   targets.c  which processes are served: discovery, selectors, following restarts
  *   cache.c    one attach per target at a time; answers shared and kept --min-interval
  *   metrics.c  /metrics: Prometheus text 0.0.4, or OpenMetrics 1.0 when asked
@@ -347,8 +348,6 @@ void census_reply(struct serve_ctx *sc, struct MHD_Connection *conn, struct targ
 		  double deadline, struct reply *r);
 /* The census flags of the server's censuses. */
 unsigned census_flags(const struct serve_cfg *cfg);
-/* In the child: OP_CENSUS (the payload is a snapshot without addresses). */
-int census_op(jma_session *s, const struct op_arg *a, struct op_result *r);
 /* /metrics' census gauges (--census-metrics): from each target's last
  * census, a new one started when it is older than --census-interval. */
 void census_metrics(struct serve_ctx *sc, struct target **v, size_t n, FILE *f);
