@@ -6,7 +6,7 @@
 # between two snapshots: the database grew by allocator_allocated's change
 # (1%); go tool pprof -diff_base shows the growing type first; serve's
 # /debug/census answers two targets while a third is hung; a hostile
-# snapshot is refused with a line.
+# snapshot is refused with a line; no output follows another user's link.
 source tests/lib.sh
 source tests/lib-serve.sh
 PROF="MALLOC_CONF=prof:true,prof_active:true,lg_prof_sample:0"
@@ -264,6 +264,30 @@ t_hostile_snapshots_and_usage() {
 		expect_rc 2
 	done
 	expect_match "$(fix "$pid" count)" "^[0-9]+$"
+}
+
+# Every file census writes (--save, --born, -o, --svg) goes through the
+# output rules (doc/safety.md): another user's link in a sticky directory is
+# not followed, root's file behind it stays as it was.
+t_outputs_never_follow_another_users_link() {
+	local pid tuser=jmatest o
+	id "$tuser" >/dev/null 2>&1 || useradd -r -M -s /usr/sbin/nologin "$tuser" 2>/dev/null
+	id "$tuser" >/dev/null 2>&1 || skip "no $tuser user"
+	grow_fixture pid
+	jm "$pid" census --save "$TMPD/base.snap" --addresses
+	expect_rc 0
+	chmod 0711 "$TMPD"	# the other user reaches shared/ (nothing else is listable)
+	mkdir -m 1777 "$TMPD/shared"
+	echo precious >"$TMPD/victim"
+	runuser -u "$tuser" -- ln -s "$TMPD/victim" "$TMPD/shared/out"
+	o=$TMPD/shared/out
+	for args in "--save $o" "--base $TMPD/base.snap --born $o" "--format pprof -o $o" \
+		"--base $TMPD/base.snap -o $o" "--every 0.1 -n 1 --svg $o" "--every 0.1 -n 1 -o $o"; do
+		jm "$pid" census $args
+		expect_rc 2
+		expect_match "$ERR" "symlink owned by another user"
+	done
+	expect_eq "$(cat "$TMPD/victim")" precious
 }
 
 run_tests
