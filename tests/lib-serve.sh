@@ -6,6 +6,9 @@
 SERVE_WRAP=()
 serve_bg() {
 	local __var=$1; shift
+	# Emptied here: the background job's own redirection comes later, and
+	# serve_wait must not read a file an earlier server of that name left.
+	: >"$TMPD/serve.$__var.err"
 	"${SERVE_WRAP[@]}" "$JEMATTACH" serve "$@" 2>"$TMPD/serve.$__var.err" &
 	STARTED+=("$!")
 	printf -v "$__var" '%s' "$!"
