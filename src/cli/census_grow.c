@@ -75,15 +75,13 @@ static int check(struct cli *c, const struct census_grow *g)
 	return EXIT_OK;
 }
 
-int census_grow_prepare(struct cli *c, struct census_grow *g, const char *by, int leaks,
-			unsigned *flags)
+int census_grow_prepare(struct cli *c, struct census_grow *g, const char *by, unsigned *flags)
 {
 	char msg[512];
 	int rc = check(c, g);
 
 	if (rc)
 		return rc;
-	(void)leaks;
 	if (g->every) {
 		*flags |= !strcmp(by, "type") ? JMA_CENSUS_TYPES : !strcmp(by, "root") ?
 			  JMA_CENSUS_ROOTS : 0;

@@ -45,8 +45,7 @@ enum census_format { CF_TEXT, CF_JSON, CF_PPROF, CF_JSONL };
 int census_grow_opt(struct cli *c, int opt, const char *arg, struct census_grow *g);
 /* After parsing: the combinations checked, the base loaded, and the census
  * flags they need added to *@flags (@by: --by's word). */
-int census_grow_prepare(struct cli *c, struct census_grow *g, const char *by, int leaks,
-			unsigned *flags);
+int census_grow_prepare(struct cli *c, struct census_grow *g, const char *by, unsigned *flags);
 void census_grow_free(struct census_grow *g);
 
 /* A series of censuses every g->every seconds: one line each (or JSON

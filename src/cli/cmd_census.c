@@ -380,7 +380,7 @@ int cmd_census(struct cli *c, int argc, char **argv)
 		a.g.format = CF_JSON;
 	if (a.g.every && a.blocks)
 		return cli_usage(c, "census", "--blocks lists one census's blocks, not a series'");
-	if ((rc = census_grow_prepare(c, &a.g, a.by, a.leaks, &o.flags)))
+	if ((rc = census_grow_prepare(c, &a.g, a.by, &o.flags)))
 		return rc;
 	if (isatty(2) && !a.g.every)
 		o.progress = progress;

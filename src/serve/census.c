@@ -32,8 +32,8 @@ static int to_stream(void *arg, const char *buf, size_t len)
 	return fwrite(buf, 1, len, arg) == len ? 0 : -EIO;
 }
 
-void census_reply(struct serve_ctx *sc, struct MHD_Connection *conn, struct target *t, int pprof,
-		  double deadline, struct reply *r)
+void census_reply(struct serve_ctx *sc, struct target *t, int pprof, double deadline,
+		  struct reply *r)
 {
 	double now = jma_clock_s(CLOCK_MONOTONIC);
 	struct jma_census_report_opts ro = { .format = pprof ? JMA_CENSUS_PPROF : JMA_CENSUS_JSON };
@@ -45,7 +45,6 @@ void census_reply(struct serve_ctx *sc, struct MHD_Connection *conn, struct targ
 	FILE *f;
 	int err;
 
-	(void)conn;
 	if (cache_wait(sc, t, OP_CENSUS, now - sc->cfg->census_interval, deadline, &res)) {
 		reply_failed(r, t, "a census", &res);
 		goto out;

@@ -310,7 +310,7 @@ static void do_census(struct serve_ctx *sc, struct MHD_Connection *c, struct req
 	}
 	if (!(t = target_of(sc, q, r)))
 		return;
-	census_reply(sc, c, t, fmt && !strcmp(fmt, "pprof"), deadline_of(sc, c), r);
+	census_reply(sc, t, fmt && !strcmp(fmt, "pprof"), deadline_of(sc, c), r);
 	target_put(sc, t);
 }
 

@@ -227,7 +227,6 @@ struct target {
 };
 
 struct serve_ctx;
-struct MHD_Connection;
 
 int targets_init(struct serve_ctx *sc);
 void targets_fini(struct serve_ctx *sc);
@@ -344,8 +343,8 @@ void pprof_heap(struct serve_ctx *sc, struct target *t, int allocs, int debug, u
  * --census-interval, else a new one, waited for until @deadline; @pprof:
  * gzip'd profile.proto, else JSON. */
 #define CENSUS_MAX	2	/* censuses at once, all targets */
-void census_reply(struct serve_ctx *sc, struct MHD_Connection *conn, struct target *t, int pprof,
-		  double deadline, struct reply *r);
+void census_reply(struct serve_ctx *sc, struct target *t, int pprof, double deadline,
+		  struct reply *r);
 /* The census flags of the server's censuses. */
 unsigned census_flags(const struct serve_cfg *cfg);
 /* /metrics' census gauges (--census-metrics): from each target's last
