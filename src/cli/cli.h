@@ -148,6 +148,8 @@ int cli_out_mkdir(const char *path, bool fresh, char *out, size_t len, bool *mad
 void cli_out_remove(const char *path, bool dir);
 /* The message for @err, a cli_out_* call's last result. */
 const char *cli_out_strerror(int err);
+/* A jma_write_fn into the FILE * @arg: 0, or -EIO. */
+int cli_write_file(void *arg, const char *buf, size_t len);
 
 /* JSON output helpers (json.c). */
 void cli_json_string(FILE *f, const char *s);
@@ -171,6 +173,10 @@ int cmd_watch(struct cli *c, int argc, char **argv);
 int cmd_shell(struct cli *c, int argc, char **argv);
 int cmd_report(struct cli *c, int argc, char **argv);
 int cmd_census(struct cli *c, int argc, char **argv);
+/* cmd_track.c: the end of a track (prof track, report sites, census --every):
+ * its ranking (@top rows, 0: all) on @rank through the escaping stream, and
+ * with @svg the chart of its top rows, titled @title. */
+int cli_track_finish(jma_track *t, unsigned top, const char *svg, const char *title, FILE *rank);
 /* profile.c, for the prof subcommands: write a profile ("-": stdout;
  * -errno), the first free jeprof.<pid>.<n>.heap, load one (@buf of @len, or
  * the file @path; minus @base when not NULL) symbolized from the live

@@ -183,7 +183,7 @@ static int restore_inactive(struct cli *c)
 	return err;
 }
 
-static int finish(jma_track *t, const struct track_args *a, FILE *rank)
+int cli_track_finish(jma_track *t, unsigned top, const char *svg, const char *title, FILE *rank)
 {
 	struct cli_out o;
 	FILE *esc;
@@ -194,20 +194,25 @@ static int finish(jma_track *t, const struct track_args *a, FILE *rank)
 	/* Site names are the target's symbols: escaped (esc.h). */
 	if (!(esc = cli_esc_open(rank, 0)))
 		return cli_error(EXIT_TARGET, "out of memory");
-	err = jma_track_write_ranking(t, a->top, esc);
+	err = jma_track_write_ranking(t, top, esc);
 	if (fclose(esc) && !err)
 		err = -EIO;
 	if (err)
 		return cli_error(EXIT_TARGET, "%s", jma_track_errmsg(t));
-	if (!a->svg)
+	if (!svg)
 		return EXIT_OK;
-	if ((err = cli_out_open(a->svg, true, &o)))
-		return cli_error(EXIT_USAGE, "cannot create %s: %s", a->svg, cli_out_strerror(err));
-	err = jma_track_svg(t, a->top ? a->top : 8, "live bytes per allocation site", o.f);
+	if ((err = cli_out_open(svg, true, &o)))
+		return cli_error(EXIT_USAGE, "cannot create %s: %s", svg, cli_out_strerror(err));
+	err = jma_track_svg(t, top ? top : 8, title, o.f);
 	err = cli_out_close(&o, !err) ?: err;
 	if (err)
-		return cli_error(EXIT_TARGET, "%s: %s", a->svg, strerror(-err));
+		return cli_error(EXIT_TARGET, "%s: %s", svg, strerror(-err));
 	return EXIT_OK;
+}
+
+static int finish(jma_track *t, const struct track_args *a, FILE *rank)
+{
+	return cli_track_finish(t, a->top, a->svg, "live bytes per allocation site", rank);
 }
 
 /* One track in progress: where its snapshots go. */

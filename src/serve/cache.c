@@ -89,7 +89,8 @@ static void *flight_main(void *arg)
 	struct serve_ctx *sc = j->sc;
 	struct target *t = j->t;
 	struct op_arg a = { .kind = j->kind, .pid = t->pid, .opt = &sc->cfg->opt,
-			    .sample_flags = sc->cfg->arenas ? JMA_SAMPLE_ARENAS : 0 };
+			    .sample_flags = sc->cfg->arenas ? JMA_SAMPLE_ARENAS : 0,
+			    .census_flags = census_flags(sc->cfg) };
 	struct op_result r;
 	struct op_sample fixed, got;
 
@@ -100,9 +101,14 @@ static void *flight_main(void *arg)
 		a.fixed = &fixed;
 	}
 	pthread_mutex_unlock(&t->mu);
+	/* A census stops every thread and takes memory: CENSUS_MAX at once. */
+	if (j->kind == OP_CENSUS)
+		sem_take(&sc->census_sem);
 	sem_take(&sc->attach_sem);
 	op_run(sc->cfg, &a, &r);
 	sem_give(&sc->attach_sem);
+	if (j->kind == OP_CENSUS)
+		sem_give(&sc->census_sem);
 
 	pthread_mutex_lock(&t->mu);
 	give_target(t, &r);
