@@ -90,8 +90,9 @@ int census_grow_prepare(struct cli *c, struct census_grow *g, const char *by, un
 	/* A snapshot is for comparing later: by type too (a word per block). */
 	if (g->save)
 		*flags |= JMA_CENSUS_TYPES | (g->addresses ? JMA_CENSUS_LIST : 0);
+	/* Types as the leaves, owners above them: each block's owner, kept (a list). */
 	if (g->format == CF_PPROF && !strcmp(by, "root"))
-		*flags |= JMA_CENSUS_TYPES;	/* types as the leaves, owners above them */
+		*flags |= JMA_CENSUS_TYPES | JMA_CENSUS_LIST;
 	if (!g->base_path)
 		return EXIT_OK;
 	/* The base is input like a heap profile: bounded, checked (snapshot.c). */

@@ -4,7 +4,8 @@
 # flat; --base names the blocks born since a snapshot exactly and the global
 # container they belong to, on a live process and on a core; Redis filled
 # between two snapshots: the database grew by allocator_allocated's change
-# (1%); go tool pprof -diff_base shows the growing type first; serve's
+# (1%); go tool pprof -diff_base shows the growing type first, and with
+# --by root each type's owner as its caller; serve's
 # /debug/census answers two targets while a third is hung; a hostile
 # snapshot is refused with a line; no output follows another user's link.
 source tests/lib.sh
@@ -188,6 +189,14 @@ t_pprof_diff_base_shows_the_growing_type_first() {
 	out=$(HOME=$TMPD GOCACHE=$TMPD/gocache go tool pprof -top "$TMPD/d.pb.gz" 2>&1) ||
 		fail "go tool pprof failed: $out"
 	expect_match "$(awk '/ flat%/ { getline; print; exit }' <<<"$out")" " app::A$"
+	# By root: each type's owner is its caller -- the A's belong to g_a's vector.
+	jm "$pid" census --by root --format pprof -o "$TMPD/o.pb.gz"
+	expect_rc 0
+	out=$(HOME=$TMPD GOCACHE=$TMPD/gocache go tool pprof -peek 'app::A' "$TMPD/o.pb.gz" 2>&1) ||
+		fail "go tool pprof failed: $out"
+	# Its callers, the most bytes first (pprof shortens names: what is in
+	# parentheses goes; the newest A may be reached from several roots).
+	expect_match "$(awk '/[|]   / { print; exit }' <<<"$out")" "%  *[|]   g_a +-> 0x[0-9a-f]+ *$"
 }
 
 # Two targets answered while a third is hung: a thread of it holds
