@@ -125,8 +125,8 @@ void census_metrics(struct serve_ctx *sc, struct target **v, size_t n, FILE *f)
 		if (v[i]->state == T_JEMALLOC)
 			target_census(sc, v[i], &c[i], &age[i]);
 	metrics_family(f, "jemalloc_census_type_bytes",
-		       "Bytes of live blocks of a C++ type (by vtable; \"(no vtable)\": the rest), "
-		       "the largest --census-metrics types, from the last census.");
+		       "Bytes of live blocks of a C++ type (by vtable; \"(no vtable) N bytes\": the rest, "
+		       "by size), the largest --census-metrics types, from the last census.");
 	for (size_t i = 0; i < n; i++) {
 		struct jma_census_row *rows;
 		size_t nr;
