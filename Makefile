@@ -454,11 +454,25 @@ $(BUILD)/fuzz/core_fuzz: tests/fuzz/core_fuzz.c src/emulate/core.c src/emulate/c
 		-std=gnu11 -D_GNU_SOURCE -I. -Isrc -Iattach/arch/$(ARCH) $(PKG_CFLAGS) -o $@ tests/fuzz/core_fuzz.c \
 		src/emulate/core.c src/symbols/buildid.c attach/arch/$(ARCH)/regs.c $(PKG_LIBS)
 
-fuzz: $(BUILD)/fuzz/heap_fuzz $(BUILD)/fuzz/core_fuzz
+# Census snapshots: the reader, the difference and the reports (corpus:
+# tests/fuzz/census_corpus), instrumented with the heap code they write with;
+# the rest of the census (jma_census_free's file) from the library, as built.
+CENSUS_FUZZ_SRCS := tests/fuzz/census_fuzz.c src/census/snapshot.c src/census/diff.c \
+	src/census/blocks.c src/census/index.c \
+	src/census/report.c $(wildcard src/heap/*.c) $(BUILD)/gen/profile.pb-c.c
+$(BUILD)/fuzz/census_fuzz: $(CENSUS_FUZZ_SRCS) $(wildcard src/census/*.h src/heap/*.h) $(BUILD)/libjemattach.a
+	@mkdir -p $(BUILD)/fuzz/census_corpus
+	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+		-std=gnu11 -D_GNU_SOURCE -Iinclude -I. -Isrc -Iattach/arch/$(ARCH) -I$(BUILD)/gen $(PKG_CFLAGS) \
+		-o $@ $(CENSUS_FUZZ_SRCS) $(BUILD)/libjemattach.a $(PKG_LIBS) -pthread -ldl -lm
+
+fuzz: $(BUILD)/fuzz/heap_fuzz $(BUILD)/fuzz/core_fuzz $(BUILD)/fuzz/census_fuzz
 	$(BUILD)/fuzz/heap_fuzz -max_total_time=$(FUZZ_TIME) -timeout=10 -rss_limit_mb=4096 \
 		$(BUILD)/fuzz/corpus tests/fuzz/corpus
 	$(BUILD)/fuzz/core_fuzz -max_total_time=$(FUZZ_TIME) -timeout=10 -rss_limit_mb=4096 \
 		$(BUILD)/fuzz/core_corpus tests/fuzz/core_corpus
+	$(BUILD)/fuzz/census_fuzz -max_total_time=$(FUZZ_TIME) -timeout=10 -rss_limit_mb=4096 \
+		$(BUILD)/fuzz/census_corpus tests/fuzz/census_corpus
 
 clean:
 	rm -rf build

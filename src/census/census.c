@@ -14,7 +14,9 @@
  * Memory: 112 bytes per extent copied in the stop (freed once counted),
  * about a bit per live block kept (index.c), 8 per thread-cached block, 6
  * MiB for a root and a leaf, 8 MiB of metadata page cache; --leaks adds
- * about 5 bits per block, --by root 8 bytes (the graph itself on disk).
+ * about 5 bits per block, --by root 8 bytes (the graph itself on disk).  A
+ * list (LIST) keeps per block its type (4 bytes), class (2 bits) and with
+ * ROOTS its owner (4 bytes) and hands them to the result with the index.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -23,28 +25,6 @@
 
 #include "attach/clock.h"
 #include "census/census.h"
-
-/* Every block to the caller, by address (LIST). */
-static int list(struct cen *c)
-{
-	size_t b = 0;
-
-	for (size_t r = 0; r < c->ix.nruns; r++)
-		for (uint64_t q = 0; q < c->ix.runs[r].npos; q++) {
-			struct jma_census_block k;
-
-			if (!(c->ix.ibits[c->ix.runs[r].w0 + q / 64] >> (q % 64) & 1))
-				continue;
-			k.addr = c->ix.runs[r].base + q * c->ix.runs[r].size;
-			k.size = c->ix.runs[r].size;
-			k.type = c->btype ? c->btype[b] : 0;
-			k.cls = (uint8_t)cen_class_of(c, b);
-			b++;
-			if (c->o->block(c->o->block_arg, c->out, &k))
-				return 0;
-		}
-	return 0;
-}
 
 /* The result's tables from the run's. */
 static int finish(struct cen *c)
@@ -78,8 +58,8 @@ static int finish(struct cen *c)
 			o->roots[i].type = where[o->roots[i].type];
 		free(where);
 	}
-	if (c->o && (c->o->flags & JMA_CENSUS_LIST) && c->o->block)
-		return list(c);
+	if (c->o && (c->o->flags & JMA_CENSUS_LIST))
+		return cen_blocks_keep(c);
 	return 0;
 }
 
@@ -101,6 +81,7 @@ static void cen_free(struct cen *c)
 	free(c->btype);
 	free(c->cls);
 	cen_chunks_free(c);
+	free(c->owner);
 }
 
 /* This thread's CPU time: the stop's wall time on a loaded machine says
@@ -265,7 +246,8 @@ int jma_census_run(jma_session *s, const struct jma_census_opts *o, struct jma_c
 		err = jma_hold_end(s, here, err);
 	warnings(&c);
 	c.out->mem_bytes = cen_index_bytes(&c.ix) + c.capcached * 8 + c.capraw * sizeof(*c.raw) +
-			   c.capbits * 8 + (c.btype ? c.ix.nblocks * 4 : 0) + (12ULL << 20);
+			   c.capbits * 8 + (c.btype ? c.ix.nblocks * 4 : 0) +
+			   (c.out->blocks ? cen_blocks_bytes(c.out->blocks) : 0) + (12ULL << 20);
 	c.out->total_ns = (uint64_t)(att_now_ns() - t0);
 	cen_free(&c);
 	if (err) {
@@ -291,5 +273,6 @@ void jma_census_free(struct jma_census *c)
 	for (size_t i = 0; i < c->nholders; i++)
 		free(c->holders[i].path);
 	free(c->holders);
+	cen_blocks_free(c->blocks);
 	free(c);
 }

@@ -149,7 +149,8 @@ struct cen {
 	uint64_t bad_bins;		/* thread-cache bins not believed (tcache.c) */
 	struct cen_typing *typing;	/* types.c: what the pass learnt */
 	uint32_t *btype;		/* types.c, with LIST: per block, index into out->types */
-	uint64_t *cls;			/* leaks.c, with LIST: 3 bits per block */
+	uint64_t *cls;			/* leaks.c, with LIST: per block its class, 2 bits */
+	uint32_t *owner;		/* dominators.c, with LIST: per block its owner */
 	uint32_t *stack_ids;		/* the blocks of c->stacks, sorted (cen_stacks_index) */
 	size_t nstack_ids;
 	int64_t start_ns, deadline_ns;
@@ -261,6 +262,29 @@ uint64_t cen_block_size(const struct cen_index *ix, size_t b);
 uint64_t cen_block_span(const struct cen_index *ix, size_t b);
 /* The end of the last block's span (0: no block). */
 uint64_t cen_index_end(const struct cen_index *ix);
+/* blocks.c: a census's blocks kept in its result (LIST, a snapshot's
+ * addresses): the index and, per block, its type, class and owner. */
+struct jma_census_blocks {
+	struct cen_index ix;
+	uint32_t *type;			/* NULL: every block untyped */
+	uint64_t *cls;			/* 2 bits a block; NULL: every block anchored */
+	uint32_t *owner;		/* NULL: no owner known */
+	uint64_t end;			/* where the last block ends (cen_blocks_add) */
+	size_t room;			/* blocks cen_blocks_reserve made room for */
+};
+/* The run's blocks, types, classes and owners moved into c->out (at its end). */
+int cen_blocks_keep(struct cen *c);
+/* Room for @n blocks (with owners when @owners) in @c's kept blocks, made
+ * now; then cen_blocks_add appends each, in address order without overlap
+ * (-EINVAL otherwise; -ENOMEM, -E2BIG past @n or the index's bound). */
+int cen_blocks_reserve(struct jma_census *c, size_t n, int owners);
+int cen_blocks_add(struct jma_census *c, const struct jma_census_block *b);
+size_t cen_blocks_bytes(const struct jma_census_blocks *k);
+void cen_blocks_free(struct jma_census_blocks *k);
+/* 2-bit classes, per block. */
+unsigned cen_cls_get(const uint64_t *cls, size_t b);
+void cen_cls_set(uint64_t *cls, size_t b, unsigned v);
+
 /* bits.c: a set of block numbers, with the next member found fast. */
 #define CEN_BITS_LEVELS	7	/* 64^6 > 2^32 blocks */
 struct cen_bits {
@@ -322,8 +346,6 @@ uint32_t cen_type_of(struct cen *c, size_t b);
  * = the new one (malloc'ed, NULL without types). */
 int cen_types_finish(struct cen *c, uint32_t **where);
 void cen_types_free(struct cen *c);
-/* leaks.c, with LIST: block @b's class. */
-enum jma_census_class cen_class_of(const struct cen *c, size_t b);
 
 /* roots.c: where the program's own pointers live -- static data (its
  * modules' writable segments, jemalloc's own excluded), each thread's stack
@@ -387,6 +409,17 @@ int cen_dominators(struct cen *c, struct cen_graph *g, struct cen_rootref *r, si
 /* mem.c: make room for @need elements of @each bytes in the array at
  * *(void **)@p of capacity *@cap (doubling); -ENOMEM. */
 int cen_grow(void *p, size_t *cap, size_t need, size_t each);
+/* Sort the @n elements of @each bytes at @v and fold those @cmp finds equal
+ * into the first of them (@add); how many are left. */
+size_t cen_fold(void *v, size_t n, size_t each, int (*cmp)(const void *, const void *),
+		void (*add)(void *into, const void *from));
+/* Room for one more element in the array at *(void **)@p (*@n used of
+ * *@cap): a full array of CEN_FOLD_MANY or more is folded first and grows
+ * only if that leaves it more than half full -- millions of counted items
+ * take about as many as there are distinct ones; -ENOMEM. */
+#define CEN_FOLD_MANY	(1 << 16)
+int cen_fold_room(void *p, size_t *n, size_t *cap, size_t each,
+		  int (*cmp)(const void *, const void *), void (*add)(void *into, const void *from));
 int cen_ptr_ok(uint64_t p);
 int cen_read(struct cen *c, uint64_t addr, void *buf, size_t len);
 /* Copy [@at, @at + @len) into the snapshot: from @src, or read now (an

@@ -208,6 +208,9 @@ static const struct option longopts[] = {
 	{ "max-overhead", required_argument, NULL, 'o' },
 	{ "allow-sampler", no_argument, NULL, 'S' },
 	{ "max-duty", required_argument, NULL, 'D' },
+	{ "census-interval", required_argument, NULL, 'c' },
+	{ "census-owners", no_argument, NULL, 'O' },
+	{ "census-metrics", required_argument, NULL, 'M' },
 	{ 0 },
 };
 
@@ -279,6 +282,17 @@ static int serve_option(struct cli *c, int opt, struct serve_cfg *cfg, const cha
 		if ((rc = num_opt(c, "max-duty", "a percentage, 0.1 to 100", 0.1, 100, &v)) == EXIT_OK)
 			cfg->max_duty = v / 100;
 		return rc;
+	case 'c':
+		return num_opt(c, "census-interval", "seconds, 1 to 86400", 1, 86400,
+			       &cfg->census_interval);
+	case 'O': cfg->census_owners = 1; return EXIT_OK;
+	case 'M':
+		if ((rc = num_opt(c, "census-metrics", "a number of types, 1 to 1000", 1, 1000, &v)))
+			return rc;
+		if (v != (unsigned)v)
+			return cli_usage(c, "serve", "invalid --census-metrics \"%s\": 1 to 1000", optarg);
+		cfg->census_metrics = (unsigned)v;
+		return EXIT_OK;
 	default:
 		return cli_usage(c, "serve", "invalid option");
 	}
@@ -318,7 +332,8 @@ static int serve_config(struct cli *c, int argc, char **argv, struct serve_cfg *
 int cmd_serve(struct cli *c, int argc, char **argv)
 {
 	struct serve_cfg cfg = { .min_interval = 1, .timeout = 5, .discover_interval = 5,
-				 .max_attaches = 4, .max_overhead = 0.05, .max_duty = 0.05 };
+				 .max_attaches = 4, .max_overhead = 0.05, .max_duty = 0.05,
+				 .census_interval = 60 };
 	int (*run)(struct serve_cfg *);
 	int rc = serve_config(c, argc, argv, &cfg);
 
