@@ -60,10 +60,10 @@ static int finish(struct cen *c)
 	struct jma_census *o = c->out;
 	size_t n = 0;
 
-	o->sizes = calloc(CEN_NSIZES, sizeof(*o->sizes));
+	o->sizes = calloc(CEN_NSIZES_MAX, sizeof(*o->sizes));
 	if (!o->sizes)
 		return -ENOMEM;
-	for (unsigned i = 0; i < CEN_NSIZES; i++)
+	for (unsigned i = 0; i < c->g.nsizes; i++)
 		if (c->bysz[i].blocks) {
 			o->sizes[n] = c->bysz[i];
 			o->sizes[n++].size = c->sizes[i];
@@ -97,6 +97,7 @@ static void cen_free(struct cen *c)
 	free(c->raw);
 	free(c->bits);
 	free(c->wbuf);
+	free(c->leaves);
 	free(c->ext);
 	free(c->baddr);
 	free(c->bsize);
@@ -146,10 +147,24 @@ static void warnings(struct cen *c)
 			 "(--force): what it was changing may be counted wrong", used ? "; " : "");
 		used = strlen(o->warn);
 	}
-	if (c->bad_words || c->bad_nfree)
+	if (c->bad_words || c->bad_nfree) {
 		snprintf(o->warn + used, sizeof(o->warn) - used, "%s%llu map entries and %llu slab "
 			 "counts disagreed with the metadata they name (skipped)", used ? "; " : "",
 			 (unsigned long long)c->bad_words, (unsigned long long)c->bad_nfree);
+		used = strlen(o->warn);
+	}
+	if (c->unheld_extents) {
+		snprintf(o->warn + used, sizeof(o->warn) - used, "%s%llu extents lie partly in memory "
+			 "the core does not hold (%llu bytes; MADV_DONTDUMP): counted from jemalloc's "
+			 "metadata", used ? "; " : "", (unsigned long long)c->unheld_extents,
+			 (unsigned long long)c->unheld_bytes);
+		used = strlen(o->warn);
+	}
+	if (c->unread_blocks)
+		snprintf(o->warn + used, sizeof(o->warn) - used, "%s%llu blocks (%llu bytes) had pages "
+			 "that could not be read (PROT_NONE, or not in the core): pointers there were "
+			 "not seen", used ? "; " : "", (unsigned long long)c->unread_blocks,
+			 (unsigned long long)c->unread_bytes);
 }
 
 int jma_census_run(jma_session *s, const struct jma_census_opts *o, struct jma_census **out)
@@ -197,6 +212,7 @@ int jma_census_run(jma_session *s, const struct jma_census_opts *o, struct jma_c
 		t1 = att_now_ns();
 		cpu0 = cpu_ns();
 		cen_cache_flush(&c);
+		cen_tsd_settle(&c);
 		if (c.defer_map && cen_map_from_tsd(&c)) {
 			char why[sizeof(s->err)];
 			snprintf(why, sizeof(why), "%s", jma_errmsg(s));

@@ -1,8 +1,9 @@
 /* walk.c -- the walk of jemalloc's map of active extents: every live block.
  *
  * Leaves are read whole (2 MiB, one per GiB of address space in use, with
- * 4 KiB pages; 512 KiB per 4 GiB with 64 KiB pages: cen_geometry).  A
- * leaf word names the extent its page belongs to; an extent is taken at its
+ * 4 KiB pages; 512 KiB per 4 GiB with 64 KiB pages; 512 KiB per 128 MiB in
+ * a 57-bit build's three levels: cen_geometry, findmap.c).  A
+ * leaf entry names the extent its page belongs to; an extent is taken at its
  * first page only (its last and interior pages repeat it), and only when its
  * own e_bits say active and its size index is a real class (5.3's SEC keeps
  * cached extents active with szind SC_NSIZES).  A slab's regions are live
@@ -168,49 +169,83 @@ int cen_expand(struct cen *c)
 	return 0;
 }
 
-/* Is [base, base + size) inside one mapping of the target? */
-static int in_mapping(const struct cen *c, uint64_t base, uint64_t size)
+/* Is [base, base + size) mapped?  One extent may be several mappings: the
+ * kernel splits a mapping where part of it is mlock'ed, mprotect'ed or
+ * madvise'd (MADV_DONTDUMP: Traffic Server's I/O buffers), and guard pages
+ * (san_guard_*) are mappings of their own.  On a core, a gap inside an
+ * extent is memory the core does not hold (gcore leaves out
+ * MADV_DONTDUMP mappings; a kernel core keeps them, empty): the extent
+ * counts when a part of it is held, and the gap is counted in @unheld. */
+size_t cen_maps_after(const struct cen *c, uint64_t addr)
 {
-	const struct att_map *m = att_maps_find(c->maps, c->nmaps, base);
+	size_t lo = 0, hi = c->nmaps;
 
-	return m && size <= m->end - base;
+	/* They come in address order. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (c->maps[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
 }
 
-static int cmp_u64(const void *a, const void *b)
+static int in_mappings(const struct cen *c, uint64_t base, uint64_t size, uint64_t *unheld)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return (x > y) - (x < y);
+	uint64_t at = base, end = base + size, held = 0;
+
+	*unheld = 0;
+	if (end < base)
+		return 0;
+	for (size_t i = cen_maps_after(c, base); i < c->nmaps && at < end; i++) {
+		const struct att_map *m = &c->maps[i];
+
+		if (m->end <= at)
+			continue;
+		if (m->start > at) {
+			if (!c->s->offline)
+				return 0;
+			*unheld += (m->start < end ? m->start : end) - at;
+			at = m->start;
+			if (at >= end)
+				break;
+		}
+		held += (m->end < end ? m->end : end) - at;
+		at = m->end;
+	}
+	if (at < end) {
+		if (!c->s->offline)
+			return 0;
+		*unheld += end - at;
+	}
+	return held > 0;
 }
 
-/* Is leaf pointer @p named by more than one root entry (@sorted: them all)?
- * Each GiB has a leaf of its own: a repeated one is forged. */
-static int repeated(const uint64_t *sorted, size_t n, uint64_t p)
-{
-	const uint64_t *hit = bsearch(&p, sorted, n, sizeof(*sorted), cmp_u64);
-
-	return hit && ((hit > sorted && hit[-1] == p) || (hit + 1 < sorted + n && hit[1] == p));
-}
-
-/* Leaf @i's words: the extents starting in its part of the address space. */
-static int walk_leaf(struct cen *c, unsigned i, const uint64_t *leaf)
+/* The entries of the leaf at @key (the address of its first page): the
+ * extents starting in its part of the address space. */
+static int walk_leaf(struct cen *c, uint64_t key, const uint64_t *leaf)
 {
 	const struct cen_layout *L = c->L;
 	unsigned char e[EDATA_HEAD];
-	uint64_t pmask = c->g.page - 1;
+	uint64_t pmask = c->g.page - 1, prev = 0;
+	unsigned leaf_n = 1u << c->g.bits[c->g.height - 1];
 	int err = 0;
 
-	for (unsigned j = 0; j < 1u << c->g.leaf_bits && !err; j++) {
-		uint64_t w = leaf[j], ed, page, e_bits, e_addr, base, size;
-		unsigned szind = (unsigned)(w >> 48), state, slab;
+	for (unsigned j = 0; j < leaf_n && !err; j++) {
+		struct cen_entry x;
+		uint64_t e_bits, e_addr, base, size, unheld, page;
+		unsigned state, slab;
 
-		/* A slab's interior pages repeat its first page's word: the
+		/* A slab's interior pages repeat its first page's entry: the
 		 * extent was settled there. */
-		if (!w || w == (j ? leaf[j - 1] : 0) || szind >= CEN_NSIZES ||
-		    (L->leaf_state && ((w >> 2) & 7)))
+		if (!cen_leaf_entry(c, leaf, j, &x) || x.edata == prev)
 			continue;
-		ed = w & ((1ULL << 48) - 1) & ~L->edata_low;
-		page = ((uint64_t)i << c->g.root_shift) | ((uint64_t)j << L->lg_page);
-		if (!cen_ptr_ok(ed) || cen_read(c, ed, e, sizeof(e))) {
+		prev = x.edata;
+		if (x.szind >= c->g.nsizes || x.state)
+			continue;
+		page = key + ((uint64_t)j << c->g.lg_page);
+		if (!cen_ptr_ok(x.edata) || cen_read(c, x.edata, e, sizeof(e))) {
 			c->bad_words++;
 			continue;
 		}
@@ -225,80 +260,81 @@ static int walk_leaf(struct cen *c, unsigned i, const uint64_t *leaf)
 		slab = (unsigned)(e_bits >> L->sh_slab) & 1;
 		if (state != 0)
 			continue;
-		if (((e_bits >> L->sh_szind) & 0xff) != szind || size == 0 || !cen_ptr_ok(e_addr) ||
-		    !in_mapping(c, base, size) || base < c->walk_end) {
+		if (((e_bits >> L->sh_szind) & 0xff) != x.szind || size == 0 || !cen_ptr_ok(e_addr) ||
+		    !in_mappings(c, base, size, &unheld) || base < c->walk_end) {
 			c->bad_words++;
 			continue;
+		}
+		if (unheld) {
+			c->unheld_extents++;
+			c->unheld_bytes += unheld;
 		}
 		/* Extents come in address order and never overlap: a forged map
 		 * cannot name more of them than the target has pages. */
 		c->walk_end = base + size;
-		err = add_raw(c, ed, e, e_addr, base, size, szind, slab);
+		err = add_raw(c, x.edata, e, e_addr, base, size, x.szind, slab);
 	}
 	return err;
 }
 
 int cen_walk(struct cen *c)
 {
-	unsigned root_n = 1u << c->g.root_bits, leaf_n = 1u << c->g.leaf_bits;
-	uint64_t *root = c->wbuf, *leaf = c->wbuf + root_n, *sorted = c->wbuf + root_n + leaf_n;
-	unsigned nleaves = 0, done = 0;
+	uint64_t *leaf = c->wbuf + cen_map_words(c) - cen_leaf_words(c);
+	size_t done = 0;
 	int err = 0;
 
 	if (!c->wbuf)
 		return jma_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
 	c->nbits = 0;
-	if (cen_read(c, c->map + c->L->root_off, root, root_n * sizeof(*root)))
+	if (cen_map_leafrefs(c))
 		return jma_fail(c->s, JMA_ERR_TARGET, -EFAULT, "census: reading the map's root at 0x%llx",
 				(unsigned long long)(c->map + c->L->root_off));
-	for (unsigned i = 0; i < root_n; i++)
-		if (root[i])
-			sorted[nleaves++] = root[i];
-	qsort(sorted, nleaves, sizeof(*sorted), cmp_u64);
 	c->walk_end = 0;
-	for (unsigned i = 0; i < root_n && !err; i++) {
-		if (!root[i])
-			continue;
-		if (repeated(sorted, nleaves, root[i])) {
-			c->bad_words++;
-			continue;
-		}
+	for (size_t i = 0; i < c->nleaves && !err; i++) {
 		if (cen_timed_out(c)) {
 			err = jma_fail(c->s, JMA_ERR_UNSAFE, -ETIMEDOUT, "census: timed out walking the "
-				       "map (%u of %u leaves read)", done, nleaves);
+				       "map (%zu of %zu leaves read)", done, c->nleaves);
 			break;
 		}
-		cen_progress(c, "map", done, nleaves);
-		if (!cen_ptr_ok(root[i]) || cen_read(c, root[i], leaf, leaf_n * sizeof(*leaf))) {
+		cen_progress(c, "map", done, c->nleaves);
+		if (cen_read(c, c->leaves[i].addr, leaf, cen_leaf_words(c) * 8)) {
 			c->bad_words++;
 			continue;
 		}
-		err = walk_leaf(c, i, leaf);
+		err = walk_leaf(c, c->leaves[i].key, leaf);
 		done++;
 		if (err)
 			err = jma_fail(c->s, JMA_ERR_TARGET, err, "census: out of memory after %zu extents",
 				       c->nraw);
 	}
-	cen_progress(c, "map", done, nleaves);
+	cen_progress(c, "map", done, c->nleaves);
 	return err;
 }
 
-/* How many extents the map names now (distinct runs of leaf words, an
+/* How many extents the map names now (distinct runs of leaf entries, an
  * upper bound), read while the threads run: room for them is made before
  * the stop.  0 when the map cannot be read (the walk will say so). */
 static size_t extents_now(struct cen *c)
 {
-	unsigned root_n = 1u << c->g.root_bits, leaf_n = 1u << c->g.leaf_bits;
-	uint64_t *root = c->wbuf, *leaf = c->wbuf + root_n;
+	uint64_t *leaf = c->wbuf + cen_map_words(c) - cen_leaf_words(c);
+	unsigned leaf_n = 1u << c->g.bits[c->g.height - 1];
+	uint64_t bad = c->bad_words;
 	size_t n = 0;
 
-	if (c->defer_map || cen_read(c, c->map + c->L->root_off, root, root_n * sizeof(*root)))
+	if (c->defer_map || cen_map_leafrefs(c))
 		return 0;
-	for (unsigned i = 0; i < root_n; i++) {
-		if (!root[i] || !cen_ptr_ok(root[i]) || cen_read(c, root[i], leaf, leaf_n * sizeof(*leaf)))
+	c->bad_words = bad;	/* counted again by the walk */
+	for (size_t i = 0; i < c->nleaves; i++) {
+		uint64_t prev = 0;
+
+		if (cen_read(c, c->leaves[i].addr, leaf, cen_leaf_words(c) * 8))
 			continue;
-		for (unsigned j = 0; j < leaf_n; j++)
-			n += leaf[j] && leaf[j] != (j ? leaf[j - 1] : 0);
+		for (unsigned j = 0; j < leaf_n; j++) {
+			struct cen_entry x;
+			if (cen_leaf_entry(c, leaf, j, &x) && x.edata != prev)
+				n++;
+			prev = cen_leaf_entry(c, leaf, j, &x) ? x.edata : 0;
+		}
 		if (n > RAW_RESERVE_MAX)
 			return RAW_RESERVE_MAX;
 	}
@@ -307,16 +343,18 @@ static size_t extents_now(struct cen *c)
 
 int cen_walk_prepare(struct cen *c)
 {
-	size_t cap = c->capraw, capb = c->capbits, want;
-	size_t nw = ((size_t)2 << c->g.root_bits) + ((size_t)1 << c->g.leaf_bits);
+	size_t cap = c->capraw, capb = c->capbits, want, nw = cen_map_words(c);
 
 	/* Touched now, so that the kernel finds its pages while the target
 	 * runs, not during the stop (a third of a stop went to page faults
 	 * into fresh buffers). */
 	c->wbuf = malloc(nw * sizeof(*c->wbuf));
-	if (!c->wbuf)
+	c->capleaves = cen_map_leaves_max(c);
+	c->leaves = malloc(c->capleaves * sizeof(*c->leaves));
+	if (!c->wbuf || !c->leaves)
 		return jma_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
 	memset(c->wbuf, 0, nw * sizeof(*c->wbuf));
+	memset(c->leaves, 0, c->capleaves * sizeof(*c->leaves));
 	want = extents_now(c);
 	want += want / 8 + 4096;
 	/* Bitmaps: 8 words an extent (a 4 KiB-page slab's); more grow in the stop. */

@@ -115,8 +115,9 @@ int jma_syms_given(pid_t pid, const struct jma_copy *c, struct jma_syms **out, c
  * emulator's relocations), NULL when unavailable. */
 struct Elf *jma_syms_jemalloc_elf(struct jma_syms *sy, uint64_t *bias);
 
-/* A symbol of jemalloc's own module named @name or je_@name (jemalloc's
- * private namespace), from its symbol table or separate debuginfo, else its
+/* A symbol of jemalloc's own module named @name, je_@name (jemalloc's
+ * private namespace) or NS_je_@name (--with-private-namespace=NS_, as
+ * tikv-jemalloc-sys builds it), from its symbol table or separate debuginfo, else its
  * dynamic symbols: 1 with its address (for STT_TLS: its offset in the
  * module's TLS block) and size, 0 when there is none (stripped). */
 int jma_syms_jemalloc_sym(struct jma_syms *sy, const char *name, uint64_t *addr, uint64_t *size,
