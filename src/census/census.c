@@ -91,6 +91,7 @@ static void cen_free(struct cen *c)
 	cen_cache_free(c);
 	if (c->s->offline)
 		att_maps_free(c->maps, c->nmaps);
+	free(c->je_path_buf);
 	free(c->th);
 	free(c->cached);
 	free(c->stacks);
@@ -142,6 +143,12 @@ static void warnings(struct cen *c)
 	struct jma_census *o = c->out;
 	size_t used = strlen(o->warn);
 
+	if (!c->s->je->ncode && !c->s->offline) {
+		snprintf(o->warn + used, sizeof(o->warn) - used, "%sjemalloc is stripped of its "
+			 "symbols in %s: where its code is is unknown, so a thread inside it was not "
+			 "waited out", used ? "; " : "", c->s->je->path);
+		used = strlen(o->warn);
+	}
 	if (c->forced) {
 		snprintf(o->warn + used, sizeof(o->warn) - used, "%sa thread was inside jemalloc "
 			 "(--force): what it was changing may be counted wrong", used ? "; " : "");
@@ -213,6 +220,8 @@ int jma_census_run(jma_session *s, const struct jma_census_opts *o, struct jma_c
 		cpu0 = cpu_ns();
 		cen_cache_flush(&c);
 		cen_tsd_settle(&c);
+		jma_logf(s, JMA_LOG_INFO, "census: thread data (tsd) %s", c.have_tpoff ? c.tsd_how :
+			 "not found");
 		if (c.defer_map && cen_map_from_tsd(&c)) {
 			char why[sizeof(s->err)];
 			snprintf(why, sizeof(why), "%s", jma_errmsg(s));

@@ -148,6 +148,7 @@ struct cen {
 	uint64_t tls_block, tls_align;	/* an executable's TLS block (tsd.c), 0: a library's */
 	uint64_t tcaches, tcaches_past;	/* symbols, 0 when unknown */
 	const char *je_path;		/* jemalloc's module file, as the maps name it */
+	char *je_path_buf;		/* its copy (the maps are read again at the stop) */
 	struct att_map *maps;
 	size_t nmaps;
 	struct cen_thread *th;

@@ -297,13 +297,17 @@ static void elf_read(Elf *e, struct cen_elf *f, struct cen_build *b)
 
 /* jemalloc's module as the mappings name it: a core's list may name the
  * file otherwise than the loader did (/usr/lib/... for /lib/...), so by
- * an address of its code where one is known. */
-static const char *module_path(const struct cen *c)
+ * an address of its code where one is known.  A copy: the list is read
+ * again at the stop. */
+static const char *module_path(struct cen *c)
 {
 	const struct jma_copy *je = jma_syms_jemalloc(c->s->syms);
-	const struct att_map *m = je->fn_mallctl ? att_maps_find(c->maps, c->nmaps, je->fn_mallctl) : NULL;
+	uint64_t at = je->fn_mallctl ? je->fn_mallctl : je->base;
+	const struct att_map *m = at ? att_maps_find(c->maps, c->nmaps, at) : NULL;
 
-	return m && m->path && m->path[0] ? m->path : je->path;
+	if (m && m->path && m->path[0] && (c->je_path_buf = strdup(m->path)))
+		return c->je_path_buf;
+	return je->path;
 }
 
 int cen_layout_find(struct cen *c)

@@ -140,7 +140,7 @@ int jma_open(jma_session *s, pid_t pid)
 	err = cgmem_check(s);
 	if (err)
 		return err;
-	if (!c->fn_stats_print)
+	if (!c->fn_stats_print && c->fn_mallctl)
 		jma_logf(s, JMA_LOG_WARN, "%smalloc_stats_print not found: stats will not work",
 			 c->prefix);
 	jma_logf(s, JMA_LOG_INFO, "jemalloc in %s (prefix \"%s\")%s", c->path, c->prefix,
@@ -575,6 +575,9 @@ static int ptrace_begin(struct jma_backend *b)
 		const struct jma_copy *je = jma_syms_jemalloc(s->syms);
 		const struct att_map *maps = jma_syms_maps(s->syms, &n);
 
+		if (!je->fn_mallctl)
+			return jma_fail(s, JMA_ERR_MISSING, -ENOTSUP, "jemalloc in %s is stripped of "
+					"its symbols: nothing in it can be called", je->path);
 		if (jma_exec_check(maps, n, je->path, je->fn_mallctl))
 			return exec_fail(s);
 	}

@@ -91,7 +91,7 @@ Elf *jma_syms_jemalloc_elf(struct jma_syms *sy, uint64_t *bias)
 	Elf *e;
 
 	dwfl = syms_enter(sy, &prev);
-	mod = c && dwfl ? dwfl_addrmodule(dwfl, c->fn_mallctl) : NULL;
+	mod = c && dwfl ? dwfl_addrmodule(dwfl, c->fn_mallctl ? c->fn_mallctl : c->base) : NULL;
 	e = mod ? dwfl_module_getelf(mod, &b) : NULL;
 	sym_dwfl_leave(prev);
 	*bias = b;
@@ -175,7 +175,7 @@ int jma_syms_jemalloc_sym(struct jma_syms *sy, const char *name, uint64_t *addr,
 	int n, found = 0;
 
 	dwfl = syms_enter(sy, &prev);
-	mod = c && dwfl ? dwfl_addrmodule(dwfl, c->fn_mallctl) : NULL;
+	mod = c && dwfl ? dwfl_addrmodule(dwfl, c->fn_mallctl ? c->fn_mallctl : c->base) : NULL;
 	n = mod ? dwfl_module_getsymtab(mod) : 0;
 	for (int i = 1; i < n && !found; i++) {
 		GElf_Sym s;

@@ -44,6 +44,8 @@ struct jma_syms_opts {
 	int allow_none;		/* a process without jemalloc is fine (symbolization only) */
 	int debuginfod;		/* may ask debuginfod servers for debuginfo (network, dwfl.h) */
 	const struct jma_syms_cache *cache;	/* NULL: none */
+	int stripped_ok;	/* a static copy stripped of every symbol is taken, its
+				 * functions unknown (fn_* 0, no code ranges) */
 };
 
 /* Report the modules of @pid (its files opened as it sees them, view.h) and

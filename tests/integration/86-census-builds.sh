@@ -41,18 +41,27 @@ build_layout() {
 }
 
 # one_build B: each fixture variant of build B, live; the unstripped one from a core.
+# The sum is compared with stats.allocated as the fixture reads it itself: nothing
+# can be called in a program stripped of every symbol (tikv's, stripped).
 one_build() {
 	local b=$1 dir=$CB_DIR/$1 f pid n=0 alloc
 	for f in censusfix censusfix-stripped censusfix-debuglink; do
 		[[ -x $dir/$f ]] || continue
 		start_fixture pid "$dir/$f"
 		census_fill "$pid"
-		census_exact "$pid" "$b-$f"
+		census_lists "$pid" "$b-$f"
+		census_check "$b-$f" "$pid"
+		expect_eq "$CENSUS_SUM" "$(fix "$pid" allocated | sed 's/^ok //')"
+		((CENSUS_CACHED > 0)) || fail "$b-$f: no thread-cached block found"
 		expect_eq "$(jq -r .layout <<<"$CENSUS_JSON")" "$(build_layout "$b")"
 		expect_eq "$(jq -r .thread_caches_read <<<"$CENSUS_JSON")" true
-		[[ $f == censusfix-stripped ]] && expect_match "$(jq -r .map_how <<<"$CENSUS_JSON")" \
-			"decoded|lookup cache"
-		expect_exact "$pid"
+		if [[ $f == censusfix-stripped ]]; then
+			expect_match "$(jq -r .map_how <<<"$CENSUS_JSON")" "decoded|lookup cache"
+		fi
+		# Where something can be called, the tool's own reading agrees.
+		if [[ $f != censusfix-stripped || $b == *redis* ]]; then
+			expect_exact "$pid"
+		fi
 		n=$((n + 1))
 	done
 	((n > 0)) || fail "$b: no fixture built (make census-builds)"
@@ -60,9 +69,7 @@ one_build() {
 	start_fixture pid "$dir/censusfix"
 	census_fill "$pid"
 	census_lists "$pid" "core-$b"
-	jm "$pid" get stats.allocated
-	expect_rc 0
-	alloc=$OUT
+	alloc=$(fix "$pid" allocated | sed 's/^ok //')
 	gcore -o "$TMPD/c.tmp" "$pid" >/dev/null 2>&1 || fail "gcore $pid failed"
 	mv "$TMPD/c.tmp.$pid" "$TMPD/$b.core"
 	census_check "core-$b" core "$TMPD/$b.core"
