@@ -93,11 +93,26 @@ static uint64_t leaf_span(const struct cen *c)
  * @out, at most @max; more is an error), the interior level read into
  * @node.  -EFAULT (root unreadable), -E2BIG (too many), -EINVAL (an entry
  * not a pointer). */
+/* Is @p a child to follow?  1 yes, 0 no (null; or not a pointer, counted,
+ * unless @strict: -EINVAL). */
+static int follow(struct cen *c, uint64_t p, int strict)
+{
+	if (!p)
+		return 0;
+	if (child_ok(c, p))
+		return 1;
+	if (strict)
+		return -EINVAL;
+	c->bad_words++;
+	return 0;
+}
+
 static int leaves_of(struct cen *c, uint64_t map, uint64_t *root, uint64_t *node,
 		     struct cen_leafref *out, size_t max, size_t *n, int strict)
 {
 	const struct cen_geom *g = &c->g;
 	unsigned root_n = 1u << g->bits[0], node_n = g->height == 3 ? 1u << g->bits[1] : 0;
+	int f;
 
 	*n = 0;
 	if (cen_read(c, map + c->L->root_off, root, root_n * sizeof(*root)))
@@ -105,12 +120,9 @@ static int leaves_of(struct cen *c, uint64_t map, uint64_t *root, uint64_t *node
 	for (unsigned i = 0; i < root_n; i++) {
 		uint64_t key = (uint64_t)i << g->shift[0];
 
-		if (!root[i])
-			continue;
-		if (!child_ok(c, root[i])) {
-			if (strict)
-				return -EINVAL;
-			c->bad_words++;
+		if ((f = follow(c, root[i], strict)) <= 0) {
+			if (f)
+				return f;
 			continue;
 		}
 		if (g->height == 2) {
@@ -122,12 +134,9 @@ static int leaves_of(struct cen *c, uint64_t map, uint64_t *root, uint64_t *node
 		if (cen_read(c, root[i], node, node_n * sizeof(*node)))
 			continue;
 		for (unsigned k = 0; k < node_n; k++) {
-			if (!node[k])
-				continue;
-			if (!child_ok(c, node[k])) {
-				if (strict)
-					return -EINVAL;
-				c->bad_words++;
+			if ((f = follow(c, node[k], strict)) <= 0) {
+				if (f)
+					return f;
 				continue;
 			}
 			if (*n == max)

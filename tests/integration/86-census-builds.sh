@@ -40,11 +40,20 @@ build_layout() {
 	echo "$l${what:+ (${what# })}"
 }
 
+# core_of PID TAG: a gcore core of PID in $TMPD/TAG.core, and stats.allocated as the
+# fixture read it just before in CORE_ALLOC.
+core_of() {
+	command -v gcore >/dev/null || skip "no gcore"
+	CORE_ALLOC=$(fix "$1" allocated | sed 's/^ok //')
+	gcore -o "$TMPD/c.tmp" "$1" >/dev/null 2>&1 || fail "gcore $1 failed"
+	mv "$TMPD/c.tmp.$1" "$TMPD/$2.core"
+}
+
 # one_build B: each fixture variant of build B, live; the unstripped one from a core.
 # The sum is compared with stats.allocated as the fixture reads it itself: nothing
 # can be called in a program stripped of every symbol (tikv's, stripped).
 one_build() {
-	local b=$1 dir=$CB_DIR/$1 f pid n=0 alloc
+	local b=$1 dir=$CB_DIR/$1 f pid n=0
 	for f in censusfix censusfix-stripped censusfix-debuglink; do
 		[[ -x $dir/$f ]] || continue
 		start_fixture pid "$dir/$f"
@@ -65,15 +74,12 @@ one_build() {
 		n=$((n + 1))
 	done
 	((n > 0)) || fail "$b: no fixture built (make census-builds)"
-	command -v gcore >/dev/null || skip "no gcore"
 	start_fixture pid "$dir/censusfix"
 	census_fill "$pid"
 	census_lists "$pid" "core-$b"
-	alloc=$(fix "$pid" allocated | sed 's/^ok //')
-	gcore -o "$TMPD/c.tmp" "$pid" >/dev/null 2>&1 || fail "gcore $pid failed"
-	mv "$TMPD/c.tmp.$pid" "$TMPD/$b.core"
+	core_of "$pid" "$b"
 	census_check "core-$b" core "$TMPD/$b.core"
-	expect_eq "$CENSUS_SUM" "$alloc"
+	expect_eq "$CENSUS_SUM" "$CORE_ALLOC"
 	expect_exact core "$TMPD/$b.core"
 	rm -f "$TMPD/$b.core"
 }
@@ -92,7 +98,7 @@ done
 # slab's block, a page of a large block made read-only, unreadable, or left out
 # of cores.  Only the unreadable page's contents are missed, and counted.
 t_split_mappings() {
-	local pid how alloc
+	local pid how
 	start_fixture pid "$FIXTURES/censusfix"
 	census_fill "$pid"
 	for how in mlock readonly noaccess dontdump; do
@@ -103,13 +109,9 @@ t_split_mappings() {
 	jm "$pid" census --leaks --no-stats
 	expect_rc 0
 	expect_match "$OUT" "note: 1 blocks \([0-9]+ bytes\) had pages that could not be read"
-	command -v gcore >/dev/null || skip "no gcore"
-	jm "$pid" get stats.allocated
-	alloc=$OUT
-	gcore -o "$TMPD/c.tmp" "$pid" >/dev/null 2>&1 || fail "gcore $pid failed"
-	mv "$TMPD/c.tmp.$pid" "$TMPD/split.core"
+	core_of "$pid" split
 	census_check split core "$TMPD/split.core"
-	expect_eq "$CENSUS_SUM" "$alloc"
+	expect_eq "$CENSUS_SUM" "$CORE_ALLOC"
 	expect_exact core "$TMPD/split.core"
 }
 
@@ -120,19 +122,15 @@ t_split_mappings() {
 # blocks are still counted, from jemalloc's metadata, and the output says so --
 # and does not offer a changing heap as a cause on a core.
 t_traffic_server_iobufs() {
-	local pid alloc
+	local pid
 	start_fixture pid "$FIXTURES/censusfix"
 	census_fill "$pid"
 	expect_eq "$(fix "$pid" "iobufs 6 524288")" ok
 	census_exact "$pid" iobufs
 	expect_exact "$pid"
-	command -v gcore >/dev/null || skip "no gcore"
-	jm "$pid" get stats.allocated
-	alloc=$OUT
-	gcore -o "$TMPD/c.tmp" "$pid" >/dev/null 2>&1 || fail "gcore $pid failed"
-	mv "$TMPD/c.tmp.$pid" "$TMPD/iobufs.core"
+	core_of "$pid" iobufs
 	census_check iobufs core "$TMPD/iobufs.core"
-	expect_eq "$CENSUS_SUM" "$alloc"
+	expect_eq "$CENSUS_SUM" "$CORE_ALLOC"
 	expect_match "$(jq -r .warning <<<"$CENSUS_JSON")" \
 		"^6 extents lie partly in memory the core does not hold \(3145728 bytes; MADV_DONTDUMP\)"
 	jm core "$TMPD/iobufs.core" census --no-stats
