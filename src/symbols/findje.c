@@ -261,6 +261,7 @@ static int take_stripped(struct jma_syms *sy, const struct scan *sc)
 	}
 	c->is_static = 1;
 	c->base = sc->stripped_base;
+	free(sy->copies);	/* none in it: a cache's empty array */
 	sy->copies = c;
 	sy->ncopies = 1;
 	return 0;

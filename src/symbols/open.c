@@ -131,8 +131,9 @@ int jma_syms_open(pid_t pid, const struct jma_syms_opts *o, struct jma_syms **ou
 	dwfl = syms_enter(sy, &prev);
 	if ((err = syms_find_jemalloc(sy, dwfl, pid, o, msg, len)))
 		goto fail;
-	/* A cache that cannot be written is only a slower next start. */
-	if (o->cache && sy->ncopies == 1 && !syms_find_cond_waits(sy)) {
+	/* A cache that cannot be written is only a slower next start.  A
+	 * stripped copy is not kept: what the cache holds is callable. */
+	if (o->cache && sy->ncopies == 1 && sy->copies[0].fn_mallctl && !syms_find_cond_waits(sy)) {
 		struct jma_found f = { sy->copies[0], sy->waits, sy->nwaits,
 				       jma_syms_malloc_message(sy), jma_syms_restorer(sy) };
 
