@@ -76,9 +76,12 @@ START_TEST(test_census_layouts)
 		{ 3, 1, EM_X86_64, 4, 12, 0x788, 0x398, 0, 0x1f0, 0x78, 0x788, 41 },
 		{ 3, 1, EM_X86_64, 4, 12, 0x790, 0x3a0, 0, 0x1f8, 0x78, 0x790, 41 },	/* --enable-prof */
 		{ 3, 0, EM_AARCH64, 4, 16, 0xa88, 0x398, 0, 0x1f0, 0x80, 0, 73 },
-		/* Redis 7.2's bundled build: offsetof against the tree
-		 * scripts/build-jemalloc.sh 5.3.0-redis configures. */
+		/* offsetof against the trees scripts/build-jemalloc.sh
+		 * configures: 5.3.0-redis (Redis 7.2's bundled build),
+		 * 5.3.0-page14, 5.3.0-page16 (16 and 64 KiB pages on x86_64). */
 		{ 3, 0, EM_X86_64, 3, 12, 0xaa0, 0x368, 0, 0x1c0, 0x78, 0, 76 },
+		{ 3, 0, EM_X86_64, 4, 14, 0xa68, 0x378, 0, 0x1d0, 0x78, 0, 73 },
+		{ 3, 0, EM_X86_64, 4, 16, 0xa88, 0x398, 0, 0x1f0, 0x78, 0, 73 },
 	};
 	struct cen c;
 
