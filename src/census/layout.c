@@ -78,12 +78,12 @@ static void derive_50(const struct cen_build *b, const struct cen_geom *g, struc
 
 /* 5.3 (and dev): tsd's slow fields up to binshards[SC_NBINS] (@head bytes:
  * 5.3's events are fixed, dev's te_data holds @events words), then the
- * tsd link, in_hook, peak and activity thunk (5.3 only: dev has peak
- * alone), tcache_slow_t (its own arrays of SC_NBINS, @slow_fixed bytes
- * besides), rtree_ctx; the fast fields (state, four counters), the tcache:
- * {tcache_slow, bins[TCACHE_NBINS_MAX]}. */
-static void derive_53(const struct cen_build *b, const struct cen_geom *g, struct cen_layout *L,
-		      int dev, unsigned events)
+ * tsd link, in_hook, peak and activity thunk (5.3; dev has peak alone),
+ * tcache_slow_t (three arrays of SC_NBINS bytes -- dev's first of 2-byte
+ * entries -- among pointers and counters), rtree_ctx; the fast fields
+ * (state, four counters), the tcache: {tcache_slow, bins[TCACHE_NBINS_MAX]},
+ * the witness data. */
+static void derive_53(const struct cen_geom *g, struct cen_layout *L, int dev, unsigned events)
 {
 	unsigned lg_large_min = g->lg_page + 2;
 	uint64_t head = dev ? 113 + 8ULL * events : 161;
@@ -104,7 +104,6 @@ static void derive_53(const struct cen_build *b, const struct cen_geom *g, struc
 	L->rtree_ctx_off = L->slow_off + slow;
 	L->tcache_off = L->rtree_ctx_off + RTREE_CTX + 8 + 32;
 	L->tls_size = L->tcache_off + 8 + (uint64_t)BIN_SIZE * L->nbins + 16;
-	(void)b;
 }
 
 /* dev's te_data_t holds 11 event words, one more with --enable-prof, two
@@ -115,16 +114,17 @@ static void derive_dev(const struct cen_build *b, const struct cen_geom *g, stru
 	static const unsigned events[] = { 13, 14, 11, 12 };
 
 	for (size_t i = 0; i < sizeof(events) / sizeof(*events); i++) {
-		derive_53(b, g, L, 1, events[i]);
+		derive_53(g, L, 1, events[i]);
 		if (L->tls_size == b->tls_size)
 			return;
 	}
-	derive_53(b, g, L, 1, events[0]);
+	derive_53(g, L, 1, events[0]);
 }
 
 static void derive_53rel(const struct cen_build *b, const struct cen_geom *g, struct cen_layout *L)
 {
-	derive_53(b, g, L, 0, 0);
+	(void)b;
+	derive_53(g, L, 0, 0);
 }
 
 /* The families of releases whose heap the census reads: 5.0.x and 5.1.x,
@@ -209,6 +209,12 @@ int cen_layout_derive(struct cen *c)
 	if (!f)
 		return jma_fail(c->s, JMA_ERR_MISSING, -ENOTSUP, "census: jemalloc %u.%u.%u: no family "
 				"of releases the census knows", b->major, b->minor, b->patch);
+	/* What configure allows on 64-bit hosts: RTREE_NSB of 11 to 52 bits. */
+	if (b->lg_quantum < 3 || b->lg_quantum > 4 || b->lg_page < 12 || b->lg_page > 16 ||
+	    b->lg_vaddr < b->lg_page + 11 || b->lg_vaddr > 64)
+		return jma_fail(c->s, JMA_ERR_MISSING, -ENOTSUP, "census: jemalloc %u.%u.%u with "
+				"LG_QUANTUM %u, LG_PAGE %u, LG_VADDR %u: not a build the census reads",
+				b->major, b->minor, b->patch, b->lg_quantum, b->lg_page, b->lg_vaddr);
 	cen_geometry(c);
 	memset(L, 0, sizeof(*L));
 	f->derive(b, &c->g, L);
