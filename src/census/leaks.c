@@ -308,9 +308,9 @@ static uint64_t head_hash(struct cen *c, uint64_t addr, uint64_t size, int *ok)
 /* The census's counts, kept while a second walk of the map counts again. */
 struct counts {
 	struct jma_census_count live, cached, explicit_cached;
-	uint64_t extents, slabs, bad_words, bad_nfree, bad_bins;
+	uint64_t extents, slabs, bad_words, bad_nfree, bad_bins, unheld_extents, unheld_bytes;
 	unsigned threads;
-	struct jma_census_size bysz[CEN_NSIZES];
+	struct jma_census_size bysz[CEN_NSIZES_MAX];
 };
 
 static void counts_save(const struct cen *c, struct counts *k)
@@ -324,6 +324,8 @@ static void counts_save(const struct cen *c, struct counts *k)
 	k->bad_words = c->bad_words;
 	k->bad_nfree = c->bad_nfree;
 	k->bad_bins = c->bad_bins;
+	k->unheld_extents = c->unheld_extents;
+	k->unheld_bytes = c->unheld_bytes;
 	memcpy(k->bysz, c->bysz, sizeof(k->bysz));
 }
 
@@ -338,6 +340,8 @@ static void counts_restore(struct cen *c, const struct counts *k)
 	c->bad_words = k->bad_words;
 	c->bad_nfree = k->bad_nfree;
 	c->bad_bins = k->bad_bins;
+	c->unheld_extents = k->unheld_extents;
+	c->unheld_bytes = k->unheld_bytes;
 	memcpy(c->bysz, k->bysz, sizeof(k->bysz));
 }
 

@@ -154,7 +154,8 @@ static void json_census(struct heap_out *o, const struct jma_census *c,
 	jcount(o, "thread_cached", &c->cached);
 	if (c->explicit_known)
 		jcount(o, "explicit_cached", &c->explicit_cached);
-	heap_out_printf(o, ", \"threads\": %u, \"extents\": %llu, \"slabs\": %llu", c->threads,
+	heap_out_printf(o, ", \"threads\": %u, \"thread_caches_read\": %s, \"extents\": %llu, "
+			"\"slabs\": %llu", c->threads, c->threads ? "true" : "false",
 			(unsigned long long)c->extents, (unsigned long long)c->slabs);
 	if (ro->have_allocated)
 		heap_out_printf(o, ", \"stats_allocated\": %llu", (unsigned long long)ro->allocated);

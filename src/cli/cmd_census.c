@@ -174,6 +174,19 @@ static void text_leaks(const struct jma_census *r)
 	}
 }
 
+/* What the sum says.  "exact" only when the thread caches were read (none
+ * is when jemalloc's thread data was not found: their blocks then count
+ * as live, and the sum matches all the same); a core does not change. */
+static const char *verdict(const struct jma_census *r, uint64_t alloc)
+{
+	if (!r->threads)
+		return "(not checked: no thread's cache was read, so the blocks they hold count as live)";
+	if (alloc == r->live.bytes + r->cached.bytes)
+		return "(exact)";
+	return r->stop_ns ? "(differs: the heap changed between the census and the read, or blocks "
+			    "were missed)" : "(differs: blocks were missed)";
+}
+
 static void print_text(const struct jma_census *r, const struct census_args *a, int have_alloc,
 		       uint64_t alloc)
 {
@@ -191,8 +204,7 @@ static void print_text(const struct jma_census *r, const struct census_args *a, 
 	       r->explicit_known ? "" : "; tcache.create caches unknown without symbols");
 	if (have_alloc)
 		printf("stats.allocated: %llu = live + thread-cached %s\n", (unsigned long long)alloc,
-		       alloc == r->live.bytes + r->cached.bytes ? "(exact)" : "(differs: the heap "
-		       "changed between the census and the read, or blocks were missed)");
+		       verdict(r, alloc));
 	printf("threads stopped %.1f ms (metadata read %.1f ms); total %.1f ms\n",
 	       (double)r->stop_ns / 1e6, (double)r->meta_ns / 1e6, (double)r->total_ns / 1e6);
 	if (!strcmp(a->by, "root")) {

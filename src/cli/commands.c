@@ -62,7 +62,7 @@ const struct cli_cmd cli_commands[] = {
 	  "watch [-i SEC] [-n COUNT] [-o FILE] [--format jsonl|csv|prom] [--arenas]",
 	  "record memory stats every SEC seconds (default 10) until Ctrl-C or the process exits "
 	  "(exit 0; 1 if fewer than COUNT samples)", NULL, NULL },
-	{ "census", CLI_PID | CLI_RUNS_NOTHING, 0, cmd_census,
+	{ "census", CLI_PID | CLI_RUNS_NOTHING, JMA_F_STRIPPED, cmd_census,
 	  "census [--by size|type|root] [--leaks] [--top N] [--json] [--blocks FILE] [--no-stats]\n"
 	  "census ... [--save FILE [--addresses]] [--base FILE [--born FILE]] "
 	  "[--format text|json|pprof] [-o FILE]\n"
