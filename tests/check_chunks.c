@@ -82,7 +82,7 @@ static void setup(struct fake *f, struct cen *c, jma_session **s, struct jma_cen
 	c->nmaps = sizeof(maps) / sizeof(*maps);
 	c->keep = 1;
 	c->deadline_ns = att_now_ns() + 5000000000LL;
-	cen_sizes_compute(c->sizes);
+	c->g.nsizes = cen_sizes_compute(4, 12, c->sizes, NULL);
 	k = c->ch = calloc(1, sizeof(*k));
 	ck_assert_ptr_nonnull(k);
 	k->L = chk_layout_named(row);

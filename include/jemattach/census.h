@@ -2,7 +2,9 @@
  *
  *   struct jma_census *c;
  *   jma_census_run(s, &opts, &c);   read jemalloc's own map of active extents
- *   ... c->sizes, c->types, c->list ...
+ *   ... c->sizes, c->types, c->roots ...
+ *   with JMA_CENSUS_LIST, every block:
+ *   for (struct jma_census_cursor k = { 0 }; jma_census_next(c, &k, &b);) ...
  *   jma_census_free(c);
  *
  * Nothing runs in the target: jemalloc's metadata (its map of extents, slab
@@ -23,19 +25,30 @@
 
 JMA_API_BEGIN
 
-#define JMA_CENSUS_LIST		0x1	/* every block to opts.block, at the end */
+#define JMA_CENSUS_LIST		0x1	/* keep every block in the result (jma_census_next) */
 #define JMA_CENSUS_TYPES	0x2	/* type blocks by their vtable (reads every block's first word) */
 #define JMA_CENSUS_LEAKS	0x4	/* classify anchored / leaked / unreferenced (reads every block) */
 #define JMA_CENSUS_ROOTS	0x8	/* what each global and each thread's stack retains */
 
 struct jma_census;
+struct jma_census_blocks;
 
 struct jma_census_block {
-	uint64_t addr;
+	uint64_t addr;		/* 4.x: a large block's run's first page (where in it the
+				 * block starts is recorded nowhere) */
 	uint64_t size;		/* usable size */
 	uint32_t type;		/* index into types; 0 = no vtable */
+	uint32_t owner;		/* with ROOTS, who retains it (JMA_CENSUS_OWNER_*); else _NONE */
 	uint8_t cls;		/* enum jma_census_class (with JMA_CENSUS_LEAKS) */
 };
+
+/* A block's owner: the top of the dominator tree it falls under, as the
+ * result's tables name it.  i < nroots: roots[i] (a root, or a block several
+ * roots reach), when it is under none of the holders; nroots + h: under
+ * holders[h] (the holder itself included); or one of these: */
+#define JMA_CENSUS_OWNER_OTHER	0xfffffffdU	/* a root past the roots table's end */
+#define JMA_CENSUS_OWNER_SHARED	0xfffffffeU	/* a block several roots reach, not in the table */
+#define JMA_CENSUS_OWNER_NONE	0xffffffffU	/* no root of the program reaches it, or not known */
 
 struct jma_census_opts {
 	unsigned flags;		/* JMA_CENSUS_* */
@@ -43,11 +56,6 @@ struct jma_census_opts {
 	 * it, @done of @total units. */
 	void (*progress)(void *arg, const char *phase, uint64_t done, uint64_t total);
 	void *progress_arg;
-	/* With JMA_CENSUS_LIST: every live block, by address, once the census
-	 * is done (before jma_census_run returns; @r's tables are final, its
-	 * type indexes @b's); a non-zero return stops the list. */
-	int (*block)(void *arg, const struct jma_census *r, const struct jma_census_block *b);
-	void *block_arg;
 };
 
 /* Leak classes (chap's, and jemalloc's own). */
@@ -146,12 +154,29 @@ struct jma_census {
 	size_t nholders;			/* tree by retained bytes, descending */
 	int graph_on_disk;	/* ROOTS: the pointer graph went to a temporary file */
 	int dominators_unsettled;	/* ROOTS: the iteration stopped before it settled */
+	/* With LIST, or read from a snapshot saved with its addresses: every live
+	 * block, kept in about 9 bytes each (an index of about a bit, its type,
+	 * class and with ROOTS its owner); NULL otherwise.  jma_census_next. */
+	struct jma_census_blocks *blocks;
+	size_t nlisted;		/* ... how many */
+	int owners;		/* ... each with its owner (LIST with ROOTS) */
 	char warn[512];		/* something partial the caller should say, "" if none */
 };
 
 int jma_census_run(jma_session *s, const struct jma_census_opts *o, struct jma_census **out)
 	JMA_MUST_CHECK;
 void jma_census_free(struct jma_census *c);
+
+/* Where jma_census_next is in a census's blocks: zeroed before the first. */
+struct jma_census_cursor {
+	size_t n;		/* the number of the block it gives next, 0 .. nlisted */
+	size_t run;		/* (private) */
+	uint64_t pos;
+};
+/* The next block of @c (by address) into @b: 1, or 0 past the last (or
+ * without blocks). */
+int jma_census_next(const struct jma_census *c, struct jma_census_cursor *k,
+		    struct jma_census_block *b);
 
 JMA_API_END
 

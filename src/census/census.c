@@ -14,7 +14,9 @@
  * Memory: 112 bytes per extent copied in the stop (freed once counted),
  * about a bit per live block kept (index.c), 8 per thread-cached block, 6
  * MiB for a root and a leaf, 8 MiB of metadata page cache; --leaks adds
- * about 5 bits per block, --by root 8 bytes (the graph itself on disk).
+ * about 5 bits per block, --by root 8 bytes (the graph itself on disk).  A
+ * list (LIST) keeps per block its type (4 bytes), class (2 bits) and with
+ * ROOTS its owner (4 bytes) and hands them to the result with the index.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -24,28 +26,6 @@
 #include "attach/clock.h"
 #include "census/census.h"
 
-/* Every block to the caller, by address (LIST). */
-static int list(struct cen *c)
-{
-	size_t b = 0;
-
-	for (size_t r = 0; r < c->ix.nruns; r++)
-		for (uint64_t q = 0; q < c->ix.runs[r].npos; q++) {
-			struct jma_census_block k;
-
-			if (!(c->ix.ibits[c->ix.runs[r].w0 + q / 64] >> (q % 64) & 1))
-				continue;
-			k.addr = c->ix.runs[r].base + q * c->ix.runs[r].size;
-			k.size = c->ix.runs[r].size;
-			k.type = c->btype ? c->btype[b] : 0;
-			k.cls = (uint8_t)cen_class_of(c, b);
-			b++;
-			if (c->o->block(c->o->block_arg, c->out, &k))
-				return 0;
-		}
-	return 0;
-}
-
 /* The result's tables from the run's. */
 static int finish(struct cen *c)
 {
@@ -54,10 +34,10 @@ static int finish(struct cen *c)
 	size_t n = 0;
 
 	if (!c->ch) {	/* 3.x/4.x: cen_chunks_result's, by usable size */
-		o->sizes = calloc(CEN_NSIZES, sizeof(*o->sizes));
+		o->sizes = calloc(CEN_NSIZES_MAX, sizeof(*o->sizes));
 		if (!o->sizes)
 			return -ENOMEM;
-		for (unsigned i = 0; i < CEN_NSIZES; i++)
+		for (unsigned i = 0; i < c->g.nsizes; i++)
 			if (c->bysz[i].blocks) {
 				o->sizes[n] = c->bysz[i];
 				o->sizes[n++].size = c->sizes[i];
@@ -78,8 +58,8 @@ static int finish(struct cen *c)
 			o->roots[i].type = where[o->roots[i].type];
 		free(where);
 	}
-	if (c->o && (c->o->flags & JMA_CENSUS_LIST) && c->o->block)
-		return list(c);
+	if (c->o && (c->o->flags & JMA_CENSUS_LIST))
+		return cen_blocks_keep(c);
 	return 0;
 }
 
@@ -88,6 +68,7 @@ static void cen_free(struct cen *c)
 	cen_cache_free(c);
 	if (c->s->offline)
 		att_maps_free(c->maps, c->nmaps);
+	free(c->je_path_buf);
 	free(c->th);
 	free(c->cached);
 	free(c->stacks);
@@ -95,12 +76,14 @@ static void cen_free(struct cen *c)
 	free(c->raw);
 	free(c->bits);
 	free(c->wbuf);
+	free(c->leaves);
 	cen_index_free(&c->ix);
 	cen_snap_free(c);
 	cen_types_free(c);
 	free(c->btype);
 	free(c->cls);
 	cen_chunks_free(c);
+	free(c->owner);
 }
 
 /* This thread's CPU time: the stop's wall time on a loaded machine says
@@ -140,6 +123,12 @@ static void warnings(struct cen *c)
 	struct jma_census *o = c->out;
 	size_t used = strlen(o->warn);
 
+	if (!c->s->je->ncode && !c->s->offline) {
+		snprintf(o->warn + used, sizeof(o->warn) - used, "%sjemalloc is stripped of its "
+			 "symbols in %s: where its code is is unknown, so a thread inside it was not "
+			 "waited out", used ? "; " : "", c->s->je->path);
+		used = strlen(o->warn);
+	}
 	if (c->forced) {
 		snprintf(o->warn + used, sizeof(o->warn) - used, "%sa thread was inside jemalloc "
 			 "(forced): what it was changing may be counted wrong", used ? "; " : "");
@@ -149,6 +138,20 @@ static void warnings(struct cen *c)
 		snprintf(o->warn + used, sizeof(o->warn) - used, "%s%llu map entries and %llu slab "
 			 "counts disagreed with the metadata they name (skipped)", used ? "; " : "",
 			 (unsigned long long)c->bad_words, (unsigned long long)c->bad_nfree);
+		used = strlen(o->warn);
+	}
+	if (c->unheld_extents) {
+		snprintf(o->warn + used, sizeof(o->warn) - used, "%s%llu extents lie partly in memory "
+			 "the core does not hold (%llu bytes; MADV_DONTDUMP): counted from jemalloc's "
+			 "metadata", used ? "; " : "", (unsigned long long)c->unheld_extents,
+			 (unsigned long long)c->unheld_bytes);
+		used = strlen(o->warn);
+	}
+	if (c->unread_blocks) {
+		snprintf(o->warn + used, sizeof(o->warn) - used, "%s%llu blocks (%llu bytes) had pages "
+			 "that could not be read (PROT_NONE, or not in the core): pointers there were "
+			 "not seen", used ? "; " : "", (unsigned long long)c->unread_blocks,
+			 (unsigned long long)c->unread_bytes);
 		used = strlen(o->warn);
 	}
 	if (c->bad_bins)
@@ -216,6 +219,11 @@ int jma_census_run(jma_session *s, const struct jma_census_opts *o, struct jma_c
 		t1 = att_now_ns();
 		cpu0 = cpu_ns();
 		cen_cache_flush(&c);
+		if (!c.ch) {
+			cen_tsd_settle(&c);
+			jma_logf(s, JMA_LOG_INFO, "census: thread data (tsd) %s", c.have_tpoff ?
+				 c.tsd_how : "not found");
+		}
 		if (c.defer_map && cen_map_from_tsd(&c)) {
 			char why[sizeof(s->err)];
 			snprintf(why, sizeof(why), "%s", jma_errmsg(s));
@@ -265,7 +273,9 @@ int jma_census_run(jma_session *s, const struct jma_census_opts *o, struct jma_c
 		err = jma_hold_end(s, here, err);
 	warnings(&c);
 	c.out->mem_bytes = cen_index_bytes(&c.ix) + c.capcached * 8 + c.capraw * sizeof(*c.raw) +
-			   c.capbits * 8 + (c.btype ? c.ix.nblocks * 4 : 0) + (12ULL << 20);
+			   c.capbits * 8 + c.capleaves * sizeof(*c.leaves) +
+			   (c.btype ? c.ix.nblocks * 4 : 0) +
+			   (c.out->blocks ? cen_blocks_bytes(c.out->blocks) : 0) + (12ULL << 20);
 	c.out->total_ns = (uint64_t)(att_now_ns() - t0);
 	cen_free(&c);
 	if (err) {
@@ -291,5 +301,6 @@ void jma_census_free(struct jma_census *c)
 	for (size_t i = 0; i < c->nholders; i++)
 		free(c->holders[i].path);
 	free(c->holders);
+	cen_blocks_free(c->blocks);
 	free(c);
 }

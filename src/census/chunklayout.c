@@ -56,18 +56,6 @@ static const struct chk_layout rows[] = {
 	  .rt_height = 0x10, .rt_levels = 0x28, .tsd_size = 0x68 },
 };
 
-int chk_je_rw(const struct cen *c, size_t i)
-{
-	const struct att_map *m = &c->maps[i];
-	const char *path = m->path;
-
-	if (m->perms[1] != 'w')
-		return 0;
-	if (!path && i && c->maps[i - 1].end == m->start && c->maps[i - 1].perms[1] == 'w')
-		path = c->maps[i - 1].path;
-	return path && c->je_path && !strcmp(path, c->je_path);
-}
-
 const struct chk_layout *chk_layout_named(const char *name)
 {
 	for (size_t i = 0; i < sizeof(rows) / sizeof(*rows); i++)
@@ -215,7 +203,7 @@ static uint64_t rtree_scan(struct cen *c)
 	for (size_t i = 0; buf && i < c->nmaps && hits < 2; i++) {
 		const struct att_map *m = &c->maps[i];
 
-		for (uint64_t a = m->start; chk_je_rw(c, i) && a < m->end && hits < 2 && done < SCAN_MAX;
+		for (uint64_t a = m->start; cen_je_data(c, i, 1) && a < m->end && hits < 2 && done < SCAN_MAX;
 		     a += SCAN_PIECE, done += SCAN_PIECE) {
 			uint64_t n = m->end - a < SCAN_PIECE + RT_WORDS * 8 ? m->end - a :
 				     SCAN_PIECE + RT_WORDS * 8;
@@ -369,6 +357,7 @@ int chk_layout_find(struct cen *c, unsigned major, unsigned minor)
 	Elf *e = jma_syms_jemalloc_elf(c->s->syms, &bias);
 	GElf_Ehdr eh;
 	uint32_t nh = 0;
+	unsigned nsizes;
 	int err;
 
 	for (size_t i = 0; i < sizeof(rows) / sizeof(*rows) && !L; i++)
@@ -384,8 +373,7 @@ int chk_layout_find(struct cen *c, unsigned major, unsigned minor)
 		return -ENOMEM;
 	k->L = L;
 	k->pagemap = -1;
-	c->je_path = jma_syms_jemalloc(c->s->syms)->path;
-	cen_sizes_compute(c->sizes);
+	nsizes = cen_sizes_compute(4, 12, c->sizes, NULL);
 	err = major == 4 ? find_rtree(c, k) : find_arenas(c, k);
 	if (err)
 		return err;
@@ -435,14 +423,15 @@ int chk_layout_find(struct cen *c, unsigned major, unsigned minor)
 		return err;
 	/* What the shared phases ask of the geometry (contents.c: which
 	 * blocks are small, read together). */
-	c->g = (struct cen_geom){ .page = 4096, .nbins = k->nbins, .nregs_max = L->maxregs };
+	c->g = (struct cen_geom){ .page = 4096, .lg_page = 12, .nsizes = nsizes, .nbins = k->nbins,
+				  .nregs_max = L->maxregs };
 	snprintf(c->out->layout, sizeof(c->out->layout), "%s", L->name);
 	/* Thread caches: their pointers in TLS, their bin count in nhbins. */
 	find_tls(c, L->tls_tcache, &k->tls_tcache);
 	find_tls(c, L->tls_quarantine, &k->tls_quarantine);
 	k->tls_memsz = cen_tls_memsz(c);
 	if (!cen_read(c, sym(c, "nhbins"), &nh, sizeof(nh)) && sym(c, "nhbins") && nh > L->nbins &&
-	    nh <= CEN_NSIZES)
+	    nh <= c->g.nsizes)
 		k->nhbins = nh;
 	if (major == 4) {
 		c->tcaches = sym(c, "tcaches");

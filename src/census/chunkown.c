@@ -64,7 +64,7 @@ int cen_chunks_own(struct cen *c)
 	for (size_t i = 0; i < c->nmaps; i++) {
 		const struct att_map *m = &c->maps[i];
 
-		for (uint64_t a = m->start; chk_je_rw(c, i) && a < m->end && read < OWN_BYTES; a += PIECE) {
+		for (uint64_t a = m->start; cen_je_data(c, i, 1) && a < m->end && read < OWN_BYTES; a += PIECE) {
 			uint64_t n = m->end - a < PIECE ? m->end - a : PIECE;
 
 			read += n;

@@ -628,7 +628,7 @@ static int small_blocks(struct cen *c, const struct chk_run *r)
 		if (q < c->ncached && (c->cached[q] & ~1ULL) == a)
 			how = 1 + (int)(c->cached[q] & 1);
 		live += !how;
-		err = cen_add_block(c, CEN_NSIZES, a, b->reg_size, 0, how);
+		err = cen_add_block(c, CEN_NSIZES_MAX, a, b->reg_size, 0, how);
 	}
 	if (nfree != r->nfree)
 		c->bad_nfree++;
@@ -661,7 +661,7 @@ static int large_block(struct cen *c, const struct chk_run *r)
 	}
 	if (!how && count_size(k, r->usize, 1))
 		return -ENOMEM;
-	return cen_add_block(c, CEN_NSIZES, addr, r->usize, slack, how);
+	return cen_add_block(c, CEN_NSIZES_MAX, addr, r->usize, slack, how);
 }
 
 /* What the output should say of this census's own limits. */

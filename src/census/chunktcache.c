@@ -73,8 +73,8 @@ int chk_read_tcache(struct cen *c, struct cen_stacks *st, uint64_t tc, int expli
 		return 0;
 	if (!nh)
 		nh = nhbins_of(c, tc, avail0);
-	if (nh <= k->nbins || nh > CEN_NSIZES || !(buf = malloc(nh * L->tbin_size)))
-		return nh <= k->nbins || nh > CEN_NSIZES ? 0 : -ENOMEM;
+	if (nh <= k->nbins || nh > c->g.nsizes || !(buf = malloc(nh * L->tbin_size)))
+		return nh <= k->nbins || nh > c->g.nsizes ? 0 : -ENOMEM;
 	if ((err = cen_stack_add(c, tc)) || cen_read(c, tc + L->tc_tbins, buf, nh * L->tbin_size))
 		goto out;
 	for (unsigned i = 0; i < nh && !err; i++) {
@@ -130,4 +130,17 @@ int chk_thread_cache(struct cen *c, struct cen_stacks *st, size_t t)
 	    !cen_read(c, var + L->quarantine_in, &p, 8) && p)
 		err = quarantine(c, st, p);
 	return err;
+}
+
+int chk_tls_range(struct cen *c, size_t t, uint64_t *lo, uint64_t *hi)
+{
+	const struct cen_chunks *k = c->ch;
+	uint64_t a;
+
+	if (!k->tls_memsz || cen_tls_addr(c, &k->tls_tcache, &c->th[t].regs, &a) ||
+	    a < k->tls_tcache.var || !cen_ptr_ok(a - k->tls_tcache.var))
+		return 0;
+	*lo = a - k->tls_tcache.var;
+	*hi = *lo + k->tls_memsz;
+	return 1;
 }

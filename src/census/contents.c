@@ -12,6 +12,13 @@
  * GiB cost 12-20 s of reading (issue 41); now a refusal in a fraction of a
  * second.  The threads run meanwhile: a block freed since
  * holds whatever it holds (the counts come from the metadata, read stopped).
+ *
+ * Memory that cannot be read -- a page the program made PROT_NONE inside a
+ * block (an extent may span several mappings: walk.c), memory a core does
+ * not hold -- is skipped, no read tried where no mapping lets one, the rest
+ * of its block read a page at a time; the blocks it touched are counted
+ * (c->unread_blocks: pointers there were not seen).  A window of a slab
+ * that fails in one read is read block by block.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -43,6 +50,8 @@ struct pass {
 	uint64_t zero_pfn, hzero_pfn;	/* the zero page's frame, the huge zero page's first (0: unknown) */
 	uint64_t budget, done;	/* bytes this pass may read (0: no bound), has read */
 	const char *phase;
+	int missed;		/* the block being read had bytes that could not be */
+	uint64_t unread_blocks, unread_bytes;	/* ... how many did, this pass */
 };
 
 /* Read @n bytes at @addr into the buffer, @count bytes (of the blocks
@@ -120,6 +129,40 @@ static void learn_zero(struct pass *p)
 	munmap(m, 2 * huge);
 }
 
+/* [at, end) of block @b (at @addr), one read of which failed: what no
+ * mapping holds (a core's holes) or none lets be read (PROT_NONE: a page
+ * the program protected) skipped without a read, the rest read a page at a
+ * time; the block noted as not read whole. */
+static int by_page(struct pass *p, size_t b, uint64_t addr, uint64_t at, uint64_t end)
+{
+	const struct cen *c = p->c;
+	int err = 0, r;
+
+	while (at < end && !err) {
+		size_t i = cen_maps_after(c, at);
+		uint64_t next = (at | (CEN_PAGE - 1)) + 1, len;
+
+		if (i == c->nmaps || c->maps[i].start >= end) {
+			p->missed = 1;
+			break;
+		}
+		if (c->maps[i].start > at || c->maps[i].perms[0] != 'r') {
+			p->missed = 1;
+			at = c->maps[i].start > at ? c->maps[i].start : c->maps[i].end;
+			continue;
+		}
+		len = (next < end ? next : end) - at;
+		if ((r = take(p, at, len, len)) < 0)
+			return r;
+		if (r)
+			p->missed = 1;
+		else
+			err = p->fn(p->c, b, p->buf, len / 8, at - addr, p->arg);
+		at += len;
+	}
+	return err;
+}
+
 /* The piece [off, off + n) of block @b at @addr: its pages with data, a
  * read each run of them (the rest is zeros: no pointer, no type). */
 static int piece(struct pass *p, size_t b, uint64_t addr, uint64_t off, uint64_t n)
@@ -130,7 +173,7 @@ static int piece(struct pass *p, size_t b, uint64_t addr, uint64_t off, uint64_t
 
 	if (n < ps || p->pagemap < 0 || ps < 4096) {
 		if ((r = take(p, at, n, n)))
-			return r < 0 ? r : 0;	/* unreadable (unmapped since): skipped */
+			return r < 0 ? r : by_page(p, b, addr, at, at + n);
 		return p->fn(p->c, b, p->buf, n / 8, off, p->arg);
 	}
 	np = pages_with_data(p, at, n, has);
@@ -147,9 +190,10 @@ static int piece(struct pass *p, size_t b, uint64_t addr, uint64_t off, uint64_t
 			j++;
 		lo = (at / ps + i) * ps > at ? (at / ps + i) * ps : at;
 		hi = (at / ps + j) * ps < at + n ? (at / ps + j) * ps : at + n;
-		if ((r = take(p, lo, hi - lo, hi - lo)))
-			return r < 0 ? r : 0;
-		err = p->fn(p->c, b, p->buf, (hi - lo) / 8, off + (lo - at), p->arg);
+		if ((r = take(p, lo, hi - lo, hi - lo)) < 0)
+			return r;
+		err = r ? by_page(p, b, addr, lo, hi) :
+		      p->fn(p->c, b, p->buf, (hi - lo) / 8, off + (lo - at), p->arg);
 		i = j;
 	}
 	return err;
@@ -161,8 +205,13 @@ static int one_block(struct pass *p, size_t b, uint64_t addr, uint64_t size)
 	uint64_t len = p->max && size > p->max ? p->max : size;
 	int err = 0;
 
+	p->missed = 0;
 	for (uint64_t off = 0; off < len && !err; off += CHUNK)
 		err = piece(p, b, addr, off, len - off < CHUNK ? len - off : CHUNK);
+	if (p->missed) {
+		p->unread_blocks++;
+		p->unread_bytes += size;
+	}
 	return err;
 }
 
@@ -292,6 +341,12 @@ int cen_blocks_read(struct cen *c, const struct cen_index *ix, struct cen_bits *
 		b = sel ? cen_bits_next(sel, next) : next;
 	}
 	cen_progress(c, phase, ix->nblocks, ix->nblocks);
+	/* Passes read other blocks (all of them, or what pointers lead to):
+	 * the most one missed, not their sum. */
+	if (p.unread_blocks > c->unread_blocks) {
+		c->unread_blocks = p.unread_blocks;
+		c->unread_bytes = p.unread_bytes;
+	}
 	if (p.pagemap >= 0)
 		close(p.pagemap);
 	free(p.buf);

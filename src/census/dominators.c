@@ -18,9 +18,12 @@
  * table of roots alone showed under 1 % (issue 42).  Then the blocks under
  * those that retain most, with how each is reached.
  *
+ * With a list, each block's owner: the holder or entry of the roots table
+ * naming the top it falls under (4 bytes a block, kept with the list).
+ *
  * Memory: 4 bytes per node for the dominators (then for the top each block
  * falls under), 4 per block read for its block; 24 per block at the top of
- * the tree; the edges stay on disk.
+ * the tree (28 with a list); the edges stay on disk.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -294,10 +297,66 @@ static int cmp_top(const void *a, const void *b, void *arg)
 	return (x < y) - (x > y);
 }
 
-static int cmp_root(const void *a, const void *b)
+/* Root indexes, by retained bytes descending, then name (qsort_r's argument: the roots). */
+static int cmp_root(const void *a, const void *b, void *arg)
 {
-	const struct jma_census_root *x = a, *y = b;
+	const struct jma_census_root *r = arg, *x = &r[*(const uint32_t *)a], *y = &r[*(const uint32_t *)b];
 	return x->bytes < y->bytes ? 1 : x->bytes > y->bytes ? -1 : strcmp(x->name, y->name);
+}
+
+/* o->roots sorted and cut to TOP_MAX; @where[i]: entry i's place now
+ * (JMA_CENSUS_OWNER_OTHER: cut). */
+static int sort_roots(struct jma_census *o, uint32_t *where)
+{
+	size_t n = o->nroots;
+	uint32_t *order = malloc((n ? n : 1) * sizeof(*order));
+	struct jma_census_root *v = malloc((n ? n : 1) * sizeof(*v));
+
+	if (!order || !v) {
+		free(order);
+		free(v);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		order[i] = (uint32_t)i;
+	qsort_r(order, n, sizeof(*order), cmp_root, o->roots);
+	for (size_t k = 0; k < n; k++) {
+		v[k] = o->roots[order[k]];
+		where[order[k]] = k < TOP_MAX ? (uint32_t)k : JMA_CENSUS_OWNER_OTHER;
+	}
+	free(o->roots);
+	o->roots = v;
+	free(order);
+	while (o->nroots > TOP_MAX)
+		free(o->roots[--o->nroots].name);
+	return 0;
+}
+
+/* With LIST: each block's owner (census.h), from the top it falls under
+ * (idom, after tops()): the holder that top is, else the entry of the
+ * roots table it is or is under.  @tentry: per top, its own entry of the
+ * table (a shared block listed), CEN_UNDEF if none; @where: sort_roots'. */
+static int owners(struct dom *d, const uint32_t *byret, size_t nh, const uint32_t *tentry,
+		  const uint32_t *where)
+{
+	struct cen *c = d->c;
+	struct jma_census *o = c->out;
+	uint32_t *towner = d->tsrc;	/* rewritten in place: the sources are not needed after */
+
+	if (!(c->owner = malloc((c->ix.nblocks ? c->ix.nblocks : 1) * sizeof(*c->owner))))
+		return -ENOMEM;
+	memset(c->owner, 0xff, c->ix.nblocks * sizeof(*c->owner));	/* JMA_CENSUS_OWNER_NONE */
+	/* A shared block past the table's end is still one several roots reach. */
+	for (size_t t = 0; t < d->T; t++)
+		towner[t] = towner[t] ? where[towner[t] - 1] :
+			    tentry[t] != CEN_UNDEF && where[tentry[t]] != JMA_CENSUS_OWNER_OTHER ?
+			    where[tentry[t]] : JMA_CENSUS_OWNER_SHARED;
+	for (size_t i = 0; i < nh; i++)
+		towner[byret[i]] = (uint32_t)(o->nroots + i);
+	for (size_t v = d->S + 1; v < d->N; v++)
+		if (d->idom[v] != CEN_UNDEF)
+			c->owner[d->g->order[v - d->S - 1]] = towner[d->idom[v]];
+	return 0;
 }
 
 /* The result: the top of the tree (sources and shared blocks), the holders. */
@@ -307,11 +366,15 @@ static int report(struct dom *d, struct heap_strtab *names)
 	struct jma_census *o = c->out;
 	uint32_t *byret = malloc((d->T ? d->T : 1) * sizeof(*byret)), pv[PATHS];
 	uint64_t *sbytes = calloc(d->S + 1, sizeof(*sbytes)), *sblocks = calloc(d->S + 1, sizeof(*sblocks));
+	uint32_t *where = malloc((d->S + PATHS + 1) * sizeof(*where)), *tentry = NULL;
+	int list = !!(c->o->flags & JMA_CENSUS_LIST);
 	char *pathv[PATHS] = { 0 };
 	size_t np = 0, nshared = 0, nh;
 	int err = 0;
 
-	if (!byret || !sbytes || !sblocks) {
+	if (list && (tentry = malloc((d->T ? d->T : 1) * sizeof(*tentry))))
+		memset(tentry, 0xff, d->T * sizeof(*tentry));	/* CEN_UNDEF */
+	if (!byret || !sbytes || !sblocks || !where || (list && !tentry)) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -364,6 +427,8 @@ static int report(struct dom *d, struct heap_strtab *names)
 
 		if (d->tsrc[t])
 			continue;
+		if (tentry)
+			tentry[t] = (uint32_t)o->nroots;
 		r = &o->roots[o->nroots++];
 		b = d->g->order[pv[k] - d->S - 1];
 		cen_block_at(&c->ix, b, &r->addr, &r->size);
@@ -378,9 +443,10 @@ static int report(struct dom *d, struct heap_strtab *names)
 		pathv[k] = NULL;
 		nshared++;
 	}
-	qsort(o->roots, o->nroots, sizeof(*o->roots), cmp_root);
-	while (o->nroots > TOP_MAX)
-		free(o->roots[--o->nroots].name);
+	if ((err = sort_roots(o, where)))
+		goto out;
+	if (list && (err = owners(d, byret, nh, tentry, where)))
+		goto out;
 	jma_logf(c->s, JMA_LOG_INFO, "census: the top of the dominator tree: %zu roots, %zu blocks "
 		 "several roots share (%zu listed)", d->S, d->T, nshared);
 out:
@@ -389,6 +455,8 @@ out:
 	free(byret);
 	free(sbytes);
 	free(sblocks);
+	free(where);
+	free(tentry);
 	return err;
 }
 

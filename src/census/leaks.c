@@ -77,7 +77,7 @@ static int number(struct scan *sc, size_t b)
 
 	if (g->m >= CEN_ROW - 1 || g->m >= sc->nblocks)
 		return jma_fail(sc->c->s, JMA_ERR_TARGET, -E2BIG, "census: too many blocks read for "
-				"--by root");
+				"the dominator tree");
 	g->num[b] = (uint32_t)g->m;
 	g->order[g->m] = (uint32_t)b;
 	return cen_spill_put(&g->rows, (uint32_t)g->m++ | CEN_ROW);
@@ -245,25 +245,14 @@ static void example(struct cen *c, size_t b)
 		x->nhead = 0;
 }
 
-enum jma_census_class cen_class_of(const struct cen *c, size_t b)
-{
-	const uint64_t *cls = c->cls;
-
-	if (!cls || bit(cls, 3 * b))
-		return JMA_CENSUS_ANCHORED;
-	if (bit(cls, 3 * b + 1))
-		return JMA_CENSUS_JEMALLOC;
-	return bit(cls, 3 * b + 2) ? JMA_CENSUS_LEAKED : JMA_CENSUS_UNREFERENCED;
-}
-
-/* The classes, counted; kept per block (3 bits) when a list is wanted. */
+/* The classes, counted; kept per block (2 bits) when a list is wanted. */
 static int classify(struct cen *c, struct scan *sc)
 {
 	struct jma_census *o = c->out;
 	int list = !!(c->o->flags & JMA_CENSUS_LIST);
 	size_t b = 0;
 
-	if (list && !(c->cls = calloc((3 * c->ix.nblocks) / 64 + 1, 8)))
+	if (list && !(c->cls = calloc(c->ix.nblocks / 32 + 1, 8)))
 		return -ENOMEM;
 	/* Run by run: a block's size is its run's. */
 	for (size_t r = 0; r < c->ix.nruns; r++)
@@ -279,14 +268,9 @@ static int classify(struct cen *c, struct scan *sc)
 		if (bit(sc->gone, b) && !bit(sc->anch, b))
 			count(&o->gone, size);
 
-		if (list) {
-			if (anch)
-				set(c->cls, 3 * b);
-			if (je)
-				set(c->cls, 3 * b + 1);
-			if (refd)
-				set(c->cls, 3 * b + 2);
-		}
+		if (list)
+			cen_cls_set(c->cls, b, anch ? JMA_CENSUS_ANCHORED : je ? JMA_CENSUS_JEMALLOC :
+				    refd ? JMA_CENSUS_LEAKED : JMA_CENSUS_UNREFERENCED);
 		if (anch) {
 			if (!bit(sc->gone, b) || bit(sc->anch, b))
 				count(&o->anchored, size);
@@ -324,9 +308,9 @@ static uint64_t head_hash(struct cen *c, uint64_t addr, uint64_t size, int *ok)
 /* The census's counts, kept while a second walk of the map counts again. */
 struct counts {
 	struct jma_census_count live, cached, explicit_cached;
-	uint64_t extents, slabs, bad_words, bad_nfree, bad_bins;
+	uint64_t extents, slabs, bad_words, bad_nfree, bad_bins, unheld_extents, unheld_bytes;
 	unsigned threads;
-	struct jma_census_size bysz[CEN_NSIZES];
+	struct jma_census_size bysz[CEN_NSIZES_MAX];
 };
 
 static void counts_save(const struct cen *c, struct counts *k)
@@ -340,6 +324,8 @@ static void counts_save(const struct cen *c, struct counts *k)
 	k->bad_words = c->bad_words;
 	k->bad_nfree = c->bad_nfree;
 	k->bad_bins = c->bad_bins;
+	k->unheld_extents = c->unheld_extents;
+	k->unheld_bytes = c->unheld_bytes;
 	memcpy(k->bysz, c->bysz, sizeof(k->bysz));
 }
 
@@ -354,6 +340,8 @@ static void counts_restore(struct cen *c, const struct counts *k)
 	c->bad_words = k->bad_words;
 	c->bad_nfree = k->bad_nfree;
 	c->bad_bins = k->bad_bins;
+	c->unheld_extents = k->unheld_extents;
+	c->unheld_bytes = k->unheld_bytes;
 	memcpy(c->bysz, k->bysz, sizeof(k->bysz));
 }
 
@@ -637,8 +625,8 @@ int cen_leaks(struct cen *c)
 	sc.hi = cen_index_end(&c->ix);
 	if (c->o->flags & JMA_CENSUS_ROOTS) {
 		if (c->ix.nblocks >= CEN_ROW - 1)
-			return jma_fail(c->s, JMA_ERR_TARGET, -E2BIG, "census: too many blocks for --by "
-					"root (%zu)", c->ix.nblocks);
+			return jma_fail(c->s, JMA_ERR_TARGET, -E2BIG, "census: too many blocks for the "
+					"dominator tree (%zu)", c->ix.nblocks);
 		sc.g = &g;
 		/* Each block is read (numbered) at most once: no room to grow. */
 		if (!(g.num = malloc(c->ix.nblocks * sizeof(*g.num))) ||

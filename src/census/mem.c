@@ -36,6 +36,43 @@ int cen_grow(void *pp, size_t *cap, size_t need, size_t each)
 	return 0;
 }
 
+size_t cen_fold(void *v, size_t n, size_t each, int (*cmp)(const void *, const void *),
+		void (*add)(void *into, const void *from))
+{
+	char *p = v;
+	size_t k = 0;
+
+	if (n)	/* (qsort of nothing: no array) */
+		qsort(v, n, each, cmp);
+	for (size_t i = 0; i < n; i++) {
+		if (k && !cmp(p + (k - 1) * each, p + i * each))
+			add(p + (k - 1) * each, p + i * each);
+		else if (k++ != i)
+			memcpy(p + (k - 1) * each, p + i * each, each);
+	}
+	return k;
+}
+
+int cen_fold_room(void *pp, size_t *n, size_t *cap, size_t each,
+		  int (*cmp)(const void *, const void *), void (*add)(void *into, const void *from))
+{
+	void **p = pp, *m;
+	size_t cap2 = *cap ? *cap * 2 : 256;
+
+	if (*n < *cap)
+		return 0;
+	if (*cap >= CEN_FOLD_MANY) {
+		*n = cen_fold(*p, *n, each, cmp, add);
+		if (*n <= *cap / 2)
+			return 0;
+	}
+	if (!(m = realloc(*p, cap2 * each)))
+		return -ENOMEM;
+	*p = m;
+	*cap = cap2;
+	return 0;
+}
+
 int cen_ptr_ok(uint64_t p)
 {
 	return p >= CEN_PAGE && p < CEN_VADDR_MAX;

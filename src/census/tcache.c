@@ -129,7 +129,7 @@ static int read_tcache(struct cen *c, struct cen_stacks *st, uint64_t tc, uint64
 		       uint64_t tsd_hi, unsigned explicit_cache)
 {
 	const struct cen_layout *L = c->L;
-	size_t len = L->bins53 ? 8 + L->nbins * BIN_SIZE : L->large_off + (CEN_NSIZES - c->g.nbins) * BIN_SIZE;
+	size_t len = L->bins53 ? 8 + L->nbins * BIN_SIZE : L->large_off + (c->g.nsizes - c->g.nbins) * BIN_SIZE;
 	unsigned char *buf = malloc(len);
 	int err = 0;
 
@@ -162,7 +162,7 @@ static int read_tcache(struct cen *c, struct cen_stacks *st, uint64_t tc, uint64
 				err = cen_stack_add(c, head);
 		}
 	} else {
-		for (unsigned i = 0; i < CEN_NSIZES && !err; i++) {
+		for (unsigned i = 0; i < c->g.nsizes && !err; i++) {
 			size_t off = i < c->g.nbins ? 0x10 + i * BIN_SIZE :
 				     L->large_off + (i - c->g.nbins) * BIN_SIZE;
 			uint32_t ncached;

@@ -161,6 +161,8 @@ int cli_out_mkdir(const char *path, bool fresh, char *out, size_t len, bool *mad
 void cli_out_remove(const char *path, bool dir);
 /* The message for @err, a cli_out_* call's last result. */
 const char *cli_out_strerror(int err);
+/* A jma_write_fn into the FILE * @arg: 0, or -EIO. */
+int cli_write_file(void *arg, const char *buf, size_t len);
 
 /* JSON output helpers (json.c). */
 void cli_json_string(FILE *f, const char *s);
@@ -233,8 +235,9 @@ int cli_exe_dir(char *dir, size_t len);
 /* cmd_track.c: "prof track". */
 int cmd_prof_track(struct cli *c, int argc, char **argv);
 /* cmd_report.c: the ranking "report sites" prints of track @t's sites (@top
- * of them; 0: all) on @rank, then its chart into @svg when not NULL; what
- * prof track prints at its end. */
-int cli_sites_ranking(jma_track *t, unsigned top, const char *svg, FILE *rank);
+ * of them; 0: all) on @rank through the escaping stream, then its chart
+ * titled @title into @svg when not NULL; what prof track and census --every
+ * print at their end. */
+int cli_sites_ranking(jma_track *t, unsigned top, const char *svg, const char *title, FILE *rank);
 
 #endif

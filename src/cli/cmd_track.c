@@ -302,8 +302,8 @@ int cmd_prof_track(struct cli *c, int argc, char **argv)
 		/* The ranking follows a text log; it goes to stderr when JSON
 		 * lines fill stdout. */
 		if (rc == EXIT_OK)
-			rc = cli_sites_ranking(r.t, a.top, a.svg, r.out == stdout &&
-					       a.fmt == JMA_TRACK_JSONL ? stderr : stdout);
+			rc = cli_sites_ranking(r.t, a.top, a.svg, "live bytes per allocation site",
+					       r.out == stdout && a.fmt == JMA_TRACK_JSONL ? stderr : stdout);
 	}
 	if (r.out != stdout && (err = cli_out_close(&o, true)) && rc == EXIT_OK)
 		rc = cli_error(EXIT_TARGET, "writing %s: %s", a.out, strerror(-err));

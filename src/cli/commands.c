@@ -63,18 +63,38 @@ const struct cli_cmd cli_commands[] = {
 	  "watch [-i SEC] [-n COUNT] [-o FILE] [--format jsonl|csv|prom] [--arenas]",
 	  "record memory stats every SEC seconds (default 10) until Ctrl-C or the process exits "
 	  "(exit 0; 1 if fewer than COUNT samples)", NULL, NULL },
-	{ "census", CLI_PID | CLI_RUNS_NOTHING, 0, cmd_census,
-	  "census [--by size|type|root] [--leaks] [--top N] [--json] [--blocks FILE] [--no-stats]",
+	{ "census", CLI_PID | CLI_RUNS_NOTHING, JMA_F_STRIPPED, cmd_census,
+	  "census [--by size|type|root] [--leaks] [--top N] [--json] [--blocks FILE] [--no-stats]\n"
+	  "census ... [--save FILE [--addresses]] [--base FILE [--born FILE]] "
+	  "[--format text|json|pprof] [-o FILE]\n"
+	  "census [--by size|type|root] --every SEC [-n COUNT] [--format text|jsonl] [-o FILE] "
+	  "[--svg OUT.svg] [--top N]",
 	  "every live block, from jemalloc's own map of extents read with every thread stopped "
 	  "(nothing runs in the target): by size class or C++ type (vtable), thread-cached "
-	  "blocks apart, leaks (anchored/leaked/unreferenced); 5.0 and later",
+	  "blocks apart, leaks (anchored/leaked/unreferenced), what grew; 5.0 and later, 4.5, 3.6 "
+	  "with symbols",
 	  "  --by size|type|root group by size class (default), by the type of the vtable\n"
 	  "                      the block's first word points to (demangled), or by what\n"
 	  "                      each global and thread retains (dominator tree)\n"
 	  "  --leaks             blocks no static data, stack or register reaches\n"
 	  "  --top N             the N largest rows only\n"
 	  "  --blocks FILE       every live block as '0xADDR USABLE_SIZE [TYPE]', one a line\n"
-	  "  --no-stats          do not read stats.allocated afterwards (one short call)\n", NULL },
+	  "  --no-stats          do not read stats.allocated afterwards (one short call)\n"
+	  "  --save FILE         a snapshot of the census (sizes, types, roots) to compare\n"
+	  "                      with later; --addresses: every block's address too\n"
+	  "  --base FILE         what was added and removed since that snapshot: per size,\n"
+	  "                      type, root and holder; with its addresses, the blocks born\n"
+	  "                      since and whom they belong to (--born FILE lists them).\n"
+	  "                      The census runs with the base's --by type / root\n"
+	  "  --format pprof      a gzip'd profile.proto: types as samples, owners above\n"
+	  "                      them (go tool pprof -diff_base compares two); with --base\n"
+	  "                      the difference itself\n"
+	  "  -o FILE             where a difference, a profile or a series goes\n"
+	  "  --every SEC         a census every SEC seconds (-n COUNT of them, or until\n"
+	  "                      Ctrl-C), then types (--by type), owners (--by root) or\n"
+	  "                      sizes ranked by growth as prof track ranks sites; each\n"
+	  "                      census's stop is shown; --format jsonl for report sites,\n"
+	  "                      --svg for a chart of the top rows\n", NULL },
 	{ "shell", CLI_PID | CLI_STDIN, 0, cmd_shell, "shell [FILE|-]\n-",
 	  "run commands (one a line, as after PID) from stdin or FILE in one session: "
 	  "jemalloc is found once, each command pays only its own stop", NULL, NULL },
@@ -103,9 +123,10 @@ const struct cli_cmd cli_commands[] = {
 	  "  -o -                standard output\n", NULL },
 	{ "serve", 0, 0, cmd_serve,
 	  "serve [--listen ADDR:PORT] [--target SELECTOR]... [--min-interval SEC] "
-	  "[--web-config FILE] [--allow-sampler] [--allow-control] [--max-duty PCT] [--arenas]",
+	  "[--web-config FILE] [--allow-sampler] [--allow-control] [--max-duty PCT] [--arenas] "
+	  "[--census-interval SEC] [--census-owners] [--census-metrics N]",
 	  "an HTTP exporter of the host's jemalloc processes: /metrics for Prometheus, "
-	  "/debug/pprof/heap?pid=N for pprof and Parca, /stats?pid=N, /targets",
+	  "/debug/pprof/heap?pid=N for pprof and Parca, /debug/census?pid=N, /stats?pid=N, /targets",
 	  "  --listen ADDR:PORT  where to listen (default 127.0.0.1:9711); a non-loopback\n"
 	  "                      address needs TLS in --web-config, or --insecure\n"
 	  "  --target SELECTOR   serve only these (and refuse others, 403): uid=U,\n"
@@ -130,6 +151,13 @@ const struct cli_cmd cli_commands[] = {
 	  "  --allow-control     allow POST /prof?pid=N&action=on|off|reset, to authenticated\n"
 	  "                      clients and to a local user on its own processes\n"
 	  "  --insecure          allow plain HTTP on a non-loopback address\n"
-	  "  --arenas            per-arena series too\n", NULL },
+	  "  --arenas            per-arena series too\n"
+	  "  --census-interval SEC  /debug/census?pid=N answers are kept this long: a\n"
+	  "                      census (every thread stopped for its metadata) at most\n"
+	  "                      once per SEC per target, 2 at once (default 60)\n"
+	  "  --census-owners     censuses find what each root retains too (reads every\n"
+	  "                      block: the child's CPU, no longer stop)\n"
+	  "  --census-metrics N  /metrics: bytes of the N largest types of each target,\n"
+	  "                      from a census every --census-interval\n", NULL },
 	{ NULL, 0, 0, NULL, NULL, NULL, NULL, NULL },
 };

@@ -236,8 +236,7 @@ static int locations(struct heap_view *v, struct build *b)
 	return 0;
 }
 
-/* gzip @len bytes of @data into @o. */
-static int gzip_out(const uint8_t *data, size_t len, struct heap_out *o)
+int heap_gzip(const uint8_t *data, size_t len, struct heap_out *o)
 {
 	z_stream z = { 0 };
 	unsigned char buf[1 << 16];
@@ -299,7 +298,7 @@ int heap_pprof(struct heap_view *v, struct heap_out *o)
 	}
 	if (!err) {
 		perftools__profiles__profile__pack(&b.p, buf);
-		err = gzip_out(buf, len, o);
+		err = heap_gzip(buf, len, o);
 	}
 	free(buf);
 	build_free(&b);

@@ -20,14 +20,6 @@
 #include "core/session.h"
 #include "sampler/liveness.h"
 
-/* The unfreed sampled blocks, by address, against the census's blocks as
- * they come (in address order too): which are still allocated. */
-struct walk {
-	const struct smp_unfreed *v;
-	size_t n, i;
-	unsigned char *alive;
-};
-
 static int fits(uint64_t usable, uint64_t size);
 
 static int by_ptr(const void *a, const void *b)
@@ -37,16 +29,21 @@ static int by_ptr(const void *a, const void *b)
 	return x->ptr < y->ptr ? -1 : x->ptr > y->ptr;
 }
 
-static int on_block(void *arg, const struct jma_census *r, const struct jma_census_block *b)
+/* The unfreed sampled blocks @v[0..n), by address, against the census's
+ * blocks (in address order too): which are still allocated, into @alive. */
+static void match(const struct jma_census *c, const struct smp_unfreed *v, size_t n,
+		  unsigned char *alive)
 {
-	struct walk *w = arg;
+	struct jma_census_cursor k = { 0 };
+	struct jma_census_block b;
+	size_t i = 0;
 
-	(void)r;
-	while (w->i < w->n && w->v[w->i].ptr < b->addr)
-		w->i++;
-	for (size_t j = w->i; j < w->n && w->v[j].ptr == b->addr; j++)
-		w->alive[j] = fits(b->size, w->v[j].size);
-	return w->i == w->n;	/* none left to look for: the list may stop */
+	while (i < n && jma_census_next(c, &k, &b)) {
+		while (i < n && v[i].ptr < b.addr)
+			i++;
+		for (size_t j = i; j < n && v[j].ptr == b.addr; j++)
+			alive[j] = fits(b.size, v[j].size);
+	}
 }
 
 /* Could a block of usable size @usable be the allocation of @size bytes
@@ -60,10 +57,10 @@ static int fits(uint64_t usable, uint64_t size)
 int smp_liveness_check(jma_session *s, struct smp_profile *p, uint64_t *checked, uint64_t *live,
 		       char *why, size_t len)
 {
-	struct jma_census_opts o = { .flags = JMA_CENSUS_LIST, .block = on_block };
+	struct jma_census_opts o = { .flags = JMA_CENSUS_LIST };
 	struct smp_unfreed *v = NULL;
 	struct jma_census *c = NULL;
-	struct walk w = { 0 };
+	unsigned char *alive;
 	size_t n;
 	int err;
 
@@ -75,9 +72,7 @@ int smp_liveness_check(jma_session *s, struct smp_profile *p, uint64_t *checked,
 		return 0;
 	}
 	qsort(v, n, sizeof(*v), by_ptr);
-	w = (struct walk){ .v = v, .n = n, .alive = calloc(n, 1) };
-	o.block_arg = &w;
-	if (!w.alive) {
+	if (!(alive = calloc(n, 1))) {
 		snprintf(why, len, "out of memory");
 		free(v);
 		return -ENOMEM;
@@ -85,19 +80,20 @@ int smp_liveness_check(jma_session *s, struct smp_profile *p, uint64_t *checked,
 	err = jma_census_run(s, &o, &c);
 	if (err) {
 		snprintf(why, len, "%s", jma_errmsg(s));
-		free(w.alive);
+		free(alive);
 		free(v);
 		return err;
 	}
+	match(c, v, n, alive);
 	for (size_t i = 0; i < n; i++) {
-		if (w.alive[i])
+		if (alive[i])
 			(*live)++;
 		else
 			smp_profile_freed(p, v[i].id);
 	}
 	*checked = n;
 	jma_census_free(c);
-	free(w.alive);
+	free(alive);
 	free(v);
 	return 0;
 }

@@ -11,8 +11,9 @@
  * children (serve.h).
  *
  * What a client may start.  Anyone who reaches the port: answers that are
- * kept and shared (/metrics, /stats, a dump of a process started with
- * prof:true), each process within its budget (--max-duty, cache.c).  With
+ * kept and shared (/metrics, /stats, /debug/census, a dump of a process
+ * started with prof:true), each process within its budget (--max-duty,
+ * cache.c).  With
  * --allow-sampler or authentication: sampler windows (pprof.c).  With
  * --allow-control, and authentication or a local client whose user owns the
  * process (or is root): POST /prof.  A local user could otherwise switch
@@ -316,6 +317,22 @@ static void do_allocs(struct serve_ctx *sc, struct MHD_Connection *c, struct req
 	heap(sc, q, r, 1);
 }
 
+static void do_census(struct serve_ctx *sc, struct MHD_Connection *c, struct req *q,
+		      struct reply *r)
+{
+	const char *fmt = param(q, "format");
+	struct target *t;
+
+	if (fmt && strcmp(fmt, "json") && strcmp(fmt, "pprof")) {
+		reply_error(r, MHD_HTTP_BAD_REQUEST, "invalid format: json or pprof");
+		return;
+	}
+	if (!(t = target_of(sc, q, r)))
+		return;
+	census_reply(sc, t, fmt && !strcmp(fmt, "pprof"), deadline_of(sc, c), r);
+	target_put(sc, t);
+}
+
 static void do_prof(struct serve_ctx *sc, struct MHD_Connection *c, struct req *q,
 		    struct reply *r)
 {
@@ -419,8 +436,9 @@ static void do_index(struct serve_ctx *sc, struct MHD_Connection *c, struct req 
 		html(f, v[i]->unit);
 		fprintf(f, "</td><td><a href=\"/stats?pid=%d\">stats</a> "
 			"<a href=\"/debug/pprof/heap?pid=%d&amp;debug=1\">heap</a> "
-			"<a href=\"/debug/pprof/heap?pid=%d\">heap.pb.gz</a></td></tr>\n",
-			(int)v[i]->pid, (int)v[i]->pid, (int)v[i]->pid);
+			"<a href=\"/debug/pprof/heap?pid=%d\">heap.pb.gz</a> "
+			"<a href=\"/debug/census?pid=%d\">census</a></td></tr>\n",
+			(int)v[i]->pid, (int)v[i]->pid, (int)v[i]->pid, (int)v[i]->pid);
 	}
 	targets_put_all(sc, v, v ? n : 0);
 	fputs("</table>\n</body></html>\n", f);
@@ -439,6 +457,7 @@ static const struct route routes[] = {
 	{ "/stats", "GET", "pid", do_stats },
 	{ "/debug/pprof/heap", "GET", "pid debug seconds gc", do_heap },
 	{ "/debug/pprof/allocs", "GET", "pid debug seconds gc", do_allocs },
+	{ "/debug/census", "GET", "pid format", do_census },
 	{ "/prof", "POST", "pid action", do_prof },
 	{ "/-/healthy", "GET", "", do_healthy },
 };
@@ -726,6 +745,7 @@ static int serve(struct serve_cfg *cfg)
 	slots_init(&sc.attach_slots, cfg->max_attaches);
 	slots_init(&sc.report_slots, 2);
 	slots_init(&sc.probe_slots, 4);
+	slots_init(&sc.census_slots, CENSUS_MAX);
 	pthread_mutex_init(&sc.fmu, NULL);
 	pthread_cond_init(&sc.fcv, NULL);
 	pthread_mutex_init(&sc.auth.mu, NULL);

@@ -2,7 +2,8 @@
  *
  * Each opens its own session (jemalloc is found again: with the cache
  * directory that is a few file reads) and leaves the target as found; every
- * attaching one reports how long the thread was held.
+ * attaching one reports how long the thread was held (a census: how long
+ * every thread was stopped).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -153,6 +154,32 @@ static int stats(jma_session *s, struct op_result *r)
 	rc = jma_stats_print(s, "J", buf_add, &b);
 	if (!rc && b.err)
 		rc = b.err;
+	if (rc) {
+		free(b.p);
+		return rc;
+	}
+	r->data = b.p;
+	r->len = b.len;
+	return 0;
+}
+
+/* Every live block, sent back as a census snapshot (tables, no addresses);
+ * held_ns is how long the census stopped the threads. */
+static int census(jma_session *s, const struct op_arg *a, struct op_result *r)
+{
+	struct jma_census_opts o = { .flags = a->census_flags };
+	struct jma_census_meta m = { .pid = a->pid, .exec_mark = jma_exec_mark(a->pid),
+				     .time = jma_clock_s(CLOCK_REALTIME), .flags = a->census_flags };
+	struct buf b = { 0 };
+	struct jma_census *c;
+	int rc = jma_census_run(s, &o, &c);
+
+	if (rc)
+		return rc;
+	r->attached = 1;
+	r->held_ns = c->stop_ns;
+	rc = jma_census_save(c, &m, 0, buf_add, &b);
+	jma_census_free(c);
 	if (rc) {
 		free(b.p);
 		return rc;
@@ -324,12 +351,16 @@ void op_child(const void *arg, struct op_result *r)
 		case OP_SAMPLER:
 			rc = sampled(s, a, r);
 			break;
+		case OP_CENSUS:
+			rc = census(s, a, r);
+			break;
 		default:
 			rc = control(s, a->kind, r);
 			break;
 		}
 	}
-	if (r->attached)
+	/* A census says itself how long it stopped the threads. */
+	if (r->attached && !r->held_ns)
 		r->held_ns = jma_held_ns(s);
 	from_session(s, rc, r);
 	if (rc == -ENOMEM && !r->msg[0])

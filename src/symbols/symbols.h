@@ -44,6 +44,8 @@ struct jma_syms_opts {
 	int allow_none;		/* a process without jemalloc is fine (symbolization only) */
 	int debuginfod;		/* may ask debuginfod servers for debuginfo (network, dwfl.h) */
 	const struct jma_syms_cache *cache;	/* NULL: none */
+	int stripped_ok;	/* a static copy stripped of every symbol is taken, its
+				 * functions unknown (fn_* 0, no code ranges) */
 };
 
 /* Report the modules of @pid (its files opened as it sees them, view.h) and
@@ -119,8 +121,9 @@ int jma_syms_given(pid_t pid, const struct jma_copy *c, struct jma_syms **out, c
  * emulator's relocations), NULL when unavailable. */
 struct Elf *jma_syms_jemalloc_elf(struct jma_syms *sy, uint64_t *bias);
 
-/* A symbol of jemalloc's own module named @name or je_@name (jemalloc's
- * private namespace), from its symbol table or separate debuginfo, else its
+/* A symbol of jemalloc's own module named @name, je_@name (jemalloc's
+ * private namespace) or NS_je_@name (--with-private-namespace=NS_, as
+ * tikv-jemalloc-sys builds it), from its symbol table or separate debuginfo, else its
  * dynamic symbols: 1 with its address (for STT_TLS: its offset in the
  * module's TLS block) and size, 0 when there is none (stripped). */
 int jma_syms_jemalloc_sym(struct jma_syms *sy, const char *name, uint64_t *addr, uint64_t *size,

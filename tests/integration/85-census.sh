@@ -5,56 +5,15 @@
 # matrix from 5.0, live and from a gcore core, with hpa; C++ types and leaks;
 # Redis's allocator_allocated.
 source tests/lib.sh
+source tests/lib-census.sh
 VERSIONS_DIR=$(readlink -f "${VERSIONS_DIR:-build/versions}")
 # Memory bounds do not hold under ASan (its shadow and redzones): measured, not asserted.
 grep -q __asan_init "$JEMATTACH" && ASAN=1 || ASAN=0
 
-# census_lists PID TAG: the fixture's own lists of its live and freed blocks.
-census_lists() {
-	fix "$1" "list $TMPD/$2.live" >/dev/null
-	fix "$1" "freed $TMPD/$2.freed" >/dev/null
-	[[ -s $TMPD/$2.live ]] || fail "$2: the fixture listed no block"
-	[[ -s $TMPD/$2.freed ]] || fail "$2: the fixture freed nothing"
-}
-
-# census_check TAG WHERE...: the census of WHERE (a PID, or core CORE)
-# against the lists of TAG; its bytes + thread-cached bytes in CENSUS_SUM.
-census_check() {
-	local tag=$1; shift
-	jm "$@" census --json --no-stats --blocks "$TMPD/$tag.blocks"
-	expect_rc 0
-	local json=$OUT bad
-	# Every live block: present, same usable size.
-	bad=$(awk 'NR == FNR { s[$1] = $2; next } !($1 in s) { m++ } ($1 in s) && s[$1] != $2 { d++ }
-		END { printf "%d %d", m, d }' "$TMPD/$tag.blocks" "$TMPD/$tag.live")
-	expect_eq "$bad" "0 0"
-	# No freed block live.
-	bad=$(awk 'NR == FNR { s[$1] = 1; next } ($1 in s) { n++ } END { print n + 0 }' \
-		"$TMPD/$tag.blocks" "$TMPD/$tag.freed")
-	expect_eq "$bad" 0
-	CENSUS_SUM=$(jq '.bytes + .thread_cached.bytes' <<<"$json")
-	CENSUS_CACHED=$(jq '.thread_cached.blocks' <<<"$json")
-}
-
-# census_exact PID TAG: census_compare, and the sum equals stats.allocated.
-census_exact() {
-	census_lists "$1" "$2"
-	census_check "$2" "$1"
-	jm "$1" get stats.allocated
-	expect_rc 0
-	expect_eq "$CENSUS_SUM" "$OUT"
-	((CENSUS_CACHED > 0)) || fail "$2: no thread-cached block found"
-}
-
-fill() {
-	expect_eq "$(fix "$1" "alloc 20000")" ok
-	expect_eq "$(fix "$1" "threads 3")" ok
-}
-
 t_debian() {
 	local pid
 	start_fixture pid "$FIXTURES/censusfix"
-	fill "$pid"
+	census_fill "$pid"
 	census_exact "$pid" debian
 	jm "$pid" census
 	expect_rc 0
@@ -73,7 +32,7 @@ t_debian_hpa_and_background_threads() {
 	local pid conf n=0
 	for conf in hpa:true background_thread:true; do
 		start_fixture pid "$FIXTURES/censusfix" MALLOC_CONF=$conf
-		fill "$pid"
+		census_fill "$pid"
 		census_exact "$pid" "conf$((n++))"
 	done
 }
@@ -86,14 +45,14 @@ t_versions() {
 		# 3.x, 4.x (chunks and runs): 80-versions' census tests.
 		[[ $v == [34].* ]] && continue
 		start_fixture pid "$dir/censusfix"
-		fill "$pid"
+		census_fill "$pid"
 		# Symbols: tcache.create's caches are found too.
 		[[ $(fix "$pid" tcache) == ok* ]] || fail "$v: tcache.create failed"
 		census_exact "$pid" "$v"
 		n=$((n + 1))
 		if [[ $v == dev* || $v == 5.3* ]]; then
 			start_fixture pid "$dir/censusfix" MALLOC_CONF=hpa:true JE_MALLOC_CONF=hpa:true
-			fill "$pid"
+			census_fill "$pid"
 			census_exact "$pid" "$v-hpa"
 		fi
 	done
@@ -111,7 +70,7 @@ t_versions_stripped() {
 		strip -o "$TMPD/strip-$v/libjemalloc.so.2" "$dir/inst/lib/libjemalloc.so.2"
 		start_fixture pid "$dir/censusfix" LD_LIBRARY_PATH="$TMPD/strip-$v"
 		grep -q "strip-$v" "/proc/$pid/maps" || fail "$v: the stripped copy is not loaded"
-		fill "$pid"
+		census_fill "$pid"
 		census_exact "$pid" "strip-$v"
 		jm "$pid" census --no-stats
 		expect_match "$OUT" "decoded from (je_)?malloc_usable_size"
@@ -166,7 +125,7 @@ t_core() {
 	for bin in "$FIXTURES/censusfix" "$VERSIONS_DIR"/5.*/censusfix "$VERSIONS_DIR"/dev*/censusfix; do
 		[[ -x $bin ]] || continue
 		start_fixture pid "$bin"
-		fill "$pid"
+		census_fill "$pid"
 		v=$(basename "$(dirname "$bin")")
 		census_lists "$pid" "core-$v"
 		jm "$pid" get stats.allocated
@@ -220,7 +179,7 @@ t_cxx_types_and_leaks() {
 t_jemalloc_arrays_are_not_leaks() {
 	local pid
 	start_fixture pid "$FIXTURES/censusfix"
-	fill "$pid"
+	census_fill "$pid"
 	jm "$pid" census --leaks --json --no-stats --blocks "$TMPD/je.blocks"
 	expect_rc 0
 	expect_eq "$(jq .leaked.blocks <<<"$OUT")" 0
