@@ -15,7 +15,7 @@ ARCH      ?= $(shell uname -m)
 PREFIX    ?= /usr/local
 BUILD     ?= build
 CC        ?= cc
-VERSION   := 0.1.0
+VERSION   := 0.2.0
 VERSION_H  = $(BUILD)/gen/jemattach/version.h
 VERSION_W := $(subst ., ,$(VERSION))
 

@@ -540,7 +540,7 @@ static const Perftools__Profiles__Sample *sample_of(const Perftools__Profiles__P
 START_TEST(test_census_grow_pprof)
 {
 	struct jma_census *base = census(100, 0, 0), *now = census(130, 0, 0);
-	struct jma_census_report_opts ro = { .format = JMA_CENSUS_PPROF };
+	struct jma_census_report_opts ro = { .sz = sizeof(ro), .format = JMA_CENSUS_PPROF };
 	Perftools__Profiles__Profile *p;
 	const Perftools__Profiles__Sample *s;
 	struct mem m = { 0 };
@@ -586,7 +586,7 @@ END_TEST
 START_TEST(test_census_grow_json)
 {
 	struct jma_census *base = census(100, 0, 0), *now = census(130, 0, 0);
-	struct jma_census_report_opts ro = { .format = JMA_CENSUS_JSON, .top = 1 };
+	struct jma_census_report_opts ro = { .sz = sizeof(ro), .format = JMA_CENSUS_JSON, .top = 1 };
 	struct jma_census_meta nm = { .pid = 9, .time = 5 };
 	struct jma_census_diff *d;
 	struct mem m = { 0 };
@@ -639,7 +639,8 @@ END_TEST
 /* A census series: A grows 480 bytes a second, B holds still; exact counts. */
 START_TEST(test_census_grow_track)
 {
-	jma_track *t = jma_track_new(&(struct jma_track_opts){ .what = "type" });
+	jma_track *t = jma_track_new(&(struct jma_track_opts){ .sz = sizeof(struct jma_track_opts),
+							      .what = "type" });
 	struct jma_track_rank *r;
 	size_t n;
 	char *log = NULL, *text = NULL;

@@ -67,7 +67,7 @@ static double site_flat(const struct jma_heap_site *s, size_t n, const char *nam
 
 START_TEST(test_heap_parse_v2_unsample)
 {
-	struct jma_heap_report_opts o = { 0 };
+	struct jma_heap_report_opts o = { .sz = sizeof(o) };
 	struct jma_heap_site *s;
 	struct jma_heap_info info;
 	jma_heap *h = parse(v2);
@@ -102,7 +102,7 @@ END_TEST
 
 START_TEST(test_heap_parse_v1)
 {
-	struct jma_heap_report_opts o = { .sample = JMA_HEAP_ALLOC_SPACE };
+	struct jma_heap_report_opts o = { .sz = sizeof(o), .sample = JMA_HEAP_ALLOC_SPACE };
 	struct jma_heap_site *s;
 	struct jma_heap_info info;
 	size_t n;
@@ -168,7 +168,7 @@ START_TEST(test_heap_subtract)
 		"@ 0x1000 0x2000\n  t*: 2: 1386294 [0: 0]\n"
 		"@ 0x5000\n  t*: 2: 1386294 [0: 0]\n"
 		"\nMAPPED_LIBRARIES:\n";
-	struct jma_heap_report_opts o = { 0 };
+	struct jma_heap_report_opts o = { .sz = sizeof(o) };
 	struct jma_heap_site *s;
 	struct jma_heap_info info;
 	jma_heap *h = parse(v2), *base = parse(base_text);
@@ -191,7 +191,7 @@ END_TEST
 
 START_TEST(test_heap_filters)
 {
-	struct jma_heap_report_opts o = { .focus = "^0x1fff$" };
+	struct jma_heap_report_opts o = { .sz = sizeof(o), .focus = "^0x1fff$" };
 	struct jma_heap_site *s;
 	jma_heap *h = parse(v2);
 	size_t n;
@@ -278,7 +278,7 @@ static int collect(void *arg, const char *data, size_t len)
 
 static struct buf report(jma_heap *h, enum jma_heap_format f)
 {
-	struct jma_heap_report_opts o = { .format = f };
+	struct jma_heap_report_opts o = { .sz = sizeof(o), .format = f };
 	struct buf b = { 0 };
 
 	ck_assert_int_eq(jma_heap_report(h, &o, collect, &b), 0);
@@ -392,7 +392,7 @@ static const struct jma_heap_site *find(const struct jma_heap_site *s, size_t n,
 
 START_TEST(test_heap_live_sites)
 {
-	struct jma_heap_report_opts o = { 0 };
+	struct jma_heap_report_opts o = { .sz = sizeof(o) };
 	struct jma_heap_site *s;
 	unsigned long big, small;
 	jma_heap *h;
@@ -427,7 +427,7 @@ END_TEST
 
 START_TEST(test_heap_live_base)
 {
-	struct jma_heap_report_opts o = { 0 };
+	struct jma_heap_report_opts o = { .sz = sizeof(o) };
 	struct jma_heap_site *s;
 	unsigned long big0, big1, small;
 	jma_heap *base, *h;

@@ -109,7 +109,7 @@ static int64_t got_slot = -0x5b8;
 /* The estimate of a parsed profile's bytes (jeprof's unbiasing), in use or all. */
 static double parsed_bytes(const char *text, size_t len, int alloc)
 {
-	struct jma_heap_report_opts ro = { .format = JMA_HEAP_TEXT,
+	struct jma_heap_report_opts ro = { .sz = sizeof(ro), .format = JMA_HEAP_TEXT,
 					   .sample = alloc ? JMA_HEAP_ALLOC_SPACE : JMA_HEAP_INUSE_SPACE };
 	struct jma_heap_site *s = NULL;
 	double total = 0;

@@ -31,7 +31,7 @@ static void on_log(void *arg, int level, const char *msg)
 START_TEST(test_session_options_are_copied)
 {
 	char prefix[8] = "je_", module[32] = "/usr/lib/libjemalloc.so.2", dir[16] = "/tmp/cache";
-	struct jma_options o = { .timeout = 2.5, .prefix = prefix, .module = module,
+	struct jma_options o = { .sz = sizeof(o), .timeout = 2.5, .prefix = prefix, .module = module,
 				 .cache_dir = dir, .flags = JMA_F_FORCE };
 	jma_session *s = jma_new(&o);
 
@@ -68,11 +68,45 @@ START_TEST(test_session_timeout_bounds)
 	};
 
 	for (size_t i = 0; i < sizeof(c) / sizeof(*c); i++) {
-		jma_session *s = jma_new(&(struct jma_options){ .timeout = c[i].t });
+		JMA_OPTS(jma_options, o, .timeout = c[i].t);
+		jma_session *s = jma_new(&o);
 
 		ck_assert_msg(jma_timeout_ms(s) == c[i].ms, "timeout %g: %d ms", c[i].t, jma_timeout_ms(s));
 		jma_free(s);
 	}
+}
+END_TEST
+
+/* The options as programs built against other headers pass them: an older
+ * one's shorter struct reads with the newer fields zero; a newer one's is
+ * taken while what this library does not know is zero, refused (E2BIG)
+ * otherwise; a sz that cannot be one is refused (EINVAL). */
+START_TEST(test_session_options_grow)
+{
+	struct {
+		struct jma_options o;
+		unsigned char newer[16];
+	} big = { .o = { .sz = sizeof(big), .timeout = 3 } };
+	struct jma_options o = { .sz = offsetof(struct jma_options, thread), .timeout = 2,
+				 .flags = JMA_F_FORCE };
+	jma_session *s = jma_new(&o);
+
+	ck_assert_ptr_nonnull(s);
+	ck_assert_int_eq(jma_timeout_ms(s), 2000);
+	ck_assert_uint_eq(s->opt.flags, 0);	/* past the older program's sz */
+	jma_free(s);
+	s = jma_new(&big.o);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_int_eq(jma_timeout_ms(s), 3000);
+	jma_free(s);
+	big.newer[5] = 1;
+	errno = 0;
+	ck_assert_ptr_null(jma_new(&big.o));
+	ck_assert_int_eq(errno, E2BIG);
+	o.sz = 0;
+	errno = 0;
+	ck_assert_ptr_null(jma_new(&o));
+	ck_assert_int_eq(errno, EINVAL);
 }
 END_TEST
 
@@ -112,8 +146,8 @@ START_TEST(test_session_log_levels)
 {
 	for (int lvl = JMA_LOG_ERR; lvl <= JMA_LOG_DEBUG; lvl++) {
 		struct logged l = { 0 };
-		jma_session *s = jma_new(&(struct jma_options){ .log = on_log, .log_arg = &l,
-								.log_level = lvl });
+		JMA_OPTS(jma_options, o, .log = on_log, .log_arg = &l, .log_level = lvl);
+		jma_session *s = jma_new(&o);
 
 		jma_logf(s, JMA_LOG_ERR, "e %d", 1);
 		jma_logf(s, JMA_LOG_WARN, "w");
@@ -130,7 +164,8 @@ START_TEST(test_session_log_levels)
 		jma_free(s);
 	}
 	/* No callback: silent, whatever the level. */
-	jma_session *s = jma_new(&(struct jma_options){ .log_level = JMA_LOG_DEBUG });
+	JMA_OPTS(jma_options, o, .log_level = JMA_LOG_DEBUG);
+	jma_session *s = jma_new(&o);
 	jma_logf(s, JMA_LOG_ERR, "nobody hears this");
 	jma_free(s);
 }
@@ -140,7 +175,7 @@ END_TEST
 START_TEST(test_session_not_open)
 {
 	jma_session *s = jma_new(NULL);
-	struct jma_target_info info;
+	struct jma_target_info info = { .sz = sizeof(info) };
 	struct jma_value v;
 
 	ck_assert_int_eq(jma_attach(s), -EINVAL);
@@ -167,7 +202,7 @@ START_TEST(test_session_open_backend)
 {
 	struct fake_je *je, *je2;
 	jma_session *s = jma_new(NULL);
-	struct jma_target_info info;
+	struct jma_target_info info = { .sz = sizeof(info) };
 	struct jma_bcall c = { .fn = FAKE_FN_MALLCTL, .nargs = 5 };
 	uint64_t ret;
 	char *buf;
@@ -294,6 +329,7 @@ Suite *suite_session(void)
 
 	tcase_add_test(pure, test_session_options_are_copied);
 	tcase_add_test(pure, test_session_timeout_bounds);
+	tcase_add_test(pure, test_session_options_grow);
 	tcase_add_test(pure, test_session_fail_records);
 	tcase_add_test(pure, test_session_kind_of_engine_errors);
 	tcase_add_test(pure, test_session_log_levels);

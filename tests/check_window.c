@@ -48,8 +48,8 @@ START_TEST(test_window_steps_dumps_and_restores)
 		JMA_PROF_WINDOW_RESTORED,
 	};
 	struct steps st = { .n = 0 };
-	struct jma_prof_window_opts o = { .seconds = 0.05, .step = on_step, .arg = &st };
-	struct jma_prof_window w;
+	struct jma_prof_window_opts o = { .sz = sizeof(o), .seconds = 0.05, .step = on_step, .arg = &st };
+	struct jma_prof_window w = { .sz = sizeof(w) };
 	struct fake_je *je;
 	jma_session *s = fake_session(&je);
 
@@ -79,8 +79,8 @@ START_TEST(test_window_stopped_restores)
 {
 	volatile sig_atomic_t stop = 0;
 	struct steps st = { .stop_at_active = &stop };
-	struct jma_prof_window_opts o = { .seconds = 30, .stop = &stop, .step = on_step, .arg = &st };
-	struct jma_prof_window w;
+	struct jma_prof_window_opts o = { .sz = sizeof(o), .seconds = 30, .stop = &stop, .step = on_step, .arg = &st };
+	struct jma_prof_window w = { .sz = sizeof(w) };
 	struct fake_je *je;
 	jma_session *s = fake_session(&je);
 
@@ -105,8 +105,8 @@ END_TEST
 /* Without opt.prof: the library's prof:true message, nothing dumped. */
 START_TEST(test_window_without_prof_fails_first)
 {
-	struct jma_prof_window_opts o = { .seconds = 0.05 };
-	struct jma_prof_window w;
+	struct jma_prof_window_opts o = { .sz = sizeof(o), .seconds = 0.05 };
+	struct jma_prof_window w = { .sz = sizeof(w) };
 	struct fake_je *je;
 	jma_session *s = fake_session(&je);
 

@@ -62,7 +62,7 @@ static int one(jma_session *s, int op, const char **what)
 
 int main(int argc, char **argv)
 {
-	struct jma_options o = { .timeout = 30 };
+	struct jma_options o = { .sz = sizeof(o), .timeout = 30 };
 	jma_session *s;
 	long ops, busy = 0;
 	int pid;

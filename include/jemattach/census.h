@@ -18,6 +18,7 @@
 #ifndef JEMATTACH_CENSUS_H
 #define JEMATTACH_CENSUS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <jemattach/session.h>
@@ -51,6 +52,7 @@ struct jma_census_block {
 #define JMA_CENSUS_OWNER_NONE	0xffffffffU	/* no root of the program reaches it, or not known */
 
 struct jma_census_opts {
+	size_t sz;		/* sizeof(struct jma_census_opts) as the caller was built (JMA_OPTS) */
 	unsigned flags;		/* JMA_CENSUS_* */
 	/* Called now and then during long phases (NULL: never): @phase names
 	 * it, @done of @total units. */

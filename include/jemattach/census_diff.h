@@ -123,6 +123,7 @@ enum jma_census_format {
 };
 
 struct jma_census_report_opts {
+	size_t sz;		/* sizeof(struct jma_census_report_opts) as the caller was built (JMA_OPTS) */
 	enum jma_census_format format;
 	unsigned top;		/* JSON: rows of roots, holders and changes (0: all) */
 	const struct jma_census_meta *meta;	/* JSON: pid, time (NULL: left out) */

@@ -74,6 +74,7 @@ void jma_heap_info(const jma_heap *h, struct jma_heap_info *info);
 int jma_heap_subtract(jma_heap *h, const jma_heap *base) JMA_MUST_CHECK;
 
 struct jma_heap_symopts {
+	size_t sz;		/* sizeof(struct jma_heap_symopts) as the caller was built (JMA_OPTS) */
 	/* 0: the files named in the profile's MAPPED_LIBRARIES, on this host.
 	 * A PID: that live process's mappings and files, read through
 	 * /proc/PID/map_files (deleted or replaced files) and /proc/PID/root
@@ -116,6 +117,7 @@ enum jma_heap_format {
 };
 
 struct jma_heap_report_opts {
+	size_t sz;		/* sizeof(struct jma_heap_report_opts) as the caller was built (JMA_OPTS) */
 	enum jma_heap_format format;
 	enum jma_heap_sample sample;
 	unsigned top;		/* sites (text/json) and stacks (json) shown; 0: all */

@@ -46,6 +46,7 @@ enum jma_prof_window_step {
 	JMA_PROF_WINDOW_RESTORED,	/* prof.active back to what it was */
 };
 struct jma_prof_window_opts {
+	size_t sz;		/* sizeof(struct jma_prof_window_opts) as the caller was built (JMA_OPTS) */
 	double seconds;
 	volatile sig_atomic_t *stop;	/* may be NULL */
 	void (*step)(void *arg, enum jma_prof_window_step step, bool was);	/* may be NULL */
@@ -54,6 +55,7 @@ struct jma_prof_window_opts {
 /* base/final: heap_v2 profiles (malloc'ed, NUL-terminated; free both with
  * jma_prof_window_free). */
 struct jma_prof_window {
+	size_t sz;		/* sizeof(struct jma_prof_window) as the caller was built (JMA_OPTS) */
 	char *base, *final;
 	size_t base_len, final_len;
 	bool was;			/* prof.active before the window */

@@ -22,6 +22,7 @@
 JMA_API_BEGIN
 
 struct jma_sampler_opts {
+	size_t sz;		/* sizeof(struct jma_sampler_opts) as the caller was built (JMA_OPTS) */
 	double seconds;			/* the window */
 	unsigned lg_sample;		/* mean sample interval 2^lg_sample bytes; 0: automatic,
 					 * 2^5 times finer than lg_nominal's to start with,
@@ -58,6 +59,7 @@ enum jma_sampler_end {
 };
 
 struct jma_sampler_result {
+	size_t sz;		/* sizeof(struct jma_sampler_result) as the caller was built (JMA_OPTS) */
 	char *profile;			/* heap_v2 text (malloc'ed), MAPPED_LIBRARIES included */
 	size_t len;
 	enum jma_sampler_end end;

@@ -15,6 +15,7 @@
 #ifndef JEMATTACH_SESSION_H
 #define JEMATTACH_SESSION_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -52,6 +53,7 @@ typedef void (*jma_log_fn)(void *arg, int level, const char *msg);
 				 * it called (its entry points are unknown: -ENOTSUP) */
 
 struct jma_options {
+	size_t sz;		/* sizeof(struct jma_options) as the caller was built (JMA_OPTS) */
 	double timeout;		/* seconds one in-target call may take; <= 0: 10 */
 	const char *prefix;	/* jemalloc symbol prefix ("", "je_", "_rjem_"); NULL: detect */
 	const char *module;	/* path of the jemalloc copy to use when there are several */
@@ -153,6 +155,7 @@ unsigned jma_errhints(const jma_session *s);
 
 /* Where jemalloc was found and which thread is (or would be) used. */
 struct jma_target_info {
+	size_t sz;		/* sizeof(struct jma_target_info) as the caller was built (JMA_OPTS) */
 	pid_t pid;
 	char comm[64];
 	int nthreads;

@@ -37,6 +37,7 @@ JMA_API_BEGIN
 typedef struct jma_track jma_track;
 
 struct jma_track_opts {
+	size_t sz;		/* sizeof(struct jma_track_opts) as the caller was built (JMA_OPTS) */
 	pid_t pid;		/* symbolize from this live process; 0: the profile's files */
 	const char *fold;	/* extended regex: more allocator wrappers to fold away, as
 				 * in jma_heap_report_opts; a bad one fails jma_track_add */

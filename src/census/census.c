@@ -23,6 +23,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/sized.h"
 #include "attach/clock.h"
 #include "census/census.h"
 
@@ -173,16 +174,21 @@ static int timed_out_or(struct cen *c, int err)
 	return jma_fail(c->s, JMA_ERR_UNSAFE, -ETIMEDOUT, "census: timed out (%s)", why);
 }
 
-int jma_census_run(jma_session *s, const struct jma_census_opts *o, struct jma_census **out)
+int jma_census_run(jma_session *s, const struct jma_census_opts *opts, struct jma_census **out)
 {
-	struct cen c = { .s = s, .o = o };
-	unsigned flags = o ? o->flags : 0;
+	struct jma_census_opts o;
+	struct cen c = { .s = s, .o = &o };
+	unsigned flags;
 	int64_t t0 = att_now_ns(), t1;
 	int err, here = 0;
 	int64_t cpu0 = 0;
 	void *tok = NULL;
 
 	*out = NULL;
+	if ((err = SIZED_IN(opts, &o)))
+		return jma_fail(s, JMA_ERR_USAGE, err, "census: its options' sz is not that of "
+				"a struct jma_census_opts this library knows");
+	flags = o.flags;
 	if (!(c.out = calloc(1, sizeof(*c.out))))
 		return jma_fail(s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
 	if (!jma_syms_jemalloc(s->syms)) {

@@ -20,6 +20,7 @@
 
 #include <jemattach/census_diff.h>
 
+#include "core/sized.h"
 #include "census/census.h"	/* cen_fold */
 #include "heap/heap.h"	/* heap_out, heap_strtab, heap_gzip */
 #include "profile.pb-c.h"
@@ -210,13 +211,16 @@ static void json_side(struct heap_out *o, const char *name, const struct jma_cen
 			(unsigned long long)k->blocks, (unsigned long long)k->bytes);
 }
 
-int jma_census_diff_json(const struct jma_census_diff *d, const struct jma_census_report_opts *ro,
+int jma_census_diff_json(const struct jma_census_diff *d, const struct jma_census_report_opts *opts,
 			 jma_write_fn write, void *arg)
 {
-	struct heap_out *o = calloc(1, sizeof(*o));
+	struct jma_census_report_opts in, *ro = &in;
+	struct heap_out *o;
 	int err;
 
-	if (!o)
+	if ((err = SIZED_IN(opts, &in)))
+		return err;
+	if (!(o = calloc(1, sizeof(*o))))
 		return -ENOMEM;
 	o->write = write;
 	o->arg = arg;
@@ -596,11 +600,14 @@ static int pprof(const struct jma_census *c, const struct jma_census *base,
 }
 
 int jma_census_report(const struct jma_census *c, const struct jma_census *base,
-		      const struct jma_census_report_opts *ro, jma_write_fn write, void *arg)
+		      const struct jma_census_report_opts *opts, jma_write_fn write, void *arg)
 {
+	struct jma_census_report_opts in, *ro = &in;
 	struct heap_out *o;
 	int err;
 
+	if ((err = SIZED_IN(opts, &in)))
+		return err;
 	if (ro->format != JMA_CENSUS_JSON && ro->format != JMA_CENSUS_PPROF)
 		return -EINVAL;
 	if (base && ro->format != JMA_CENSUS_PPROF)

@@ -278,7 +278,7 @@ static int write_born(const struct census_grow *g, const struct jma_census_diff 
 static int difference(const struct census_grow *g, const struct jma_census *r,
 		      const struct jma_census_meta *nm, unsigned top)
 {
-	struct jma_census_report_opts ro = { .format = JMA_CENSUS_PPROF, .top = top, .meta = nm };
+	struct jma_census_report_opts ro = { .sz = sizeof(ro), .format = JMA_CENSUS_PPROF, .top = top, .meta = nm };
 	struct jma_census_diff *d = NULL;
 	struct cli_out o;
 	int err, rc;
@@ -329,7 +329,7 @@ int census_grow_output(struct cli *c, struct census_grow *g, const struct jma_ce
 		return difference(g, r, &m, top ? top : 20);
 	}
 	if (g->format == CF_PPROF) {
-		struct jma_census_report_opts ro = { .format = JMA_CENSUS_PPROF, .meta = &m };
+		struct jma_census_report_opts ro = { .sz = sizeof(ro), .format = JMA_CENSUS_PPROF, .meta = &m };
 		struct cli_out o;
 		int err;
 
@@ -399,7 +399,8 @@ int census_series(struct cli *c, struct census_grow *g, const struct jma_census_
 	enum jma_census_by b = !strcmp(by, "type") ? JMA_CENSUS_BY_TYPE : !strcmp(by, "root") ?
 			       JMA_CENSUS_BY_OWNER : JMA_CENSUS_BY_SIZE;
 	static const char *const what[] = { "size", "type", "owner" };
-	jma_track *t = jma_track_new(&(struct jma_track_opts){ .what = what[b] });
+	jma_track *t = jma_track_new(&(struct jma_track_opts){ .sz = sizeof(struct jma_track_opts),
+							      .what = what[b] });
 	double start = jma_clock_s(CLOCK_MONOTONIC), t0 = jma_clock_s(CLOCK_REALTIME);
 	struct cli_stop_saved sv;
 	struct cli_out out;

@@ -174,7 +174,7 @@ static int run(struct analyze *a, jma_heap *h, FILE *out)
 
 int cmd_analyze(struct cli *c, int argc, char **argv)
 {
-	struct analyze a = { 0 };
+	struct analyze a = { .r.sz = sizeof(a.r), .sym.sz = sizeof(a.sym) };
 	jma_heap *h = NULL;
 	FILE *out = stdout;
 	struct cli_out o;

@@ -245,7 +245,7 @@ static int write_blocks(const struct jma_census *r, struct cli_out *o, const cha
 static int print_json(const struct jma_census *r, const struct census_args *a, int have_alloc,
 		      uint64_t alloc)
 {
-	struct jma_census_report_opts ro = { .format = JMA_CENSUS_JSON, .top = (unsigned)a->top,
+	struct jma_census_report_opts ro = { .sz = sizeof(ro), .format = JMA_CENSUS_JSON, .top = (unsigned)a->top,
 					     .have_allocated = have_alloc, .allocated = alloc,
 					     .leaks = a->leaks };
 	int err = jma_census_report(r, NULL, &ro, cli_write_file, stdout);
@@ -322,7 +322,7 @@ static int read_allocated(struct cli *c, uint64_t *alloc)
 int cmd_census(struct cli *c, int argc, char **argv)
 {
 	struct census_args a = { .by = "size", .stats = 1 };
-	struct jma_census_opts o = { 0 };
+	struct jma_census_opts o = { .sz = sizeof(o) };
 	struct jma_census *r;
 	struct cli_out bo;
 	uint64_t alloc = 0;

@@ -52,7 +52,7 @@ int cmd_info(struct cli *c, int argc, char **argv)
 	static const struct option longopts[] = { { "json", no_argument, NULL, 'j' }, { 0 } };
 	struct jma_value v[NINFO];
 	int have[NINFO] = { 0 };
-	struct jma_target_info ti;
+	struct jma_target_info ti = { .sz = sizeof(ti) };
 	int json = 0, opt, own, rc = EXIT_OK;
 
 	while ((opt = getopt_long(argc, argv, "j", longopts, NULL)) != -1) {

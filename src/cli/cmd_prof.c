@@ -218,7 +218,7 @@ static void window_section(const struct jma_heap_site *s, size_t n, int sign, un
  * total, so that freed memory does not hide (or negate) what grew. */
 static int window_report(struct cli *c, const char *final, const char *base, unsigned top)
 {
-	struct jma_heap_report_opts ro = { .format = JMA_HEAP_TEXT,
+	struct jma_heap_report_opts ro = { .sz = sizeof(ro), .format = JMA_HEAP_TEXT,
 					   .no_demangle = !!(c->opt.flags & JMA_F_NO_DEMANGLE) };
 	struct jma_heap_site *s = NULL;
 	char title[8600];
@@ -396,9 +396,9 @@ static void window_step(void *arg, enum jma_prof_window_step k, bool was)
  * profiles saved in @dir: base.heap, window.heap. */
 static int jemalloc_window(struct cli *c, const struct window_args *a, const char *dir)
 {
-	struct jma_prof_window_opts o = { .seconds = a->secs, .stop = &cli_stop,
+	struct jma_prof_window_opts o = { .sz = sizeof(o), .seconds = a->secs, .stop = &cli_stop,
 					  .step = window_step, .arg = (void *)&a->secs };
-	struct jma_prof_window w;
+	struct jma_prof_window w = { .sz = sizeof(w) };
 	struct cli_stop_saved sv;
 	char base[4200], final[4200];
 	int err, rc = EXIT_OK;

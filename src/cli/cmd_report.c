@@ -326,7 +326,8 @@ static int report_sites(struct cli *c, int argc, char **argv)
 		return cli_usage(c, "report", "report sites needs a FILE (prof track --format jsonl) "
 				 "or a DIR of *.heap profiles");
 	/* A saved track keeps the names it was written with. */
-	t = jma_track_new(&(struct jma_track_opts){ .no_demangle = no_demangle });
+	t = jma_track_new(&(struct jma_track_opts){ .sz = sizeof(struct jma_track_opts),
+						   .no_demangle = no_demangle });
 	if (!t)
 		return cli_error(EXIT_TARGET, "out of memory");
 	if (jma_track_load(t, argv[optind]))

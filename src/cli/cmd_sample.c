@@ -120,7 +120,7 @@ static int run_and_save(struct cli *c, const struct jma_sampler_opts *o, const c
 	struct cli_out f;
 	int err, rc = EXIT_OK;
 
-	memset(r, 0, sizeof(*r));
+	*r = (struct jma_sampler_result){ .sz = sizeof(*r) };
 	if ((err = cli_out_open(out, true, &f)))
 		return cli_error(err == -EPERM ? EXIT_USAGE : EXIT_TARGET, "writing %s: %s", out,
 				 cli_out_strerror(err));
@@ -165,8 +165,8 @@ static const struct option sample_opts[] = {
 
 int cmd_prof_sample(struct cli *c, int argc, char **argv)
 {
-	struct jma_sampler_opts o = { .max_overhead = CLI_BUDGET_DEFAULT / 100.0, .stop = &cli_stop };
-	struct jma_sampler_result r;
+	struct jma_sampler_opts o = { .sz = sizeof(o), .max_overhead = CLI_BUDGET_DEFAULT / 100.0, .stop = &cli_stop };
+	struct jma_sampler_result r = { .sz = sizeof(r) };
 	struct cli_sampled sm = { &r, &o };
 	const char *out = NULL;
 	unsigned top = 20;
@@ -259,10 +259,10 @@ int cli_sampler_instead(struct cli *c, const char *what, bool *sampler)
 int cli_sample_window(struct cli *c, double secs, const char *path, unsigned top, double budget,
 		      unsigned lg)
 {
-	struct jma_sampler_opts o = { .seconds = secs, .settle = secs, .max_overhead = budget,
+	struct jma_sampler_opts o = { .sz = sizeof(o), .seconds = secs, .settle = secs, .max_overhead = budget,
 				      .lg_sample = lg, .lg_nominal = cli_sample_lg(c),
 				      .stop = &cli_stop };
-	struct jma_sampler_result r;
+	struct jma_sampler_result r = { .sz = sizeof(r) };
 	struct cli_sampled sm = { &r, &o };
 	int rc = run_and_save(c, &o, path, &r);
 

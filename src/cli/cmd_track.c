@@ -248,12 +248,13 @@ static int sampler_track(struct track_run *r)
 {
 	const struct track_args *a = r->a;
 	struct jma_sampler_opts o = {
+		.sz = sizeof(o),
 		.seconds = a->count ? (double)a->count * a->interval + 1 : 1e9,
 		.lg_nominal = cli_sample_lg(r->c), .max_overhead = a->budget / 100,
 		.stop = &cli_stop, .snapshot_every = a->interval, .snapshot = sampled,
 		.snapshot_arg = r,
 	};
-	struct jma_sampler_result res;
+	struct jma_sampler_result res = { .sz = sizeof(res) };
 
 	if (a->churn)
 		return cli_usage(r->c, "prof", "--churn needs jemalloc's profiler (prof:true): the "
@@ -285,7 +286,8 @@ int cmd_prof_track(struct cli *c, int argc, char **argv)
 	if (a.out && (rc = cli_out_open(a.out, false, &o)))
 		return cli_error(EXIT_USAGE, "cannot create %s: %s", a.out, cli_out_strerror(rc));
 	r.out = o.f;
-	r.t = jma_track_new(&(struct jma_track_opts){ .pid = c->pid, .fold = a.fold,
+	r.t = jma_track_new(&(struct jma_track_opts){ .sz = sizeof(struct jma_track_opts),
+						     .pid = c->pid, .fold = a.fold,
 						     .no_default_folds = a.no_default_folds,
 						     .no_demangle = a.no_demangle });
 	if (!r.t) {

@@ -431,7 +431,7 @@ static int run_pids(struct cli *c, int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	struct cli c = { .prog = cli_prog };
+	struct cli c = { .prog = cli_prog, .opt.sz = sizeof(c.opt) };
 	char cache[4096];
 	int rc, no_cache = 0;
 

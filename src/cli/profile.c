@@ -37,7 +37,7 @@ void prof_default_name(pid_t pid, char *out, size_t len)
 int prof_load(struct cli *c, const char *path, const char *buf, size_t len, const char *base,
 	      jma_heap **out)
 {
-	struct jma_heap_symopts so = { .pid = c->pid, .log = c->opt.log, .log_arg = c->opt.log_arg };
+	struct jma_heap_symopts so = { .sz = sizeof(so), .pid = c->pid, .log = c->opt.log, .log_arg = c->opt.log_arg };
 	jma_heap *h = NULL, *b = NULL;
 	char msg[1024];
 	int rc = EXIT_OK;
@@ -64,7 +64,7 @@ int prof_load(struct cli *c, const char *path, const char *buf, size_t len, cons
 int prof_analyze_buf(struct cli *c, const char *path, const char *buf, size_t len, unsigned top,
 		     int sample, const struct cli_sampled *sm)
 {
-	struct jma_heap_report_opts ro = { .format = JMA_HEAP_TEXT, .sample = sample, .top = top,
+	struct jma_heap_report_opts ro = { .sz = sizeof(ro), .format = JMA_HEAP_TEXT, .sample = sample, .top = top,
 					   .no_demangle = !!(c->opt.flags & JMA_F_NO_DEMANGLE) };
 	jma_heap *h;
 	int rc = prof_load(c, path, buf, len, NULL, &h);

@@ -41,7 +41,7 @@ int jma_dump(jma_session *s, const char *dir, const char *name, size_t max, jma_
 
 pid_t jma_call_tid(jma_session *s)
 {
-	struct jma_target_info info = { .tid = 0 };
+	struct jma_target_info info = { .sz = sizeof(info), .tid = 0 };
 
 	if (s->attached && s->be->ops->describe)
 		s->be->ops->describe(s->be, &info);

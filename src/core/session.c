@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/sized.h"
 #include "core/session.h"
 
 int jma_timeout_ms(const jma_session *s)
@@ -21,15 +22,20 @@ int jma_attached(const jma_session *s)
 
 jma_session *jma_new(const struct jma_options *opts)
 {
-	jma_session *s = calloc(1, sizeof(*s));
+	struct jma_options o;
+	jma_session *s;
+	int err = SIZED_IN(opts, &o);
 
-	if (!s)
+	if (err) {
+		errno = -err;
 		return NULL;
-	if (opts)
-		s->opt = *opts;
-	if ((opts && opts->prefix && !(s->opt_prefix = strdup(opts->prefix))) ||
-	    (opts && opts->module && !(s->opt_module = strdup(opts->module))) ||
-	    (opts && opts->cache_dir && !(s->opt_cache_dir = strdup(opts->cache_dir)))) {
+	}
+	if (!(s = calloc(1, sizeof(*s))))
+		return NULL;
+	s->opt = o;
+	if ((o.prefix && !(s->opt_prefix = strdup(o.prefix))) ||
+	    (o.module && !(s->opt_module = strdup(o.module))) ||
+	    (o.cache_dir && !(s->opt_cache_dir = strdup(o.cache_dir)))) {
 		free(s->opt_prefix);
 		free(s->opt_module);
 		free(s);
@@ -146,9 +152,10 @@ int jma_hold_end(jma_session *s, int own, int err)
 	return derr ? derr : err;
 }
 
-int jma_target_info(jma_session *s, struct jma_target_info *info)
+int jma_target_info(jma_session *s, struct jma_target_info *out)
 {
 	const struct jma_copy *c = s->je;
+	struct jma_target_info full, *info = &full;
 
 	if (!s->syms)
 		return jma_fail(s, JMA_ERR_USAGE, -EINVAL, "session not open");
@@ -156,6 +163,7 @@ int jma_target_info(jma_session *s, struct jma_target_info *info)
 		return jma_fail(s, JMA_ERR_MISSING, -ENOENT, "no jemalloc found in process %d",
 				(int)s->pid);
 	memset(info, 0, sizeof(*info));
+	info->sz = sizeof(*info);
 	info->pid = s->pid;
 	info->module = c->path;
 	info->prefix = c->prefix;
@@ -163,5 +171,7 @@ int jma_target_info(jma_session *s, struct jma_target_info *info)
 	info->conf_env = c->conf_env;
 	if (s->be && s->be->ops->describe)
 		s->be->ops->describe(s->be, info);
+	if (sized_out(out, info, sizeof(*info), offsetof(struct jma_target_info, pid) + sizeof(pid_t)))
+		return jma_fail(s, JMA_ERR_USAGE, -EINVAL, "jma_target_info: its sz is not set");
 	return 0;
 }

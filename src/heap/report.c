@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/sized.h"
 #include "heap/heap.h"
 
 static void drain(struct heap_out *o)
@@ -66,15 +67,19 @@ int heap_out_flush(struct heap_out *o)
 	return o->err;
 }
 
-int jma_heap_report(jma_heap *h, const struct jma_heap_report_opts *o, jma_write_fn write, void *arg)
+int jma_heap_report(jma_heap *h, const struct jma_heap_report_opts *opts, jma_write_fn write, void *arg)
 {
 	static int (*const formats[])(struct heap_view *, struct heap_out *) = {
 		heap_text, heap_json, heap_collapsed, heap_pprof,
 	};
+	struct jma_heap_report_opts in, *o = &in;
 	struct heap_view v;
 	struct heap_out *out;
 	int err;
 
+	if ((err = SIZED_IN(opts, &in)))
+		return heap_fail(h, err, "report: its options' sz is not that of a "
+				 "struct jma_heap_report_opts this library knows");
 	if ((unsigned)o->format >= 4 || (unsigned)o->sample >= 4)
 		return heap_fail(h, -EINVAL, "unknown report format or sample type");
 	out = calloc(1, sizeof(*out));

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/sized.h"
 #include "heap/heap.h"
 #include "heap/modsym.h"
 #include "attach/procfs.h"
@@ -220,15 +221,18 @@ static int live_modules(struct symctx *c)
 	return 0;
 }
 
-int jma_heap_symbolize(jma_heap *h, const struct jma_heap_symopts *o)
+int jma_heap_symbolize(jma_heap *h, const struct jma_heap_symopts *opts)
 {
-	static const struct jma_heap_symopts none;
-	struct symctx c = { .h = h, .o = o ? o : &none };
+	struct jma_heap_symopts o;
+	struct symctx c = { .h = h, .o = &o };
 	struct sym_dwfl *prev = NULL;
 	struct sym_view v;
 	struct sym_policy pol;
 	int err;
 
+	if ((err = SIZED_IN(opts, &o)))
+		return heap_fail(h, err, "symbolize: its options' sz is not that of a "
+				 "struct jma_heap_symopts this library knows");
 	err = heap_index(h);
 	if (err)
 		return heap_fail(h, err, "out of memory");

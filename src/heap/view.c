@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/sized.h"
 #include "heap/heap.h"
 
 enum { RE_FOCUS, RE_IGNORE, RE_FOLD };
@@ -356,16 +357,20 @@ void heap_view_free(struct heap_view *v)
 	memset(v, 0, sizeof(*v));
 }
 
-int jma_heap_sites(jma_heap *h, const struct jma_heap_report_opts *o, struct jma_heap_site **sites,
+int jma_heap_sites(jma_heap *h, const struct jma_heap_report_opts *opts, struct jma_heap_site **sites,
 		   size_t *nsites, double *total)
 {
+	struct jma_heap_report_opts in, *o = &in;
 	struct heap_view v;
 	size_t n;
-	int err = heap_view_build(h, o, &v);
+	int err;
 
 	*sites = NULL;
 	*nsites = 0;
-	if (err)
+	if ((err = SIZED_IN(opts, &in)))
+		return heap_fail(h, err, "sites: its options' sz is not that of a "
+				 "struct jma_heap_report_opts this library knows");
+	if ((err = heap_view_build(h, o, &v)))
 		return err;
 	n = o->top && o->top < v.nsites ? o->top : v.nsites;
 	*total = v.total;

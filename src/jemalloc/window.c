@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/sized.h"
 #include "core/clock.h"
 #include "core/session.h"
 
@@ -42,7 +43,7 @@ void jma_prof_window_free(struct jma_prof_window *w)
 	w->base_len = w->final_len = 0;
 }
 
-int jma_prof_window(jma_session *s, const struct jma_prof_window_opts *o, struct jma_prof_window *w)
+static int prof_window(jma_session *s, const struct jma_prof_window_opts *o, struct jma_prof_window *w)
 {
 	volatile sig_atomic_t *stop = o->stop;
 	int err, rerr;
@@ -75,5 +76,22 @@ int jma_prof_window(jma_session *s, const struct jma_prof_window_opts *o, struct
 		return 0;
 fail:
 	jma_prof_window_free(w);
+	return err;
+}
+
+int jma_prof_window(jma_session *s, const struct jma_prof_window_opts *opts, struct jma_prof_window *w)
+{
+	struct jma_prof_window_opts o;
+	struct jma_prof_window full;
+	int err;
+
+	if (sized_of(w) < offsetof(struct jma_prof_window, was) + sizeof(w->was))
+		return jma_fail(s, JMA_ERR_USAGE, -EINVAL, "prof window: the result's sz is not set");
+	if ((err = SIZED_IN(opts, &o)))
+		return jma_fail(s, JMA_ERR_USAGE, err, "prof window: its options' sz is not that "
+				"of a struct jma_prof_window_opts this library knows");
+	err = prof_window(s, &o, &full);
+	full.sz = sizeof(full);
+	sized_out(w, &full, sizeof(full), 0);
 	return err;
 }

@@ -57,7 +57,7 @@ static int fits(uint64_t usable, uint64_t size)
 int smp_liveness_check(jma_session *s, struct smp_profile *p, uint64_t *checked, uint64_t *live,
 		       char *why, size_t len)
 {
-	struct jma_census_opts o = { .flags = JMA_CENSUS_LIST };
+	struct jma_census_opts o = { .sz = sizeof(o), .flags = JMA_CENSUS_LIST };
 	struct smp_unfreed *v = NULL;
 	struct jma_census *c = NULL;
 	unsigned char *alive;

@@ -31,6 +31,7 @@
 
 #include <jemattach/sampler.h>
 
+#include "core/sized.h"
 #include "attach/procfs.h"
 #include "attach/unwind.h"
 #include "core/session.h"
@@ -342,11 +343,16 @@ static unsigned max_shift(unsigned lg)
 	return lg > 6 ? lg - 6 : 0;
 }
 
-unsigned jma_sampler_lg_start(const struct jma_sampler_opts *o)
+unsigned jma_sampler_lg_start(const struct jma_sampler_opts *opts)
 {
-	unsigned lg = nominal(o), fine = max_shift(lg) < SMP_FINE ? max_shift(lg) : SMP_FINE;
+	struct jma_sampler_opts o;
+	unsigned lg, fine;
 
-	return o->lg_sample ? lg : lg - fine;
+	if (SIZED_IN(opts, &o))
+		return 0;
+	lg = nominal(&o);
+	fine = max_shift(lg) < SMP_FINE ? max_shift(lg) : SMP_FINE;
+	return o.lg_sample ? lg : lg - fine;
 }
 
 static void guard_init(struct run *u, unsigned lg)
@@ -439,7 +445,7 @@ static int finish(struct run *u, char **maps_text, const char *path)
 	return 0;
 }
 
-int jma_sampler_run(jma_session *s, const struct jma_sampler_opts *o, struct jma_sampler_result *r)
+static int sampler_run(jma_session *s, const struct jma_sampler_opts *o, struct jma_sampler_result *r)
 {
 	struct run u = { .s = s, .o = o, .r = r, .stats_fd = -1 };
 	char path[64], *maps_text = NULL;
@@ -502,5 +508,22 @@ out:
 	smp_sched_free(&u.sched);
 	free(maps_text);
 	log_to = NULL;
+	return err;
+}
+
+int jma_sampler_run(jma_session *s, const struct jma_sampler_opts *opts, struct jma_sampler_result *r)
+{
+	struct jma_sampler_opts o;
+	struct jma_sampler_result full;
+	int err;
+
+	if (sized_of(r) < offsetof(struct jma_sampler_result, len) + sizeof(r->len))
+		return jma_fail(s, JMA_ERR_USAGE, -EINVAL, "prof sample: the result's sz is not set");
+	if ((err = SIZED_IN(opts, &o)))
+		return jma_fail(s, JMA_ERR_USAGE, err, "prof sample: its options' sz is not that "
+				"of a struct jma_sampler_opts this library knows");
+	err = sampler_run(s, &o, &full);
+	full.sz = sizeof(full);
+	sized_out(r, &full, sizeof(full), 0);
 	return err;
 }

@@ -148,7 +148,7 @@ static int read_all(jma_session *s, unsigned flags, struct jma_sample *out)
 
 int jma_sample(jma_session *s, unsigned flags, unsigned iter, struct jma_sample *out)
 {
-	struct jma_target_info info;
+	struct jma_target_info info = { .sz = sizeof(info) };
 	int own, err;
 	uint64_t t0;
 

@@ -6,18 +6,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/sized.h"
 #include "heap/heap.h"
 #include "series/track_priv.h"
 
 jma_track *jma_track_new(const struct jma_track_opts *o)
 {
-	jma_track *t = calloc(1, sizeof(*t));
+	struct jma_track_opts in;
+	jma_track *t;
+	int err = SIZED_IN(o, &in);
 
-	if (!t)
+	if (err) {
+		errno = -err;
 		return NULL;
-	if (o)
-		t->o = *o;
-	snprintf(t->what, sizeof(t->what), "%s", o && o->what ? o->what : "site");
+	}
+	if (!(t = calloc(1, sizeof(*t))))
+		return NULL;
+	t->o = in;
+	snprintf(t->what, sizeof(t->what), "%s", in.what ? in.what : "site");
 	t->o.what = NULL;	/* the caller's string need not outlive this call */
 	t->hstride = 1;
 	return t;

@@ -98,8 +98,8 @@ static int symbolize(jma_track *t, const uint64_t *addrs, size_t n, const char *
 {
 	static const char tag[] = "\nMAPPED_LIBRARIES:\n";
 	const char *maps = memmem(buf, len, tag, sizeof(tag) - 1);
-	struct jma_heap_symopts so = { .pid = t->o.pid, .log = t->o.log, .log_arg = t->o.log_arg };
-	struct jma_heap_report_opts ro = { .format = JMA_HEAP_TEXT, .fold = t->o.fold,
+	struct jma_heap_symopts so = { .sz = sizeof(so), .pid = t->o.pid, .log = t->o.log, .log_arg = t->o.log_arg };
+	struct jma_heap_report_opts ro = { .sz = sizeof(ro), .format = JMA_HEAP_TEXT, .fold = t->o.fold,
 					   .no_default_folds = t->o.no_default_folds };
 	struct heap_view v = { 0 };
 	char *alloc;

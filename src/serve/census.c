@@ -39,7 +39,7 @@ void census_reply(struct serve_ctx *sc, struct target *t, int pprof, double dead
 		  struct reply *r)
 {
 	double now = jma_clock_s(CLOCK_MONOTONIC);
-	struct jma_census_report_opts ro = { .format = pprof ? JMA_CENSUS_PPROF : JMA_CENSUS_JSON };
+	struct jma_census_report_opts ro = { .sz = sizeof(ro), .format = pprof ? JMA_CENSUS_PPROF : JMA_CENSUS_JSON };
 	struct jma_census_meta m;
 	struct jma_census *c = NULL;
 	struct op_result res;

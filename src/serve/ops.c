@@ -114,7 +114,7 @@ static int sample(jma_session *s, const struct op_arg *a, struct op_result *r)
 
 static int probe(jma_session *s, struct op_result *r)
 {
-	struct jma_target_info ti;
+	struct jma_target_info ti = { .sz = sizeof(ti) };
 	struct op_probe p = { 0 };
 	int rc = jma_target_info(s, &ti);
 
@@ -167,7 +167,7 @@ static int stats(jma_session *s, struct op_result *r)
  * held_ns is how long the census stopped the threads. */
 static int census(jma_session *s, const struct op_arg *a, struct op_result *r)
 {
-	struct jma_census_opts o = { .flags = a->census_flags };
+	struct jma_census_opts o = { .sz = sizeof(o), .flags = a->census_flags };
 	struct jma_census_meta m = { .pid = a->pid, .exec_mark = jma_exec_mark(a->pid),
 				     .time = jma_clock_s(CLOCK_REALTIME), .flags = a->census_flags };
 	struct buf b = { 0 };
@@ -221,9 +221,9 @@ static int sampled(jma_session *s, const struct op_arg *a, struct op_result *r)
 		[JMA_SAMPLER_EXITED] = "; the process exited",
 		[JMA_SAMPLER_EXECED] = "; the process executed another program",
 	};
-	struct jma_sampler_opts o = { .seconds = a->seconds, .alloc_only = a->alloc_only,
+	struct jma_sampler_opts o = { .sz = sizeof(o), .seconds = a->seconds, .alloc_only = a->alloc_only,
 				      .max_overhead = a->max_overhead, .stop = &child_cancelled };
-	struct jma_sampler_result res;
+	struct jma_sampler_result res = { .sz = sizeof(res) };
 	int rc;
 
 	rc = jma_sampler_run(s, &o, &res);
@@ -244,8 +244,8 @@ static int sampled(jma_session *s, const struct op_arg *a, struct op_result *r)
  * no attach. */
 static void report(const struct op_arg *a, struct op_result *r)
 {
-	struct jma_heap_symopts so = { .pid = a->pid };
-	struct jma_heap_report_opts ro = { .format = a->format, .sample = a->sample, .top = a->top };
+	struct jma_heap_symopts so = { .sz = sizeof(so), .pid = a->pid };
+	struct jma_heap_report_opts ro = { .sz = sizeof(ro), .format = a->format, .sample = a->sample, .top = a->top };
 	jma_heap *h = NULL, *base = NULL;
 	struct buf b = { 0 };
 	int rc;

@@ -28,7 +28,7 @@ static int discard(void *arg, const char *buf, size_t len)
 
 static void reports(const struct jma_census *c, const struct jma_census *base)
 {
-	struct jma_census_report_opts ro = { .format = JMA_CENSUS_JSON, .top = 3, .leaks = 1 };
+	struct jma_census_report_opts ro = { .sz = sizeof(ro), .format = JMA_CENSUS_JSON, .top = 3, .leaks = 1 };
 	struct jma_census_row *rows;
 	struct jma_census_diff *d;
 	size_t n;

@@ -24,7 +24,7 @@ static int discard(void *arg, const char *buf, size_t len)
 static void reports(jma_heap *h)
 {
 	for (int f = JMA_HEAP_TEXT; f <= JMA_HEAP_PPROF; f++) {
-		struct jma_heap_report_opts o = { .format = (enum jma_heap_format)f, .top = 3,
+		struct jma_heap_report_opts o = { .sz = sizeof(o), .format = (enum jma_heap_format)f, .top = 3,
 						  .lines = f & 1, .fold = "^f" };
 		o.sample = (enum jma_heap_sample)(f & 1);
 		if (jma_heap_report(h, &o, discard, NULL) && !*jma_heap_errmsg(h))

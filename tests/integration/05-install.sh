@@ -38,7 +38,7 @@ t_library_exports_only_its_api() {
 	expect_eq "$(comm -3 "$TMPD/exported" "$TMPD/declared" | tr -s '\t\n' '  ')" ""
 	# Internal names with the jma_ prefix stay inside.
 	grep -qx jma_fail "$TMPD/exported" && fail "jma_fail is exported"
-	nm -D --defined-only "$so" | grep -q ' jma_open@@JEMATTACH_0$' || fail "no JEMATTACH_0 version node"
+	nm -D --defined-only "$so" | grep -q " jma_open@@$(node)\$" || fail "no $(node) version node"
 }
 
 # The library speaks no program's language: what a caller could do is a
@@ -133,8 +133,33 @@ C
 	# What the rule for ABI changes stands on: the program names the node it
 	# was linked against, which a breaking minor renames (the loader then
 	# refuses it at its start).
-	readelf -V "$TMPD/use" | grep -A2 'File: libjemattach.so.0' | grep -q 'Name: JEMATTACH_0 ' ||
+	readelf -V "$TMPD/use" | grep -A2 'File: libjemattach.so.0' | grep -q "Name: $(node) " ||
 		fail "use needs no version node of libjemattach: $(readelf -V "$TMPD/use" | tail -8)"
+}
+
+# node: the version node everything of the library is under (the map's last).
+node() { sed -n 's/^\(JEMATTACH_[0-9.]*\) {$/\1/p' src/libjemattach.map | tail -1; }
+
+# The written rule at work: a program linked against 0.1 (node JEMATTACH_0,
+# before jma_census and the options grew) is refused by the loader at its
+# start, never run with the old layouts; and the structs that grow take an
+# older program's shorter options (check_session has the sizes' cases).
+t_program_of_an_older_abi_is_refused_at_load() {
+	local root=$TMPD/root old=$TMPD/old out rc
+	installed
+	mkdir -p "$old"
+	# The 0.1 library's face, as far as this program sees it: its node and names.
+	printf 'JEMATTACH_0 { global: jma_*; local: *; };\n' >"$old/map"
+	printf 'void *jma_new(const void *o) { (void)o; return 0; }\nvoid jma_free(void *s) { (void)s; }\n' >"$old/lib.c"
+	cc -shared -fPIC -Wl,-soname,libjemattach.so.0 -Wl,--version-script="$old/map" \
+		-o "$old/libjemattach.so.0" "$old/lib.c" || fail "cannot build the 0.1 stand-in"
+	printf 'void *jma_new(const void *); void jma_free(void *);\nint main(void) { jma_free(jma_new(0)); return 0; }\n' >"$old/use.c"
+	cc -o "$old/use" "$old/use.c" "$old/libjemattach.so.0" || fail "cannot link against the stand-in"
+	readelf -V "$old/use" | grep -q "Name: JEMATTACH_0 " || fail "the old program names no JEMATTACH_0"
+	LD_LIBRARY_PATH=$old "$old/use" || fail "the old program does not run with its own library"
+	out=$(LD_LIBRARY_PATH=$root/opt/jma/lib "$old/use" 2>&1) && rc=0 || rc=$?
+	[[ $rc != 0 ]] || fail "a 0.1 program ran with the $(node) library"
+	expect_match "$out" "version .JEMATTACH_0' not found"
 }
 
 # The tool links the libunwind scripts/build-libunwind.sh chose: its own
