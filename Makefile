@@ -183,7 +183,7 @@ $(BUILD)/jemattach: $(CLI_OBJS) $(BUILD)/libjemattach.a $(UNWIND_LINK) | $(SERVE
 # --- test hooks ------------------------------------------------------------
 # The crash points (attach/crashpoint.h) exist only in $(BUILD)/hooks/jemattach,
 # the tool that the tests which kill it at an engine step run (40-prof,
-# 47-survive): the files that call them compiled again with -DJMA_TEST_HOOKS,
+# 52-survive): the files that call them compiled again with -DJMA_TEST_HOOKS,
 # and the hook itself.  The library, the tool, the server module and what is
 # installed have none (05-install).
 HOOKED_SRCS := $(shell grep -l '"crashpoint\.h"' $(LIB_SRCS))
@@ -465,14 +465,14 @@ bench: deps
 	@bench/run.sh
 
 # The long versions of tests in make check: 10000 stress operations; 750 + 375
-# runs of jemattach killed at random instants (tests/integration/47-survive.sh), 200 borrowings of
+# runs of jemattach killed at random instants (tests/integration/52-survive.sh), 200 borrowings of
 # every EINTR interface.
 soak: deps
 	@$(MAKE) --no-print-directory all $(BUILD)/hooks/jemattach $(BUILD)/stress_driver
 	@STRESS_DRIVER=$(BUILD)/stress_driver tests/stress.sh $${SOAK_OPS:-10000}
 	@SURVIVE_KILLS=$${SOAK_KILLS:-750} SURVIVE_EINTR=$${SOAK_EINTR:-200} \
 		DEATH_KILLS=$${SOAK_DEATH_KILLS:-200} JEMATTACH=$(BUILD)/jemattach \
-		FIXTURES=$(BUILD)/fixtures tests/run-integration.sh 47-survive
+		FIXTURES=$(BUILD)/fixtures tests/run-integration.sh 52-survive
 	@SAMPLER_KILLS=$${SOAK_SAMPLER_KILLS:-50} ONLY=sigkill_leaves_no_breakpoint \
 		JEMATTACH=$(BUILD)/jemattach FIXTURES=$(BUILD)/fixtures tests/run-integration.sh 65-sampler
 

@@ -1,5 +1,5 @@
 #!/bin/bash
-# 46-hostile-input.sh -- what a target's user controls -- the names it goes by,
+# 41-hostile-input.sh -- what a target's user controls -- the names it goes by,
 # the files it maps and their debuglinks, the profiles it hands over, the
 # text its jemalloc writes -- cannot hang root's jemattach, make it read
 # what that user could not, grow without bound, or write raw control bytes

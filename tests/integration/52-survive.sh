@@ -1,5 +1,5 @@
 #!/bin/bash
-# 47-survive.sh -- the target survives whatever happens to jemattach and never
+# 52-survive.sh -- the target survives whatever happens to jemattach and never
 # sees EINTR: SIGKILL (and SIGSTOP-then-SIGKILL) of jemattach at random
 # instants of get / stats / stats --json / prof dump / --freeze stats on a
 # self-checking multi-threaded target and on Redis under redis-benchmark;

@@ -1,5 +1,5 @@
 #!/bin/bash
-# 47-survive-death.sh -- what jemattach's death leaves behind (issue 31): a
+# 53-survive-death.sh -- what jemattach's death leaves behind (issue 31): a
 # report cut short goes nowhere (nothing on the target's stderr, however it
 # is wired, and no thread blocked writing it), and a thread in restart_syscall
 # never gets the fallback engine, whose death kills the target, unless

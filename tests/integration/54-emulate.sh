@@ -1,5 +1,5 @@
 #!/bin/bash
-# 48-emulate.sh -- --emulate: jemalloc's code run on a copy of the process, so
+# 54-emulate.sh -- --emulate: jemalloc's code run on a copy of the process, so
 # it answers while a thread holds a jemalloc lock forever, writes nothing in
 # the process and never resumes it into jemalloc, and gives the same answers
 # as the in-target call on a quiescent process.

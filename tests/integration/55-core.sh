@@ -1,5 +1,5 @@
 #!/bin/bash
-# 49-core.sh -- jemattach core: jemalloc's code emulated on ELF cores (gcore
+# 55-core.sh -- jemattach core: jemalloc's code emulated on ELF cores (gcore
 # and kernel cores) gives the live process's numbers and heap profile; bad
 # cores are refused clearly.
 # runner: light (beside a long file: no clock in its assertions)

@@ -1,5 +1,5 @@
 #!/bin/bash
-# 47-stop.sh -- Ctrl-Z of jemattach in the middle of a call does not leave the
+# 51-stop.sh -- Ctrl-Z of jemattach in the middle of a call does not leave the
 # target's borrowed thread frozen (issue 17 row 8).
 . "$(dirname "$0")/../lib.sh"
 PROF="MALLOC_CONF=prof:true,prof_active:true"
