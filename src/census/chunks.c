@@ -23,15 +23,6 @@
  * arena_run_t, 4.x in the page's arena_chunk_map_misc_t).  The run's own
  * nfree is checked against its bitmap, as 5.x slabs' are.
  *
- * Stopped, the maps, run headers and bitmaps are copied (chk_run records);
- * running, they are expanded into blocks, in address order, into index.c's
- * index as walk.c's are.  4.x does not record where in its first page a
- * large block starts (arena_malloc_large adds a random multiple of the
- * cache line and forgets it): such a block is listed at its run's first
- * page unless a thread cache holds it (which has its pointer), with that
- * page as its slack in the index (found by any address it may have, read
- * whole).
- *
  * The bounds are walk.c's: every chunk, rtree node, extent node and huge
  * allocation lies in readable mappings, in address order, apart from the
  * others, so what is kept is bounded by what the target maps (and the room
@@ -48,30 +39,9 @@
 #include "attach/mem.h"
 #include "census/chunks.h"
 
-#define PAGE		4096ULL
-#define CHUNK_ALLOC	0x1ULL
-#define CHUNK_LARGE	0x2ULL
-#define BININD_INVALID	0xffU
 #define HUGE_MAX	(1u << 24)	/* nodes of 3.6's huge tree visited, at most */
 #define SCAN_CHECK	256		/* 3.6's scan: chunk-aligned addresses between deadline checks */
-#define RB_DEPTH	128		/* a red-black tree of 2^64 nodes is shallower */
-#define RTREE_LEVELS	4
 #define HDR_MAX		(16 + 2048 / 8)	/* 3.6: a run's header and its largest bitmap */
-
-/* The first index of the ascending @v[0..n) whose value is not below @x. */
-static size_t lower(const uint64_t *v, size_t n, uint64_t x)
-{
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (v[mid] < x)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
 
 /* Is [base, base + size) mapped readable, across adjacent mappings (the
  * kernel splits one chunk where mlock, mprotect or madvise changed part of
@@ -111,12 +81,12 @@ static int small_run(struct cen *c, uint64_t chunk, uint64_t p, unsigned binind,
 	uint64_t nw = (b->nregs + 63) / 64;
 	struct chk_run *r;
 
-	*pages = b->run_size / PAGE;
+	*pages = b->run_size / CHK_PAGE;
 	if (!L->misc_size && b->bitmap + nw * 8 > HDR_MAX)
 		return 1;
 	if (cen_grow(&c->bits, &c->capbits, c->nbits + nw, sizeof(*c->bits)) || !(r = new_run(c)))
 		return -ENOMEM;
-	r->base = chunk + p * PAGE;
+	r->base = chunk + p * CHK_PAGE;
 	r->size = b->run_size;
 	r->bits = c->nbits;
 	r->binind = (uint16_t)binind;
@@ -196,26 +166,26 @@ static int walk_chunk(struct cen *c, uint64_t chunk, uint64_t arena)
 		return 1;
 	for (uint64_t p = k->map_bias, pages = 0; p < k->npages && !err; p += pages) {
 		uint64_t bits = map_entry(k, p), size = (bits & szmask) >> L->size_shift;
-		unsigned binind = (unsigned)(bits >> L->binind_shift) & BININD_INVALID;
+		unsigned binind = (unsigned)(bits >> L->binind_shift) & CHK_BININD_INVALID;
 		struct chk_run *r;
 
-		pages = size / PAGE;
-		if (!(bits & CHUNK_ALLOC)) {
-			if (!pages || size % PAGE)
+		pages = size / CHK_PAGE;
+		if (!(bits & CHK_MAP_ALLOC)) {
+			if (!pages || size % CHK_PAGE)
 				err = 1;
-		} else if (bits & CHUNK_LARGE) {
+		} else if (bits & CHK_MAP_LARGE) {
 			/* A prof sample of a small class promoted to a run of
 			 * its own keeps its bin (a page in 3.6, LARGE_MINCLASS
 			 * and the pad in 4.x). */
-			if (!pages || size % PAGE || size <= k->large_pad || (binind != BININD_INVALID &&
-			    (binind >= k->nbins || size > 4 * PAGE + k->large_pad)))
+			if (!pages || size % CHK_PAGE || size <= k->large_pad || (binind != CHK_BININD_INVALID &&
+			    (binind >= k->nbins || size > 4 * CHK_PAGE + k->large_pad)))
 				err = 1;
 			else if (!(r = new_run(c)))
 				err = -ENOMEM;
 			else {
-				r->base = chunk + p * PAGE;
+				r->base = chunk + p * CHK_PAGE;
 				r->size = size;
-				r->usize = binind != BININD_INVALID ? k->bins[binind].reg_size :
+				r->usize = binind != CHK_BININD_INVALID ? k->bins[binind].reg_size :
 					   size - k->large_pad;
 				r->kind = CHK_LARGE;
 			}
@@ -231,8 +201,8 @@ static int walk_chunk(struct cen *c, uint64_t chunk, uint64_t arena)
 			/* Every page of a small run names the bin and its own place. */
 			for (uint64_t i = 1; !err && i < pages && p + i < k->npages; i++) {
 				uint64_t w = map_entry(k, p + i);
-				if ((w & (CHUNK_ALLOC | CHUNK_LARGE)) != CHUNK_ALLOC || w >> L->runind_shift != i ||
-				    ((w >> L->binind_shift) & BININD_INVALID) != binind)
+				if ((w & (CHK_MAP_ALLOC | CHK_MAP_LARGE)) != CHK_MAP_ALLOC || w >> L->runind_shift != i ||
+				    ((w >> L->binind_shift) & CHK_BININD_INVALID) != binind)
 					err = 1;
 			}
 		}
@@ -341,7 +311,7 @@ static int node_seen(struct cen *c, uint64_t node, uint64_t len)
 
 /* 4.x: the subtree at @level (its node @node), keys so far @prefix. */
 static int walk_rtree(struct cen *c, const uint64_t *lv, unsigned height, unsigned level,
-		      uint64_t node, uint64_t prefix, uint64_t *bufs[RTREE_LEVELS])
+		      uint64_t node, uint64_t prefix, uint64_t *bufs[CHK_RTREE_LEVELS])
 {
 	unsigned bits = (unsigned)lv[2 * level + 1], cum = (unsigned)(lv[2 * level + 1] >> 32);
 	uint64_t n = 1ULL << bits, *v = bufs[level];
@@ -368,12 +338,12 @@ static int walk_rtree(struct cen *c, const uint64_t *lv, unsigned height, unsign
 static int walk_4x(struct cen *c)
 {
 	struct cen_chunks *k = c->ch;
-	uint64_t lv[RTREE_LEVELS * 2], *bufs[RTREE_LEVELS] = { 0 }, *at = k->buf;
+	uint64_t lv[CHK_RTREE_LEVELS * 2], *bufs[CHK_RTREE_LEVELS] = { 0 }, *at = k->buf;
 	uint32_t height;
 	int err = 0;
 
 	if (cen_read(c, k->rtree + k->L->rt_height, &height, 4) ||
-	    cen_read(c, k->rtree + k->L->rt_levels, lv, sizeof(lv)) || !height || height > RTREE_LEVELS)
+	    cen_read(c, k->rtree + k->L->rt_levels, lv, sizeof(lv)) || !height || height > CHK_RTREE_LEVELS)
 		return jma_fail(c->s, JMA_ERR_TARGET, -EFAULT, "census: reading chunks_rtree at 0x%llx",
 				(unsigned long long)k->rtree);
 	/* One buffer per level (the walk goes down one path at a time), after
@@ -402,7 +372,7 @@ static int huge_nodes(struct cen *c, uint64_t **out, size_t *nout)
 {
 	struct cen_chunks *k = c->ch;
 	const struct chk_layout *L = k->L;
-	uint64_t nil = k->huge + 8, stack[RB_DEPTH], node, *v = NULL, w[2], end = 0, cs = k->chunksize;
+	uint64_t nil = k->huge + 8, stack[CHK_RB_DEPTH], node, *v = NULL, w[2], end = 0, cs = k->chunksize;
 	size_t n = 0, cap = 0, depth = 0, seen = 0;
 
 	if (cen_read(c, k->huge, &node, 8))
@@ -414,7 +384,7 @@ static int huge_nodes(struct cen *c, uint64_t **out, size_t *nout)
 					"the tree of huge allocations (%zu read)", n / 2);
 		}
 		if (node != nil) {
-			if (depth == RB_DEPTH || !cen_ptr_ok(node) ||
+			if (depth == CHK_RB_DEPTH || !cen_ptr_ok(node) ||
 			    cen_read(c, node + L->node_left, &w[0], 8))
 				goto bad;
 			stack[depth++] = node;
@@ -448,13 +418,6 @@ bad:
 			"a tree (%zu nodes read)", n / 2);
 }
 
-static int is_arena(const struct cen_chunks *k, uint64_t a)
-{
-	size_t i = lower(k->arenas, k->narenas, a);
-
-	return i < k->narenas && k->arenas[i] == a;
-}
-
 /* 3.6: the arena chunks among the chunk-aligned addresses of writable,
  * anonymous memory, interleaved with the huge allocations in address order. */
 static int walk_36(struct cen *c)
@@ -485,7 +448,7 @@ static int walk_36(struct cen *c)
 			 * would give the target a page table (a large sparse
 			 * mapping: one for every 2 MiB read). */
 			if (err || a < k->walk_end || (k->pagemap >= 0 && !att_page_present(k->pagemap, a)) ||
-			    cen_read(c, a, &first, 8) || !is_arena(k, first) || !in_maps(c, a, cs))
+			    cen_read(c, a, &first, 8) || !chk_is_arena(k, first) || !in_maps(c, a, cs))
 				continue;
 			if (cen_timed_out(c))
 				err = jma_fail(c->s, JMA_ERR_UNSAFE, -ETIMEDOUT, "census: timed out "
@@ -544,7 +507,7 @@ int cen_chunks_prepare(struct cen *c)
 	c->capbits = 0;
 	/* The page map, and 4.x's rtree levels (2^16 words at most each); the
 	 * misc array (4.x) or the runs' headers and bitmaps (3.6). */
-	k->nbuf = k->npages * k->L->map_size / 8 + 1 + (k->L->major == 4 ? RTREE_LEVELS << 16 : 0);
+	k->nbuf = k->npages * k->L->map_size / 8 + 1 + (k->L->major == 4 ? CHK_RTREE_LEVELS << 16 : 0);
 	k->buf = malloc(k->nbuf * 8);
 	k->misc = malloc(k->npages * (k->L->misc_size ? k->L->misc_size : HDR_MAX));
 	k->pieces = k->L->misc_size ? NULL : malloc(k->npages * sizeof(*k->pieces));
@@ -579,289 +542,6 @@ int cen_chunks_prepare(struct cen *c)
 	cen_touch(k->runs + cap, (k->capruns - cap) * sizeof(*k->runs));
 	cen_touch(c->bits + capb, (c->capbits - capb) * sizeof(*c->bits));
 	return 0;
-}
-
-/* The by-size table, ascending: @n blocks of @usize. */
-static int count_size(struct cen_chunks *k, uint64_t usize, uint64_t n)
-{
-	size_t lo = 0, hi = k->nsizes;
-
-	if (!n)
-		return 0;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (k->bysize[mid].size < usize)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == k->nsizes || k->bysize[lo].size != usize) {
-		if (cen_grow(&k->bysize, &k->capsizes, k->nsizes + 1, sizeof(*k->bysize)))
-			return -ENOMEM;
-		memmove(&k->bysize[lo + 1], &k->bysize[lo], (k->nsizes - lo) * sizeof(*k->bysize));
-		k->bysize[lo] = (struct jma_census_size){ .size = usize };
-		k->nsizes++;
-	}
-	k->bysize[lo].blocks += n;
-	k->bysize[lo].bytes += n * usize;
-	return 0;
-}
-
-static int small_blocks(struct cen *c, const struct chk_run *r)
-{
-	const struct chk_bin *b = &c->ch->bins[r->binind];
-	const uint64_t *bitmap = c->bits + r->bits;
-	uint64_t nfree = 0, live = 0;
-	size_t q = cen_cached_from(c, r->base);
-	int err = 0;
-
-	for (uint32_t i = 0; i < b->nregs && !err; i++) {
-		uint64_t a = r->base + b->reg0 + i * b->reg_interval;
-		int how = 0;
-
-		if (bitmap[i / 64] >> (i % 64) & 1) {
-			nfree++;
-			continue;
-		}
-		while (q < c->ncached && (c->cached[q] & ~1ULL) < a)
-			q++;
-		if (q < c->ncached && (c->cached[q] & ~1ULL) == a)
-			how = 1 + (int)(c->cached[q] & 1);
-		live += !how;
-		err = cen_add_block(c, CEN_NSIZES_MAX, a, b->reg_size, 0, how);
-	}
-	if (nfree != r->nfree)
-		c->bad_nfree++;
-	return err ? err : count_size(c->ch, b->reg_size, live);
-}
-
-/* A large run's block: 4.x's starts in the run's first page at a multiple
- * of the cache line, known only to a thread cache that holds it; else it
- * is listed at that page, the page its slack. */
-static int large_block(struct cen *c, const struct chk_run *r)
-{
-	struct cen_chunks *k = c->ch;
-	uint64_t addr = r->base;
-	size_t q = cen_cached_from(c, r->base);
-	uint32_t slack = 0;
-	int how = 0;
-
-	if (q < c->ncached && (c->cached[q] & ~1ULL) < r->base + (k->large_pad ? k->large_pad : 1)) {
-		addr = c->cached[q] & ~1ULL;
-		how = 1 + (int)(c->cached[q] & 1);
-	} else if (k->large_pad && r->kind == CHK_LARGE) {
-		k->large_paged++;
-		slack = (uint32_t)k->large_pad;
-	}
-	/* A promoted prof sample: jemalloc's statistics count its run (less
-	 * the pad), malloc_usable_size its small class. */
-	if (r->kind == CHK_LARGE && r->usize + k->large_pad < r->size) {
-		k->promoted++;
-		k->promoted_extra += r->size - k->large_pad - r->usize;
-	}
-	if (!how && count_size(k, r->usize, 1))
-		return -ENOMEM;
-	return cen_add_block(c, CEN_NSIZES_MAX, addr, r->usize, slack, how);
-}
-
-/* What the output should say of this census's own limits. */
-static void notes(struct cen *c)
-{
-	struct cen_chunks *k = c->ch;
-	size_t used = strlen(c->out->warn);
-
-	if (c->quarantined) {
-		snprintf(c->out->warn + used, sizeof(c->out->warn) - used, "%s%llu of the "
-			 "thread-cached blocks (%llu bytes) are in quarantine (opt.quarantine)",
-			 used ? "; " : "", (unsigned long long)c->quarantined,
-			 (unsigned long long)c->quarantined_bytes);
-		used = strlen(c->out->warn);
-	}
-	if (k->promoted) {
-		snprintf(c->out->warn + used, sizeof(c->out->warn) - used, "%s%llu blocks are prof "
-			 "samples in runs of their own, which stats.allocated counts whole: %llu bytes "
-			 "more than their usable sizes", used ? "; " : "",
-			 (unsigned long long)k->promoted, (unsigned long long)k->promoted_extra);
-		used = strlen(c->out->warn);
-	}
-	if (k->large_paged)
-		snprintf(c->out->warn + used, sizeof(c->out->warn) - used, "%s%llu large blocks are "
-			 "listed at their run's first page: jemalloc %u.%u does not record where in it "
-			 "(a multiple of 64 bytes) each starts", used ? "; " : "",
-			 (unsigned long long)k->large_paged, k->L->major, k->L->minor);
-}
-
-/* The runs the last walk copied, in address order: their blocks into the
- * index, counted by usable size.  Again for a second stop's walk (leaks.c):
- * its counts start afresh. */
-int cen_chunks_expand(struct cen *c)
-{
-	struct cen_chunks *k = c->ch;
-	int err = 0;
-
-	k->nsizes = 0;
-	k->large_paged = k->promoted = k->promoted_extra = 0;
-	for (size_t i = 0; i < k->nruns && !err; i++) {
-		const struct chk_run *r = &k->runs[i];
-
-		err = r->kind == CHK_SMALL ? small_blocks(c, r) : large_block(c, r);
-		cen_add_extent(c, r->size, r->kind == CHK_SMALL);
-	}
-	if (err == -E2BIG)
-		return jma_fail(c->s, JMA_ERR_TARGET, err, "census: more than %u blocks", UINT32_MAX - 2);
-	if (err)
-		return jma_fail(c->s, JMA_ERR_TARGET, err, "census: out of memory after %zu blocks",
-				c->ix.nblocks);
-	jma_logf(c->s, JMA_LOG_INFO, "census: %llu arena chunks, %llu huge allocations, %zu runs",
-		 (unsigned long long)k->nchunks, (unsigned long long)k->nhuge, k->nruns);
-	return 0;
-}
-
-int cen_chunks_result(struct cen *c)
-{
-	struct cen_chunks *k = c->ch;
-	struct jma_census *o = c->out;
-	int err;
-
-	if (!(o->sizes = calloc(k->nsizes ? k->nsizes : 1, sizeof(*o->sizes))))
-		return jma_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
-	if (k->nsizes)
-		memcpy(o->sizes, k->bysize, k->nsizes * sizeof(*o->sizes));
-	o->nsizes = k->nsizes;
-	notes(c);
-	if ((err = cen_chunks_own(c)))
-		return err;
-	/* 3.6: the scan against the arenas' own count (none: --disable-stats). */
-	if (k->counted) {
-		size_t len = strlen(o->map_how);
-		snprintf(o->map_how + len, sizeof(o->map_how) - len, k->counted == k->nchunks ?
-			 "; %llu arena chunks, all the arenas count" : "; %llu arena chunks of the "
-			 "%llu the arenas count", (unsigned long long)k->nchunks,
-			 (unsigned long long)k->counted);
-	}
-	return 0;
-}
-
-/* 4.x: chunks_rtree's value for @key (rtree_get's path from the key's
- * start level), read now; -EFAULT when the tree cannot be read. */
-static int rtree_get(struct cen *c, uint64_t key, uint64_t *val)
-{
-	const struct cen_chunks *k = c->ch;
-	uint64_t w[13], node;
-	uint32_t height, start[4];
-	unsigned level;
-
-	/* {alloc, dalloc, height, start_level[4], levels[4] {subtree, bits, cumbits}} */
-	if (cen_read(c, k->rtree, w, sizeof(w)))
-		return -EFAULT;
-	height = (uint32_t)w[2];
-	start[0] = (uint32_t)(w[2] >> 32);
-	start[1] = (uint32_t)w[3];
-	start[2] = (uint32_t)(w[3] >> 32);
-	start[3] = (uint32_t)w[4];
-	if (!height || height > RTREE_LEVELS)
-		return -EFAULT;
-	level = key ? start[(63 - __builtin_clzll(key)) >> 4] : height - 1;
-	if (level >= height)
-		return -EFAULT;
-	node = w[5 + 2 * level];
-	for (; level < height; level++) {
-		unsigned bits = (unsigned)w[6 + 2 * level], cum = (unsigned)(w[6 + 2 * level] >> 32);
-
-		if (!cen_ptr_ok(node)) {	/* empty, or RTREE_NODE_INITIALIZING */
-			*val = 0;
-			return 0;
-		}
-		if (!bits || bits > 16 || cum > 64 || cum < bits ||
-		    cen_read(c, node + 8 * ((key >> (64 - cum)) & ((1ULL << bits) - 1)), &node, 8))
-			return -EFAULT;
-	}
-	*val = node;
-	return 0;
-}
-
-/* 3.6: is there a huge allocation at @addr in the huge tree now? */
-static int huge_at(struct cen *c, uint64_t addr)
-{
-	const struct cen_chunks *k = c->ch;
-	const struct chk_layout *L = k->L;
-	uint64_t nil = k->huge + 8, node, a;
-
-	if (cen_read(c, k->huge, &node, 8))
-		return -EFAULT;
-	for (unsigned depth = 0; node != nil && depth < RB_DEPTH; depth++) {
-		if (!cen_ptr_ok(node) || cen_read(c, node + L->node_addr, &a, 8))
-			return -EFAULT;
-		if (a == addr)
-			return 1;
-		if (cen_read(c, node + (addr < a ? L->node_left : L->node_right), &node, 8))
-			return -EFAULT;
-		node &= ~1ULL;	/* the colour bit */
-	}
-	return 0;
-}
-
-int cen_chunks_alive(struct cen *c, uint64_t addr)
-{
-	struct cen_chunks *k = c->ch;
-	const struct chk_layout *L = k->L;
-	const struct chk_bin *b;
-	uint64_t chunk = addr & ~(k->chunksize - 1), p = (addr - chunk) / PAGE, v, bits, p0, run, i, w;
-	unsigned binind;
-	int err;
-
-	/* Which kind of chunk: an arena's, or a huge allocation's first. */
-	if (L->major == 4) {
-		if ((err = rtree_get(c, chunk, &v)))
-			return err;
-		if (!v)
-			return 0;
-		if (v != chunk)	/* a huge allocation's node: its address */
-			return cen_read(c, v + L->node_addr, &w, 8) ? -EFAULT : w == addr;
-	} else if (addr == chunk) {	/* an arena chunk starts with its header */
-		return huge_at(c, addr);
-	} else if (cen_read(c, chunk, &v, 8)) {
-		return -EFAULT;
-	} else if (!is_arena(k, v)) {
-		return 0;	/* no arena chunk there now */
-	}
-	/* Its page's map entry: a large run starting there, or a small run
-	 * whose region there the bitmap says is not free. */
-	if (p < k->map_bias)
-		return 0;	/* the header */
-	if (cen_read(c, chunk + L->map_off + (p - k->map_bias) * L->map_size + L->map_bits, &bits, 8))
-		return -EFAULT;
-	if (!(bits & CHUNK_ALLOC))
-		return 0;
-	if (bits & CHUNK_LARGE)
-		return !(addr % PAGE) && (bits & ~((1ULL << L->runind_shift) - 1)) != 0;
-	binind = (unsigned)(bits >> L->binind_shift) & BININD_INVALID;
-	if (binind >= k->nbins || (bits >> L->runind_shift) > p - k->map_bias)
-		return 0;
-	b = &k->bins[binind];
-	p0 = p - (bits >> L->runind_shift);
-	run = chunk + p0 * PAGE;
-	if (addr < run + b->reg0 || (addr - run - b->reg0) % b->reg_interval)
-		return 0;
-	i = (addr - run - b->reg0) / b->reg_interval;
-	if (i >= b->nregs)
-		return 0;
-	/* 1 = free: 4.x's bitmap in the run's misc entry, 3.6's in its header. */
-	if (cen_read(c, (L->misc_size ? chunk + k->misc_off + (p0 - k->map_bias) * L->misc_size +
-			 L->misc_run + 8 : run + b->bitmap) + 8 * (i / 64), &w, 8))
-		return -EFAULT;
-	return !(w >> (i % 64) & 1);
-}
-
-int cen_chunks_run_at(const struct cen *c, size_t i, uint64_t *base, uint64_t *size)
-{
-	const struct cen_chunks *k = c->ch;
-
-	if (i >= k->nruns)
-		return 0;
-	*base = k->runs[i].base;
-	*size = k->runs[i].size;
-	return 1;
 }
 
 void cen_chunks_walk_free(struct cen *c)

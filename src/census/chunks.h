@@ -110,4 +110,35 @@ const struct chk_layout *chk_layout_named(const char *name);
  * cen_stack_add's (jemalloc's class), once the blocks are indexed. */
 int cen_chunks_own(struct cen *c);
 
+
+/* What chunks.c, chunkblocks.c and chunkalive.c read alike. */
+#define CHK_PAGE		4096ULL
+#define CHK_MAP_ALLOC	0x1ULL
+#define CHK_MAP_LARGE	0x2ULL
+#define CHK_BININD_INVALID	0xffU
+#define CHK_RB_DEPTH	128		/* a red-black tree of 2^64 nodes is shallower */
+#define CHK_RTREE_LEVELS	4
+
+/* The first index of the ascending @v[0..n) whose value is not below @x. */
+static inline size_t chk_lower(const uint64_t *v, size_t n, uint64_t x)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (v[mid] < x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static inline int chk_is_arena(const struct cen_chunks *k, uint64_t a)
+{
+	size_t i = chk_lower(k->arenas, k->narenas, a);
+
+	return i < k->narenas && k->arenas[i] == a;
+}
+
 #endif
