@@ -1,12 +1,16 @@
 /* census.c -- jma_census_run: the phases in order, and the result.
  *
- *   1. layout.c, findmap.c   what this jemalloc is, where its map is (threads running)
- *   2. target.c              every thread stopped, none inside jemalloc
- *   3. tcache.c, walk.c      thread caches, then the map: the metadata
- *   4. target.c              threads go on (the stop is only 2-3)
- *   5. walk.c, index.c       the blocks counted, and kept (types, leaks, lists)
- *   6. types.c, leaks.c      block contents, read live (leaks.c may stop the
- *                            threads once more: what looks leaked, checked)
+ *   find()      1. layout.c, findmap.c   what this jemalloc is, where its map is
+ *                                        (threads running)
+ *   stopped()   2. target.c              every thread stopped, none inside jemalloc
+ *               3. tcache.c, walk.c      thread caches, then the map: the metadata
+ *               4. target.c              threads go on (the stop is only 2-3)
+ *   counted()   5. walk.c, index.c       the blocks counted, and kept (types, leaks, lists)
+ *   contents()  6. types.c, leaks.c      block contents, read live (leaks.c may stop the
+ *                                        threads once more: what looks leaked, checked)
+ *
+ * Each phase's comment names the fields of struct cen it writes; a later
+ * phase only reads them.
  *
  * jemalloc 3.6 and 4.5 go the same way with chunks.c's walk of chunks and
  * runs (walk.c hands it over) and its own table by size (cen_chunks_result).
@@ -174,21 +178,128 @@ static int timed_out_or(struct cen *c, int err)
 	return jma_fail(c->s, JMA_ERR_UNSAFE, -ETIMEDOUT, "census: timed out (%s)", why);
 }
 
+/* Phase 1 (threads running): the maps, what this jemalloc is and where its
+ * map is.  Writes c->maps, c->b/lay/L/g/sizes, c->ch (3.6, 4.5), c->map or
+ * c->defer_map. */
+static int find(struct cen *c)
+{
+	int err = get_maps(c);
+
+	if (!err)
+		err = cen_layout_find(c);
+	if (!err && !c->ch) {
+		/* Not found from the code: perhaps from a thread's cache, once
+		 * they are stopped (the message stays if that fails too). */
+		err = cen_map_find(c);
+		c->defer_map = err == -ENOENT;
+		if (c->defer_map)
+			err = 0;
+	}
+	err = timed_out_or(c, err);
+	return err ? err : cen_walk_prepare(c);
+}
+
+/* Phases 2-4: every thread stopped, none inside jemalloc; the thread caches
+ * and the map copied; the threads go on.  Reads what find() wrote; writes
+ * c->th, c->tpoff, c->cached, c->stacks, c->raw and c->bits (or c->ch's
+ * runs), out->stop_ns and meta_ns. */
+static int stopped(struct cen *c)
+{
+	jma_session *s = c->s;
+	void *tok = NULL;
+	int64_t t1, cpu0;
+	int err = cen_stop(c, &tok);
+
+	if (err)
+		return err;
+	t1 = att_now_ns();
+	cpu0 = cpu_ns();
+	cen_cache_flush(c);
+	if (!c->ch) {
+		cen_tsd_settle(c);
+		jma_logf(s, JMA_LOG_INFO, "census: thread data (tsd) %s", c->have_tpoff ?
+			 c->tsd_how : "not found");
+	}
+	if (c->defer_map && cen_map_from_tsd(c)) {
+		char why[sizeof(s->err)];
+		snprintf(why, sizeof(why), "%s", jma_errmsg(s));
+		err = timed_out_or(c, jma_fail(s, JMA_ERR_MISSING, -ENOENT, "%s; nor from the "
+						"threads' lookup caches", why));
+	}
+	c->out->map_addr = c->map;
+	if (!err)
+		err = cen_tcache_read(c);
+	if (!err)
+		err = cen_walk(c);
+	c->out->meta_ns = (uint64_t)(att_now_ns() - t1);
+	c->cpu_ns = cpu_ns() - cpu0;
+	cen_go(c, tok);
+	cen_cache_flush(c);
+	cen_tcache_sort(c);
+	return err;
+}
+
+/* Phase 5 (running): what the stop copied, counted by size and kept as
+ * blocks (c->ix) when asked; the copies freed. */
+static int counted(struct cen *c)
+{
+	jma_session *s = c->s;
+	int err = cen_expand(c);
+
+	if (!err && c->ch)
+		err = cen_chunks_result(c);
+	cen_walk_free(c);
+	if (!err && c->keep && cen_stacks_index(c))
+		err = jma_fail(s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
+	jma_logf(s, JMA_LOG_INFO, "census: %zu threads stopped %.1f ms (metadata read %.1f ms, "
+		 "%.1f ms of our CPU); %llu reads (%llu pages), %llu extents, %llu blocks", c->nth,
+		 (double)c->out->stop_ns / 1e6, (double)c->out->meta_ns / 1e6, (double)c->cpu_ns / 1e6,
+		 (unsigned long long)c->reads, (unsigned long long)c->misses,
+		 (unsigned long long)c->out->extents,
+		 (unsigned long long)(c->out->live.blocks + c->out->cached.blocks));
+	return err;
+}
+
+/* Phase 6 (running): the blocks' contents, when asked: types (c->btype,
+ * out->types), leaks and owners (c->cls, c->owner, out's classes and
+ * roots; leaks.c may stop the threads once more).  Bounded by an explicit
+ * --timeout only. */
+static int contents(struct cen *c)
+{
+	unsigned flags = c->o->flags;
+	int64_t t1;
+	int err = 0;
+
+	if (c->s->opt.timeout <= 0)
+		c->deadline_ns = 0;
+	if (flags & JMA_CENSUS_TYPES) {
+		t1 = att_now_ns();
+		err = cen_types(c);
+		jma_logf(c->s, JMA_LOG_INFO, "census: types in %.1f ms", (double)(att_now_ns() - t1) / 1e6);
+	}
+	if (!err && (flags & (JMA_CENSUS_LEAKS | JMA_CENSUS_ROOTS))) {
+		t1 = att_now_ns();
+		err = cen_leaks(c);
+		jma_logf(c->s, JMA_LOG_INFO, "census: leaks%s in %.1f ms", flags & JMA_CENSUS_ROOTS ?
+			 " and dominators" : "", (double)(att_now_ns() - t1) / 1e6);
+	}
+	if (!err && finish(c))
+		err = jma_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
+	return err;
+}
+
 int jma_census_run(jma_session *s, const struct jma_census_opts *opts, struct jma_census **out)
 {
+	static int (*const phases[])(struct cen *) = { find, stopped, counted, contents };
 	struct jma_census_opts o;
 	struct cen c = { .s = s, .o = &o };
-	unsigned flags;
-	int64_t t0 = att_now_ns(), t1;
+	int64_t t0 = att_now_ns();
 	int err, here = 0;
-	int64_t cpu0 = 0;
-	void *tok = NULL;
 
 	*out = NULL;
 	if ((err = SIZED_IN(opts, &o)))
 		return jma_fail(s, JMA_ERR_USAGE, err, "census: its options' sz is not that of "
 				"a struct jma_census_opts this library knows");
-	flags = o.flags;
 	if (!(c.out = calloc(1, sizeof(*c.out))))
 		return jma_fail(s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
 	if (!jma_syms_jemalloc(s->syms)) {
@@ -196,7 +307,7 @@ int jma_census_run(jma_session *s, const struct jma_census_opts *opts, struct jm
 		return jma_fail(s, JMA_ERR_MISSING, -ENOENT, "no jemalloc found in process %d",
 				(int)s->pid);
 	}
-	c.keep = !!(flags & (JMA_CENSUS_LIST | JMA_CENSUS_TYPES | JMA_CENSUS_LEAKS | JMA_CENSUS_ROOTS));
+	c.keep = !!(o.flags & (JMA_CENSUS_LIST | JMA_CENSUS_TYPES | JMA_CENSUS_LEAKS | JMA_CENSUS_ROOTS));
 	/* The stop is bounded by the timeout (10 s unless given); reading
 	 * contents afterwards costs the target nothing and is bounded only by
 	 * an explicit --timeout. */
@@ -204,77 +315,8 @@ int jma_census_run(jma_session *s, const struct jma_census_opts *opts, struct jm
 	c.deadline_ns = t0 + (int64_t)jma_timeout_ms(s) * 1000000;
 	/* A core's memory is read through the emulator's image. */
 	err = s->offline ? jma_hold_begin(s, &here) : 0;
-	if (!err)
-		err = get_maps(&c);
-	if (!err)
-		err = cen_layout_find(&c);
-	if (!err && !c.ch) {
-		/* Not found from the code: perhaps from a thread's cache, once
-		 * they are stopped (the message stays if that fails too). */
-		err = cen_map_find(&c);
-		c.defer_map = err == -ENOENT;
-		if (c.defer_map)
-			err = 0;
-	}
-	err = timed_out_or(&c, err);
-	if (!err)
-		err = cen_walk_prepare(&c);
-	if (!err)
-		err = cen_stop(&c, &tok);
-	if (!err) {
-		t1 = att_now_ns();
-		cpu0 = cpu_ns();
-		cen_cache_flush(&c);
-		if (!c.ch) {
-			cen_tsd_settle(&c);
-			jma_logf(s, JMA_LOG_INFO, "census: thread data (tsd) %s", c.have_tpoff ?
-				 c.tsd_how : "not found");
-		}
-		if (c.defer_map && cen_map_from_tsd(&c)) {
-			char why[sizeof(s->err)];
-			snprintf(why, sizeof(why), "%s", jma_errmsg(s));
-			err = timed_out_or(&c, jma_fail(s, JMA_ERR_MISSING, -ENOENT, "%s; nor from the "
-							 "threads' lookup caches", why));
-		}
-		c.out->map_addr = c.map;
-		if (!err)
-			err = cen_tcache_read(&c);
-		if (!err)
-			err = cen_walk(&c);
-		c.out->meta_ns = (uint64_t)(att_now_ns() - t1);
-		cpu0 = cpu_ns() - cpu0;
-		cen_go(&c, tok);
-		cen_cache_flush(&c);
-		cen_tcache_sort(&c);
-		if (!err)
-			err = cen_expand(&c);
-		if (!err && c.ch)
-			err = cen_chunks_result(&c);
-		cen_walk_free(&c);
-		if (!err && c.keep && cen_stacks_index(&c))
-			err = jma_fail(s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
-		jma_logf(s, JMA_LOG_INFO, "census: %zu threads stopped %.1f ms (metadata read %.1f ms, "
-			 "%.1f ms of our CPU); %llu reads (%llu pages), %llu extents, %llu blocks", c.nth,
-			 (double)c.out->stop_ns / 1e6, (double)c.out->meta_ns / 1e6, (double)cpu0 / 1e6,
-			 (unsigned long long)c.reads, (unsigned long long)c.misses,
-			 (unsigned long long)c.out->extents,
-			 (unsigned long long)(c.out->live.blocks + c.out->cached.blocks));
-	}
-	if (s->opt.timeout <= 0)
-		c.deadline_ns = 0;
-	if (!err && (flags & JMA_CENSUS_TYPES)) {
-		t1 = att_now_ns();
-		err = cen_types(&c);
-		jma_logf(s, JMA_LOG_INFO, "census: types in %.1f ms", (double)(att_now_ns() - t1) / 1e6);
-	}
-	if (!err && (flags & (JMA_CENSUS_LEAKS | JMA_CENSUS_ROOTS))) {
-		t1 = att_now_ns();
-		err = cen_leaks(&c);
-		jma_logf(s, JMA_LOG_INFO, "census: leaks%s in %.1f ms", flags & JMA_CENSUS_ROOTS ?
-			 " and dominators" : "", (double)(att_now_ns() - t1) / 1e6);
-	}
-	if (!err && finish(&c))
-		err = jma_fail(s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
+	for (size_t i = 0; !err && i < sizeof(phases) / sizeof(*phases); i++)
+		err = phases[i](&c);
 	if (here)
 		err = jma_hold_end(s, here, err);
 	warnings(&c);

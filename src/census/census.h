@@ -210,6 +210,7 @@ struct cen {
 	size_t nstack_ids;
 	int64_t start_ns, deadline_ns;
 	int forced;			/* stopped with a thread inside jemalloc (--force) */
+	int64_t cpu_ns;			/* our CPU time in the stop */
 	int64_t last_progress_ns;
 	/* mem.c: metadata pages read so far (edata come 32 to a page). */
 	uint64_t *ctag;
