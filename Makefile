@@ -329,14 +329,11 @@ $(VER_DIR)/%/censusfix: tests/fixtures/censusfix.c tests/fixtures/fixture.h $(VE
 $(VER_DIR)/%/leakfix: tests/fixtures/leakfix.c tests/fixtures/fixture.h $(VER_DIR)/%/inst/.done
 	$(VER_FIX)
 
-# A release built with --disable-prof, for the sampler only (not in 80-versions).
-JE_NOPROF := 5.3.0-noprof
 # 3.6.0's other page-map layout (no prof) and TLS model (initial-exec), for
 # the census only (80-versions' 3.6.0 census tests; make check-versions).
 JE_CENSUS := 3.6.0-ie-noprof
 
-versions: $(foreach v,$(JE_BUILD),$(VER_DIR)/$(v)/jemfix $(VER_DIR)/$(v)/censusfix $(VER_DIR)/$(v)/leakfix) \
-	$(VER_DIR)/$(JE_NOPROF)/leakfix
+versions: $(foreach v,$(JE_BUILD),$(VER_DIR)/$(v)/jemfix $(VER_DIR)/$(v)/censusfix $(VER_DIR)/$(v)/leakfix)
 
 # --- the census on the builds people run (tests/integration/88-census-builds.sh)
 # jemalloc configured as a project ships it (scripts/build-jemalloc.sh's NAME
@@ -360,13 +357,21 @@ CB_BUILD  ?= $(CB_CHECK)
 $(CB_DIR)/%/inst/.done:
 	@JE_DEST=$(abspath $(CB_DIR)) scripts/build-jemalloc.sh $*
 
-$(CB_DIR)/%/censusfix: tests/fixtures/censusfix.c tests/fixtures/fixture.h $(CB_DIR)/%/inst/.done
-	@[ ! -f $(CB_DIR)/$*/unavailable ] || exit 0; echo "  FIXTURE $@"; lib=$(CB_DIR)/$*/inst/lib; \
+# A fixture linked as that project links jemalloc; none when its source could
+# not be had.  Redis's build is also the sampler's --disable-prof jemalloc
+# (65-sampler: its leakfix, as a Redis links it).
+CB_FIX = @[ ! -f $(CB_DIR)/$*/unavailable ] || exit 0; echo "  FIXTURE $@"; lib=$(CB_DIR)/$*/inst/lib; \
 	case $* in \
 	*-redis*) $(CC) $(FIX_CFLAGS) -DJE_PREFIX=je_ -rdynamic -o $@ $< $$lib/libjemalloc.a -lm -ldl ;; \
 	*-tikv*) $(CC) $(FIX_CFLAGS) -DJE_PREFIX=_rjem_ -o $@ $< $$lib/libjemalloc_pic.a -lm -ldl ;; \
 	*) $(CC) $(FIX_CFLAGS) -o $@ $< -L$$lib -Wl,-rpath,$(abspath $(CB_DIR))/$*/inst/lib -ljemalloc ;; \
 	esac
+
+$(CB_DIR)/%/censusfix: tests/fixtures/censusfix.c tests/fixtures/fixture.h $(CB_DIR)/%/inst/.done
+	$(CB_FIX)
+
+$(CB_DIR)/%/leakfix: tests/fixtures/leakfix.c tests/fixtures/fixture.h $(CB_DIR)/%/inst/.done
+	$(CB_FIX)
 
 $(CB_DIR)/%/censusfix-stripped: $(CB_DIR)/%/censusfix
 	@[ ! -f $< ] || strip -o $@ $<
@@ -376,6 +381,7 @@ $(CB_DIR)/%/censusfix-debuglink: $(CB_DIR)/%/censusfix
 		cd $(@D) && objcopy --add-gnu-debuglink=$(@F).debug $(@F); }
 
 census-builds: $(foreach b,$(CB_BUILD),$(CB_DIR)/$(b)/censusfix \
+	$(if $(findstring -redis,$(b)),$(CB_DIR)/$(b)/leakfix) \
 	$(if $(findstring -redis,$(b))$(findstring -tikv,$(b)),$(CB_DIR)/$(b)/censusfix-stripped \
 	$(CB_DIR)/$(b)/censusfix-debuglink))
 

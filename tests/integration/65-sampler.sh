@@ -12,6 +12,8 @@ source tests/lib-sampler.sh
 SECS=${SAMPLER_SECS:-5}
 KILLS=${SAMPLER_KILLS:-20}
 VERSIONS_DIR=$(dirname "$FIXTURES")/versions
+# jemalloc as Redis builds it (--disable-prof, static, je_): make census-builds.
+NOPROF=$(dirname "$FIXTURES")/census-builds/5.3.0-redis/leakfix
 # lg_sample 14: about 1400 samples in 5 s, so a 15% bound is several standard
 # errors wide (at jemalloc's 19, 5 s of this leak is 25 samples: +-20%).
 SAMPLE=(--lg-sample 14 --max-overhead 0)
@@ -68,16 +70,17 @@ t_leak_first_without_prof() {
 }
 
 # The issue's quiet case, with the defaults: leakfix (2% of a core) on a
-# jemalloc built with --disable-prof, `prof sample 8` and no option.  Before,
+# jemalloc built with --disable-prof (Redis's own, linked as Redis links
+# it), `prof sample 8` and no option.  Before,
 # the window ended after 1.1 s ("the probes' cost passed --max-overhead":
 # 0.023 s of probe cost against the process's own 0.020 s counted as 100%)
 # holding 2.7 of 20 MiB.  Now its probes (under 2% of a CPU) fit the room an
 # idle process has: every call stays probed, the leak first within 15%, the
 # churn not in use.
 t_defaults_on_a_quiet_process() {
-	local pid bin=$VERSIONS_DIR/5.3.0-noprof/leakfix
+	local pid bin=$NOPROF
 	can_sample
-	[[ -x $bin ]] || skip "no --disable-prof build of 5.3.0 (make versions)"
+	[[ -x $bin ]] || skip "no --disable-prof build of 5.3.0 (make census-builds)"
 	start_fixture pid "$bin"
 	jm "$pid" prof sample 8 -o "$TMPD/d.heap"
 	expect_rc 0
@@ -94,6 +97,7 @@ t_versions_and_static_prefixed() {
 	for v in ${JE_VERSIONS:-4.5.0 5.2.1-je_ dev-295e489} 5.3.0-noprof static-rjem; do
 		bin=$VERSIONS_DIR/$v/leakfix
 		[[ $v == static-rjem ]] && bin=$FIXTURES/leakfix-static-rjem
+		[[ $v == 5.3.0-noprof ]] && bin=$NOPROF
 		[[ -x $bin ]] || continue
 		start_fixture pid "$bin"
 		if [[ $v == *-noprof ]]; then
