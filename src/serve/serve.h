@@ -16,7 +16,8 @@
  *   conns.c    connections: per-client limits, deadlines for a request and its answer
  *   http.c     a request through libmicrohttpd: parameters, who may do what, the reply
  *   routes.c   what each path answers, and the table of routes
- *   server.c   the server's life: the daemon started with its limits, stopped on SIGTERM
+ *   server.c   the server's life: the daemon started with its limits, stopped on SIGTERM;
+ *              the module's entry point (module.h: its interface with the tool)
  *
  * Why a child process per operation (child.c): the library borrows a target's
  * thread with ptrace and waits for it on SIGCHLD, and it holds back SIGTERM &
@@ -122,12 +123,6 @@ struct serve_cfg {
 	const char *web_config;		/* --web-config, read by serve_run */
 	struct webcfg web;
 };
-
-/* Read the web config, refuse a non-loopback address without TLS (unless
- * insecure), then run the server until SIGINT/SIGTERM; returns the exit code:
- * 0, 2 (bad web config, or TLS missing), 3 (cannot listen) (server.c).  The
- * entry point of jemattach-serve.so, which src/cli/cmd_serve.c loads. */
-int serve_run(struct serve_cfg *cfg);
 
 /* --- shared answers (blob.c) ---------------------------------------------- */
 

@@ -21,7 +21,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 
-#include "serve/serve.h"
+#include "serve/module.h"
 
 #define CONN_MEM	(32 * 1024)
 #define CONN_IDLE_S	30
@@ -37,8 +37,6 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	}
 }
 
-static int serve(struct serve_cfg *cfg);
-
 /* "http://127.0.0.1:9711/" and the like. */
 static void url_of(const struct serve_cfg *cfg, uint16_t port, char *out, size_t len)
 {
@@ -51,27 +49,6 @@ static void url_of(const struct serve_cfg *cfg, uint16_t port, char *out, size_t
 		  host, sizeof(host));
 	snprintf(out, len, "%s://%s%s%s:%u/", cfg->web.cert_pem ? "https" : "http", v6 ? "[" : "",
 		 host, v6 ? "]" : "", (unsigned)port);
-}
-
-int serve_run(struct serve_cfg *cfg)
-{
-	char why[256];
-	int rc;
-
-	if (cfg->web_config && (rc = webcfg_load(cfg->web_config, &cfg->web, why, sizeof(why)))) {
-		fprintf(stderr, "jemattach: --web-config: %s\n", why);
-		return 2;
-	}
-	if (!cfg->loopback && !cfg->web.cert_pem && !cfg->insecure) {
-		fprintf(stderr, "jemattach: serve: %s is not a loopback address: give TLS in "
-			"--web-config (tls_server_config), or --insecure to serve plain HTTP to the "
-			"network\n", cfg->listen);
-		webcfg_free(&cfg->web);
-		return 2;
-	}
-	rc = serve(cfg);
-	webcfg_free(&cfg->web);
-	return rc;
 }
 
 /* The stop, in a thread of its own: the main thread gives it STOP_S. */
@@ -222,3 +199,27 @@ static int serve(struct serve_cfg *cfg)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return 0;
 }
+
+static int serve_run(struct serve_cfg *cfg)
+{
+	char why[256];
+	int rc;
+
+	if (cfg->web_config && (rc = webcfg_load(cfg->web_config, &cfg->web, why, sizeof(why)))) {
+		fprintf(stderr, "jemattach: --web-config: %s\n", why);
+		return 2;
+	}
+	if (!cfg->loopback && !cfg->web.cert_pem && !cfg->insecure) {
+		fprintf(stderr, "jemattach: serve: %s is not a loopback address: give TLS in "
+			"--web-config (tls_server_config), or --insecure to serve plain HTTP to the "
+			"network\n", cfg->listen);
+		webcfg_free(&cfg->web);
+		return 2;
+	}
+	rc = serve(cfg);
+	webcfg_free(&cfg->web);
+	return rc;
+}
+
+/* The module's entry point (module.h): what jemattach-serve.so exports. */
+const struct serve_module jemattach_serve_module = { SERVE_ABI, serve_run };

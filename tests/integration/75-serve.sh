@@ -2,8 +2,9 @@
 # 75-serve.sh -- `jemattach serve`: scraped by a real Prometheus and `go tool
 # pprof`, one attach per interval under concurrent scrapes, a lock-holding
 # target answered in time, restarts followed, TLS and basic auth, the
-# allowlist, and a fuzz of malformed requests (SERVE_FUZZ, default 2000).
-# Serve under attack by a local user: 77-serve-hostile.
+# allowlist, and a fuzz of malformed requests (SERVE_FUZZ, default 2000); the
+# server module, the tool's own build's only.  Serve under attack by a local
+# user: 77-serve-hostile.
 # Every server is given --target selectors that match only processes this
 # script started: the machine is shared.
 . "$(dirname "$0")/../lib.sh"
@@ -293,6 +294,57 @@ t_default_is_loopback() {
 	serve_wait "$sp" "$TMPD/serve.sp.err" || true
 	grep -q "cannot listen" "$TMPD/serve.sp.err" && skip "port 9711 is in use here"
 	expect_match "$(cat "$TMPD/serve.sp.err")" "serving http://127\.0\.0\.1:9711/"
+}
+
+# The server module is the tool's part: it exports its entry point and
+# nothing else, carries no copy of the library (before: 68 jma_ symbols and
+# 50 others of its own exported, and the library's libraries loaded again)
+# but calls the tool's, which exports exactly the jma_ functions the module
+# calls; and no other command loads the server's libraries.
+t_module_exports_its_entry_point_only() {
+	local exe so
+	exe=$(readlink -f "$JEMATTACH")
+	so=$(dirname "$exe")/jemattach-serve.so
+	[[ -f $so ]] || fail "no $so"
+	expect_eq "$(nm -D --defined-only "$so" | awk '{ print $3 }')" jemattach_serve_module
+	readelf -d "$so" | grep -E 'NEEDED.*(jemattach|libdw|libelf|libunwind|protobuf-c|jansson|libbpf)' &&
+		fail "the module links the library or what the library needs"
+	nm -D --undefined-only "$so" | awk '$2 ~ /^jma_/ { print $2 }' | sort >"$TMPD/calls"
+	[[ -s $TMPD/calls ]] || fail "the module calls no jma_ function"
+	nm -D --defined-only "$exe" | awk '$3 ~ /^jma_/ { print $3 }' | sort >"$TMPD/exports"
+	expect_eq "$(comm -3 "$TMPD/calls" "$TMPD/exports" | tr -s '\t\n' '  ')" ""
+	ldd "$exe" | grep -E 'microhttpd|gnutls|yaml' && fail "the tool itself loads the server's libraries"
+	return 0
+}
+
+# A module of another build (here this build's with its interface's name
+# changed: a stale install, a copy) is refused with both names, exit 4, and
+# so is a shared object that is no server module (before: any
+# jemattach-serve.so with a serve_run was run, whatever it was built with).
+t_module_of_another_build_is_refused() {
+	local exe d
+	exe=$(readlink -f "$JEMATTACH")
+	d=$TMPD/other
+	mkdir "$d"
+	cp "$exe" "$d/jemattach"
+	python3 - "$(dirname "$exe")/jemattach-serve.so" "$d/jemattach-serve.so" \
+		"$(sed -n 's/^VERSION *:= *//p' Makefile)" <<-'EOF' ||
+	import re, sys
+	b = open(sys.argv[1], "rb").read()
+	(m,) = re.finditer(rb"(?<![0-9.])" + re.escape(sys.argv[3].encode()) + rb"/(\d+)\0", b)
+	new = bytes(0x31 if c != 0x31 else 0x32 for c in m.group(1))
+	open(sys.argv[2], "wb").write(b[:m.start(1)] + new + b[m.end(1):])
+	EOF
+		fail "no interface name in the module"
+	# (A module taken would serve: bounded.)
+	jm_run timeout 30 "$d/jemattach" serve --listen "127.0.0.1:$(free_port)" --target "pid=$$"
+	expect_rc 4
+	expect_match "$ERR" "^jemattach: serve: $d/jemattach-serve\.so is the server module of another build of jemattach \(interface [0-9.]+/[0-9]+; this jemattach's is [0-9.]+/[0-9]+\): install this build's$"
+	echo 'int serve_run(void) { return 0; }' | cc -shared -fPIC -x c -o "$d/jemattach-serve.so" - ||
+		fail "cc"
+	jm_run timeout 30 "$d/jemattach" serve --listen "127.0.0.1:$(free_port)" --target "pid=$$"
+	expect_rc 4
+	expect_match "$ERR" "is not a server module of this jemattach \(no jemattach_serve_module in it"
 }
 
 t_tls_and_basic_auth() {
