@@ -69,6 +69,21 @@ static int parse_listen(const char *s, struct serve_cfg *cfg)
 #define SEL_FORMS "pid=N, uid=U, unit=NAME, exe=PATH, cgroup=PATH or comm=REGEX, " \
 	"several joined by commas (all must hold; comm= last)"
 
+/* A user by number or name: 0, or -1 when there is none. */
+static int parse_uid(const char *v, uid_t *uid)
+{
+	struct passwd *pw;
+	long long n;
+
+	if (!cli_parse_int(v, 0, 4294967294LL, &n))
+		*uid = (uid_t)n;
+	else if ((pw = getpwnam(v)))
+		*uid = pw->pw_uid;
+	else
+		return -1;
+	return 0;
+}
+
 /* One condition, @len bytes of @s: pid=N, uid=U (number or name), unit=NAME
  * (a systemd unit), exe=PATH, cgroup=PATH, comm=REGEX. */
 static int parse_cond(const char *s, size_t len, struct serve_cond *c, char *why, size_t whylen)
@@ -100,13 +115,7 @@ static int parse_cond(const char *s, size_t len, struct serve_cond *c, char *why
 		}
 		c->kind = SEL_COMM;
 	} else if (KEY("uid")) {
-		struct passwd *pw;
-
-		if (!cli_parse_int(v, 0, 4294967294LL, &n)) {
-			c->uid = (uid_t)n;
-		} else if ((pw = getpwnam(v))) {
-			c->uid = pw->pw_uid;
-		} else {
+		if (parse_uid(v, &c->uid)) {
 			snprintf(why, whylen, "no such user");
 			return -1;
 		}
