@@ -93,7 +93,7 @@ FIXTURES  := $(FIX_DYN) $(FIX_FUSE) $(FIX_DIR)/callee $(FIX_STATIC) $(FIX_DIR)/l
 	$(FIX_DIR)/libloadstall.so $(FIX_DIR)/jemfix-nobuildid $(FIX_CXX)
 JEM_PIC   := /usr/lib/$(shell $(CC) -print-multiarch)/libjemalloc_pic.a
 
-.PHONY: all deps check check-build-tool check-build-asan check-aarch64 check-deb demo install uninstall clean bench soak fuzz versions check-versions deb
+.PHONY: all deps check check-build-tool check-build-asan check-aarch64 check-deb demo install uninstall clean bench soak fuzz versions census-builds check-versions deb
 .DELETE_ON_ERROR:
 
 all: $(VERSION_H) $(BUILD)/jemattach $(SERVE_SO) $(BUILD)/libjemattach.a $(BUILD)/libjemattach.so fixtures
@@ -143,7 +143,7 @@ $(BUILD)/gen/sampler.skel.h: $(BUILD)/gen/sampler.bpf.o
 	@echo "  SKEL    $@"
 	@bpftool gen skeleton $< name sampler_bpf > $@
 
-$(BUILD)/obj/src/sampler/sampler.o: $(BUILD)/gen/sampler.skel.h
+$(BUILD)/obj/src/sampler/sampler.o $(BUILD)/obj/src/sampler/window.o: $(BUILD)/gen/sampler.skel.h
 
 $(BUILD)/libjemattach.a: $(LIB_OBJS)
 	@rm -f $@
@@ -367,10 +367,53 @@ JE_CENSUS := 3.6.0-ie-noprof
 versions: $(foreach v,$(JE_BUILD),$(VER_DIR)/$(v)/jemfix $(VER_DIR)/$(v)/censusfix $(VER_DIR)/$(v)/leakfix) \
 	$(VER_DIR)/$(JE_NOPROF)/leakfix
 
+# --- the census on the builds people run (tests/integration/88-census-builds.sh)
+# jemalloc configured as a project ships it (scripts/build-jemalloc.sh's NAME
+# flags: redis, tikv, vaddr57, page14, page16) under $(CB_DIR)/NAME, and
+# censusfix linked as that project links it: statically with je_ names for
+# Redis (lib/libjemalloc.a, -rdynamic as Redis links), with _rjem_ names for
+# tikv-jemallocator (lib/libjemalloc_pic.a, as cargo links it), against the
+# shared library otherwise; the static ones also stripped and with their
+# symbols in a separate file (.gnu_debuglink).  make check builds CB_CHECK:
+# Redis's, and tikv's as cargo builds it on a host with 57-bit addresses (the
+# private namespace, a program stripped of every symbol, three levels and
+# two-word leaves: one build for both; about 1.7 min of CPU each);
+# check-versions CB_ALL.
+CB_DIR    := $(BUILD)/census-builds
+CB_ALL    := 5.3.0-redis 5.3.0-tikv 5.3.0-tikv-vaddr57 5.3.0-vaddr57 5.3.0-page14 5.3.0-page16 \
+	     5.2.1-redis
+CB_CHECK  ?= 5.3.0-redis 5.3.0-tikv-vaddr57
+CB_BUILD  ?= $(CB_CHECK)
+
+.PRECIOUS: $(CB_DIR)/%/inst/.done
+$(CB_DIR)/%/inst/.done:
+	@JE_DEST=$(abspath $(CB_DIR)) scripts/build-jemalloc.sh $*
+
+$(CB_DIR)/%/censusfix: tests/fixtures/censusfix.c tests/fixtures/fixture.h $(CB_DIR)/%/inst/.done
+	@[ ! -f $(CB_DIR)/$*/unavailable ] || exit 0; echo "  FIXTURE $@"; lib=$(CB_DIR)/$*/inst/lib; \
+	case $* in \
+	*-redis*) $(CC) $(FIX_CFLAGS) -DJE_PREFIX=je_ -rdynamic -o $@ $< $$lib/libjemalloc.a -lm -ldl ;; \
+	*-tikv*) $(CC) $(FIX_CFLAGS) -DJE_PREFIX=_rjem_ -o $@ $< $$lib/libjemalloc_pic.a -lm -ldl ;; \
+	*) $(CC) $(FIX_CFLAGS) -o $@ $< -L$$lib -Wl,-rpath,$(abspath $(CB_DIR))/$*/inst/lib -ljemalloc ;; \
+	esac
+
+$(CB_DIR)/%/censusfix-stripped: $(CB_DIR)/%/censusfix
+	@[ ! -f $< ] || strip -o $@ $<
+
+$(CB_DIR)/%/censusfix-debuglink: $(CB_DIR)/%/censusfix
+	@[ ! -f $< ] || { objcopy --only-keep-debug $< $@.debug && strip -o $@ $< && \
+		cd $(@D) && objcopy --add-gnu-debuglink=$(@F).debug $(@F); }
+
+census-builds: $(foreach b,$(CB_BUILD),$(CB_DIR)/$(b)/censusfix \
+	$(if $(findstring -redis,$(b))$(findstring -tikv,$(b)),$(CB_DIR)/$(b)/censusfix-stripped \
+	$(CB_DIR)/$(b)/censusfix-debuglink))
+
 check-versions: deps
-	@$(MAKE) --no-print-directory all JE_BUILD="$(JE_ALL)" versions $(VER_DIR)/$(JE_CENSUS)/censusfix
+	@$(MAKE) --no-print-directory all JE_BUILD="$(JE_ALL)" CB_BUILD="$(CB_ALL)" versions \
+		$(VER_DIR)/$(JE_CENSUS)/censusfix census-builds
 	@JE_VERSIONS="$(JE_ALL)" tests/run-integration.sh 80-versions
 	@JE_VERSIONS="$(JE_ALL)" ONLY=versions_and_static_prefixed tests/run-integration.sh 65-sampler
+	@CB_BUILDS="$(CB_ALL)" tests/run-integration.sh 88-census-builds
 
 # --- tests ----------------------------------------------------------------
 # The builds check needs, the tool's, the ASan one's and the jemalloc
@@ -380,12 +423,12 @@ CHECK_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 check: deps
 	@j=-j$(CHECK_JOBS); case " $$MAKEFLAGS" in *-j*|*jobserver*) j= ;; esac; \
 	$(MAKE) --no-print-directory $$j check-build-tool check-build-asan
-	@JE_VERSIONS="$(JE_CHECK)" tests/run-all.sh
+	@JE_VERSIONS="$(JE_CHECK)" CB_BUILDS="$(CB_CHECK)" tests/run-all.sh
 
 # Both link the one libunwind under build/libunwind: its script builds it once.
 check-build-tool:
 	@$(MAKE) --no-print-directory all $(BUILD)/hooks/jemattach $(BUILD)/check_runner \
-		$(BUILD)/stress_driver versions
+		$(BUILD)/stress_driver versions census-builds
 
 check-build-asan:
 	@$(MAKE) --no-print-directory BUILD=build/asan SANITIZE=1 build/asan/jemattach \
@@ -483,11 +526,25 @@ $(BUILD)/fuzz/core_fuzz: tests/fuzz/core_fuzz.c src/emulate/core.c src/emulate/c
 		-std=gnu11 -D_GNU_SOURCE -I. -Isrc -Iattach/arch/$(ARCH) $(PKG_CFLAGS) -o $@ tests/fuzz/core_fuzz.c \
 		src/emulate/core.c src/symbols/buildid.c attach/arch/$(ARCH)/regs.c $(PKG_LIBS)
 
-fuzz: $(BUILD)/fuzz/heap_fuzz $(BUILD)/fuzz/core_fuzz
+# Census snapshots: the reader, the difference and the reports (corpus:
+# tests/fuzz/census_corpus), instrumented with the heap code they write with;
+# the rest of the census (jma_census_free's file) from the library, as built.
+CENSUS_FUZZ_SRCS := tests/fuzz/census_fuzz.c src/census/snapshot.c src/census/diff.c \
+	src/census/blocks.c src/census/index.c \
+	src/census/report.c $(wildcard src/heap/*.c) $(BUILD)/gen/profile.pb-c.c
+$(BUILD)/fuzz/census_fuzz: $(CENSUS_FUZZ_SRCS) $(wildcard src/census/*.h src/heap/*.h) $(BUILD)/libjemattach.a
+	@mkdir -p $(BUILD)/fuzz/census_corpus
+	clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+		-std=gnu11 -D_GNU_SOURCE -Iinclude -I. -Isrc -Iattach/arch/$(ARCH) -I$(BUILD)/gen $(PKG_CFLAGS) \
+		-o $@ $(CENSUS_FUZZ_SRCS) $(BUILD)/libjemattach.a $(PKG_LIBS) -pthread -ldl -lm
+
+fuzz: $(BUILD)/fuzz/heap_fuzz $(BUILD)/fuzz/core_fuzz $(BUILD)/fuzz/census_fuzz
 	$(BUILD)/fuzz/heap_fuzz -max_total_time=$(FUZZ_TIME) -timeout=10 -rss_limit_mb=4096 \
 		$(BUILD)/fuzz/corpus tests/fuzz/corpus
 	$(BUILD)/fuzz/core_fuzz -max_total_time=$(FUZZ_TIME) -timeout=10 -rss_limit_mb=4096 \
 		$(BUILD)/fuzz/core_corpus tests/fuzz/core_corpus
+	$(BUILD)/fuzz/census_fuzz -max_total_time=$(FUZZ_TIME) -timeout=10 -rss_limit_mb=4096 \
+		$(BUILD)/fuzz/census_corpus tests/fuzz/census_corpus
 
 clean:
 	rm -rf build

@@ -39,6 +39,7 @@
 #include <jemattach/series.h>
 #include <jemattach/track.h>
 #include <jemattach/census.h>
+#include <jemattach/census_diff.h>
 #include <jemattach/sampler.h>
 
 #endif

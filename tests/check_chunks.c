@@ -82,7 +82,7 @@ static void setup(struct fake *f, struct cen *c, jma_session **s, struct jma_cen
 	c->nmaps = sizeof(maps) / sizeof(*maps);
 	c->keep = 1;
 	c->deadline_ns = att_now_ns() + 5000000000LL;
-	cen_sizes_compute(c->sizes);
+	c->g.nsizes = cen_sizes_compute(4, 12, c->sizes, NULL);
 	k = c->ch = calloc(1, sizeof(*k));
 	ck_assert_ptr_nonnull(k);
 	k->L = chk_layout_named(row);
@@ -111,10 +111,10 @@ static void teardown(struct fake *f, struct cen *c, jma_session *s)
 	free(c->out->sizes);
 	cen_chunks_free(c);
 	free(c->bits);
-	free(c->baddr);
-	free(c->bsize);
-	free(c->ext);
+	cen_index_free(&c->ix);
 	free(c->stacks);
+	free(c->cached);
+	free(c->th);
 	cen_cache_free(c);
 	s->be = NULL;
 	jma_free(s);
@@ -123,14 +123,16 @@ static void teardown(struct fake *f, struct cen *c, jma_session *s)
 }
 
 /* 4.5: rtree_t at DATA_AT of three levels (16, 16, 11 bits: 2 MiB chunks);
- * level 1 at NODES_AT, its leaf after it; @key's leaf entry set to @node. */
+ * level 1 (where keys below 2^48 start) at NODES_AT, its leaf after it;
+ * @key's leaf entry set to @node. */
 static void rtree45(struct fake *f, unsigned char *data, unsigned char *nodes, uint64_t key,
 		    uint64_t node)
 {
 	uint64_t leaf = NODES_AT + (8ULL << 16);
 
 	(void)f;
-	memcpy(data + 0x10, &(uint32_t){ 3 }, 4);
+	/* height, and start_level[i] = min(3 - i, height - 1) (rtree_new's) */
+	memcpy(data + 0x10, (uint32_t[]){ 3, 2, 2, 1, 0 }, 20);
 	put(data, 0x28 + 8, 16ULL | (16ULL << 32));
 	put(data, 0x38, NODES_AT);
 	put(data, 0x38 + 8, 16ULL | (32ULL << 32));
@@ -193,17 +195,28 @@ START_TEST(test_chunks_45_honest)
 	ck_assert_uint_eq(c.ch->nchunks, 1);
 	ck_assert_uint_eq(c.ch->nhuge, 1);
 	ck_assert_int_eq(cen_chunks_expand(&c), 0);
+	ck_assert_int_eq(cen_chunks_result(&c), 0);
 	ck_assert_uint_eq(out.live.blocks, 6);
 	ck_assert_uint_eq(out.live.bytes, 4 * 64 + 20480 + 5 * MB);
 	ck_assert_uint_eq(c.bad_nfree, 0);
-	ck_assert_uint_eq(c.baddr[3], CHUNK_AT + 13 * 4096 + 3 * 64);
-	ck_assert_uint_eq(c.baddr[4], CHUNK_AT + 17 * 4096);	/* the large block's page */
+	ck_assert_uint_eq(cen_block_addr(&c.ix, 3), CHUNK_AT + 13 * 4096 + 3 * 64);
+	ck_assert_uint_eq(cen_block_addr(&c.ix, 4), CHUNK_AT + 17 * 4096);	/* the large block's page */
 	ck_assert_uint_eq(c.ch->large_paged, 1);
 	/* Where it may be: the page more; the huge block exactly. */
-	ck_assert_int_eq(cen_block_of(&c, CHUNK_AT + 17 * 4096 + 20480 + 100), 4);
-	ck_assert_int_eq(cen_block_of(&c, huge + 5 * MB), -1);
+	ck_assert_uint_eq(cen_block_span(&c.ix, 4), 4096 + 20480);
+	ck_assert_int_eq(cen_block_of(&c.ix, CHUNK_AT + 17 * 4096 + 4096 + 20479), 4);
+	ck_assert_int_eq(cen_block_of(&c.ix, CHUNK_AT + 17 * 4096 + 4096 + 20480), -1);
+	ck_assert_int_eq(cen_block_of(&c.ix, huge + 5 * MB - 1), 5);
+	ck_assert_int_eq(cen_block_of(&c.ix, huge + 5 * MB), -1);
 	ck_assert_uint_eq(out.nsizes, 3);
 	ck_assert_uint_eq(out.sizes[1].size, 20480);
+	/* Allocated now, as the rtree, the map and the run's bitmap say. */
+	ck_assert_int_eq(cen_chunks_alive(&c, CHUNK_AT + 13 * 4096 + 3 * 64), 1);
+	ck_assert_int_eq(cen_chunks_alive(&c, CHUNK_AT + 13 * 4096 + 4 * 64), 0);
+	ck_assert_int_eq(cen_chunks_alive(&c, CHUNK_AT + 17 * 4096), 1);
+	ck_assert_int_eq(cen_chunks_alive(&c, CHUNK_AT + 30 * 4096), 0);
+	ck_assert_int_eq(cen_chunks_alive(&c, huge), 1);
+	ck_assert_int_eq(cen_chunks_alive(&c, CHUNK_AT + 8 * MB), 0);	/* no chunk there */
 	/* The huge node is jemalloc's own block. */
 	ck_assert_uint_eq(c.nstacks, 1);
 	ck_assert_uint_eq(c.stacks[0], hnode);
@@ -239,13 +252,134 @@ START_TEST(test_chunks_45_forged)
 	ck_assert(c.ch->nnodes <= 2048);
 	ck_assert(c.ch->nchunks <= 1);
 	ck_assert_int_eq(cen_chunks_expand(&c), 0);
-	for (size_t b = 0; b < c.nblocks; b++) {
-		ck_assert(c.baddr[b] >= CHUNK_AT && c.baddr[b] + c.bsize[b] <= CHUNK_AT + 2 * MB);
-		ck_assert(!b || c.baddr[b] >= c.baddr[b - 1] + c.bsize[b - 1]);
+	for (size_t b = 0, end = 0; b < c.ix.nblocks; b++) {
+		uint64_t a = cen_block_addr(&c.ix, b), span = cen_block_span(&c.ix, b);
+		ck_assert(a >= CHUNK_AT && a + span <= CHUNK_AT + 2 * MB);
+		ck_assert(a >= end);
+		end = a + span;
 	}
 	teardown(&f, &c, s);
 }
 END_TEST
+
+/* Rtree nodes that overlap one read already are not read: a real tree's
+ * nodes are allocations of their own. */
+START_TEST(test_chunks_45_nodes_apart)
+{
+	struct fake f = { 0 };
+	struct cen c;
+	struct jma_census out;
+	jma_session *s;
+	unsigned char *data, *nodes, *chunk;
+	uint64_t j0 = (CHUNK_AT >> 32) & 0xffff;
+
+	setup45(&f, &c, &s, &out, &data, &nodes, &chunk);
+	node45(chunk);
+	put(chunk, 0x78, (499ULL * 4096) << 1);	/* pages 13-511 free */
+	/* The next level-1 entry names a "leaf" 8 bytes into the real one. */
+	put(nodes, (j0 + 1) * 8, NODES_AT + (8ULL << 16) + 8);
+	ck_assert_int_eq(cen_chunks_prepare(&c), 0);
+	ck_assert_int_eq(cen_chunks_walk(&c), 0);
+	ck_assert_uint_eq(c.ch->nchunks, 1);
+	ck_assert_uint_eq(c.ch->nnodes, 1);	/* one extent node taken */
+	ck_assert_uint_eq(c.ch->nnodes_seen, 2);	/* level 1 and the leaf */
+	ck_assert_uint_eq(c.bad_words, 1);
+	teardown(&f, &c, s);
+}
+END_TEST
+
+/* A chunk (and its header, its extent node) in memory the target cannot
+ * read is not walked, whatever the rtree says. */
+START_TEST(test_chunks_45_unreadable)
+{
+	struct fake f = { 0 };
+	struct cen c;
+	struct jma_census out;
+	jma_session *s;
+	unsigned char *data, *nodes, *chunk;
+	struct att_map m[3];
+
+	setup45(&f, &c, &s, &out, &data, &nodes, &chunk);
+	node45(chunk);
+	put(chunk, 0x78, (499ULL * 4096) << 1);
+	memcpy(m, maps, sizeof(m));
+	memcpy(m[2].perms, "---p", 4);
+	c.maps = m;
+	ck_assert_int_eq(cen_chunks_prepare(&c), 0);
+	ck_assert_int_eq(cen_chunks_walk(&c), 0);
+	ck_assert_uint_eq(c.ch->nchunks, 0);
+	ck_assert_uint_eq(c.bad_words, 1);
+	teardown(&f, &c, s);
+}
+END_TEST
+
+#ifdef __x86_64__
+/* 4.5's thread cache and quarantine through tcache.c's claims: a bin past
+ * its capacity (200 small, 20 large) and two bins whose stacks overlap are
+ * not read; the quarantine's ring, which wraps, is read in two pieces, its
+ * blocks counted as cached and as quarantined. */
+START_TEST(test_chunks_45_caches_bounded)
+{
+	struct fake f = { 0 };
+	struct cen c;
+	struct jma_census out;
+	jma_session *s;
+	unsigned char *data, *nodes, *chunk;
+	uint64_t tp = DATA_AT + 0x10000, tc = NODES_AT + 0x90000, q = NODES_AT + 0xa0000;
+	uint64_t stk = tc + 0x1000, ring[8] = { 0 }, bytes = 0;
+	const uint64_t bins[5][3] = {	/* bin, items, where they end */
+		{ 0, 500, stk + 500 * 8 },		/* past 200 */
+		{ 1, 5, stk + 0x2000 + 40 },		/* overlaps the next */
+		{ 2, 3, stk + 0x2000 + 40 },
+		{ 37, 2, stk + 0x3000 + 16 },		/* large: believed */
+		{ 38, 21, stk + 0x4000 + 21 * 8 },	/* large: past 20 */
+	};
+
+	setup45(&f, &c, &s, &out, &data, &nodes, &chunk);
+	c.ch->nhbins = 40;
+	for (size_t i = 0; i < 5; i++) {
+		uint64_t at = tc + 0x28 + bins[i][0] * 0x20;
+		memcpy(nodes + (at - NODES_AT) + 0x10, &(uint32_t){ (uint32_t)bins[i][1] }, 4);
+		put(nodes, at - NODES_AT + 0x18, bins[i][2]);
+		for (uint64_t j = 0; j < bins[i][1]; j++)
+			put(nodes, bins[i][2] - (j + 1) * 8 - NODES_AT, CHUNK_AT + MB + (i * 64 + j) * 64);
+	}
+	/* {curbytes, curobjs 4, first 6, lg_maxobjs 3}: entries 6, 7, 0, 1. */
+	put(nodes, q - NODES_AT + 8, 4);
+	put(nodes, q - NODES_AT + 16, 6);
+	put(nodes, q - NODES_AT + 24, 3);
+	for (uint64_t j = 0; j < 4; j++) {
+		uint64_t e = (6 + j) % 8;
+		ring[e] = CHUNK_AT + 3 * MB + j * 4096;
+		put(nodes, q - NODES_AT + 32 + e * 16, ring[e]);
+		put(nodes, q - NODES_AT + 32 + e * 16 + 8, 100 + j);
+		bytes += 100 + j;
+	}
+	/* The thread's tsd at tp - 0x100: its tcache and quarantine. */
+	put(data, tp - 0x100 - DATA_AT + 0x8, tc);
+	put(data, tp - 0x100 - DATA_AT + 0x50, q);
+	c.ch->tls_tcache = (struct cen_tls){ .how = CEN_TLS_TP, .tpoff = -0x100 };
+	c.ch->tls_quarantine = c.ch->tls_tcache;
+	c.have_tpoff = 1;
+	c.nth = 1;
+	c.th = calloc(1, sizeof(*c.th));
+	ck_assert_ptr_nonnull(c.th);
+	c.th[0].regs.r.fs_base = tp;
+	ck_assert_int_eq(cen_tcache_read(&c), 0);
+	cen_tcache_sort(&c);
+	ck_assert_uint_eq(c.ncached, 2 + 4);
+	ck_assert_uint_eq(c.bad_bins, 4);
+	ck_assert_uint_eq(c.quarantined, 4);
+	ck_assert_uint_eq(c.quarantined_bytes, bytes);
+	ck_assert_int_eq(cen_is_cached(&c, ring[7]), 1);
+	ck_assert_int_eq(cen_is_cached(&c, ring[1]), 1);
+	ck_assert_int_eq(cen_is_cached(&c, CHUNK_AT + MB + (3 * 64 + 1) * 64), 1);
+	ck_assert_int_eq(cen_is_cached(&c, CHUNK_AT + MB + (1 * 64) * 64), 0);
+	ck_assert_uint_eq(c.nstacks, 2);	/* the tcache and the quarantine: jemalloc's */
+	teardown(&f, &c, s);
+}
+END_TEST
+#endif
 
 /* 3.6 (prof): arena at DATA_AT + 0x1000 (its bins from 0x130, 0xa0 each),
  * its huge tree at DATA_AT, a 4 MiB chunk at CHUNK_AT naming it, noise in
@@ -300,16 +434,70 @@ START_TEST(test_chunks_36)
 	ck_assert_int_eq(cen_chunks_expand(&c), 0);
 	ck_assert_uint_eq(out.live.blocks, 5);
 	ck_assert_uint_eq(out.live.bytes, 3 * 64 + 5 * 4096 + 4 * MB);
-	ck_assert_uint_eq(c.baddr[0], run + c.ch->bins[4].reg0);
-	ck_assert_uint_eq(c.baddr[3], CHUNK_AT + 12 * 4096);
-	ck_assert_uint_eq(c.baddr[4], CHUNK_AT + 8 * MB);
+	ck_assert_uint_eq(cen_block_addr(&c.ix, 0), run + c.ch->bins[4].reg0);
+	ck_assert_uint_eq(cen_block_addr(&c.ix, 3), CHUNK_AT + 12 * 4096);
+	ck_assert_uint_eq(cen_block_span(&c.ix, 3), 5 * 4096);	/* 3.6: no slack */
+	ck_assert_uint_eq(cen_block_addr(&c.ix, 4), CHUNK_AT + 8 * MB);
 	ck_assert_uint_eq(c.bad_nfree, 0);
+	/* Allocated now: as the map, the run's bitmap and the huge tree say. */
+	ck_assert_int_eq(cen_chunks_alive(&c, run + c.ch->bins[4].reg0 + 2 * 64), 1);
+	ck_assert_int_eq(cen_chunks_alive(&c, run + c.ch->bins[4].reg0 + 3 * 64), 0);
+	ck_assert_int_eq(cen_chunks_alive(&c, run + c.ch->bins[4].reg0 + 2 * 64 + 8), 0);
+	ck_assert_int_eq(cen_chunks_alive(&c, CHUNK_AT + 12 * 4096), 1);
+	ck_assert_int_eq(cen_chunks_alive(&c, CHUNK_AT + 13 * 4096), 0);
+	ck_assert_int_eq(cen_chunks_alive(&c, CHUNK_AT + 8 * MB), 1);
+	ck_assert_int_eq(cen_chunks_alive(&c, CHUNK_AT + 12 * MB), 0);
+	put(chunk, 8 * 4096 + 16, ~3ULL);	/* region 2 freed */
+	cen_cache_flush(&c);
+	ck_assert_int_eq(cen_chunks_alive(&c, run + c.ch->bins[4].reg0 + 2 * 64), 0);
 	/* A run naming another bin than its map's is not one. */
 	put(chunk, 8 * 4096, arena + L->bins_off + 5 * L->bin_size);
 	cen_cache_flush(&c);
 	ck_assert_int_eq(cen_chunks_walk(&c), 0);
 	ck_assert_uint_eq(c.ch->nchunks, 0);
 	ck_assert_uint_eq(c.bad_words, 2);
+	teardown(&f, &c, s);
+}
+END_TEST
+
+/* 3.6's scan of chunk-aligned addresses over a sparse mapping of 64 TiB
+ * (16M of them) stops at the deadline; a huge tree out of address order
+ * is not one. */
+START_TEST(test_chunks_36_bounded)
+{
+	struct fake f = { 0 };
+	struct cen c;
+	struct jma_census out;
+	jma_session *s;
+	unsigned char *data = add_region(&f, DATA_AT, MB), *nodes = add_region(&f, NODES_AT, MB);
+	struct att_map m[3];
+	const struct chk_layout *L;
+	uint64_t nil = DATA_AT + 8, a = NODES_AT, b = NODES_AT + 0x100;
+
+	setup(&f, &c, &s, &out, "3.6+prof", 4 * MB, 8);
+	L = c.ch->L;
+	c.ch->huge = DATA_AT;
+	put(data, 0, nil);
+	put(data, 8 + L->node_left, nil);
+	put(data, 8 + L->node_right, nil);
+	memcpy(m, maps, sizeof(m));
+	m[2] = (struct att_map){ 0x200000000000ULL, 0x600000000000ULL, 0, "rw-p", 0, 0, NULL };
+	c.maps = m;
+	c.deadline_ns = att_now_ns() - 1;
+	ck_assert_int_eq(cen_chunks_walk(&c), -ETIMEDOUT);
+	/* Root a (16 MiB) with a left child b at a higher address. */
+	c.deadline_ns = att_now_ns() + 5000000000LL;
+	put(data, 0, a);
+	put(nodes, a - NODES_AT + L->node_left, b);
+	put(nodes, a - NODES_AT + L->node_right, nil);
+	put(nodes, a - NODES_AT + L->node_addr, 0x200000000000ULL + 16 * MB);
+	put(nodes, a - NODES_AT + L->node_size, 4 * MB);
+	put(nodes, b - NODES_AT + L->node_left, nil);
+	put(nodes, b - NODES_AT + L->node_right, nil);
+	put(nodes, b - NODES_AT + L->node_addr, 0x200000000000ULL + 32 * MB);
+	put(nodes, b - NODES_AT + L->node_size, 4 * MB);
+	cen_cache_flush(&c);
+	ck_assert_int_eq(cen_chunks_walk(&c), -EPROTO);
 	teardown(&f, &c, s);
 }
 END_TEST
@@ -360,7 +548,13 @@ Suite *suite_chunks(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_chunks_45_honest);
 	tcase_add_test(tc, test_chunks_45_forged);
+	tcase_add_test(tc, test_chunks_45_nodes_apart);
+	tcase_add_test(tc, test_chunks_45_unreadable);
+#ifdef __x86_64__
+	tcase_add_test(tc, test_chunks_45_caches_bounded);
+#endif
 	tcase_add_test(tc, test_chunks_36);
+	tcase_add_test(tc, test_chunks_36_bounded);
 #ifdef __x86_64__
 	tcase_add_test(tc, test_chunks_tls_dtv);
 #endif

@@ -1,7 +1,9 @@
 /* check_sampler.c -- the sampler's model and profile: thresholds drawn from
  * the exponential table and counted down as the BPF program does give
  * unbiased byte estimates once jeprof's formula is applied; the heap_v2 it
- * writes parses, with the counts it was given. */
+ * writes parses, with the counts it was given, and samples of other rates
+ * and of bursts weigh what they stand for; the guard keeps a quiet process
+ * probed at every call and moves a busy one to bursts within its budget. */
 #include <check.h>
 #include <errno.h>
 #include <math.h>
@@ -14,7 +16,9 @@
 
 #include "sampler/counter.h"
 #include "sampler/events.h"
+#include "sampler/guard.h"
 #include "sampler/profile.h"
+#include "sampler/sites.h"
 
 static uint64_t table[SMP_EXPO_N];
 
@@ -72,15 +76,15 @@ START_TEST(test_profile_parses)
 
 	ck_assert_ptr_nonnull(p);
 	for (uint64_t id = 0; id < 100; id++) {
-		ck_assert_int_eq(smp_profile_add(p, id, 4096, a, 4), 0);
-		smp_profile_returned(p, id);
+		ck_assert_int_eq(smp_profile_add(p, id, 4096, 0, a, 4), 0);
+		smp_profile_returned(p, id, 0x7f0000000000 + id * 4096);
 		if (id % 2)
 			smp_profile_freed(p, id);
 	}
 	/* Ids from the BPF side: a lost one leaves a hole. */
 	for (uint64_t id = 101; id < 111; id++)
-		ck_assert_int_eq(smp_profile_add(p, id, 100, b, 2), 0);
-	ck_assert_int_eq(smp_profile_add(p, SMP_MAX_RECORDS, 1, b, 2), -E2BIG);
+		ck_assert_int_eq(smp_profile_add(p, id, 100, 0, b, 2), 0);
+	ck_assert_int_eq(smp_profile_add(p, SMP_MAX_RECORDS, 1, 0, b, 2), -E2BIG);
 	smp_profile_totals(p, &alloc, &inuse, &live);
 	ck_assert_uint_eq(live, 50);
 	ck_assert(fabs(inuse - 50 * smp_unbias(4096, 16384)) < 1);
@@ -101,6 +105,223 @@ END_TEST
  * from a GOT slot, then thread_allocated and the event threshold beside it
  * (the instructions are the machine's: attach/arch/ARCH/tpcode.c). */
 static int64_t got_slot = -0x5b8;
+
+/* The estimate of a parsed profile's bytes (jeprof's unbiasing), in use or all. */
+static double parsed_bytes(const char *text, size_t len, int alloc)
+{
+	struct jma_heap_report_opts ro = { .format = JMA_HEAP_TEXT,
+					   .sample = alloc ? JMA_HEAP_ALLOC_SPACE : JMA_HEAP_INUSE_SPACE };
+	struct jma_heap_site *s = NULL;
+	double total = 0;
+	size_t n = 0;
+	char msg[256];
+	jma_heap *h;
+
+	ck_assert_msg(jma_heap_parse(text, len, "sampled", &h, msg, sizeof(msg)) == 0, "%s", msg);
+	ck_assert_int_eq(jma_heap_sites(h, &ro, &s, &n, &total), 0);
+	free(s);
+	jma_heap_free(h);
+	return total;
+}
+
+/* Samples of a finer rate and of bursts standing for more: the profile's
+ * period is the finest, and readers' unbiasing gives back the estimate. */
+START_TEST(test_profile_weights)
+{
+	struct smp_profile *p = smp_profile_new(1 << 19);
+	const uint64_t a[] = { 0x401000, 0x402010 }, b[] = { 0x401000, 0x405000 }, c[] = { 0x406000 };
+	double alloc, inuse;
+	uint64_t live, id = 0, ptr;
+	struct smp_unfreed *v;
+	char *text;
+	size_t len, n;
+
+	ck_assert_ptr_nonnull(p);
+	for (int i = 0; i < 300; i++, id++) {
+		/* Every call at 2^14 and 2^15, then bursts at 2^10. */
+		ck_assert_int_eq(smp_profile_add(p, id, 4096 + (uint64_t)(i % 3) * 16, i < 200 ? 5 : 9,
+						 i % 2 ? a : b, 2), 0);
+		smp_profile_returned(p, id, 0x10000 + id * 16);
+		if (i % 4 == 0)
+			smp_profile_freed(p, id);
+	}
+	ck_assert_int_eq(smp_profile_add(p, id, 100, 9, c, 1), 0);	/* never returned */
+	smp_profile_scale(p, 200, 37.5);
+	smp_profile_totals(p, &alloc, &inuse, &live);
+	ck_assert_uint_eq(live, 225);
+	ck_assert_int_eq(smp_profile_write(p, "", &text, &len), 0);
+	ck_assert_msg(!strncmp(text, "heap_v2/1024\n", 13), "%s", text);
+	ck_assert_msg(fabs(parsed_bytes(text, len, 1) / alloc - 1) < 0.01, "%s", text);
+	ck_assert_msg(fabs(parsed_bytes(text, len, 0) / inuse - 1) < 0.01, "%s", text);
+	ck_assert_int_eq(smp_profile_unfreed(p, &v, &n), 0);
+	ck_assert_uint_eq(n, 225);
+	ptr = v[0].ptr;
+	ck_assert_uint_eq(ptr, 0x10000 + 16);
+	free(v);
+	free(text);
+	smp_profile_free(p);
+}
+END_TEST
+
+/* A period of the window, as window.c measures it. */
+static struct smp_period period(double wall, double calls, double frees, double base, double run,
+				double busiest)
+{
+	return (struct smp_period){ .wall = wall, .calls = calls, .frees = frees, .base = base,
+				    .calls_on = wall, .run = run, .busiest = busiest };
+}
+
+static void guard_init(struct smp_guard *g)
+{
+	memset(g, 0, sizeof(*g));
+	g->budget = 0.05;
+	g->level = SMP_EVERY_CALL;
+	g->frees = g->base = 1;
+	g->max_shift = 13;
+}
+
+/* leakfix as measured: 10 ms of its own CPU and 8 of probes in 0.5 s, its
+ * thread busy 10%: 5% of a CPU could go to probes; every call stays probed. */
+START_TEST(test_guard_quiet_process_keeps_every_call)
+{
+	struct smp_guard g;
+	struct smp_period p = period(0.5, 0.006, 0.002, 0, 0.018, 0.10);
+
+	guard_init(&g);
+	ck_assert(fabs(smp_guard_allowed(0.05, &p) - 0.045) < 1e-9);
+	for (int i = 0; i < 20; i++)
+		ck_assert_int_eq(smp_guard_check(&g, &p, 1, i == 0), 0);
+	ck_assert_int_eq(g.level, SMP_EVERY_CALL);
+}
+END_TEST
+
+/* Redis under load: its thread always runnable, every call probed costs most
+ * of its CPU: bursts, at a rate whose measured cost stays within 5% of the
+ * CPU it gets; the free slow paths go when they alone pass it; with nothing
+ * left, the end. */
+START_TEST(test_guard_busy_process_degrades)
+{
+	struct smp_guard g;
+	struct smp_period p = period(0.1, 0.045, 0.035, 0, 0.09, 1);
+	int ch;
+
+	guard_init(&g);
+	ch = smp_guard_check(&g, &p, 1, 1);
+	ck_assert_int_eq(ch, SMP_G_BURSTS | SMP_G_FREES_OFF | SMP_G_RATE);
+	ck_assert_int_eq(g.level, SMP_BURSTS);
+	ck_assert(fabs(g.full_rate - 0.8) < 1e-9 && fabs(g.full_allowed - 0.045) < 1e-9);
+	/* Planned: half the room, at a burst's guessed length. */
+	ck_assert(g.rate * g.calls_rate * SMP_BURST_GUESS_S <= g.allowed / 2 + 1e-9);
+	ck_assert_uint_gt(g.shift, 0);
+	/* Two bursts of 30 ms each cost 20 ms: at 60% of the room, 0.6 * 0.045 / 0.02. */
+	p = period(0.5, 0.040, 0, 0.002, 0.45, 1);
+	p.calls_on = 0.06;
+	p.bursts = 2;
+	ch = smp_guard_check(&g, &p, 1, 0);
+	ck_assert(fabs(g.burst_cost - 0.02) < 1e-9 && fabs(g.burst_len - 0.03) < 1e-9);
+	ck_assert(fabs(g.rate - 0.6 * (0.045 - 0.004) / 0.02) < 1e-6);
+	ck_assert(fabs(g.duty - g.rate * 0.03) < 1e-9);
+	ck_assert_int_eq(ch, SMP_G_RATE);
+	/* The slow paths alone past the budget: removed. */
+	p = period(0.5, 0, 0, 0.03, 0.45, 1);
+	p.calls_on = 0;
+	ck_assert_int_eq(smp_guard_check(&g, &p, 1, 0) & SMP_G_BASE_OFF, SMP_G_BASE_OFF);
+	ck_assert_int_eq(g.base, 0);
+	/* A burst costing a CPU second, over at the slowest rate, nothing else to
+	 * give up: the end. */
+	g.rate = SMP_RATE_MIN;
+	p = period(10, 2.0, 0, 0, 9, 1);
+	p.calls_on = 5;
+	p.bursts = 1;
+	ck_assert_int_eq(smp_guard_check(&g, &p, 1, 0) & SMP_G_OVER, SMP_G_OVER);
+}
+END_TEST
+
+/* What the target lost of its progress (its counter) against the hits'
+ * direct share of its CPU: k, which the planned cost of a burst is scaled
+ * by; not on a target with room (an idle one does not lose throughput). */
+START_TEST(test_guard_learns_k)
+{
+	struct smp_guard g;
+	struct smp_period p = period(0.1, 0.045, 0.035, 0, 0.09, 1);
+	double rate;
+
+	guard_init(&g);
+	smp_guard_check(&g, &p, 1, 1);
+	/* One burst costing 20 ms of 450 (4.4%, 0.4% slow paths), the progress 13% less. */
+	p = period(0.5, 0.020, 0, 0.002, 0.45, 1);
+	p.calls_on = 0.03;
+	p.bursts = 1;
+	p.lost = 0.13;
+	smp_guard_check(&g, &p, 1, 0);
+	ck_assert(fabs(g.k - 0.13 / (0.022 / 0.45)) < 1e-6);
+	rate = g.rate;
+	ck_assert(fabs(rate - 0.6 * (0.045 - 0.004 * g.k) / (0.02 * g.k)) < 1e-6);
+	/* The same on a target with room: k as it was. */
+	p.busiest = 0.3;
+	p.lost = 0.5;
+	smp_guard_check(&g, &p, 1, 0);
+	ck_assert(fabs(g.k - 0.13 / (0.022 / 0.45)) < 1e-6);
+}
+END_TEST
+
+/* A busy thread that is not always runnable has room; a starved one (always
+ * runnable, a quarter of a CPU) only 5% of what it gets; no budget, no
+ * change. */
+START_TEST(test_guard_allowed)
+{
+	struct smp_period half = period(1, 0, 0, 0, 0.5, 0.5), starved = period(1, 0, 0, 0, 0.25, 1);
+	struct smp_guard g;
+
+	ck_assert(fabs(smp_guard_allowed(0.05, &half) - 0.025) < 1e-9);
+	ck_assert(fabs(smp_guard_allowed(0.05, &starved) - 0.0125) < 1e-9);
+	guard_init(&g);
+	g.budget = 0;
+	starved.calls = 0.25;
+	ck_assert_int_eq(smp_guard_check(&g, &starved, 1, 0), 0);
+	ck_assert_int_eq(g.level, SMP_EVERY_CALL);
+}
+END_TEST
+
+/* An automatic rate: 2^5 finer to start with, sparser at once past 200
+ * samples a second (800 -> two steps), finer again a step at a time. */
+START_TEST(test_guard_sample_rate)
+{
+	struct smp_guard g;
+	struct smp_period p = period(0.5, 0, 0, 0, 0.01, 0.02);
+
+	guard_init(&g);
+	g.budget = 0;
+	g.auto_rate = 1;
+	g.fine = g.fine_max = 5;
+	g.shift = smp_guard_shift(&g);
+	ck_assert_uint_eq(g.shift, 5);
+	p.samples = 800;
+	ck_assert_int_eq(smp_guard_check(&g, &p, 1, 0), SMP_G_RATE);
+	ck_assert_uint_eq(g.shift, 3);
+	p.samples = 20;
+	ck_assert_int_eq(smp_guard_check(&g, &p, 1, 0), SMP_G_RATE);
+	ck_assert_uint_eq(g.shift, 4);
+	/* Not while following frees only. */
+	ck_assert_int_eq(smp_guard_check(&g, &p, 0, 0), 0);
+}
+END_TEST
+
+/* The bursts' sites: the most hit, up to 99% of each kind's hits, the C
+ * library's four, and the realloc-like ones hit at all. */
+START_TEST(test_sites_hot)
+{
+	struct smp_site v[7] = { { .frees = 0 }, { .frees = 0 }, { .frees = 1 }, { .frees = 0 },
+				 { .frees = 1 }, { .frees = 0, .cookie = SMP_COOKIE(2, 0, 1, 0, 0, 0) },
+				 { .frees = 0, .core = 1 } };
+	uint64_t hits[7] = { 9000, 20, 9500, 980, 0, 3, 0 }, none[7] = { 0 };
+
+	/* rallocx (5) with 3 hits of 10003: in, as it moves blocks; calloc (6),
+	 * not hit in the tenth of a second: in. */
+	ck_assert_uint_eq(smp_sites_hot(v, 7, hits, 0.99), 0x1 | 0x8 | 0x4 | 0x20 | 0x40);
+	ck_assert_uint_eq(smp_sites_hot(v, 7, none, 0.99), 0x7f);
+}
+END_TEST
 
 #if defined(__x86_64__)
 START_TEST(test_counter_from_code)
@@ -185,6 +406,13 @@ Suite *suite_sampler(void)
 	tcase_add_test(t, test_sampling_is_unbiased);
 	tcase_add_test(t, test_unbias_limits);
 	tcase_add_test(t, test_profile_parses);
+	tcase_add_test(t, test_profile_weights);
+	tcase_add_test(t, test_guard_quiet_process_keeps_every_call);
+	tcase_add_test(t, test_guard_busy_process_degrades);
+	tcase_add_test(t, test_guard_learns_k);
+	tcase_add_test(t, test_guard_allowed);
+	tcase_add_test(t, test_guard_sample_rate);
+	tcase_add_test(t, test_sites_hot);
 #if defined(__x86_64__) || defined(__aarch64__)
 	tcase_add_test(t, test_counter_from_code);
 #endif

@@ -127,6 +127,8 @@ struct jma_heap_report_opts {
 	int no_default_folds;	/* do not fold the wrappers of jma_heap_default_folds */
 	int no_demangle;	/* C++ names as mangled in text, collapsed stacks and sites'
 				 * names (JSON and pprof carry both forms either way) */
+	const char *comment;	/* pprof: a comment the profile carries (`go tool pprof
+				 * -comments` shows it); NULL: none */
 };
 
 /* A default fold rule: the allocation wrappers of a well-known program,

@@ -47,6 +47,9 @@ typedef void (*jma_log_fn)(void *arg, int level, const char *msg);
 #define JMA_F_NO_DEMANGLE 0x8	/* C++ function names as the symbol tables spell them */
 #define JMA_F_DEBUGINFOD 0x10	/* may ask the debuginfod servers of $DEBUGINFOD_URLS for a
 				 * module's file or debuginfo (network); off: local files only */
+#define JMA_F_STRIPPED	0x20	/* take a jemalloc linked into a program stripped of every
+				 * symbol: its memory can be read (jma_census_run), nothing in
+				 * it called (its entry points are unknown: -ENOTSUP) */
 
 struct jma_options {
 	double timeout;		/* seconds one in-target call may take; <= 0: 10 */

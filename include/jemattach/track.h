@@ -44,6 +44,8 @@ struct jma_track_opts {
 	int no_demangle;	/* C++ names of sites as mangled (default: demangled) */
 	jma_log_fn log;		/* symbolization warnings; NULL: silent */
 	void *log_arg;
+	const char *what;	/* what a site is, in the ranking's words: "site" (NULL),
+				 * "type", "owner", "size" (at most 15 characters) */
 };
 
 /* NULL with errno set on failure. */
@@ -62,6 +64,18 @@ struct jma_track_meta {
  * snapshot.  New sites are symbolized now. */
 int jma_track_add(jma_track *t, const char *buf, size_t len, const char *name,
 		  const struct jma_track_meta *m) JMA_MUST_CHECK;
+
+/* A row of exact counts (a census's type, owner or size class). */
+struct jma_track_count {
+	const char *name;	/* names the site; its hash is the site's id */
+	double bytes, objs;
+};
+
+/* Add @n rows of exact counts as the next snapshot: each row is a site of
+ * one frame, @name; the ranking's confidence is "exact" (nothing sampled).
+ * A row's name must not repeat in one snapshot. */
+int jma_track_add_counts(jma_track *t, const struct jma_track_count *v, size_t n,
+			 const struct jma_track_meta *m) JMA_MUST_CHECK;
 
 /* Read a saved track: the JSON lines written with JMA_TRACK_JSONL, or a
  * directory of jeprof.*.heap profiles (lg_prof_interval, prof_gdump; in
@@ -94,7 +108,7 @@ struct jma_track_rank {
 	double alloc_total, free_total;	/* over the track: last minus first snapshot */
 	int estimated;		/* alloc/free derived from live counts (no opt.prof_accum) */
 	int growing;		/* grew in most intervals, steadily: a leak suspect */
-	char confidence[32];	/* "high", "medium", "low: N samples" */
+	char confidence[32];	/* "high", "medium", "low: N samples"; "exact" for counts */
 };
 
 /* Every site, growing ones first (by rate), then by intervals grown; free

@@ -4,11 +4,19 @@
  *   2. target.c              every thread stopped, none inside jemalloc
  *   3. tcache.c, walk.c      thread caches, then the map: the metadata
  *   4. target.c              threads go on (the stop is only 2-3)
- *   5. types.c, leaks.c      block contents, read live
+ *   5. walk.c, index.c       the blocks counted, and kept (types, leaks, lists)
+ *   6. types.c, leaks.c      block contents, read live (leaks.c may stop the
+ *                            threads once more: what looks leaked, checked)
  *
- * Memory: 16 bytes per live block and 24 per extent when blocks are kept
- * (types, leaks, lists), 8 per thread-cached block, 4 MiB for a root and a
- * leaf, 8 MiB of metadata page cache; leaks add 9 bytes per block.
+ * jemalloc 3.6 and 4.5 go the same way with chunks.c's walk of chunks and
+ * runs (walk.c hands it over) and its own table by size (cen_chunks_result).
+ *
+ * Memory: 112 bytes per extent copied in the stop (freed once counted),
+ * about a bit per live block kept (index.c), 8 per thread-cached block, 6
+ * MiB for a root and a leaf, 8 MiB of metadata page cache; --leaks adds
+ * about 5 bits per block, --by root 8 bytes (the graph itself on disk).  A
+ * list (LIST) keeps per block its type (4 bytes), class (2 bits) and with
+ * ROOTS its owner (4 bytes) and hands them to the result with the index.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -18,73 +26,40 @@
 #include "attach/clock.h"
 #include "census/census.h"
 
-/* Type indexes, by bytes descending then name (qsort_r's argument: the table). */
-static int cmp_type(const void *a, const void *b, void *arg)
-{
-	const struct jma_census_type *t = arg, *x = &t[*(const uint32_t *)a], *y = &t[*(const uint32_t *)b];
-	return x->bytes < y->bytes ? 1 : x->bytes > y->bytes ? -1 : strcmp(x->name, y->name);
-}
-
-/* [0] (untyped) stays first, the rest by bytes; blocks' indexes follow. */
-static int sort_types(struct cen *c)
-{
-	struct jma_census *o = c->out;
-	uint32_t *order = malloc(o->ntypes * sizeof(*order)), *where = malloc(o->ntypes * sizeof(*where));
-	struct jma_census_type *t = malloc(o->ntypes * sizeof(*t));
-
-	if (!order || !where || !t) {
-		free(order);
-		free(where);
-		free(t);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < o->ntypes; i++)
-		order[i] = (uint32_t)i;
-	qsort_r(order + 1, o->ntypes - 1, sizeof(*order), cmp_type, o->types);
-	for (size_t k = 0; k < o->ntypes; k++) {
-		t[k] = o->types[order[k]];
-		where[order[k]] = (uint32_t)k;
-	}
-	for (size_t b = 0; b < c->nblocks; b++)
-		c->btype[b] = where[c->btype[b]];
-	free(o->types);
-	o->types = t;
-	free(order);
-	free(where);
-	return 0;
-}
-
 /* The result's tables from the run's. */
 static int finish(struct cen *c)
 {
 	struct jma_census *o = c->out;
+	uint32_t *where;
 	size_t n = 0;
 
-	if (!o->sizes) {	/* chunks.c made its own */
-		o->sizes = calloc(CEN_NSIZES, sizeof(*o->sizes));
+	if (!c->ch) {	/* 3.x/4.x: cen_chunks_result's, by usable size */
+		o->sizes = calloc(CEN_NSIZES_MAX, sizeof(*o->sizes));
 		if (!o->sizes)
 			return -ENOMEM;
-		for (unsigned i = 0; i < CEN_NSIZES; i++)
+		for (unsigned i = 0; i < c->g.nsizes; i++)
 			if (c->bysz[i].blocks) {
 				o->sizes[n] = c->bysz[i];
 				o->sizes[n++].size = c->sizes[i];
 			}
 		o->nsizes = n;
 	}
-	if (o->ntypes > 2 && sort_types(c))
+	if (cen_types_finish(c, &where))
 		return -ENOMEM;
-	if (c->o && (c->o->flags & (JMA_CENSUS_LIST | JMA_CENSUS_TYPES | JMA_CENSUS_LEAKS))) {
-		o->list = calloc(c->nblocks ? c->nblocks : 1, sizeof(*o->list));
-		if (!o->list)
-			return -ENOMEM;
-		for (size_t b = 0; b < c->nblocks; b++) {
-			o->list[b].addr = c->baddr[b];
-			o->list[b].size = c->bsize[b];
-			o->list[b].type = c->btype ? c->btype[b] : 0;
-			o->list[b].cls = c->bcls ? c->bcls[b] : 0;
-		}
-		o->nlist = c->nblocks;
+	if (where) {
+		/* Type indexes given out before the sort. */
+		for (size_t b = 0; c->btype && b < c->ix.nblocks; b++)
+			c->btype[b] = where[c->btype[b]];
+		for (unsigned i = 0; i < o->nexamples; i++)
+			o->examples[i].type = where[o->examples[i].type];
+		for (size_t i = 0; i < o->nholders; i++)
+			o->holders[i].type = where[o->holders[i].type];
+		for (size_t i = 0; i < o->nroots; i++)
+			o->roots[i].type = where[o->roots[i].type];
+		free(where);
 	}
+	if (c->o && (c->o->flags & JMA_CENSUS_LIST))
+		return cen_blocks_keep(c);
 	return 0;
 }
 
@@ -93,18 +68,22 @@ static void cen_free(struct cen *c)
 	cen_cache_free(c);
 	if (c->s->offline)
 		att_maps_free(c->maps, c->nmaps);
+	free(c->je_path_buf);
 	free(c->th);
 	free(c->cached);
 	free(c->stacks);
+	free(c->stack_ids);
 	free(c->raw);
 	free(c->bits);
 	free(c->wbuf);
-	free(c->ext);
-	free(c->baddr);
-	free(c->bsize);
+	free(c->leaves);
+	cen_index_free(&c->ix);
+	cen_snap_free(c);
+	cen_types_free(c);
 	free(c->btype);
-	free(c->bcls);
+	free(c->cls);
 	cen_chunks_free(c);
+	free(c->owner);
 }
 
 /* This thread's CPU time: the stop's wall time on a loaded machine says
@@ -144,15 +123,54 @@ static void warnings(struct cen *c)
 	struct jma_census *o = c->out;
 	size_t used = strlen(o->warn);
 
+	if (!c->s->je->ncode && !c->s->offline) {
+		snprintf(o->warn + used, sizeof(o->warn) - used, "%sjemalloc is stripped of its "
+			 "symbols in %s: where its code is is unknown, so a thread inside it was not "
+			 "waited out", used ? "; " : "", c->s->je->path);
+		used = strlen(o->warn);
+	}
 	if (c->forced) {
 		snprintf(o->warn + used, sizeof(o->warn) - used, "%sa thread was inside jemalloc "
 			 "(forced): what it was changing may be counted wrong", used ? "; " : "");
 		used = strlen(o->warn);
 	}
-	if (c->bad_words || c->bad_nfree)
+	if (c->bad_words || c->bad_nfree) {
 		snprintf(o->warn + used, sizeof(o->warn) - used, "%s%llu map entries and %llu slab "
 			 "counts disagreed with the metadata they name (skipped)", used ? "; " : "",
 			 (unsigned long long)c->bad_words, (unsigned long long)c->bad_nfree);
+		used = strlen(o->warn);
+	}
+	if (c->unheld_extents) {
+		snprintf(o->warn + used, sizeof(o->warn) - used, "%s%llu extents lie partly in memory "
+			 "the core does not hold (%llu bytes; MADV_DONTDUMP): counted from jemalloc's "
+			 "metadata", used ? "; " : "", (unsigned long long)c->unheld_extents,
+			 (unsigned long long)c->unheld_bytes);
+		used = strlen(o->warn);
+	}
+	if (c->unread_blocks) {
+		snprintf(o->warn + used, sizeof(o->warn) - used, "%s%llu blocks (%llu bytes) had pages "
+			 "that could not be read (PROT_NONE, or not in the core): pointers there were "
+			 "not seen", used ? "; " : "", (unsigned long long)c->unread_blocks,
+			 (unsigned long long)c->unread_bytes);
+		used = strlen(o->warn);
+	}
+	if (c->bad_bins)
+		snprintf(o->warn + used, sizeof(o->warn) - used, "%s%llu thread-cache bins claimed "
+			 "more than a stack of theirs can hold (not read)", used ? "; " : "",
+			 (unsigned long long)c->bad_bins);
+}
+
+/* @err, or a timeout when --timeout ran out meanwhile: a read given up at
+ * the timeout (attach/mem.c) leaves the map "not found", which is no fact
+ * of the target (85-census's -t 0.001 so ended in exit 4 one run in 10). */
+static int timed_out_or(struct cen *c, int err)
+{
+	char why[sizeof(c->s->err)];
+
+	if (!err || err == -ENOMEM || err == -ETIMEDOUT || !cen_timed_out(c))
+		return err;
+	snprintf(why, sizeof(why), "%s", jma_errmsg(c->s));
+	return jma_fail(c->s, JMA_ERR_UNSAFE, -ETIMEDOUT, "census: timed out (%s)", why);
 }
 
 int jma_census_run(jma_session *s, const struct jma_census_opts *o, struct jma_census **out)
@@ -192,31 +210,43 @@ int jma_census_run(jma_session *s, const struct jma_census_opts *o, struct jma_c
 		if (c.defer_map)
 			err = 0;
 	}
+	err = timed_out_or(&c, err);
 	if (!err)
-		err = c.ch ? cen_chunks_prepare(&c) : cen_walk_prepare(&c);
+		err = cen_walk_prepare(&c);
 	if (!err)
 		err = cen_stop(&c, &tok);
 	if (!err) {
 		t1 = att_now_ns();
 		cpu0 = cpu_ns();
 		cen_cache_flush(&c);
+		if (!c.ch) {
+			cen_tsd_settle(&c);
+			jma_logf(s, JMA_LOG_INFO, "census: thread data (tsd) %s", c.have_tpoff ?
+				 c.tsd_how : "not found");
+		}
 		if (c.defer_map && cen_map_from_tsd(&c)) {
 			char why[sizeof(s->err)];
 			snprintf(why, sizeof(why), "%s", jma_errmsg(s));
-			err = jma_fail(s, JMA_ERR_MISSING, -ENOENT, "%s; nor from the threads' lookup "
-				       "caches", why);
+			err = timed_out_or(&c, jma_fail(s, JMA_ERR_MISSING, -ENOENT, "%s; nor from the "
+							 "threads' lookup caches", why));
 		}
 		c.out->map_addr = c.map;
 		if (!err)
 			err = cen_tcache_read(&c);
 		if (!err)
-			err = c.ch ? cen_chunks_walk(&c) : cen_walk(&c);
+			err = cen_walk(&c);
 		c.out->meta_ns = (uint64_t)(att_now_ns() - t1);
 		cpu0 = cpu_ns() - cpu0;
 		cen_go(&c, tok);
 		cen_cache_flush(&c);
+		cen_tcache_sort(&c);
 		if (!err)
-			err = c.ch ? cen_chunks_expand(&c) : cen_expand(&c);
+			err = cen_expand(&c);
+		if (!err && c.ch)
+			err = cen_chunks_result(&c);
+		cen_walk_free(&c);
+		if (!err && c.keep && cen_stacks_index(&c))
+			err = jma_fail(s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
 		jma_logf(s, JMA_LOG_INFO, "census: %zu threads stopped %.1f ms (metadata read %.1f ms, "
 			 "%.1f ms of our CPU); %llu reads (%llu pages), %llu extents, %llu blocks", c.nth,
 			 (double)c.out->stop_ns / 1e6, (double)c.out->meta_ns / 1e6, (double)cpu0 / 1e6,
@@ -242,9 +272,10 @@ int jma_census_run(jma_session *s, const struct jma_census_opts *o, struct jma_c
 	if (here)
 		err = jma_hold_end(s, here, err);
 	warnings(&c);
-	c.out->mem_bytes = c.capblocks * 16 + c.capext * sizeof(*c.ext) + c.capcached * 8 +
-			   c.capraw * sizeof(*c.raw) +
-			   (c.btype ? c.nblocks * 4 : 0) + (c.bcls ? c.nblocks : 0) + (12ULL << 20);
+	c.out->mem_bytes = cen_index_bytes(&c.ix) + c.capcached * 8 + c.capraw * sizeof(*c.raw) +
+			   c.capbits * 8 + c.capleaves * sizeof(*c.leaves) +
+			   (c.btype ? c.ix.nblocks * 4 : 0) +
+			   (c.out->blocks ? cen_blocks_bytes(c.out->blocks) : 0) + (12ULL << 20);
 	c.out->total_ns = (uint64_t)(att_now_ns() - t0);
 	cen_free(&c);
 	if (err) {
@@ -265,10 +296,11 @@ void jma_census_free(struct jma_census *c)
 		free(c->roots[i].name);
 	free(c->types);
 	free(c->sizes);
-	free(c->list);
+	free(c->untyped);
 	free(c->roots);
 	for (size_t i = 0; i < c->nholders; i++)
 		free(c->holders[i].path);
 	free(c->holders);
+	cen_blocks_free(c->blocks);
 	free(c);
 }

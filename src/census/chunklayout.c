@@ -22,6 +22,7 @@
 
 #define RTREE_HEIGHT_MAX	4	/* 64-bit keys, 16 bits a level */
 #define SCAN_PIECE		(256 * 1024)
+#define SCAN_MAX		(64ULL << 20)	/* of jemalloc's data scanned for its rtree */
 #define ARENAS_MAX		4096
 
 static const struct chk_layout rows[] = {
@@ -54,18 +55,6 @@ static const struct chk_layout rows[] = {
 	  .node_addr = 0x8, .node_size = 0x10, .node_achunk = 0x22,
 	  .rt_height = 0x10, .rt_levels = 0x28, .tsd_size = 0x68 },
 };
-
-int chk_je_rw(const struct cen *c, size_t i)
-{
-	const struct att_map *m = &c->maps[i];
-	const char *path = m->path;
-
-	if (m->perms[1] != 'w')
-		return 0;
-	if (!path && i && c->maps[i - 1].end == m->start && c->maps[i - 1].perms[1] == 'w')
-		path = c->maps[i - 1].path;
-	return path && c->je_path && !strcmp(path, c->je_path);
-}
 
 const struct chk_layout *chk_layout_named(const char *name)
 {
@@ -203,16 +192,19 @@ static unsigned rtree_bits(const uint64_t *w)
 	return cum >= 64 - 40 && cum <= 64 - 14 ? cum : 0;
 }
 
-/* Without symbols: the one rtree_t among jemalloc's writable data. */
+/* Without symbols: the one rtree_t among jemalloc's writable data (at most
+ * SCAN_MAX of it: the anonymous mapping after its .bss is the target's to
+ * make as large as it likes). */
 static uint64_t rtree_scan(struct cen *c)
 {
-	uint64_t *buf = malloc(SCAN_PIECE + RT_WORDS * 8), found = 0;
+	uint64_t *buf = malloc(SCAN_PIECE + RT_WORDS * 8), found = 0, done = 0;
 	unsigned hits = 0;
 
 	for (size_t i = 0; buf && i < c->nmaps && hits < 2; i++) {
 		const struct att_map *m = &c->maps[i];
 
-		for (uint64_t a = m->start; chk_je_rw(c, i) && a < m->end && hits < 2; a += SCAN_PIECE) {
+		for (uint64_t a = m->start; cen_je_data(c, i, 1) && a < m->end && hits < 2 && done < SCAN_MAX;
+		     a += SCAN_PIECE, done += SCAN_PIECE) {
 			uint64_t n = m->end - a < SCAN_PIECE + RT_WORDS * 8 ? m->end - a :
 				     SCAN_PIECE + RT_WORDS * 8;
 
@@ -365,6 +357,7 @@ int chk_layout_find(struct cen *c, unsigned major, unsigned minor)
 	Elf *e = jma_syms_jemalloc_elf(c->s->syms, &bias);
 	GElf_Ehdr eh;
 	uint32_t nh = 0;
+	unsigned nsizes;
 	int err;
 
 	for (size_t i = 0; i < sizeof(rows) / sizeof(*rows) && !L; i++)
@@ -380,8 +373,7 @@ int chk_layout_find(struct cen *c, unsigned major, unsigned minor)
 		return -ENOMEM;
 	k->L = L;
 	k->pagemap = -1;
-	c->je_path = jma_syms_jemalloc(c->s->syms)->path;
-	cen_sizes_compute(c->sizes);
+	nsizes = cen_sizes_compute(4, 12, c->sizes, NULL);
 	err = major == 4 ? find_rtree(c, k) : find_arenas(c, k);
 	if (err)
 		return err;
@@ -429,12 +421,17 @@ int chk_layout_find(struct cen *c, unsigned major, unsigned minor)
 	k->large_pad = major == 4 ? 4096 : 0;
 	if ((err = read_bins(c, k)))
 		return err;
+	/* What the shared phases ask of the geometry (contents.c: which
+	 * blocks are small, read together). */
+	c->g = (struct cen_geom){ .page = 4096, .lg_page = 12, .nsizes = nsizes, .nbins = k->nbins,
+				  .nregs_max = L->maxregs };
 	snprintf(c->out->layout, sizeof(c->out->layout), "%s", L->name);
 	/* Thread caches: their pointers in TLS, their bin count in nhbins. */
 	find_tls(c, L->tls_tcache, &k->tls_tcache);
 	find_tls(c, L->tls_quarantine, &k->tls_quarantine);
+	k->tls_memsz = cen_tls_memsz(c);
 	if (!cen_read(c, sym(c, "nhbins"), &nh, sizeof(nh)) && sym(c, "nhbins") && nh > L->nbins &&
-	    nh <= CEN_NSIZES)
+	    nh <= c->g.nsizes)
 		k->nhbins = nh;
 	if (major == 4) {
 		c->tcaches = sym(c, "tcaches");

@@ -8,7 +8,9 @@
  * separate libjemalloc's out: its metadata would anchor everything), so they
  * would read as leaks.  A block whose start a word of that data names, and
  * a block whose start such a block names, is jemalloc's own: it joins the
- * thread caches' blocks (cen_stack_add), never a leak.  In an executable
+ * thread caches' blocks (cen_stack_add): jemalloc's class, never a leak,
+ * and named so by --by type (leaks.c would find them from jemalloc's roots
+ * too; --by type and --blocks have only this).  In an executable
  * jemalloc's data is the program's: its words are roots, nothing to do.
  */
 #include <errno.h>
@@ -22,33 +24,37 @@
 #define PIECE		(256 * 1024)
 
 /* Each word of @w naming a block's start marks that block (queued once);
- * 4.x lists a large block at its run's first page, the block is in it. */
-static int take(struct cen *c, const uint64_t *w, size_t nw, uint8_t *seen, uint32_t *queue,
-		size_t *nq)
+ * 4.x lists a large block at its run's first page, the block starts in
+ * that page (its slack). */
+static void take(struct cen *c, const uint64_t *w, size_t nw, uint64_t *seen, uint32_t *queue,
+		 size_t *nq)
 {
 	for (size_t i = 0; i < nw && *nq < OWN_MAX; i++) {
-		long b = cen_ptr_ok(w[i]) ? cen_block_of(c, w[i]) : -1;
+		long b = cen_ptr_ok(w[i]) ? cen_block_of(&c->ix, w[i]) : -1;
+		const struct cen_run *r;
+		uint64_t k;
 
-		if (b < 0 || seen[b] || (c->baddr[b] != w[i] &&
-		    w[i] - c->baddr[b] >= cen_chunks_slack(c, c->bsize[b])))
+		if (b < 0 || (seen[b / 64] >> (b % 64) & 1))
 			continue;
-		seen[b] = 1;
+		r = cen_block_pos(&c->ix, (size_t)b, &k);
+		if (w[i] - (r->base + k * r->size) >= (r->slack ? r->slack : 1))
+			continue;
+		seen[b / 64] |= 1ULL << (b % 64);
 		queue[(*nq)++] = (uint32_t)b;
 	}
-	return 0;
 }
 
 int cen_chunks_own(struct cen *c)
 {
-	uint8_t *seen;
+	uint64_t *seen;
 	uint32_t *queue;
 	uint64_t *buf, read = 0;
 	size_t nq = 0;
 	int err = 0;
 
-	if (!c->keep || !c->nblocks || !c->je_path || jma_syms_jemalloc(c->s->syms)->is_static)
+	if (!c->keep || !c->ix.nblocks || !c->je_path || jma_syms_jemalloc(c->s->syms)->is_static)
 		return 0;
-	seen = calloc(c->nblocks, 1);
+	seen = calloc(c->ix.nblocks / 64 + 1, 8);
 	queue = malloc(OWN_MAX * sizeof(*queue));
 	buf = malloc(PIECE);
 	if (!seen || !queue || !buf) {
@@ -58,7 +64,7 @@ int cen_chunks_own(struct cen *c)
 	for (size_t i = 0; i < c->nmaps; i++) {
 		const struct att_map *m = &c->maps[i];
 
-		for (uint64_t a = m->start; chk_je_rw(c, i) && a < m->end && read < OWN_BYTES; a += PIECE) {
+		for (uint64_t a = m->start; cen_je_data(c, i, 1) && a < m->end && read < OWN_BYTES; a += PIECE) {
 			uint64_t n = m->end - a < PIECE ? m->end - a : PIECE;
 
 			read += n;
@@ -67,14 +73,14 @@ int cen_chunks_own(struct cen *c)
 		}
 	}
 	for (size_t h = 0; h < nq && read < OWN_BYTES; h++) {
-		uint64_t span = cen_block_span(c, queue[h]), n = span < PIECE ? span : PIECE;
+		uint64_t span = cen_block_span(&c->ix, queue[h]), n = span < PIECE ? span : PIECE;
 
 		read += n;
-		if (!cen_read(c, c->baddr[queue[h]], buf, n))
+		if (!cen_read(c, cen_block_addr(&c->ix, queue[h]), buf, n))
 			take(c, buf, n / 8, seen, queue, &nq);
 	}
 	for (size_t h = 0; h < nq && !err; h++)
-		err = cen_stack_add(c, c->baddr[queue[h]]);
+		err = cen_stack_add(c, cen_block_addr(&c->ix, queue[h]));
 out:
 	free(seen);
 	free(queue);

@@ -24,10 +24,20 @@
  * nfree is checked against its bitmap, as 5.x slabs' are.
  *
  * Stopped, the maps, run headers and bitmaps are copied (chk_run records);
- * running, they are expanded into blocks.  4.x does not record where in its
- * first page a large block starts (arena_malloc_large adds a random
- * multiple of the cache line and forgets it): such a block is listed at its
- * run's first page unless a thread cache holds it (which has its pointer).
+ * running, they are expanded into blocks, in address order, into index.c's
+ * index as walk.c's are.  4.x does not record where in its first page a
+ * large block starts (arena_malloc_large adds a random multiple of the
+ * cache line and forgets it): such a block is listed at its run's first
+ * page unless a thread cache holds it (which has its pointer), with that
+ * page as its slack in the index (found by any address it may have, read
+ * whole).
+ *
+ * The bounds are walk.c's: every chunk, rtree node, extent node and huge
+ * allocation lies in readable mappings, in address order, apart from the
+ * others, so what is kept is bounded by what the target maps (and the room
+ * made before the stop by its resident memory); every loop over target
+ * data is bounded and checks the deadline.  Whether a block is allocated
+ * now (leaks.c's second look) is read the same way, for its one page.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -42,7 +52,8 @@
 #define CHUNK_ALLOC	0x1ULL
 #define CHUNK_LARGE	0x2ULL
 #define BININD_INVALID	0xffU
-#define HUGE_MAX	(1u << 24)	/* huge allocations read from 3.6's tree, at most */
+#define HUGE_MAX	(1u << 24)	/* nodes of 3.6's huge tree visited, at most */
+#define SCAN_CHECK	256		/* 3.6's scan: chunk-aligned addresses between deadline checks */
 #define RB_DEPTH	128		/* a red-black tree of 2^64 nodes is shallower */
 #define RTREE_LEVELS	4
 #define HDR_MAX		(16 + 2048 / 8)	/* 3.6: a run's header and its largest bitmap */
@@ -62,13 +73,14 @@ static size_t lower(const uint64_t *v, size_t n, uint64_t x)
 	return lo;
 }
 
-/* Is [base, base + size) mapped, across adjacent mappings (the kernel
- * splits one chunk where mlock, mprotect or madvise changed part of it)? */
+/* Is [base, base + size) mapped readable, across adjacent mappings (the
+ * kernel splits one chunk where mlock, mprotect or madvise changed part of
+ * it)?  A chunk in a PROT_NONE reservation costs the target nothing. */
 static int in_maps(const struct cen *c, uint64_t base, uint64_t size)
 {
 	const struct att_map *m = att_maps_find(c->maps, c->nmaps, base), *end = c->maps + c->nmaps;
 
-	for (; m && m < end && m->start <= base; m++) {
+	for (; m && m < end && m->start <= base && m->perms[0] == 'r'; m++) {
 		if (m->end - base >= size)
 			return 1;
 		size -= m->end - base;
@@ -270,7 +282,7 @@ static int take_node(struct cen *c, uint64_t key, uint64_t node)
 	int err;
 
 	k->nnodes++;
-	if (cen_read(c, node, e, sizeof(e))) {
+	if (!in_maps(c, node, sizeof(e)) || cen_read(c, node, e, sizeof(e))) {
 		c->bad_words++;
 		return 0;
 	}
@@ -299,20 +311,30 @@ static int take_node(struct cen *c, uint64_t key, uint64_t node)
 	return err < 0 ? err : 0;
 }
 
-/* 4.x: has rtree node @node been read already in this walk (else it is
- * now)?  In a tree every node has one parent: one named twice is forged,
- * and a walk through it would read the same leaves 2^16 times. */
-static int node_seen(struct cen *c, uint64_t node)
+/* 4.x: may rtree node @node (@len bytes) be read in this walk (it is then
+ * recorded)?  1 when it meets one read already: in a tree every node has
+ * one parent and memory of its own, so one named twice or overlapping
+ * another is forged (a walk through it would read the same leaves 2^16
+ * times), and the nodes read are at most what the target maps. */
+static int node_seen(struct cen *c, uint64_t node, uint64_t len)
 {
 	struct cen_chunks *k = c->ch;
-	size_t lo = lower(k->nodes, k->nnodes_seen, node);
+	size_t lo = 0, hi = k->nnodes_seen;
 
-	if (lo < k->nnodes_seen && k->nodes[lo] == node)
+	while (lo < hi) {	/* the first node starting at or after @node */
+		size_t mid = lo + (hi - lo) / 2;
+		if (k->nodes[2 * mid] < node)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if ((lo && k->nodes[2 * lo - 1] > node) || (lo < k->nnodes_seen && k->nodes[2 * lo] - node < len))
 		return 1;
-	if (cen_grow(&k->nodes, &k->capnodes, k->nnodes_seen + 1, sizeof(*k->nodes)))
+	if (cen_grow(&k->nodes, &k->capnodes, 2 * (k->nnodes_seen + 1), sizeof(*k->nodes)))
 		return -ENOMEM;
-	memmove(&k->nodes[lo + 1], &k->nodes[lo], (k->nnodes_seen - lo) * sizeof(*k->nodes));
-	k->nodes[lo] = node;
+	memmove(&k->nodes[2 * lo + 2], &k->nodes[2 * lo], (k->nnodes_seen - lo) * 2 * sizeof(*k->nodes));
+	k->nodes[2 * lo] = node;
+	k->nodes[2 * lo + 1] = node + len;
 	k->nnodes_seen++;
 	return 0;
 }
@@ -323,9 +345,9 @@ static int walk_rtree(struct cen *c, const uint64_t *lv, unsigned height, unsign
 {
 	unsigned bits = (unsigned)lv[2 * level + 1], cum = (unsigned)(lv[2 * level + 1] >> 32);
 	uint64_t n = 1ULL << bits, *v = bufs[level];
-	int err = node_seen(c, node);
+	int err = cen_ptr_ok(node) && in_maps(c, node, n * 8) ? node_seen(c, node, n * 8) : 1;
 
-	if (err || !cen_ptr_ok(node) || cen_read(c, node, v, n * 8)) {
+	if (err || cen_read(c, node, v, n * 8)) {
 		c->bad_words++;
 		return err < 0 ? err : 0;
 	}
@@ -373,17 +395,24 @@ static int walk_4x(struct cen *c)
 	return err;
 }
 
-/* 3.6: the huge tree in address order (its address links), into @out. */
+/* 3.6: the huge tree in address order (its address links), into @out:
+ * the allocations that can be (chunk-aligned, in readable mappings, each
+ * after the last: no more than the mappings hold). */
 static int huge_nodes(struct cen *c, uint64_t **out, size_t *nout)
 {
 	struct cen_chunks *k = c->ch;
 	const struct chk_layout *L = k->L;
-	uint64_t nil = k->huge + 8, stack[RB_DEPTH], node, *v = NULL, w[2];
+	uint64_t nil = k->huge + 8, stack[RB_DEPTH], node, *v = NULL, w[2], end = 0, cs = k->chunksize;
 	size_t n = 0, cap = 0, depth = 0, seen = 0;
 
 	if (cen_read(c, k->huge, &node, 8))
 		return jma_fail(c->s, JMA_ERR_TARGET, -EFAULT, "census: reading the huge tree");
 	while ((node != nil || depth) && seen++ < HUGE_MAX) {
+		if (seen % 4096 == 0 && cen_timed_out(c)) {
+			free(v);
+			return jma_fail(c->s, JMA_ERR_UNSAFE, -ETIMEDOUT, "census: timed out reading "
+					"the tree of huge allocations (%zu read)", n / 2);
+		}
 		if (node != nil) {
 			if (depth == RB_DEPTH || !cen_ptr_ok(node) ||
 			    cen_read(c, node + L->node_left, &w[0], 8))
@@ -393,11 +422,19 @@ static int huge_nodes(struct cen *c, uint64_t **out, size_t *nout)
 			continue;
 		}
 		node = stack[--depth];
-		if (cen_read(c, node + L->node_addr, w, sizeof(w)) ||
-		    cen_grow(&v, &cap, n + 2, sizeof(*v)))
-			goto bad;
-		v[n++] = w[0];
-		v[n++] = w[1];
+		if (cen_read(c, node + L->node_addr, w, sizeof(w)) || w[0] < end)
+			goto bad;	/* unreadable, or out of address order */
+		end = w[0] + 1;
+		if (!w[1] || w[1] > UINT64_MAX - cs || (w[0] & (cs - 1)) ||
+		    !in_maps(c, w[0], (w[1] + cs - 1) & ~(cs - 1))) {
+			c->bad_words++;
+		} else {
+			if (cen_grow(&v, &cap, n + 2, sizeof(*v)))
+				goto bad;
+			v[n++] = w[0];
+			v[n++] = w[1];
+			end = w[0] + ((w[1] + cs - 1) & ~(cs - 1));
+		}
 		if (cen_read(c, node + L->node_right, &node, 8))
 			goto bad;
 		node &= ~1ULL;	/* the colour bit */
@@ -432,10 +469,16 @@ static int walk_36(struct cen *c)
 
 		if (m->perms[0] != 'r' || m->perms[1] != 'w' || (m->path && m->path[0] != '['))
 			continue;
-		for (uint64_t a = (m->start + cs - 1) & ~(cs - 1); a >= m->start && a < m->end && !err;
-		     a += cs) {
+		for (uint64_t a = (m->start + cs - 1) & ~(cs - 1), j = 1; a >= m->start && a < m->end &&
+		     !err; a += cs, j++) {
 			uint64_t first;
 
+			/* A sparse mapping of terabytes has millions of them. */
+			if (j % SCAN_CHECK == 0 && cen_timed_out(c)) {
+				err = jma_fail(c->s, JMA_ERR_UNSAFE, -ETIMEDOUT, "census: timed out "
+					       "reading chunks (%llu read)", (unsigned long long)k->nchunks);
+				break;
+			}
 			while (h < nhuge && huge[2 * h] <= a && !err)
 				err = add_huge(c, huge[2 * h], huge[2 * h + 1]), h++;
 			/* A page never touched holds no header, and reading it
@@ -488,9 +531,17 @@ int cen_chunks_prepare(struct cen *c)
 {
 	struct cen_chunks *k = c->ch;
 	size_t cap, capb, want, ns;
+	uint64_t res;
 	int err;
 
-	k->pagemap = k->L->major == 3 && !c->s->offline ? att_proc_pagemap(c->s->pid) : -1;
+	/* Again for a second stop (leaks.c): the last one's buffers go. */
+	if (k->pagemap < 0 && k->L->major == 3 && !c->s->offline)
+		k->pagemap = att_proc_pagemap(c->s->pid);
+	free(k->buf);
+	free(k->misc);
+	free(k->pieces);
+	cen_walk_free(c);
+	c->capbits = 0;
 	/* The page map, and 4.x's rtree levels (2^16 words at most each); the
 	 * misc array (4.x) or the runs' headers and bitmaps (3.6). */
 	k->nbuf = k->npages * k->L->map_size / 8 + 1 + (k->L->major == 4 ? RTREE_LEVELS << 16 : 0);
@@ -500,8 +551,8 @@ int cen_chunks_prepare(struct cen *c)
 	if (!k->buf || !k->misc || (!k->L->misc_size && !k->pieces))
 		return jma_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
 	k->hdr = k->misc;
-	memset(k->buf, 0, k->nbuf * 8);
-	memset(k->misc, 0, k->npages * (k->L->misc_size ? k->L->misc_size : HDR_MAX));
+	cen_touch(k->buf, k->nbuf * 8);
+	cen_touch(k->misc, k->npages * (k->L->misc_size ? k->L->misc_size : HDR_MAX));
 	if ((err = cen_cache_prepare(c)))
 		return jma_fail(c->s, JMA_ERR_TARGET, err, "out of memory");
 	/* A walk now, the threads running, says how much room the one in the
@@ -513,14 +564,20 @@ int cen_chunks_prepare(struct cen *c)
 		return err;
 	c->nstacks = ns;	/* huge nodes: the walk in the stop finds them again */
 	cen_cache_flush(c);
-	want = k->nruns + k->nruns / 8 + 4096;
+	/* Each run the map names costs the target a page-map entry it wrote
+	 * (8 bytes at least): no more room than its resident memory says. */
+	want = k->nruns + k->nruns / 8;
+	res = cen_resident(c);
+	if (res && want > res / 8)
+		want = res / 8;
+	want += 4096;
 	cap = k->capruns;
 	capb = c->capbits;
 	if (cen_grow(&k->runs, &k->capruns, want, sizeof(*k->runs)) ||
 	    cen_grow(&c->bits, &c->capbits, c->nbits + c->nbits / 8 + 4096, sizeof(*c->bits)))
 		return jma_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
-	memset(k->runs + cap, 0, (k->capruns - cap) * sizeof(*k->runs));
-	memset(c->bits + capb, 0, (c->capbits - capb) * sizeof(*c->bits));
+	cen_touch(k->runs + cap, (k->capruns - cap) * sizeof(*k->runs));
+	cen_touch(c->bits + capb, (c->capbits - capb) * sizeof(*c->bits));
 	return 0;
 }
 
@@ -571,7 +628,7 @@ static int small_blocks(struct cen *c, const struct chk_run *r)
 		if (q < c->ncached && (c->cached[q] & ~1ULL) == a)
 			how = 1 + (int)(c->cached[q] & 1);
 		live += !how;
-		err = cen_add_block(c, CEN_NSIZES, a, b->reg_size, how);
+		err = cen_add_block(c, CEN_NSIZES_MAX, a, b->reg_size, 0, how);
 	}
 	if (nfree != r->nfree)
 		c->bad_nfree++;
@@ -579,12 +636,14 @@ static int small_blocks(struct cen *c, const struct chk_run *r)
 }
 
 /* A large run's block: 4.x's starts in the run's first page at a multiple
- * of the cache line, known only to a thread cache that holds it. */
+ * of the cache line, known only to a thread cache that holds it; else it
+ * is listed at that page, the page its slack. */
 static int large_block(struct cen *c, const struct chk_run *r)
 {
 	struct cen_chunks *k = c->ch;
 	uint64_t addr = r->base;
 	size_t q = cen_cached_from(c, r->base);
+	uint32_t slack = 0;
 	int how = 0;
 
 	if (q < c->ncached && (c->cached[q] & ~1ULL) < r->base + (k->large_pad ? k->large_pad : 1)) {
@@ -592,6 +651,7 @@ static int large_block(struct cen *c, const struct chk_run *r)
 		how = 1 + (int)(c->cached[q] & 1);
 	} else if (k->large_pad && r->kind == CHK_LARGE) {
 		k->large_paged++;
+		slack = (uint32_t)k->large_pad;
 	}
 	/* A promoted prof sample: jemalloc's statistics count its run (less
 	 * the pad), malloc_usable_size its small class. */
@@ -601,7 +661,7 @@ static int large_block(struct cen *c, const struct chk_run *r)
 	}
 	if (!how && count_size(k, r->usize, 1))
 		return -ENOMEM;
-	return cen_add_block(c, CEN_NSIZES, addr, r->usize, how);
+	return cen_add_block(c, CEN_NSIZES_MAX, addr, r->usize, slack, how);
 }
 
 /* What the output should say of this census's own limits. */
@@ -610,11 +670,11 @@ static void notes(struct cen *c)
 	struct cen_chunks *k = c->ch;
 	size_t used = strlen(c->out->warn);
 
-	if (k->quarantined) {
+	if (c->quarantined) {
 		snprintf(c->out->warn + used, sizeof(c->out->warn) - used, "%s%llu of the "
 			 "thread-cached blocks (%llu bytes) are in quarantine (opt.quarantine)",
-			 used ? "; " : "", (unsigned long long)k->quarantined,
-			 (unsigned long long)k->quarantined_bytes);
+			 used ? "; " : "", (unsigned long long)c->quarantined,
+			 (unsigned long long)c->quarantined_bytes);
 		used = strlen(c->out->warn);
 	}
 	if (k->promoted) {
@@ -631,25 +691,40 @@ static void notes(struct cen *c)
 			 (unsigned long long)k->large_paged, k->L->major, k->L->minor);
 }
 
+/* The runs the last walk copied, in address order: their blocks into the
+ * index, counted by usable size.  Again for a second stop's walk (leaks.c):
+ * its counts start afresh. */
 int cen_chunks_expand(struct cen *c)
 {
 	struct cen_chunks *k = c->ch;
-	struct jma_census *o = c->out;
 	int err = 0;
 
+	k->nsizes = 0;
+	k->large_paged = k->promoted = k->promoted_extra = 0;
 	for (size_t i = 0; i < k->nruns && !err; i++) {
 		const struct chk_run *r = &k->runs[i];
-		size_t first = c->nblocks;
 
 		err = r->kind == CHK_SMALL ? small_blocks(c, r) : large_block(c, r);
-		if (!err)
-			err = cen_add_extent(c, r->base, r->size, r->binind, r->kind == CHK_SMALL, first);
+		cen_add_extent(c, r->size, r->kind == CHK_SMALL);
 	}
-	if (!err && !(o->sizes = calloc(k->nsizes ? k->nsizes : 1, sizeof(*o->sizes))))
-		err = -ENOMEM;
+	if (err == -E2BIG)
+		return jma_fail(c->s, JMA_ERR_TARGET, err, "census: more than %u blocks", UINT32_MAX - 2);
 	if (err)
 		return jma_fail(c->s, JMA_ERR_TARGET, err, "census: out of memory after %zu blocks",
-				c->nblocks);
+				c->ix.nblocks);
+	jma_logf(c->s, JMA_LOG_INFO, "census: %llu arena chunks, %llu huge allocations, %zu runs",
+		 (unsigned long long)k->nchunks, (unsigned long long)k->nhuge, k->nruns);
+	return 0;
+}
+
+int cen_chunks_result(struct cen *c)
+{
+	struct cen_chunks *k = c->ch;
+	struct jma_census *o = c->out;
+	int err;
+
+	if (!(o->sizes = calloc(k->nsizes ? k->nsizes : 1, sizeof(*o->sizes))))
+		return jma_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
 	if (k->nsizes)
 		memcpy(o->sizes, k->bysize, k->nsizes * sizeof(*o->sizes));
 	o->nsizes = k->nsizes;
@@ -664,16 +739,138 @@ int cen_chunks_expand(struct cen *c)
 			 "%llu the arenas count", (unsigned long long)k->nchunks,
 			 (unsigned long long)k->counted);
 	}
-	jma_logf(c->s, JMA_LOG_INFO, "census: %llu arena chunks, %llu huge allocations, %zu runs",
-		 (unsigned long long)k->nchunks, (unsigned long long)k->nhuge, k->nruns);
 	return 0;
 }
 
-uint64_t cen_chunks_slack(const struct cen *c, uint64_t usize)
+/* 4.x: chunks_rtree's value for @key (rtree_get's path from the key's
+ * start level), read now; -EFAULT when the tree cannot be read. */
+static int rtree_get(struct cen *c, uint64_t key, uint64_t *val)
+{
+	const struct cen_chunks *k = c->ch;
+	uint64_t w[13], node;
+	uint32_t height, start[4];
+	unsigned level;
+
+	/* {alloc, dalloc, height, start_level[4], levels[4] {subtree, bits, cumbits}} */
+	if (cen_read(c, k->rtree, w, sizeof(w)))
+		return -EFAULT;
+	height = (uint32_t)w[2];
+	start[0] = (uint32_t)(w[2] >> 32);
+	start[1] = (uint32_t)w[3];
+	start[2] = (uint32_t)(w[3] >> 32);
+	start[3] = (uint32_t)w[4];
+	if (!height || height > RTREE_LEVELS)
+		return -EFAULT;
+	level = key ? start[(63 - __builtin_clzll(key)) >> 4] : height - 1;
+	if (level >= height)
+		return -EFAULT;
+	node = w[5 + 2 * level];
+	for (; level < height; level++) {
+		unsigned bits = (unsigned)w[6 + 2 * level], cum = (unsigned)(w[6 + 2 * level] >> 32);
+
+		if (!cen_ptr_ok(node)) {	/* empty, or RTREE_NODE_INITIALIZING */
+			*val = 0;
+			return 0;
+		}
+		if (!bits || bits > 16 || cum > 64 || cum < bits ||
+		    cen_read(c, node + 8 * ((key >> (64 - cum)) & ((1ULL << bits) - 1)), &node, 8))
+			return -EFAULT;
+	}
+	*val = node;
+	return 0;
+}
+
+/* 3.6: is there a huge allocation at @addr in the huge tree now? */
+static int huge_at(struct cen *c, uint64_t addr)
+{
+	const struct cen_chunks *k = c->ch;
+	const struct chk_layout *L = k->L;
+	uint64_t nil = k->huge + 8, node, a;
+
+	if (cen_read(c, k->huge, &node, 8))
+		return -EFAULT;
+	for (unsigned depth = 0; node != nil && depth < RB_DEPTH; depth++) {
+		if (!cen_ptr_ok(node) || cen_read(c, node + L->node_addr, &a, 8))
+			return -EFAULT;
+		if (a == addr)
+			return 1;
+		if (cen_read(c, node + (addr < a ? L->node_left : L->node_right), &node, 8))
+			return -EFAULT;
+		node &= ~1ULL;	/* the colour bit */
+	}
+	return 0;
+}
+
+int cen_chunks_alive(struct cen *c, uint64_t addr)
+{
+	struct cen_chunks *k = c->ch;
+	const struct chk_layout *L = k->L;
+	const struct chk_bin *b;
+	uint64_t chunk = addr & ~(k->chunksize - 1), p = (addr - chunk) / PAGE, v, bits, p0, run, i, w;
+	unsigned binind;
+	int err;
+
+	/* Which kind of chunk: an arena's, or a huge allocation's first. */
+	if (L->major == 4) {
+		if ((err = rtree_get(c, chunk, &v)))
+			return err;
+		if (!v)
+			return 0;
+		if (v != chunk)	/* a huge allocation's node: its address */
+			return cen_read(c, v + L->node_addr, &w, 8) ? -EFAULT : w == addr;
+	} else if (addr == chunk) {	/* an arena chunk starts with its header */
+		return huge_at(c, addr);
+	} else if (cen_read(c, chunk, &v, 8)) {
+		return -EFAULT;
+	} else if (!is_arena(k, v)) {
+		return 0;	/* no arena chunk there now */
+	}
+	/* Its page's map entry: a large run starting there, or a small run
+	 * whose region there the bitmap says is not free. */
+	if (p < k->map_bias)
+		return 0;	/* the header */
+	if (cen_read(c, chunk + L->map_off + (p - k->map_bias) * L->map_size + L->map_bits, &bits, 8))
+		return -EFAULT;
+	if (!(bits & CHUNK_ALLOC))
+		return 0;
+	if (bits & CHUNK_LARGE)
+		return !(addr % PAGE) && (bits & ~((1ULL << L->runind_shift) - 1)) != 0;
+	binind = (unsigned)(bits >> L->binind_shift) & BININD_INVALID;
+	if (binind >= k->nbins || (bits >> L->runind_shift) > p - k->map_bias)
+		return 0;
+	b = &k->bins[binind];
+	p0 = p - (bits >> L->runind_shift);
+	run = chunk + p0 * PAGE;
+	if (addr < run + b->reg0 || (addr - run - b->reg0) % b->reg_interval)
+		return 0;
+	i = (addr - run - b->reg0) / b->reg_interval;
+	if (i >= b->nregs)
+		return 0;
+	/* 1 = free: 4.x's bitmap in the run's misc entry, 3.6's in its header. */
+	if (cen_read(c, (L->misc_size ? chunk + k->misc_off + (p0 - k->map_bias) * L->misc_size +
+			 L->misc_run + 8 : run + b->bitmap) + 8 * (i / 64), &w, 8))
+		return -EFAULT;
+	return !(w >> (i % 64) & 1);
+}
+
+int cen_chunks_run_at(const struct cen *c, size_t i, uint64_t *base, uint64_t *size)
 {
 	const struct cen_chunks *k = c->ch;
 
-	return usize > k->bins[k->nbins - 1].reg_size && usize < k->chunksize ? k->large_pad : 0;
+	if (i >= k->nruns)
+		return 0;
+	*base = k->runs[i].base;
+	*size = k->runs[i].size;
+	return 1;
+}
+
+void cen_chunks_walk_free(struct cen *c)
+{
+	struct cen_chunks *k = c->ch;
+
+	free(k->runs);
+	k->runs = NULL;
+	k->nruns = k->capruns = 0;
 }
 
 void cen_chunks_free(struct cen *c)

@@ -3,7 +3,7 @@
  * Private to chunklayout.c (the per-version facts, which row applies, the
  * library's own tables), chunks.c (the chunks found, their page maps walked
  * stopped, blocks counted running), chunktcache.c (thread caches, tcaches,
- * quarantine) and tls.c (where a thread's copy of a TLS variable is).
+ * quarantine), with tls.c (census.h: where a thread's copy of a TLS variable is).
  *
  * A chunk (4 MiB in 3.6, 2 MiB in 4.x by default) is either an arena chunk --
  * a header with one page-map entry per page after the header's map_bias pages,
@@ -19,16 +19,6 @@
 #include "census/census.h"
 
 #define CHK_NBINS_MAX	40	/* NBINS: 28 in 3.6, 36 in 4.x (16-byte quantum, 4 KiB pages) */
-
-/* Where each thread's copy of one of jemalloc's TLS variables is (tls.c). */
-struct cen_tls {
-	int how;		/* CEN_TLS_*: 0 = not found */
-	int64_t tpoff;		/* TP: the variable is at the thread pointer + tpoff */
-	uint64_t modid_slot;	/* DTV: the GOT slot holding the module's id (relocated) */
-	uint64_t off;		/* DTV: the variable is at dtv[modid] + off */
-};
-#define CEN_TLS_TP	1	/* initial-exec (a GOT slot) or local-exec (an executable) */
-#define CEN_TLS_DTV	2	/* global-dynamic: through the thread's dynamic thread vector */
 
 /* The facts of one family of builds, by offsetof against the configured
  * trees (x86_64, 4 KiB pages, default configure, and as
@@ -93,9 +83,10 @@ struct cen_chunks {
 	uint64_t *arenas;		/* 3.6: every arena, sorted */
 	size_t narenas;
 	struct cen_tls tls_tcache, tls_quarantine;
+	uint64_t tls_memsz;		/* jemalloc's module TLS block (PT_TLS), 0 if none */
 	unsigned nhbins;		/* tcache bins; 0: read from each tcache */
 	int pagemap;			/* 3.6, live: /proc/PID/pagemap, or -1 */
-	uint64_t *nodes;		/* 4.x: the rtree nodes read, sorted (each once) */
+	uint64_t *nodes;		/* 4.x: the rtree nodes read, {start, end} sorted, apart */
 	size_t nnodes_seen, capnodes;
 	struct chk_run *runs;
 	size_t nruns, capruns;
@@ -107,7 +98,6 @@ struct cen_chunks {
 	size_t npieces;
 	uint64_t nchunks, nhuge, nnodes;
 	uint64_t counted;		/* 3.6: the arena chunks the arenas' stats.mapped count */
-	uint64_t quarantined, quarantined_bytes;
 	uint64_t large_paged;		/* 4.x: large blocks placed at their first page */
 	uint64_t promoted, promoted_extra;	/* prof samples in runs of their own */
 	struct jma_census_size *bysize;	/* by usable size, ascending */
@@ -116,18 +106,8 @@ struct cen_chunks {
 
 /* chunklayout.c: the row named @name ("3.6", "3.6+prof", "4.5"; tests). */
 const struct chk_layout *chk_layout_named(const char *name);
-/* Is mapping @i jemalloc's writable data (its file's, or the .bss after it)? */
-int chk_je_rw(const struct cen *c, size_t i);
 /* chunkown.c: jemalloc's own blocks (what its static data names), as
- * cen_stack_add's, once the blocks are known. */
+ * cen_stack_add's (jemalloc's class), once the blocks are indexed. */
 int cen_chunks_own(struct cen *c);
-/* tls.c: the place of the TLS variable at @off in jemalloc's TLS block;
- * -ENOENT when neither a GOT slot nor (in an executable) the block says. */
-int cen_tls_find(struct cen *c, uint64_t off, struct cen_tls *t);
-/* The size of jemalloc's module TLS block (PT_TLS), 0 if none. */
-uint64_t cen_tls_memsz(struct cen *c);
-/* Its address in the thread with registers @r: 0, or 1 when the thread has
- * no copy yet (a dynamic TLS block never touched), -EFAULT when unreadable. */
-int cen_tls_addr(struct cen *c, const struct cen_tls *t, const struct arch_gpregs *r, uint64_t *addr);
 
 #endif

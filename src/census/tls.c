@@ -1,26 +1,34 @@
 /* tls.c -- where a thread's copy of one of jemalloc's TLS variables is, read from outside.
  *
  * The variable is at @off in jemalloc's module TLS block (its symbol's
- * value).  How the code reaches it decides how we do (x86_64, glibc):
+ * value).  How the code reaches it decides how we do (glibc):
  *
- * - initial-exec: a GOT slot relocated by R_X86_64_TPOFF64 (addend @off)
- *   holds the variable's offset from the thread pointer (fs_base).
+ * - initial-exec: a GOT slot relocated by R_X86_64_TPOFF64 (arm64:
+ *   R_AARCH64_TLS_TPREL; addend @off) holds the variable's offset from the
+ *   thread pointer: negative on x86_64, whose TLS lies below it, positive on
+ *   arm64.  Every 5.x library (tsd_tls), and 3.6/4.5 built so.
  * - global-dynamic, as 3.6's configure chooses when its tls_model test
- *   fails (it does with today's compilers): a GOT pair (tls_index) of the
- *   module's id, relocated by R_X86_64_DTPMOD64, and @off.  The block is
- *   then dtv[id] of the thread's dynamic thread vector: tcbhead_t.dtv at
+ *   fails (it does with today's compilers; x86_64): a GOT pair (tls_index)
+ *   of the module's id, relocated by R_X86_64_DTPMOD64, and @off.  The block
+ *   is then dtv[id] of the thread's dynamic thread vector: tcbhead_t.dtv at
  *   fs_base + 8, 16-byte entries, dtv[-1] their number; an entry a thread
  *   has not touched (dlopen'ed library) is TLS_DTV_UNALLOCATED (-1).
- * - local-exec (jemalloc linked into the executable): no slot; the
- *   executable's TLS block ends at the thread pointer.
+ * - local-exec (jemalloc linked into the executable: Redis, a Rust
+ *   program): no slot; the executable's TLS block ends at the thread
+ *   pointer on x86_64, starts past the 16-byte TCB on arm64 (aligned).
+ *
+ * 5.x has one TLS variable, tsd (tsd.c); 3.6 and 4.5 several (chunklayout.c:
+ * the tcache's and the quarantine's).
  */
+#include <elf.h>
 #include <errno.h>
 #include <gelf.h>
 
-#include "census/chunks.h"
+#include "census/census.h"
 
 #define DTV_ENTRY	16
 #define DTV_MAX		4096	/* modules: a larger count is not a dtv */
+#define TLS_SLOTS	8	/* TP-offset slots looked at, at most */
 
 /* @e's PT_TLS: its size, and its alignment (at least 1); 0 when none. */
 static uint64_t tls_phdr(Elf *e, uint64_t *align)
@@ -48,16 +56,47 @@ uint64_t cen_tls_memsz(struct cen *c)
 	return tls_phdr(jma_syms_jemalloc_elf(c->s->syms, &bias), &align);
 }
 
-int cen_tls_find(struct cen *c, uint64_t off, struct cen_tls *t)
+int cen_tls_exec(struct cen *c, uint64_t off, int64_t *tpoff)
 {
 	const struct jma_copy *je = jma_syms_jemalloc(c->s->syms);
-	uint64_t bias = 0, memsz, align;
+	uint64_t bias = 0, align, memsz, block;
+	Elf *e = jma_syms_jemalloc_elf(c->s->syms, &bias);
+	GElf_Ehdr eh;
+
+	if (!je || !je->is_static || !e || !gelf_getehdr(e, &eh) || !(memsz = tls_phdr(e, &align)) ||
+	    off >= memsz)
+		return -ENOENT;
+	block = (memsz + align - 1) / align * align;
+	*tpoff = eh.e_machine == EM_AARCH64 ? (int64_t)((16 + align - 1) / align * align + off) :
+		 (int64_t)off - (int64_t)block;
+	return 0;
+}
+
+/* A TP-offset slot's value, if it is one for this machine: below the thread
+ * pointer on x86_64, above it on arm64, within 4 GiB. */
+static int tp_value(int64_t v, int above)
+{
+	return above ? v > 0 && v < (1LL << 32) : v < 0 && v > -(1LL << 32);
+}
+
+int cen_tls_find(struct cen *c, uint64_t off, struct cen_tls *t)
+{
+	uint64_t bias = 0, slot[TLS_SLOTS];
+	int64_t addend[TLS_SLOTS];
+	size_t nslot = 0;
+	int same = 1, above;
 	Elf *e = jma_syms_jemalloc_elf(c->s->syms, &bias);
 	Elf_Scn *scn = NULL;
+	GElf_Ehdr eh;
+	unsigned tprel;
 
 	t->how = 0;
-	if (!e)
+	t->in_block = 0;
+	t->var = off == CEN_TLS_ANY ? 0 : off;
+	if (!e || !gelf_getehdr(e, &eh))
 		return -ENOENT;
+	above = eh.e_machine == EM_AARCH64;
+	tprel = above ? R_AARCH64_TLS_TPREL : R_X86_64_TPOFF64;
 	while ((scn = elf_nextscn(e, scn)) && !t->how) {
 		GElf_Shdr sh;
 		Elf_Data *d;
@@ -68,15 +107,16 @@ int cen_tls_find(struct cen *c, uint64_t off, struct cen_tls *t)
 		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize && !t->how; i++) {
 			GElf_Rela r;
 			uint64_t w[2];
-			int64_t v;
 
 			if (!gelf_getrela(d, (int)i, &r))
 				continue;
-			if (ELF64_R_TYPE(r.r_info) == R_X86_64_TPOFF64 && (uint64_t)r.r_addend == off &&
-			    !cen_read(c, r.r_offset + bias, &v, sizeof(v)) && v < 0 && v > -(1LL << 32)) {
-				t->how = CEN_TLS_TP;
-				t->tpoff = v;
-			} else if (ELF64_R_TYPE(r.r_info) == R_X86_64_DTPMOD64 &&
+			/* The module's own variables' slots name no symbol (one
+			 * that does is another module's: libc's errno). */
+			if (ELF64_R_TYPE(r.r_info) == tprel && !ELF64_R_SYM(r.r_info) && nslot < TLS_SLOTS) {
+				same &= !nslot || r.r_addend == addend[0];
+				slot[nslot] = r.r_offset + bias;
+				addend[nslot++] = r.r_addend;
+			} else if (!above && off != CEN_TLS_ANY && ELF64_R_TYPE(r.r_info) == R_X86_64_DTPMOD64 &&
 				   !cen_read(c, r.r_offset + bias, w, sizeof(w)) && w[1] == off &&
 				   w[0] && w[0] < DTV_MAX) {
 				/* The offset word is constant (a local symbol) or
@@ -87,13 +127,27 @@ int cen_tls_find(struct cen *c, uint64_t off, struct cen_tls *t)
 			}
 		}
 	}
-	if (t->how || !je->is_static)
-		return t->how ? 0 : -ENOENT;
-	memsz = tls_phdr(e, &align);
-	if (!memsz || off >= memsz)
+	/* The slot for @off; without it (no symbol), the module's one
+	 * variable when every slot is for one offset (Debian's arm64 library
+	 * has two, both for tsd_tls). */
+	for (size_t i = 0; i < nslot && !t->how; i++) {
+		int64_t v;
+
+		if (off == CEN_TLS_ANY ? !same : addend[i] != (int64_t)off)
+			continue;
+		if (!cen_read(c, slot[i], &v, sizeof(v)) && tp_value(v, above)) {
+			t->how = CEN_TLS_TP;
+			t->tpoff = v;
+			t->var = (uint64_t)addend[i];
+		}
+	}
+	if (t->how)
+		return 0;
+	/* Linked into the program: its block's layout places it. */
+	if (off == CEN_TLS_ANY || cen_tls_exec(c, off, &t->tpoff))
 		return -ENOENT;
 	t->how = CEN_TLS_TP;
-	t->tpoff = (int64_t)off - (int64_t)((memsz + align - 1) / align * align);
+	t->in_block = 1;
 	return 0;
 }
 

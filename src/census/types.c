@@ -25,9 +25,17 @@ struct vt_slot {
 	uint32_t type;		/* 0: not a vtable */
 };
 
-struct typing {
+/* What the pass learnt, kept to type a block again (leak examples, the
+ * blocks that retain most) and counted per type; no type is kept per block
+ * unless a list of them is asked for (16 bytes of our memory per block is
+ * the budget of the whole analysis, issue 42). */
+struct cen_typing {
 	struct vt_slot *slots;
 	struct heap_strtab names;	/* id = type index; [0] "" (untyped) */
+	uint64_t *blocks, *bytes;	/* per type */
+	size_t cap;
+	struct jma_census_size *untyped;	/* untyped blocks by usable size */
+	size_t nuntyped, capuntyped;
 };
 
 /* In a module's read-only data (r--p); with @text_ok its text too (r-xp):
@@ -42,15 +50,26 @@ static int ro_data(const struct cen *c, uint64_t a, int text_ok)
 }
 
 /* The index of type @name, made if new; 0 when there are too many. */
-static uint32_t type_named(struct typing *ty, const char *name)
+static uint32_t type_named(struct cen_typing *ty, const char *name)
 {
 	uint32_t id = ty->names.n < TYPES_MAX ? heap_str(&ty->names, name) : 0;
 
-	return id == UINT32_MAX ? 0 : id;
+	if (id == UINT32_MAX)
+		return 0;
+	if (id >= ty->cap) {
+		size_t cap = ty->cap, cap2 = ty->cap;
+		if (cen_grow(&ty->blocks, &cap, id + 1, sizeof(*ty->blocks)) ||
+		    cen_grow(&ty->bytes, &cap2, id + 1, sizeof(*ty->bytes)))
+			return 0;
+		memset(ty->blocks + ty->cap, 0, (cap - ty->cap) * sizeof(*ty->blocks));
+		memset(ty->bytes + ty->cap, 0, (cap - ty->cap) * sizeof(*ty->bytes));
+		ty->cap = cap;
+	}
+	return id;
 }
 
 /* The type whose vtable @vt is, 0 if it is none. */
-static uint32_t vtable_type(struct cen *c, struct typing *ty, uint64_t vt)
+static uint32_t vtable_type(struct cen *c, struct cen_typing *ty, uint64_t vt)
 {
 	uint64_t ti, nm;
 	char *str = NULL, *mangled, *dem;
@@ -79,69 +98,200 @@ static uint32_t vtable_type(struct cen *c, struct typing *ty, uint64_t vt)
 	return t;
 }
 
-static int type_block(struct cen *c, size_t b, const uint64_t *w, size_t nw, uint64_t off, void *arg)
+/* The type of a block whose first word is @w0 (0: none). */
+static uint32_t type_of_word(struct cen *c, struct cen_typing *ty, uint64_t w0)
 {
-	struct typing *ty = arg;
-	uint64_t vt;
 	size_t h;
 
-	c->btype[b] = 0;
 	/* Most first words are no pointer into read-only data: one search of
 	 * the mappings settles them, with no table to fill. */
-	if (off || !nw || w[0] % 8 || !cen_ptr_ok(w[0]) || !ro_data(c, w[0], 0))
+	if (w0 % 8 || !cen_ptr_ok(w0) || !ro_data(c, w0, 0))
 		return 0;
-	vt = w[0];
-	h = (size_t)((vt >> 3) * 0x9e3779b97f4a7c15ULL >> 48) & (VT_SLOTS - 1);
+	h = (size_t)((w0 >> 3) * 0x9e3779b97f4a7c15ULL >> 48) & (VT_SLOTS - 1);
 	for (unsigned probe = 0; probe < VT_PROBES; probe++, h = (h + 1) & (VT_SLOTS - 1)) {
-		if (ty->slots[h].vt == vt) {
-			c->btype[b] = ty->slots[h].type;
-			return 0;
-		}
+		if (ty->slots[h].vt == w0)
+			return ty->slots[h].type;
 		if (!ty->slots[h].vt) {
-			ty->slots[h].vt = vt;
-			ty->slots[h].type = vtable_type(c, ty, vt);
-			c->btype[b] = ty->slots[h].type;
-			return 0;
+			ty->slots[h].vt = w0;
+			ty->slots[h].type = vtable_type(c, ty, w0);
+			return ty->slots[h].type;
 		}
 	}
-	c->btype[b] = vtable_type(c, ty, vt);	/* its neighbourhood is full: not remembered */
+	return vtable_type(c, ty, w0);	/* its neighbourhood is full: not remembered */
+}
+
+static int cmp_size(const void *a, const void *b)
+{
+	const struct jma_census_size *x = a, *y = b;
+	return (x->size > y->size) - (x->size < y->size);
+}
+
+/* The untyped rows sorted by size, rows of one size merged. */
+static void merge_untyped(struct cen_typing *ty)
+{
+	size_t n = 0;
+
+	if (!ty->nuntyped)
+		return;
+	qsort(ty->untyped, ty->nuntyped, sizeof(*ty->untyped), cmp_size);
+	for (size_t i = 0; i < ty->nuntyped; i++) {
+		if (n && ty->untyped[n - 1].size == ty->untyped[i].size) {
+			ty->untyped[n - 1].blocks += ty->untyped[i].blocks;
+			ty->untyped[n - 1].bytes += ty->untyped[i].bytes;
+		} else {
+			ty->untyped[n++] = ty->untyped[i];
+		}
+	}
+	ty->nuntyped = n;
+}
+
+/* An untyped block of @size bytes: a row per usable size.  Blocks come by
+ * address, runs of one size mostly: a new row when the size changes, the
+ * rows merged when they fill their array (and at the end). */
+static int count_untyped(struct cen_typing *ty, uint64_t size)
+{
+	struct jma_census_size *u = ty->nuntyped ? &ty->untyped[ty->nuntyped - 1] : NULL;
+
+	if (!u || u->size != size) {
+		if (ty->nuntyped == ty->capuntyped && ty->nuntyped > 1024)
+			merge_untyped(ty);
+		if (cen_grow(&ty->untyped, &ty->capuntyped, ty->nuntyped + 1, sizeof(*ty->untyped)))
+			return -ENOMEM;
+		u = &ty->untyped[ty->nuntyped++];
+		*u = (struct jma_census_size){ .size = size };
+	}
+	u->blocks++;
+	u->bytes += size;
 	return 0;
+}
+
+static int count(struct cen *c, struct cen_typing *ty, size_t b, uint32_t t)
+{
+	uint64_t size = cen_block_size(&c->ix, b);
+
+	if (c->btype)
+		c->btype[b] = t;
+	if (!t)
+		return count_untyped(ty, size);
+	ty->blocks[t]++;
+	ty->bytes[t] += size;
+	return 0;
+}
+
+static int type_block(struct cen *c, size_t b, const uint64_t *w, size_t nw, uint64_t off, void *arg)
+{
+	struct cen_typing *ty = arg;
+
+	if (off)
+		return 0;
+	/* A thread cache's stack: its first word is a stale pointer. */
+	if (cen_is_stack(c, b))
+		return count(c, ty, b, 1);
+	return count(c, ty, b, nw ? type_of_word(c, ty, w[0]) : 0);
+}
+
+uint32_t cen_type_of(struct cen *c, size_t b)
+{
+	uint64_t w0;
+
+	if (!c->typing)
+		return 0;
+	if (c->btype)
+		return c->btype[b];
+	if (cen_is_stack(c, b))
+		return 1;
+	if (cen_read(c, cen_block_addr(&c->ix, b), &w0, 8))
+		return 0;
+	return type_of_word(c, c->typing, w0);
 }
 
 int cen_types(struct cen *c)
 {
-	struct typing ty = { 0 };
-	struct jma_census *o = c->out;
+	struct cen_typing *ty = calloc(1, sizeof(*ty));
 	int err = 0;
 
-	ty.slots = calloc(VT_SLOTS, sizeof(*ty.slots));
-	c->btype = calloc(c->nblocks ? c->nblocks : 1, sizeof(*c->btype));
-	if (!ty.slots || !c->btype || heap_strtab_init(&ty.names))
-		err = jma_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
-	if (!err)
-		err = cen_blocks_read(c, 8, "types", type_block, &ty);
-	for (size_t i = 0; !err && i < c->nstacks; i++) {
-		long t = cen_block_of(c, c->stacks[i]);
-		if (t >= 0)
-			c->btype[t] = type_named(&ty, "(jemalloc: thread cache stacks)");
+	c->typing = ty;
+	if (!ty || !(ty->slots = calloc(VT_SLOTS, sizeof(*ty->slots))) || heap_strtab_init(&ty->names) ||
+	    type_named(ty, "(jemalloc: thread cache stacks)") != 1)
+		return jma_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
+	if ((c->o->flags & JMA_CENSUS_LIST) && !(c->btype = calloc(c->ix.nblocks ? c->ix.nblocks : 1,
+								   sizeof(*c->btype))))
+		return jma_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
+	err = cen_blocks_read(c, &c->ix, NULL, 8, "types", type_block, ty);
+	if (err == -ENOMEM)
+		err = jma_fail(c->s, JMA_ERR_TARGET, err, "out of memory");
+	return err;
+}
+
+static int cmp_type(const void *a, const void *b, void *arg)
+{
+	const struct jma_census_type *t = arg, *x = &t[*(const uint32_t *)a], *y = &t[*(const uint32_t *)b];
+	return x->bytes < y->bytes ? 1 : x->bytes > y->bytes ? -1 : strcmp(x->name, y->name);
+}
+
+int cen_types_finish(struct cen *c, uint32_t **where)
+{
+	struct cen_typing *ty = c->typing;
+	struct jma_census *o = c->out;
+	uint32_t *order;
+	size_t n;
+
+	*where = NULL;
+	if (!ty)
+		return 0;
+	merge_untyped(ty);
+	o->untyped = ty->untyped;
+	o->nuntyped = n = ty->nuntyped;
+	ty->untyped = NULL;
+	/* [0] (untyped) stays first, the rest by bytes; *where[old] = new. */
+	o->types = calloc(ty->names.n, sizeof(*o->types));
+	order = malloc(ty->names.n * sizeof(*order));
+	*where = malloc(ty->names.n * sizeof(**where));
+	if (!o->types || !order || !*where) {
+		free(order);
+		return -ENOMEM;
 	}
-	free(ty.slots);
-	if (!err && !(o->types = calloc(ty.names.n, sizeof(*o->types))))
-		err = jma_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
-	if (err) {
-		heap_strtab_free(&ty.names);
-		return err;
+	for (size_t i = 0; i < ty->names.n; i++) {
+		o->types[i].name = ty->names.str[i];
+		ty->names.str[i] = NULL;
+		o->types[i].blocks = i ? ty->blocks[i] : 0;
+		o->types[i].bytes = i ? ty->bytes[i] : 0;
+		order[i] = (uint32_t)i;
 	}
-	/* The names pass to the result. */
-	for (size_t i = 0; i < ty.names.n; i++) {
-		o->types[i].name = ty.names.str[i];
-		ty.names.str[i] = NULL;
+	for (size_t i = 0; i < n; i++) {
+		o->types[0].blocks += o->untyped[i].blocks;
+		o->types[0].bytes += o->untyped[i].bytes;
 	}
-	o->ntypes = ty.names.n;
-	heap_strtab_free(&ty.names);
-	for (size_t b = 0; b < c->nblocks; b++) {
-		o->types[c->btype[b]].blocks++;
-		o->types[c->btype[b]].bytes += c->bsize[b];
+	o->ntypes = ty->names.n;
+	qsort_r(order + 1, o->ntypes - 1, sizeof(*order), cmp_type, o->types);
+	{
+		struct jma_census_type *t = malloc(o->ntypes * sizeof(*t));
+		if (!t) {
+			free(order);
+			return -ENOMEM;
+		}
+		for (size_t k = 0; k < o->ntypes; k++) {
+			t[k] = o->types[order[k]];
+			(*where)[order[k]] = (uint32_t)k;
+		}
+		free(o->types);
+		o->types = t;
 	}
+	free(order);
 	return 0;
+}
+
+void cen_types_free(struct cen *c)
+{
+	struct cen_typing *ty = c->typing;
+
+	if (!ty)
+		return;
+	free(ty->slots);
+	heap_strtab_free(&ty->names);
+	free(ty->blocks);
+	free(ty->bytes);
+	free(ty->untyped);
+	free(ty);
+	c->typing = NULL;
 }

@@ -102,6 +102,14 @@ int cli_heap_report(jma_heap *h, const struct jma_heap_report_opts *o, FILE *f);
 int cli_heap_empty(jma_heap *h, const struct jma_heap_report_opts *o);
 void cli_hint_empty(struct cli *c, jma_heap *h, const struct jma_heap_report_opts *o,
 		    const char *lead);
+/* The same for a profile the sampler made: empty, or thin (fewer than
+ * CLI_THIN samples of o->sample's kind), said in the sampler's terms (its
+ * samples and rate, what the process allocated, what the guard did, what to
+ * change); nothing when it is neither. */
+#define CLI_THIN	10
+struct cli_sampled;
+void cli_hint_sampled(struct cli *c, const struct cli_sampled *sm, jma_heap *h,
+		      const struct jma_heap_report_opts *o);
 
 /* num.c: the whole of @s as a decimal integer (or a number: 0.5, 1e3) in
  * [@lo, @hi] into *@v: 0, or -1 (empty, not a number, trailing text, out of
@@ -153,6 +161,8 @@ int cli_out_mkdir(const char *path, bool fresh, char *out, size_t len, bool *mad
 void cli_out_remove(const char *path, bool dir);
 /* The message for @err, a cli_out_* call's last result. */
 const char *cli_out_strerror(int err);
+/* A jma_write_fn into the FILE * @arg: 0, or -EIO. */
+int cli_write_file(void *arg, const char *buf, size_t len);
 
 /* JSON output helpers (json.c). */
 void cli_json_string(FILE *f, const char *s);
@@ -185,24 +195,39 @@ void prof_default_name(pid_t pid, char *out, size_t len);
 int prof_load(struct cli *c, const char *path, const char *buf, size_t len, const char *base,
 	      jma_heap **out);
 int prof_analyze(struct cli *c, const char *path, unsigned top, int sample);
+/* A sampler's run, whose profile an empty or thin report is explained by. */
+struct cli_sampled {
+	const struct jma_sampler_result *r;
+	const struct jma_sampler_opts *o;
+};
+int prof_analyze_sampled(struct cli *c, const char *path, unsigned top, int sample,
+			 const struct cli_sampled *sm);
 int prof_analyze_buf(struct cli *c, const char *path, const char *buf, size_t len, unsigned top,
-		     int sample);
+		     int sample, const struct cli_sampled *sm);
 int prof_parse_top(struct cli *c, const char *arg, unsigned *top);
-/* cmd_sample.c: "prof sample"; "prof window --sampler": sample for @secs,
- * follow frees for @secs more, write @path and report what is in use, the
- * window ending early past @budget (0..1) of the target's CPU time;
- * --max-overhead's PCT (0..100). */
+/* cmd_sample.c: "prof sample"; "prof window --sampler": sample for @secs
+ * (at 2^@lg bytes, 0 automatic), follow frees for @secs more, write @path
+ * and report what is in use, within the budget @budget (0..1, see
+ * jma_sampler_opts); --max-overhead's PCT (0..100, default
+ * CLI_BUDGET_DEFAULT); --lg-sample's N. */
+#define CLI_BUDGET_DEFAULT	5
 int cmd_prof_sample(struct cli *c, int argc, char **argv);
-int cli_sample_window(struct cli *c, double secs, const char *path, unsigned top, double budget);
+int cli_sample_window(struct cli *c, double secs, const char *path, unsigned top, double budget,
+		      unsigned lg);
 int cli_parse_percent(struct cli *c, const char *arg, double *v);
+int cli_parse_lg(struct cli *c, const char *arg, unsigned *lg);
 /* For prof window and track (@what): *@sampler set, with a line on stderr,
  * when jemalloc's own profiler is off (opt.prof false, or not built in);
  * another error of the check is the command's. */
 int cli_sampler_instead(struct cli *c, const char *what, bool *sampler);
 /* The target's opt.lg_prof_sample for the sampler (0: the default); the
- * summary of a sampler run on stderr. */
+ * summary of a sampler run on stderr; what the guard did, lines starting
+ * with @lead; the finest rate a run sampled at (2^N bytes). */
 unsigned cli_sample_lg(struct cli *c);
 void cli_sample_summary(const struct jma_sampler_result *r, const struct jma_sampler_opts *o);
+void cli_sample_story(const struct jma_sampler_result *r, const struct jma_sampler_opts *o, FILE *f,
+		      const char *lead);
+unsigned cli_sample_lg_used(const struct jma_sampler_result *r);
 int cmd_serve(struct cli *c, int argc, char **argv);
 /* The directory of our own executable into @dir (files we ship are found
  * beside it in a build tree); 0, or -1 when /proc cannot say. */
@@ -210,8 +235,9 @@ int cli_exe_dir(char *dir, size_t len);
 /* cmd_track.c: "prof track". */
 int cmd_prof_track(struct cli *c, int argc, char **argv);
 /* cmd_report.c: the ranking "report sites" prints of track @t's sites (@top
- * of them; 0: all) on @rank, then its chart into @svg when not NULL; what
- * prof track prints at its end. */
-int cli_sites_ranking(jma_track *t, unsigned top, const char *svg, FILE *rank);
+ * of them; 0: all) on @rank through the escaping stream, then its chart
+ * titled @title into @svg when not NULL; what prof track and census --every
+ * print at their end. */
+int cli_sites_ranking(jma_track *t, unsigned top, const char *svg, const char *title, FILE *rank);
 
 #endif

@@ -9,6 +9,7 @@
 #include <jemattach/census.h>
 
 #include "cli.h"
+#include "census_grow.h"
 #include "esc.h"
 
 struct census_args {
@@ -16,6 +17,7 @@ struct census_args {
 	int leaks, json, stats;
 	long top;
 	const char *blocks;
+	struct census_grow g;	/* --save, --base, --every... (census_grow.c) */
 };
 
 static void progress(void *arg, const char *phase, uint64_t done, uint64_t total)
@@ -52,36 +54,20 @@ static int cmp_row(const void *a, const void *b)
 	return x->bytes < y->bytes ? 1 : x->bytes > y->bytes ? -1 : (x->size > y->size) - (x->size < y->size);
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return (x > y) - (x < y);
-}
-
 /* Types, and blocks without one by their usable size, in one table by bytes. */
 static void print_types(const struct jma_census *r, const struct census_args *a, uint64_t whole)
 {
-	uint64_t *sz = malloc((r->nlist ? r->nlist : 1) * sizeof(*sz));
-	struct type_row *row = malloc((r->ntypes + r->nlist + 1) * sizeof(*row));
-	size_t nsz = 0, n = 0;
+	struct type_row *row = malloc((r->ntypes + r->nuntyped + 1) * sizeof(*row));
+	size_t n = 0;
 
-	if (!sz || !row) {
-		free(sz);
-		free(row);
+	if (!row)
 		return;
-	}
 	for (size_t i = 1; i < r->ntypes; i++)
-		row[n++] = (struct type_row){ r->types[i].name, 0, r->types[i].blocks, r->types[i].bytes };
-	for (size_t i = 0; i < r->nlist; i++)
-		if (!r->list[i].type)
-			sz[nsz++] = r->list[i].size;
-	qsort(sz, nsz, sizeof(*sz), cmp_u64);
-	for (size_t i = 0; i < nsz; i++) {
-		if (!i || sz[i] != sz[i - 1])
-			row[n++] = (struct type_row){ NULL, sz[i], 0, 0 };
-		row[n - 1].blocks++;
-		row[n - 1].bytes += sz[i];
-	}
+		if (r->types[i].blocks)
+			row[n++] = (struct type_row){ r->types[i].name, 0, r->types[i].blocks, r->types[i].bytes };
+	for (size_t i = 0; i < r->nuntyped; i++)
+		row[n++] = (struct type_row){ NULL, r->untyped[i].size, r->untyped[i].blocks,
+					      r->untyped[i].bytes };
 	qsort(row, n, sizeof(*row), cmp_row);
 	printf("\n%12s %14s %7s  %s\n", "BLOCKS", "BYTES", "SHARE", "TYPE");
 	for (size_t i = 0; i < n && (!a->top || i < (size_t)a->top); i++) {
@@ -92,19 +78,28 @@ static void print_types(const struct jma_census *r, const struct census_args *a,
 		else
 			printf("(no vtable) %llu bytes\n", (unsigned long long)row[i].size);
 	}
-	free(sz);
 	free(row);
 }
 
 static void text_roots(const struct jma_census *r, const struct census_args *a, uint64_t whole)
 {
-	printf("\n%12s %14s %7s  %s\n", "BLOCKS", "RETAINED", "SHARE", "ROOT");
-	for (size_t i = 0; i < r->nroots && (!a->top || i < (size_t)a->top); i++)
-		printf("%12llu %14llu %6.1f%%  %s\n", (unsigned long long)r->roots[i].blocks,
-		       (unsigned long long)r->roots[i].bytes, share(r->roots[i].bytes, whole),
-		       cli_esc(r->roots[i].name));
+	printf("\nwhat holds the heap (the top of the dominator tree: each root, and each block "
+	       "several roots reach):\n%12s %14s %7s  %s\n", "BLOCKS", "RETAINED", "SHARE", "HELD BY");
+	for (size_t i = 0; i < r->nroots && (!a->top || i < (size_t)a->top); i++) {
+		const struct jma_census_root *x = &r->roots[i];
+		const char *t = type_name(r, x->type);
+
+		printf("%12llu %14llu %6.1f%%  ", (unsigned long long)x->blocks,
+		       (unsigned long long)x->bytes, share(x->bytes, whole));
+		if (x->shared)
+			printf("0x%llx %llu%s%s, reached from several roots, as\n%37s%s\n",
+			       (unsigned long long)x->addr, (unsigned long long)x->size, t[0] ? " " : "",
+			       t[0] ? cli_esc(t) : "", "", cli_esc(x->name));
+		else
+			printf("%s\n", cli_esc(x->name));
+	}
 	if (r->nholders)
-		printf("\nthe largest blocks at the top of the dominator tree (as MAT lists them):\n"
+		printf("\nthe blocks at the top of the tree that retain most, and how each is reached:\n"
 		       "%12s %14s %7s  %s\n", "BLOCKS", "RETAINED", "SHARE", "BLOCK, REACHED AS");
 	for (size_t i = 0; i < r->nholders && (!a->top || i < (size_t)a->top); i++) {
 		const struct jma_census_holder *h = &r->holders[i];
@@ -116,6 +111,9 @@ static void text_roots(const struct jma_census *r, const struct census_args *a, 
 		       (unsigned long long)h->size, t[0] ? " " : "", t[0] ? cli_esc(t) : "", "",
 		       cli_esc(h->path));
 	}
+	if (r->dominators_unsettled)
+		printf("note: the dominators had not settled after the rounds allowed: retained sizes "
+		       "are approximate\n");
 }
 
 static void text_sizes(const struct jma_census *r, const struct census_args *a, uint64_t whole)
@@ -143,10 +141,27 @@ static void text_leaks(const struct jma_census *r)
 {
 	printf("\nanchored: %llu blocks, %llu bytes\n", (unsigned long long)r->anchored.blocks,
 	       (unsigned long long)r->anchored.bytes);
+	printf("jemalloc's own: %llu blocks, %llu bytes (thread-cache stacks and other arrays "
+	       "only its data reaches)\n", (unsigned long long)r->jemalloc_own.blocks,
+	       (unsigned long long)r->jemalloc_own.bytes);
 	printf("leaked: %llu blocks, %llu bytes (%.1f%% of live)\n", (unsigned long long)r->leaked.blocks,
 	       (unsigned long long)r->leaked.bytes, share(r->leaked.bytes, r->live.bytes));
 	printf("unreferenced: %llu blocks, %llu bytes\n", (unsigned long long)r->unreferenced.blocks,
 	       (unsigned long long)r->unreferenced.bytes);
+	if (r->stop_ns && r->rechecked)
+		printf("(contents read while the program ran: %llu blocks unreferenced after a first "
+		       "read, checked again with every thread stopped for %.1f ms%s: %llu freed since; "
+		       "%llu in use: written to, or pointed to when the roots and the %llu blocks there "
+		       "were then were read again, %s)\n", (unsigned long long)r->rechecked,
+		       (double)r->confirm_stop_ns / 1e6,
+		       r->confirmed < r->rechecked ? " (not all of them: the rest unconfirmed)" : "",
+		       (unsigned long long)r->gone.blocks, (unsigned long long)r->found_again,
+		       (unsigned long long)r->reread_blocks,
+		       r->reread_stopped ? "as copied in that stop" : "live");
+	else if (r->stop_ns)
+		printf("(contents read while the program ran)\n");
+	else
+		printf("(contents read from the core: as they were when it was dumped)\n");
 	for (unsigned i = 0; i < r->nexamples; i++) {
 		const struct jma_census_example *x = &r->examples[i];
 		const char *t = type_name(r, x->type);
@@ -157,6 +172,19 @@ static void text_leaks(const struct jma_census *r)
 			printf(" %02x", x->head[k]);
 		printf("\n");
 	}
+}
+
+/* What the sum says.  "exact" only when the thread caches were read (none
+ * is when jemalloc's thread data was not found: their blocks then count
+ * as live, and the sum matches all the same); a core does not change. */
+static const char *verdict(const struct jma_census *r, uint64_t alloc)
+{
+	if (!r->threads)
+		return "(not checked: no thread's cache was read, so the blocks they hold count as live)";
+	if (alloc == r->live.bytes + r->cached.bytes)
+		return "(exact)";
+	return r->stop_ns ? "(differs: the heap changed between the census and the read, or blocks "
+			    "were missed)" : "(differs: blocks were missed)";
 }
 
 static void print_text(const struct jma_census *r, const struct census_args *a, int have_alloc,
@@ -176,8 +204,7 @@ static void print_text(const struct jma_census *r, const struct census_args *a, 
 	       r->explicit_known ? "" : "; tcache.create caches unknown without symbols");
 	if (have_alloc)
 		printf("stats.allocated: %llu = live + thread-cached %s\n", (unsigned long long)alloc,
-		       alloc == r->live.bytes + r->cached.bytes ? "(exact)" : "(differs: the heap "
-		       "changed between the census and the read, or blocks were missed)");
+		       verdict(r, alloc));
 	printf("threads stopped %.1f ms (metadata read %.1f ms); total %.1f ms\n",
 	       (double)r->stop_ns / 1e6, (double)r->meta_ns / 1e6, (double)r->total_ns / 1e6);
 	if (!strcmp(a->by, "root")) {
@@ -193,132 +220,49 @@ static void print_text(const struct jma_census *r, const struct census_args *a, 
 		printf("note: %s\n", r->warn);
 }
 
-static void json_count(const char *name, const struct jma_census_count *k)
+/* --blocks: one line a block, in address order, into @o (opened before the
+ * census, so that a bad path costs the target nothing); closed. */
+static int write_blocks(const struct jma_census *r, struct cli_out *o, const char *path, int leaks)
 {
-	printf(", \"%s\": {\"blocks\": %llu, \"bytes\": %llu}", name, (unsigned long long)k->blocks,
-	       (unsigned long long)k->bytes);
-}
+	static const char *const cls[] = { "", " [leaked]", " [unreferenced]", " [jemalloc]" };
+	struct jma_census_block b;
+	int err = 0;
 
-static void json_types(const struct jma_census *r)
-{
-	printf(", \"types\": [");
-	for (size_t i = 0; i < r->ntypes; i++) {
-		printf("%s{\"type\": ", i ? ", " : "");
-		if (i)
-			cli_json_string(stdout, r->types[i].name);
-		else
-			printf("null");
-		printf(", \"blocks\": %llu, \"bytes\": %llu}", (unsigned long long)r->types[i].blocks,
-		       (unsigned long long)r->types[i].bytes);
-	}
-	printf("]");
-}
+	for (struct jma_census_cursor k = { 0 }; !err && jma_census_next(r, &k, &b);) {
+		const char *t = type_name(r, b.type);
 
-static void json_leaks(const struct jma_census *r)
-{
-	json_count("anchored", &r->anchored);
-	json_count("leaked", &r->leaked);
-	json_count("unreferenced", &r->unreferenced);
-	printf(", \"examples\": [");
-	for (unsigned i = 0; i < r->nexamples; i++) {
-		printf("%s{\"addr\": \"0x%llx\", \"size\": %llu, \"head\": \"", i ? ", " : "",
-		       (unsigned long long)r->examples[i].addr,
-		       (unsigned long long)r->examples[i].size);
-		for (unsigned k = 0; k < r->examples[i].nhead; k++)
-			printf("%02x", r->examples[i].head[k]);
-		printf("\"}");
+		if (fprintf(o->f, "0x%llx %llu%s%s%s\n", (unsigned long long)b.addr,
+			    (unsigned long long)b.size, t[0] ? " " : "", t[0] ? cli_esc(t) : "",
+			    leaks && b.cls < 4 ? cls[b.cls] : "") < 0)
+			err = -EIO;
 	}
-	printf("]");
-}
-
-static void json_roots(const struct jma_census *r, const struct census_args *a)
-{
-	printf(", \"roots\": [");
-	for (size_t i = 0; i < r->nroots && (!a->top || i < (size_t)a->top); i++) {
-		printf("%s{\"root\": ", i ? ", " : "");
-		cli_json_string(stdout, r->roots[i].name);
-		printf(", \"blocks\": %llu, \"bytes\": %llu}", (unsigned long long)r->roots[i].blocks,
-		       (unsigned long long)r->roots[i].bytes);
-	}
-	printf("], \"holders\": [");
-	for (size_t i = 0; i < r->nholders && (!a->top || i < (size_t)a->top); i++) {
-		printf("%s{\"addr\": \"0x%llx\", \"size\": %llu, \"blocks\": %llu, \"bytes\": %llu, "
-		       "\"path\": ", i ? ", " : "", (unsigned long long)r->holders[i].addr,
-		       (unsigned long long)r->holders[i].size,
-		       (unsigned long long)r->holders[i].blocks,
-		       (unsigned long long)r->holders[i].bytes);
-		cli_json_string(stdout, r->holders[i].path);
-		printf("}");
-	}
-	printf("]");
-}
-
-static void print_json(const struct jma_census *r, const struct census_args *a, int have_alloc,
-		       uint64_t alloc)
-{
-	printf("{\"version\": ");
-	cli_json_string(stdout, r->version);
-	printf(", \"layout\": \"%s\", \"map\": \"0x%llx\", \"map_how\": ", r->layout,
-	       (unsigned long long)r->map_addr);
-	cli_json_string(stdout, r->map_how);
-	printf(", \"blocks\": %llu, \"bytes\": %llu", (unsigned long long)r->live.blocks,
-	       (unsigned long long)r->live.bytes);
-	json_count("thread_cached", &r->cached);
-	if (r->explicit_known)
-		json_count("explicit_cached", &r->explicit_cached);
-	printf(", \"threads\": %u, \"extents\": %llu, \"slabs\": %llu", r->threads,
-	       (unsigned long long)r->extents, (unsigned long long)r->slabs);
-	if (have_alloc)
-		printf(", \"stats_allocated\": %llu", (unsigned long long)alloc);
-	printf(", \"stop_ns\": %llu, \"meta_ns\": %llu, \"total_ns\": %llu",
-	       (unsigned long long)r->stop_ns, (unsigned long long)r->meta_ns,
-	       (unsigned long long)r->total_ns);
-	printf(", \"sizes\": [");
-	for (size_t i = 0; i < r->nsizes; i++)
-		printf("%s{\"size\": %llu, \"blocks\": %llu, \"bytes\": %llu}", i ? ", " : "",
-		       (unsigned long long)r->sizes[i].size, (unsigned long long)r->sizes[i].blocks,
-		       (unsigned long long)r->sizes[i].bytes);
-	printf("]");
-	if (r->ntypes)
-		json_types(r);
-	if (a->leaks)
-		json_leaks(r);
-	if (r->nroots)
-		json_roots(r, a);
-	if (r->warn[0]) {
-		printf(", \"warning\": ");
-		cli_json_string(stdout, r->warn);
-	}
-	printf("}\n");
-}
-
-static int write_blocks(const struct jma_census *r, const char *path, int leaks)
-{
-	struct cli_out o;
-	int err = cli_out_open(path, true, &o);
-
-	if (err)
-		return cli_error(EXIT_USAGE, "census: --blocks %s: %s", cli_esc(path), cli_out_strerror(err));
-	for (size_t i = 0; i < r->nlist; i++) {
-		const char *t = type_name(r, r->list[i].type);
-		fprintf(o.f, "0x%llx %llu%s%s%s\n", (unsigned long long)r->list[i].addr,
-			(unsigned long long)r->list[i].size, t[0] ? " " : "", t[0] ? cli_esc(t) : "",
-			!leaks || r->list[i].cls == JMA_CENSUS_ANCHORED ? "" :
-			r->list[i].cls == JMA_CENSUS_LEAKED ? " [leaked]" : " [unreferenced]");
-	}
-	err = cli_out_close(&o, true);
-	if (err)
+	if ((err = cli_out_close(o, !err) ?: err))
 		return cli_error(EXIT_TARGET, "census: writing %s: %s", cli_esc(path), cli_out_strerror(err));
+	return EXIT_OK;
+}
+
+/* --json: the library's document (the one serve's /debug/census gives). */
+static int print_json(const struct jma_census *r, const struct census_args *a, int have_alloc,
+		      uint64_t alloc)
+{
+	struct jma_census_report_opts ro = { .format = JMA_CENSUS_JSON, .top = (unsigned)a->top,
+					     .have_allocated = have_alloc, .allocated = alloc,
+					     .leaks = a->leaks };
+	int err = jma_census_report(r, NULL, &ro, cli_write_file, stdout);
+
+	if (err || fflush(stdout) || ferror(stdout))
+		return cli_error(EXIT_TARGET, "census: writing the output: %s", strerror(err ? -err : EIO));
 	return EXIT_OK;
 }
 
 static const struct option census_opts[] = {
 	{ "by", required_argument, NULL, 'b' },
 	{ "leaks", no_argument, NULL, 'l' },
-	{ "top", required_argument, NULL, 'n' },
+	{ "top", required_argument, NULL, 't' },
 	{ "json", no_argument, NULL, 'j' },
 	{ "blocks", required_argument, NULL, 'B' },
 	{ "no-stats", no_argument, NULL, 'S' },
+	CENSUS_GROW_OPTIONS,
 	{ 0 },
 };
 
@@ -327,7 +271,7 @@ static int parse_census(struct cli *c, int argc, char **argv, struct census_args
 	long long top;
 	int opt, rc;
 
-	while ((opt = getopt_long(argc, argv, "b:ln:jB:S", census_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "b:ljB:S" CENSUS_GROW_SHORT, census_opts, NULL)) != -1) {
 		switch (opt) {
 		case 'b':
 			if (strcmp(optarg, "size") && strcmp(optarg, "type") && strcmp(optarg, "root"))
@@ -336,7 +280,7 @@ static int parse_census(struct cli *c, int argc, char **argv, struct census_args
 			a->by = optarg;
 			break;
 		case 'l': a->leaks = 1; break;
-		case 'n':
+		case 't':
 			if ((rc = cli_arg_int(c, "census", "--top", optarg, 1, 1000000, &top)))
 				return rc;
 			a->top = top;
@@ -344,7 +288,12 @@ static int parse_census(struct cli *c, int argc, char **argv, struct census_args
 		case 'j': a->json = 1; break;
 		case 'B': a->blocks = optarg; break;
 		case 'S': a->stats = 0; break;
-		default: return cli_usage(c, "census", "invalid option");
+		case '?': return cli_usage(c, "census", "invalid option");
+		default:
+			if ((rc = census_grow_opt(c, opt, optarg, &a->g)))
+				return rc;
+			a->json |= a->g.format == CF_JSON;
+			break;
 		}
 	}
 	if (optind != argc)
@@ -352,43 +301,73 @@ static int parse_census(struct cli *c, int argc, char **argv, struct census_args
 	return EXIT_OK;
 }
 
+/* stats.allocated, after the threads went on: one short call (emulated on
+ * a core); 1 when read into *@alloc, 0 (said) when not. */
+static int read_allocated(struct cli *c, uint64_t *alloc)
+{
+	struct jma_value v;
+	char *why;
+
+	if (jma_get(c->s, "stats.allocated", &v) == 0) {
+		*alloc = v.z;
+		return 1;
+	}
+	why = cli_errmsg(c->s);
+	fprintf(stderr, "%s: census: stats.allocated not read: %s\n", cli_prog,
+		why ? why : jma_errmsg(c->s));
+	free(why);
+	return 0;
+}
+
 int cmd_census(struct cli *c, int argc, char **argv)
 {
 	struct census_args a = { .by = "size", .stats = 1 };
 	struct jma_census_opts o = { 0 };
 	struct jma_census *r;
-	struct jma_value v;
+	struct cli_out bo;
 	uint64_t alloc = 0;
-	int have_alloc = 0, rc = parse_census(c, argc, argv, &a);
+	int have_alloc = 0, done = 0, err, rc = parse_census(c, argc, argv, &a);
 
 	if (rc)
 		return rc;
 	o.flags = (a.blocks ? JMA_CENSUS_LIST : 0) | (a.leaks ? JMA_CENSUS_LEAKS : 0) |
 		  (!strcmp(a.by, "type") || a.blocks || a.leaks ? JMA_CENSUS_TYPES : 0) |
 		  (!strcmp(a.by, "root") ? JMA_CENSUS_ROOTS : 0);
-	if (isatty(2))
-		o.progress = progress;
-	if (jma_census_run(c->s, &o, &r))
-		return cli_fail_session(c);
-	/* After the threads went on: one short call (emulated on a core). */
-	if (a.stats) {
-		if (jma_get(c->s, "stats.allocated", &v) == 0) {
-			alloc = v.z;
-			have_alloc = 1;
-		} else {
-			char *why = cli_errmsg(c->s);
-
-			fprintf(stderr, "%s: census: stats.allocated not read: %s\n", cli_prog,
-				why ? why : jma_errmsg(c->s));
-			free(why);
-		}
-	}
-	if (a.blocks)
-		rc = write_blocks(r, a.blocks, a.leaks);
+	if (a.json && a.g.format != CF_TEXT && a.g.format != CF_JSON)
+		return cli_usage(c, "census", "--json is --format json");
 	if (a.json)
-		print_json(r, &a, have_alloc, alloc);
-	else
+		a.g.format = CF_JSON;
+	if (a.g.every && a.blocks)
+		return cli_usage(c, "census", "--blocks lists one census's blocks, not a series'");
+	if ((rc = census_grow_prepare(c, &a.g, a.by, &o.flags)))
+		return rc;
+	if (isatty(2) && !a.g.every)
+		o.progress = progress;
+	if (a.g.every)
+		return census_series(c, &a.g, &o, a.by, (unsigned)a.top);
+	if (a.blocks && (err = cli_out_open(a.blocks, true, &bo))) {
+		census_grow_free(&a.g);
+		return cli_error(EXIT_USAGE, "census: --blocks %s: %s", cli_esc(a.blocks),
+				 cli_out_strerror(err));
+	}
+	if (jma_census_run(c->s, &o, &r)) {
+		if (a.blocks)
+			cli_out_close(&bo, false);
+		census_grow_free(&a.g);
+		return cli_fail_session(c);
+	}
+	/* For the census's own table only. */
+	if (a.stats && !a.g.base && a.g.format != CF_PPROF)
+		have_alloc = read_allocated(c, &alloc);
+	if (a.blocks)
+		rc = write_blocks(r, &bo, a.blocks, a.leaks);
+	if (!rc)
+		rc = census_grow_output(c, &a.g, r, o.flags, (unsigned)a.top, &done);
+	if (!rc && !done && a.json)
+		rc = print_json(r, &a, have_alloc, alloc);
+	else if (!rc && !done)
 		print_text(r, &a, have_alloc, alloc);
+	census_grow_free(&a.g);
 	jma_census_free(r);
 	return rc;
 }

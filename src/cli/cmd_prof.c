@@ -257,7 +257,7 @@ static int dump_analyze(struct cli *c, unsigned top)
 
 	if (jma_prof_dump(c->s, &buf, &len))
 		return cli_fail_session(c);
-	rc = prof_analyze_buf(c, "the dump", buf, len, top, 0);
+	rc = prof_analyze_buf(c, "the dump", buf, len, top, 0, NULL);
 	free(buf);
 	return rc;
 }
@@ -311,6 +311,8 @@ struct window_args {
 	unsigned top;
 	bool sampler;		/* --sampler, or jemalloc's profiler is off */
 	double budget;		/* --max-overhead, percent */
+	unsigned lg;		/* --lg-sample, 0 none */
+	const char *sampler_opt;	/* a sampler's option given (for its error) */
 	double secs;
 };
 
@@ -321,6 +323,7 @@ static int parse_window(struct cli *c, int argc, char **argv, struct window_args
 		{ "top", required_argument, NULL, 'n' },
 		{ "sampler", no_argument, NULL, 's' },
 		{ "max-overhead", required_argument, NULL, 'm' },
+		{ "lg-sample", required_argument, NULL, 'l' },
 		{ 0 },
 	};
 	int opt, rc = EXIT_OK;
@@ -331,8 +334,12 @@ static int parse_window(struct cli *c, int argc, char **argv, struct window_args
 			a->outdir = optarg;
 		else if (opt == 's')
 			a->sampler = true;
-		else if (opt == 'm')
-			rc = cli_parse_percent(c, optarg, &a->budget);
+		else if (opt == 'm' && !(rc = cli_parse_percent(c, optarg, &a->budget)))
+			a->sampler_opt = "--max-overhead";
+		else if (opt == 'l' && !(rc = cli_parse_lg(c, optarg, &a->lg)))
+			a->sampler_opt = "--lg-sample";
+		else if (opt == 'm' || opt == 'l')
+			;
 		else if (opt == 'n')
 			rc = prof_parse_top(c, optarg, &a->top);
 		else
@@ -426,15 +433,20 @@ static int jemalloc_window(struct cli *c, const struct window_args *a, const cha
 
 static int prof_window(struct cli *c, int argc, char **argv)
 {
-	struct window_args a = { .top = 20, .budget = 5 };
+	struct window_args a = { .top = 20, .budget = CLI_BUDGET_DEFAULT };
 	char dir[4096], final[4200];
 	bool made = false;
 	int rc = parse_window(c, argc, argv, &a);
 
 	/* Everything that can fail before the target is touched is checked
 	 * first: a failed window leaves nothing behind. */
-	if (rc || (rc = cli_sampler_instead(c, "prof window", &a.sampler)) ||
-	    (rc = window_dir(c, a.outdir, dir, sizeof(dir), &made)))
+	if (rc || (rc = cli_sampler_instead(c, "prof window", &a.sampler)))
+		return rc;
+	if (!a.sampler && a.sampler_opt)
+		return cli_usage(c, "prof", "%s is the sampler's: process %d has jemalloc's profiler "
+				 "(add --sampler, or prof reset N for its own rate)", a.sampler_opt,
+				 (int)c->pid);
+	if ((rc = window_dir(c, a.outdir, dir, sizeof(dir), &made)))
 		return rc;
 	if (!a.sampler) {
 		rc = jemalloc_window(c, &a, dir);
@@ -445,7 +457,7 @@ static int prof_window(struct cli *c, int argc, char **argv)
 	}
 	/* Nothing from before the window is seen: no base to subtract. */
 	snprintf(final, sizeof(final), "%s/window.heap", dir);
-	rc = cli_sample_window(c, a.secs, final, a.top, a.budget / 100);
+	rc = cli_sample_window(c, a.secs, final, a.top, a.budget / 100, a.lg);
 	if (rc != EXIT_OK && made) {
 		unlink(final);
 		rmdir(dir);

@@ -264,7 +264,7 @@ static int parse_args(struct cli *c, int argc, char **argv, struct report *r)
 	return EXIT_OK;
 }
 
-int cli_sites_ranking(jma_track *t, unsigned top, const char *svg, FILE *rank)
+int cli_sites_ranking(jma_track *t, unsigned top, const char *svg, const char *title, FILE *rank)
 {
 	struct cli_out o;
 	FILE *esc;
@@ -284,7 +284,7 @@ int cli_sites_ranking(jma_track *t, unsigned top, const char *svg, FILE *rank)
 		return EXIT_OK;
 	if ((err = cli_out_open(svg, true, &o)))
 		return cli_error(EXIT_USAGE, "cannot create %s: %s", svg, cli_out_strerror(err));
-	err = jma_track_svg(t, top ? top : 8, "live bytes per allocation site", o.f);
+	err = jma_track_svg(t, top ? top : 8, title, o.f);
 	err = cli_out_close(&o, !err) ?: err;
 	if (err)
 		return cli_error(EXIT_TARGET, "%s: %s", svg, strerror(-err));
@@ -332,7 +332,7 @@ static int report_sites(struct cli *c, int argc, char **argv)
 	if (jma_track_load(t, argv[optind]))
 		rc = cli_error(EXIT_USAGE, "%s", jma_track_errmsg(t));
 	else
-		rc = cli_sites_ranking(t, ntop, svg, stdout);
+		rc = cli_sites_ranking(t, ntop, svg, "live bytes per allocation site", stdout);
 	jma_track_free(t);
 	return rc;
 }

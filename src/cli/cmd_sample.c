@@ -1,10 +1,13 @@
 /* cmd_sample.c -- `prof sample SECONDS`: a heap profile of a process started
  * without prof:true, by uprobes and eBPF (src/sampler), written as jemalloc's
- * heap_v2 so that analyze and --base work on it unchanged.
+ * heap_v2 so that analyze and --base work on it unchanged; and the sampler's
+ * path of `prof window`.
  *
  * Ctrl-C (SIGINT, SIGTERM, SIGHUP) ends the window early: the profile of the
- * samples so far is still written, as when the target exits or the cost
- * passes --max-overhead.
+ * samples so far is still written, as when the target exits.  What the run
+ * did (its cost, what the guard gave up to stay within --max-overhead, the
+ * frees read from jemalloc's metadata) is said on stderr, and an empty or
+ * thin profile is explained in those terms (empty.c).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -18,10 +21,57 @@
 static const char *const ends[] = {
 	[JMA_SAMPLER_TIME] = NULL,
 	[JMA_SAMPLER_STOPPED] = "interrupted",
-	[JMA_SAMPLER_OVERHEAD] = "ended early: the probes' cost passed --max-overhead",
+	[JMA_SAMPLER_OVERHEAD] = "ended early: the probes' cost stayed past --max-overhead with "
+				 "nothing left to give up",
 	[JMA_SAMPLER_EXITED] = "the process exited",
 	[JMA_SAMPLER_EXECED] = "the process executed another program (its probes went with it)",
 };
+
+unsigned cli_sample_lg_used(const struct jma_sampler_result *r)
+{
+	return r->lg_sample > r->shift ? r->lg_sample - r->shift : 0;
+}
+
+void cli_sample_story(const struct jma_sampler_result *r, const struct jma_sampler_opts *o, FILE *f,
+		      const char *lead)
+{
+	char a[32];
+
+	if (r->full_rate > 0)
+		fprintf(f, "%severy call probed for %.1f s cost %.1f%% of a CPU, past the budget "
+			"(%.1f%% then)", lead, r->every_call, r->full_rate * 100, r->full_allowed * 100);
+	else if (o->slow_paths)
+		fprintf(f, "%s--slow-paths", lead);
+	if (r->full_rate > 0 || o->slow_paths) {
+		if (r->bursts)
+			fprintf(f, ": allocations then probed in %u bursts (%.2f s, %.1f%% of the time), "
+				"sampled at 1 in 2^%u bytes, each sample standing for %.0f (by %s)",
+				r->bursts, r->burst_s, r->seconds - r->every_call > 0 ?
+				r->burst_s * 100 / (r->seconds - r->every_call) : 0, cli_sample_lg_used(r),
+				r->scale, r->by_counter ? "jemalloc's byte counter" : "time");
+		else if (r->full_rate > 0 && r->settled <= 0)
+			fputs(": no burst of allocation probes in the time left", f);
+		if (r->bursts && r->slowed >= 0)
+			fprintf(f, "; the process's progress (its allocations, by jemalloc's counter) "
+				"was %.1f%% slower than between bursts", r->slowed * 100);
+		if (r->frees_dropped && o->settle > 0 && r->full_rate > 0 && !r->bursts)
+			fputs(": frees no longer probed at every call", f);
+		fputc('\n', f);
+	}
+	if (r->base_dropped)
+		fprintf(f, "%sjemalloc's slow paths were not probed any more either (they alone "
+			"passed the budget)\n", lead);
+	if (r->checked)
+		fprintf(f, "%sthe frees of %llu sampled blocks were not all seen: read in jemalloc's "
+			"metadata at the end, %llu are still allocated (a block freed and given "
+			"out again reads as in use)\n", lead, (unsigned long long)r->checked,
+			(unsigned long long)r->still_live);
+	else if (r->check_err[0] && r->live)
+		fprintf(f, "%sthe frees of %llu sampled blocks (%s) were not all seen, and jemalloc's "
+			"metadata could not be read (%s): counted as in use\n", lead,
+			(unsigned long long)r->live, cli_bytes(r->inuse_bytes, a, sizeof(a)),
+			cli_esc(r->check_err));
+}
 
 void cli_sample_summary(const struct jma_sampler_result *r, const struct jma_sampler_opts *o)
 {
@@ -29,7 +79,7 @@ void cli_sample_summary(const struct jma_sampler_result *r, const struct jma_sam
 
 	if (ends[r->end])
 		fprintf(stderr, "jemattach: %s after %.1f s; the profile holds the samples so far\n",
-			ends[r->end], r->seconds);
+			ends[r->end], r->seconds + r->settled);
 	fprintf(stderr, "jemattach: %.1f s, %u probes: ", r->seconds, r->nprobes);
 	if (r->counted)
 		fprintf(stderr, "%llu hits, ", (unsigned long long)r->hits);
@@ -37,23 +87,19 @@ void cli_sample_summary(const struct jma_sampler_result *r, const struct jma_sam
 		(unsigned long long)r->lost, cli_bytes(r->alloc_bytes, a, sizeof(a)));
 	if (!o->alloc_only)
 		fprintf(stderr, ", %s of it still in use", cli_bytes(r->inuse_bytes, b, sizeof(b)));
-	if (r->by_counter)
-		fprintf(stderr, "\njemattach: %u allocation functions probed on their slow path; each "
-			"of jemalloc's thread events stands for the bytes it counted since the last", r->nslow);
-	else if (o->slow_paths && r->nslow)
-		fprintf(stderr, "\njemattach: %u allocation functions probed on their slow path: small "
-			"allocations are counted only when they leave jemalloc's fast path", r->nslow);
-	else if (o->slow_paths)
-		fprintf(stderr, "\njemattach: no slow path found in this jemalloc's malloc (3.x, 4.x, "
-			"5.0): every entry probed");
+	if (r->settled > 0)
+		fprintf(stderr, " %.1f s after", r->settled);
+	fputc('\n', stderr);
 	if (r->counted)
-		fprintf(stderr, "\njemattach: cost to the process: ~%.3f s of its %.3f s CPU (%.1f%%; "
-			"%.1f us a hit, %.1f ms in BPF)\n",
-			(double)r->hits * r->hit_us / 1e6 + (double)r->bpf_ns / 1e9, r->target_cpu,
-			r->overhead * 100, r->hit_us, (double)r->bpf_ns / 1e6);
+		fprintf(stderr, "jemattach: cost to the process: ~%.3f s of its %.3f s CPU (%.1f%%), "
+			"%.1f ms a second of the window (%.1f%% of one CPU; budget %.1f%%); %.1f us "
+			"a hit, %.1f ms in BPF\n", r->cost, r->target_cpu, r->overhead * 100,
+			r->cost_rate * 1000, r->cost_rate * 100, r->allowed * 100, r->hit_us,
+			(double)r->bpf_ns / 1e6);
 	else
-		fprintf(stderr, "\njemattach: probe hits not counted (the kernel's BPF statistics need "
+		fprintf(stderr, "jemattach: probe hits not counted (the kernel's BPF statistics need "
 			"CAP_SYS_ADMIN): the cost was neither shown nor limited\n");
+	cli_sample_story(r, o, stderr, "jemattach: ");
 	if (r->samples && r->unwound_short * 10 > r->samples)
 		fprintf(stderr, "jemattach: %llu of %llu stacks have fewer than 4 frames (no unwind "
 			"information for some code?)\n", (unsigned long long)r->unwound_short,
@@ -63,41 +109,46 @@ void cli_sample_summary(const struct jma_sampler_result *r, const struct jma_sam
 			"counted as freed\n", (unsigned long long)r->untracked);
 }
 
-/* Run the sampler as @o says and write its profile to @out ("-": stdout). */
-/* The output is opened (its path checked, outfile.c) before the window, so
- * that a refused path costs no window; written and renamed into place after. */
-static int run_and_save(struct cli *c, const struct jma_sampler_opts *o, const char *out)
+/* Run the sampler as @o says and write its profile to @out ("-": stdout),
+ * *@r its result (to free).  The output is opened (its path checked,
+ * outfile.c) before the window, so that a refused path costs no window;
+ * written and renamed into place after. */
+static int run_and_save(struct cli *c, const struct jma_sampler_opts *o, const char *out,
+			struct jma_sampler_result *r)
 {
 	struct cli_stop_saved sv;
-	struct jma_sampler_result r;
 	struct cli_out f;
 	int err, rc = EXIT_OK;
 
+	memset(r, 0, sizeof(*r));
 	if ((err = cli_out_open(out, true, &f)))
 		return cli_error(err == -EPERM ? EXIT_USAGE : EXIT_TARGET, "writing %s: %s", out,
 				 cli_out_strerror(err));
 	cli_stop_catch(&sv, false);
-	fprintf(stderr, "jemattach: sampling process %d for %g s (1 in 2^%u bytes on average%s)",
-		(int)c->pid, o->seconds, o->lg_sample ? o->lg_sample : 19,
-		o->alloc_only ? ", allocations only" : "");
+	fprintf(stderr, "jemattach: sampling process %d for %g s (", (int)c->pid, o->seconds);
+	if (o->lg_sample)
+		fprintf(stderr, "1 in 2^%u bytes on average", o->lg_sample);
+	else
+		fprintf(stderr, "1 in 2^%u bytes on average to start with, up to 2^%u as samples "
+			"come faster", jma_sampler_lg_start(o), o->lg_nominal ? o->lg_nominal : 19);
+	fprintf(stderr, "%s)", o->alloc_only ? ", allocations only" : "");
 	if (o->settle > 0)
 		fprintf(stderr, ", then following frees for %g s", o->settle);
 	fprintf(stderr, "\n");
-	err = jma_sampler_run(c->s, o, &r);
+	err = jma_sampler_run(c->s, o, r);
 	cli_stop_release(&sv);
 	if (err) {
 		cli_out_close(&f, false);
 		return cli_fail_session(c);
 	}
-	cli_sample_summary(&r, o);
-	err = fwrite(r.profile, 1, r.len, f.f) == r.len ? 0 : -EIO;
+	cli_sample_summary(r, o);
+	err = fwrite(r->profile, 1, r->len, f.f) == r->len ? 0 : -EIO;
 	err = cli_out_close(&f, !err) ?: err;
 	if (err)
 		rc = cli_error(err == -EPERM ? EXIT_USAGE : EXIT_TARGET, "writing %s: %s", out,
 			       cli_out_strerror(err));
 	else if (strcmp(out, "-"))
-		printf("%s (%zu bytes)\n", cli_esc(out), r.len);
-	jma_sampler_result_free(&r);
+		printf("%s (%zu bytes)\n", cli_esc(out), r->len);
 	return rc;
 }
 
@@ -114,12 +165,13 @@ static const struct option sample_opts[] = {
 
 int cmd_prof_sample(struct cli *c, int argc, char **argv)
 {
-	struct jma_sampler_opts o = { .max_overhead = 0.05, .stop = &cli_stop };
+	struct jma_sampler_opts o = { .max_overhead = CLI_BUDGET_DEFAULT / 100.0, .stop = &cli_stop };
+	struct jma_sampler_result r;
+	struct cli_sampled sm = { &r, &o };
 	const char *out = NULL;
 	unsigned top = 20;
 	char name[256];
 	int opt, rc, an = 0;
-	long long lg;
 	double v;
 
 	optind = 0;
@@ -130,9 +182,8 @@ int cmd_prof_sample(struct cli *c, int argc, char **argv)
 		case 'S': o.slow_paths = 1; break;
 		case 'a': an = 1; break;
 		case 'l':
-			if ((rc = cli_arg_int(c, "prof", "--lg-sample", optarg, 0, 40, &lg)))
+			if ((rc = cli_parse_lg(c, optarg, &o.lg_sample)))
 				return rc;
-			o.lg_sample = (unsigned)lg;
 			break;
 		case 'm':
 			if ((rc = cli_parse_percent(c, optarg, &v)))
@@ -157,17 +208,29 @@ int cmd_prof_sample(struct cli *c, int argc, char **argv)
 		prof_default_name(c->pid, name, sizeof(name));
 		out = name;
 	}
-	rc = run_and_save(c, &o, out);
+	rc = run_and_save(c, &o, out, &r);
 	if (rc == EXIT_OK && an) {
 		fflush(stdout);
-		rc = prof_analyze(c, out, top, o.alloc_only ? JMA_HEAP_ALLOC_SPACE : JMA_HEAP_INUSE_SPACE);
+		rc = prof_analyze_sampled(c, out, top, o.alloc_only ? JMA_HEAP_ALLOC_SPACE
+								  : JMA_HEAP_INUSE_SPACE, &sm);
 	}
+	jma_sampler_result_free(&r);
 	return rc;
 }
 
 int cli_parse_percent(struct cli *c, const char *arg, double *v)
 {
 	return cli_arg_num(c, "prof", "--max-overhead", arg, 0, 100, v);
+}
+
+int cli_parse_lg(struct cli *c, const char *arg, unsigned *lg)
+{
+	long long v;
+	int rc = cli_arg_int(c, "prof", "--lg-sample", arg, 0, 40, &v);
+
+	if (!rc)
+		*lg = (unsigned)v;
+	return rc;
 }
 
 /* The target's configured sample period, opt.lg_prof_sample, so that the
@@ -193,17 +256,23 @@ int cli_sampler_instead(struct cli *c, const char *what, bool *sampler)
 	return EXIT_OK;
 }
 
-int cli_sample_window(struct cli *c, double secs, const char *path, unsigned top, double budget)
+int cli_sample_window(struct cli *c, double secs, const char *path, unsigned top, double budget,
+		      unsigned lg)
 {
 	struct jma_sampler_opts o = { .seconds = secs, .settle = secs, .max_overhead = budget,
-				      .lg_sample = cli_sample_lg(c), .stop = &cli_stop };
-	int rc = run_and_save(c, &o, path);
+				      .lg_sample = lg, .lg_nominal = cli_sample_lg(c),
+				      .stop = &cli_stop };
+	struct jma_sampler_result r;
+	struct cli_sampled sm = { &r, &o };
+	int rc = run_and_save(c, &o, path, &r);
 
 	if (rc == EXIT_OK) {
-		printf("\nallocation sites that grew during the window (sampled by uprobes; in use %g s "
-		       "after it):\n", secs);
+		printf("\nallocation sites that grew during the window (sampled by uprobes for %.1f s%s; "
+		       "in use %.1f s after it):\n", r.seconds, r.end != JMA_SAMPLER_TIME ?
+		       ", ended early" : "", r.settled);
 		fflush(stdout);
-		rc = prof_analyze(c, path, top, JMA_HEAP_INUSE_SPACE);
+		rc = prof_analyze_sampled(c, path, top, JMA_HEAP_INUSE_SPACE, &sm);
 	}
+	jma_sampler_result_free(&r);
 	return rc;
 }

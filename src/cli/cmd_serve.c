@@ -69,18 +69,20 @@ static int parse_listen(const char *s, struct serve_cfg *cfg)
 #define SEL_FORMS "pid=N, uid=U, unit=NAME, exe=PATH, cgroup=PATH or comm=REGEX, " \
 	"several joined by commas (all must hold; comm= last)"
 
-/* A user by number or name: 0, or -1 when there is none. */
-static int parse_uid(const char *v, uid_t *uid)
+/* uid=U: a number or a user's name; -1 (reason in @why) when neither. */
+static int parse_uid(const char *v, uid_t *uid, char *why, size_t whylen)
 {
 	struct passwd *pw;
 	long long n;
 
-	if (!cli_parse_int(v, 0, 4294967294LL, &n))
+	if (!cli_parse_int(v, 0, 4294967294LL, &n)) {
 		*uid = (uid_t)n;
-	else if ((pw = getpwnam(v)))
+	} else if ((pw = getpwnam(v))) {
 		*uid = pw->pw_uid;
-	else
+	} else {
+		snprintf(why, whylen, "no such user");
 		return -1;
+	}
 	return 0;
 }
 
@@ -115,10 +117,8 @@ static int parse_cond(const char *s, size_t len, struct serve_cond *c, char *why
 		}
 		c->kind = SEL_COMM;
 	} else if (KEY("uid")) {
-		if (parse_uid(v, &c->uid)) {
-			snprintf(why, whylen, "no such user");
+		if (parse_uid(v, &c->uid, why, whylen))
 			return -1;
-		}
 		c->kind = SEL_UID;
 	} else if (KEY("cgroup") || KEY("exe")) {
 		if (v[0] != '/') {
@@ -242,6 +242,9 @@ static const struct option longopts[] = {
 	{ "max-overhead", required_argument, NULL, 'o' },
 	{ "allow-sampler", no_argument, NULL, 'S' },
 	{ "max-duty", required_argument, NULL, 'D' },
+	{ "census-interval", required_argument, NULL, 'c' },
+	{ "census-owners", no_argument, NULL, 'O' },
+	{ "census-metrics", required_argument, NULL, 'M' },
 	{ 0 },
 };
 
@@ -313,6 +316,17 @@ static int serve_option(struct cli *c, int opt, struct serve_cfg *cfg, const cha
 		if ((rc = num_opt(c, "max-duty", "a percentage, 0.1 to 100", 0.1, 100, &v)) == EXIT_OK)
 			cfg->max_duty = v / 100;
 		return rc;
+	case 'c':
+		return num_opt(c, "census-interval", "seconds, 1 to 86400", 1, 86400,
+			       &cfg->census_interval);
+	case 'O': cfg->census_owners = 1; return EXIT_OK;
+	case 'M':
+		if ((rc = num_opt(c, "census-metrics", "a number of types, 1 to 1000", 1, 1000, &v)))
+			return rc;
+		if (v != (unsigned)v)
+			return cli_usage(c, "serve", "invalid --census-metrics \"%s\": 1 to 1000", optarg);
+		cfg->census_metrics = (unsigned)v;
+		return EXIT_OK;
 	default:
 		return cli_usage(c, "serve", "invalid option");
 	}
@@ -352,7 +366,8 @@ static int serve_config(struct cli *c, int argc, char **argv, struct serve_cfg *
 int cmd_serve(struct cli *c, int argc, char **argv)
 {
 	struct serve_cfg cfg = { .min_interval = 1, .timeout = 5, .discover_interval = 5,
-				 .max_attaches = 4, .max_overhead = 0.05, .max_duty = 0.05 };
+				 .max_attaches = 4, .max_overhead = 0.05, .max_duty = 0.05,
+				 .census_interval = 60 };
 	int (*run)(struct serve_cfg *);
 	int rc = serve_config(c, argc, argv, &cfg);
 

@@ -8,13 +8,6 @@
 
 #include "cli.h"
 
-static int write_all(void *arg, const char *buf, size_t len)
-{
-	FILE *f = arg;
-
-	return fwrite(buf, 1, len, f) == len ? 0 : -EIO;
-}
-
 int cmd_stats(struct cli *c, int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -52,7 +45,7 @@ int cmd_stats(struct cli *c, int argc, char **argv)
 	esc = cli_esc_open(f, json);
 	if (!esc)
 		rc = cli_error(EXIT_TARGET, "out of memory");
-	else if (jma_stats_print(c->s, opts, write_all, esc))
+	else if (jma_stats_print(c->s, opts, cli_write_file, esc))
 		rc = cli_fail_session(c);
 	if (esc && fclose(esc) && rc == EXIT_OK)
 		rc = cli_error(EXIT_TARGET, "writing %s: %s", out ? out : "standard output",

@@ -249,7 +249,7 @@ static int sampler_track(struct track_run *r)
 	const struct track_args *a = r->a;
 	struct jma_sampler_opts o = {
 		.seconds = a->count ? (double)a->count * a->interval + 1 : 1e9,
-		.lg_sample = cli_sample_lg(r->c), .max_overhead = a->budget / 100,
+		.lg_nominal = cli_sample_lg(r->c), .max_overhead = a->budget / 100,
 		.stop = &cli_stop, .snapshot_every = a->interval, .snapshot = sampled,
 		.snapshot_arg = r,
 	};
@@ -258,8 +258,8 @@ static int sampler_track(struct track_run *r)
 	if (a->churn)
 		return cli_usage(r->c, "prof", "--churn needs jemalloc's profiler (prof:true): the "
 				 "sampler takes a snapshot every -i SEC");
-	fprintf(stderr, "jemattach: sampling process %d (1 in 2^%u bytes on average), a snapshot "
-		"every %g s\n", (int)r->c->pid, o.lg_sample ? o.lg_sample : 19, a->interval);
+	fprintf(stderr, "jemattach: sampling process %d (1 in 2^%u bytes on average to start with), "
+		"a snapshot every %g s\n", (int)r->c->pid, jma_sampler_lg_start(&o), a->interval);
 	if (jma_sampler_run(r->c->s, &o, &res))
 		return r->rc ? r->rc : cli_fail_session(r->c);
 	/* -n COUNT snapshots taken: the track's normal end, no interruption. */
@@ -272,7 +272,8 @@ static int sampler_track(struct track_run *r)
 
 int cmd_prof_track(struct cli *c, int argc, char **argv)
 {
-	struct track_args a = { .interval = 10, .fmt = JMA_TRACK_TEXT, .top = 10, .budget = 5,
+	struct track_args a = { .interval = 10, .fmt = JMA_TRACK_TEXT, .top = 10,
+				.budget = CLI_BUDGET_DEFAULT,
 				.no_demangle = !!(c->opt.flags & JMA_F_NO_DEMANGLE) };
 	struct cli_out o = { .f = stdout, .dirfd = -1 };
 	struct track_run r = { .c = c, .a = &a, .out = stdout };
@@ -301,8 +302,8 @@ int cmd_prof_track(struct cli *c, int argc, char **argv)
 		/* The ranking follows a text log; it goes to stderr when JSON
 		 * lines fill stdout. */
 		if (rc == EXIT_OK)
-			rc = cli_sites_ranking(r.t, a.top, a.svg, r.out == stdout &&
-					       a.fmt == JMA_TRACK_JSONL ? stderr : stdout);
+			rc = cli_sites_ranking(r.t, a.top, a.svg, "live bytes per allocation site",
+					       r.out == stdout && a.fmt == JMA_TRACK_JSONL ? stderr : stdout);
 	}
 	if (r.out != stdout && (err = cli_out_close(&o, true)) && rc == EXIT_OK)
 		rc = cli_error(EXIT_TARGET, "writing %s: %s", a.out, strerror(-err));

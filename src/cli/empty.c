@@ -1,6 +1,9 @@
 /* empty.c -- after a heap report with nothing in it: why (one sample per
  * so many bytes allocated, against what the process allocated) and what to
- * do, so that "Total: 0.0 MB" is not the whole answer. */
+ * do, so that "Total: 0.0 MB" is not the whole answer.  jemalloc's own
+ * profiles are explained with its profiler's knobs (prof.active, prof
+ * reset, prof_accum); the sampler's with its own (samples, rate, what the
+ * guard gave up, --lg-sample, the window, --max-overhead). */
 #include <stdio.h>
 
 #include "cli.h"
@@ -84,5 +87,53 @@ void cli_hint_empty(struct cli *c, jma_heap *h, const struct jma_heap_report_opt
 	if (!in.has_alloc)
 		fputs(", or MALLOC_CONF=prof_accum:true at start (then analyze --alloc-space counts "
 		      "what was allocated and freed)", stderr);
+	fputs("\n", stderr);
+}
+
+/* A sampler's profile: what it took, at what rate, what the guard did. */
+void cli_hint_sampled(struct cli *c, const struct cli_sampled *sm, jma_heap *h,
+		      const struct jma_heap_report_opts *o)
+{
+	const struct jma_sampler_result *r = sm->r;
+	int alloc = alloc_sample(o);
+	uint64_t kept = alloc ? r->samples : r->live;
+	unsigned lg = cli_sample_lg_used(r), finer = lg > 15 ? lg - 5 : lg > 10 ? 10 : lg;
+	char a[32], b[32];
+
+	(void)c;
+	(void)h;
+	if (kept >= CLI_THIN)
+		return;
+	if (!r->samples)
+		fprintf(stderr, "jemattach: the profile is empty: the sampler took no sample\n");
+	else if (!kept)
+		fprintf(stderr, "jemattach: the profile is empty: none of the %llu samples the "
+			"sampler took is still in use\n", (unsigned long long)r->samples);
+	else if (alloc)
+		fprintf(stderr, "jemattach: the profile is thin: the sampler took %llu samples\n",
+			(unsigned long long)r->samples);
+	else
+		fprintf(stderr, "jemattach: the profile is thin: %llu of the %llu samples the sampler "
+			"took are still in use\n", (unsigned long long)kept,
+			(unsigned long long)r->samples);
+	fprintf(stderr, "  it samples one allocation per %s the process allocates, on average "
+		"(2^%u); in the %.1f s it sampled, ", cli_bytes(1ULL << lg, a, sizeof(a)), lg,
+		r->seconds);
+	if (r->samples)
+		fprintf(stderr, "about %s were allocated (%.1f sample periods)\n",
+			cli_bytes(r->alloc_bytes, b, sizeof(b)), (double)r->alloc_bytes / (double)(1ULL << lg));
+	else
+		fprintf(stderr, "its probes were hit %llu times\n", (unsigned long long)r->hits);
+	if (r->end != JMA_SAMPLER_TIME)
+		fprintf(stderr, "  the window ended early, after %.1f s\n", r->seconds + r->settled);
+	cli_sample_story(r, sm->o, stderr, "  ");
+	fputs("  to see more:", stderr);
+	if (finer < lg)
+		fprintf(stderr, " --lg-sample %u (a sample per %s: %u times as many),", finer,
+			cli_bytes(1ULL << finer, a, sizeof(a)), 1u << (lg - finer));
+	fputs(" a longer window", stderr);
+	if (r->full_rate > 0 && sm->o->max_overhead > 0)
+		fprintf(stderr, ", or more room for the probes than --max-overhead %g (the process "
+			"paid %.1f%% of a CPU for them)", sm->o->max_overhead * 100, r->cost_rate * 100);
 	fputs("\n", stderr);
 }

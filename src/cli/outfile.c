@@ -290,3 +290,8 @@ const char *cli_out_strerror(int err)
 {
 	return err == out_err && out_msg[0] ? out_msg : strerror(-err);
 }
+
+int cli_write_file(void *arg, const char *buf, size_t len)
+{
+	return fwrite(buf, 1, len, arg) == len ? 0 : -EIO;
+}

@@ -59,9 +59,10 @@ int prof_load(struct cli *c, const char *path, const char *buf, size_t len, cons
 }
 
 /* Where the memory is, as jeprof-style text (@buf: as for prof_load;
- * @sample: enum jma_heap_sample). */
+ * @sample: enum jma_heap_sample); an empty report explained by the run of
+ * the sampler @sm made it, or by jemalloc's profiler when NULL. */
 int prof_analyze_buf(struct cli *c, const char *path, const char *buf, size_t len, unsigned top,
-		     int sample)
+		     int sample, const struct cli_sampled *sm)
 {
 	struct jma_heap_report_opts ro = { .format = JMA_HEAP_TEXT, .sample = sample, .top = top,
 					   .no_demangle = !!(c->opt.flags & JMA_F_NO_DEMANGLE) };
@@ -70,9 +71,11 @@ int prof_analyze_buf(struct cli *c, const char *path, const char *buf, size_t le
 
 	if (!rc && cli_heap_report(h, &ro, stdout))
 		rc = cli_error(EXIT_TARGET, "analysing %s: %s", path, jma_heap_errmsg(h));
+	else if (!rc && sm)
+		cli_hint_sampled(c, sm, h, &ro);
 	else if (!rc && cli_heap_empty(h, &ro))
 		cli_hint_empty(c, h, &ro, NULL);
-	else if (!rc)
+	if (!rc && !cli_heap_empty(h, &ro))
 		cli_hint_unnamed(h, &ro);
 	jma_heap_free(h);
 	return rc;
@@ -80,7 +83,13 @@ int prof_analyze_buf(struct cli *c, const char *path, const char *buf, size_t le
 
 int prof_analyze(struct cli *c, const char *path, unsigned top, int sample)
 {
-	return prof_analyze_buf(c, path, NULL, 0, top, sample);
+	return prof_analyze_buf(c, path, NULL, 0, top, sample, NULL);
+}
+
+int prof_analyze_sampled(struct cli *c, const char *path, unsigned top, int sample,
+			 const struct cli_sampled *sm)
+{
+	return prof_analyze_buf(c, path, NULL, 0, top, sample, sm);
 }
 
 int prof_parse_top(struct cli *c, const char *arg, unsigned *top)

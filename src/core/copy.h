@@ -14,7 +14,8 @@ struct jma_copy {
 	char *prefix;		/* public symbol prefix: "", "je_", "_rjem_", ... */
 	int is_static;		/* inside a larger object (executable or other library) */
 	char conf_env[48];	/* environment variable it reads options from */
-	uint64_t fn_mallctl, fn_stats_print;
+	uint64_t fn_mallctl, fn_stats_print;	/* 0: unknown (a stripped copy) */
+	uint64_t base;		/* its module's start: where a stripped copy is */
 	struct jma_range *code;	/* jemalloc's own code, sorted */
 	size_t ncode;
 };

@@ -223,6 +223,13 @@ int heap_text(struct heap_view *v, struct heap_out *out);
 int heap_json(struct heap_view *v, struct heap_out *out);
 int heap_collapsed(struct heap_view *v, struct heap_out *out);
 int heap_pprof(struct heap_view *v, struct heap_out *out);
+/* readfile.c: the regular file @path, read whole into *@out (malloc'ed) and
+ * *@len, at most @max bytes; -errno with "PATH: why" in @msg (a FIFO or
+ * device: -EINVAL unread; too large: -EFBIG). */
+int heap_read_file(const char *path, uint64_t max, char **out, size_t *len, char *msg,
+		   size_t msglen);
+/* gzip @len bytes of @data into @o (pprof reads its profiles gzip'd); -ENOMEM, -EIO. */
+int heap_gzip(const uint8_t *data, size_t len, struct heap_out *o);
 
 /* Make room for @need elements of @elem bytes in *@arr, whose capacity is
  * *@cap (doubling it); -ENOMEM leaves both as they were. */

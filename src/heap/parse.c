@@ -8,13 +8,10 @@
  * is reported as truncated: jemalloc always writes all three.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "heap/heap.h"
 
@@ -436,64 +433,11 @@ int jma_heap_parse(const void *buf, size_t len, const char *name, jma_heap **out
 
 int jma_heap_load(const char *path, jma_heap **out, char *msg, size_t msglen)
 {
-	/* O_NONBLOCK: opening a FIFO must not wait for a writer. */
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	size_t len = 0, cap = 0;
-	struct stat st;
 	char *buf = NULL;
-	int err = 0;
+	size_t len = 0;
+	int err = heap_read_file(path, JMA_HEAP_MAX_BYTES, &buf, &len, msg, msglen);
 
 	*out = NULL;
-	if (fd < 0 || fstat(fd, &st)) {
-		err = -errno;
-		snprintf(msg, msglen, "%s: %s", path, strerror(-err));
-		if (fd >= 0)
-			close(fd);
-		return err;
-	}
-	/* Refused before reading anything: a FIFO may never end, /dev/zero never does. */
-	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size > JMA_HEAP_MAX_BYTES) {
-		snprintf(msg, msglen, S_ISREG(st.st_mode) ? "%s: larger than %llu bytes" :
-			 "%s: not a regular file (not read)", path, JMA_HEAP_MAX_BYTES);
-		close(fd);
-		return S_ISREG(st.st_mode) ? -EFBIG : -EINVAL;
-	}
-	/* Read to the end rather than trusting st_size: it may grow, or be /proc's 0. */
-	for (;;) {
-		ssize_t n;
-
-		if (len == cap) {
-			if (cap > JMA_HEAP_MAX_BYTES) {
-				snprintf(msg, msglen, "%s: larger than %llu bytes", path, JMA_HEAP_MAX_BYTES);
-				err = -EFBIG;
-				break;
-			}
-			/* The size it has now (+1: its end is seen without a
-			 * second buffer; /proc says 0), then doubling if it grows. */
-			size_t want = cap ? cap * 2 : (size_t)st.st_size + 1;
-			char *nb = realloc(buf, want < 65536 ? 65536 : want);
-
-			if (!nb) {
-				snprintf(msg, msglen, "%s: out of memory", path);
-				err = -ENOMEM;
-				break;
-			}
-			buf = nb;
-			cap = want < 65536 ? 65536 : want;
-		}
-		n = read(fd, buf + len, cap - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			err = -errno;
-			snprintf(msg, msglen, "%s: %s", path, strerror(-err));
-			break;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
 	if (!err)
 		err = jma_heap_parse(buf, len, path, out, msg, msglen);
 	free(buf);

@@ -236,8 +236,7 @@ static int locations(struct heap_view *v, struct build *b)
 	return 0;
 }
 
-/* gzip @len bytes of @data into @o. */
-static int gzip_out(const uint8_t *data, size_t len, struct heap_out *o)
+int heap_gzip(const uint8_t *data, size_t len, struct heap_out *o)
 {
 	z_stream z = { 0 };
 	unsigned char buf[1 << 16];
@@ -267,11 +266,21 @@ int heap_pprof(struct heap_view *v, struct heap_out *o)
 	jma_heap *h = v->h;
 	struct build b = { 0 };
 	uint8_t *buf = NULL;
+	int64_t comment;
 	size_t len;
 	int err;
 
 	perftools__profiles__profile__init(&b.p);
 	err = sample_types(v, &b);
+	if (!err && v->o->comment) {
+		uint32_t id = heap_str(&h->str, v->o->comment);
+
+		if (id == UINT32_MAX)
+			err = -ENOMEM;
+		comment = id;
+		b.p.comment = &comment;
+		b.p.n_comment = 1;
+	}
 	if (!err)
 		err = samples(v, &b);
 	if (!err)
@@ -289,7 +298,7 @@ int heap_pprof(struct heap_view *v, struct heap_out *o)
 	}
 	if (!err) {
 		perftools__profiles__profile__pack(&b.p, buf);
-		err = gzip_out(buf, len, o);
+		err = heap_gzip(buf, len, o);
 	}
 	free(buf);
 	build_free(&b);

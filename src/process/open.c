@@ -27,7 +27,8 @@ int jma_open_process(jma_session *s, pid_t pid, struct att_status *st)
 	struct jma_syms *sy = NULL;
 	struct jma_symcache_use cache;
 	struct jma_syms_opts so = { s->opt.prefix, s->opt.module, !!(s->opt.flags & JMA_F_ANY_PROCESS),
-				    !!(s->opt.flags & JMA_F_DEBUGINFOD), NULL };
+				    !!(s->opt.flags & JMA_F_DEBUGINFOD), NULL,
+				    !!(s->opt.flags & JMA_F_STRIPPED) };
 	int err;
 
 	if (s->syms)

@@ -42,7 +42,7 @@ int jma_open(jma_session *s, pid_t pid)
 	err = ptrace_refuse_open(s);
 	if (err)
 		return err;
-	if (!c->fn_stats_print)
+	if (!c->fn_stats_print && c->fn_mallctl)
 		jma_logf(s, JMA_LOG_WARN, "%smalloc_stats_print not found: stats will not work",
 			 c->prefix);
 	jma_logf(s, JMA_LOG_INFO, "jemalloc in %s (prefix \"%s\")%s", c->path, c->prefix,
@@ -95,6 +95,11 @@ static int ptrace_begin(struct jma_backend *b)
 		return jma_fail(s, JMA_ERR_ATTACH, err, "reading /proc/%d/maps: %s", (int)s->pid,
 				strerror(-err));
 	maps = jma_syms_maps(s->syms, &n);
+	/* A copy taken stripped (JMA_F_STRIPPED: a census reads it) has no
+	 * entry point known. */
+	if (!je->fn_mallctl)
+		return jma_fail(s, JMA_ERR_MISSING, -ENOTSUP, "jemalloc in %s is stripped of its "
+				"symbols: nothing in it can be called", je->path);
 	if (jma_exec_check(maps, n, je->path, je->fn_mallctl))
 		return ptrace_fail_exec(s);
 	if (!find_restorer(p) && !(s->opt.flags & JMA_F_FORCE)) {

@@ -2,6 +2,7 @@
 #ifndef JMA_SAMPLER_PROBES_H
 #define JMA_SAMPLER_PROBES_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -9,37 +10,86 @@
 struct bpf_program;
 struct bpf_link;
 
-enum { SMP_P_ENTRY, SMP_P_RETURN, SMP_P_FREE, SMP_NKINDS };
+/* ENTRY: on_alloc (a session where the kernel has them); RETURN: on_alloc_ret;
+ * FREE: on_free; FREE_SLOW: on_free_slow. */
+enum { SMP_P_ENTRY, SMP_P_RETURN, SMP_P_FREE, SMP_P_FREE_SLOW, SMP_NKINDS };
 
+/* The probes of one kind in one file. */
 struct smp_batch {
+	int kind;
 	char path[4200];	/* map_files link, or the file in the target's root */
 	uint64_t *offs, *cookies;
 	size_t n, cap;
 };
 
+/* A group of probes placed and removed together, as often as wanted. */
 struct smp_probes {
 	pid_t pid;			/* whose address space (0: our own) */
 	int multi;			/* uprobe_multi: the programs were loaded for it */
+	int session;			/* multi: ENTRY is a uprobe session (kernel 6.13+) */
 	struct bpf_program *prog[SMP_NKINDS];
-	struct smp_batch batch[SMP_NKINDS];	/* multi: collected until commit */
+	struct smp_batch *batches;
+	size_t nbatches, capbatches;
 	int *fds;			/* multi: the links */
 	size_t nfds, capfds;
 	struct bpf_link **links;	/* perf events: one link each */
 	size_t nlinks, caplinks;
-	unsigned count;			/* probes placed */
+	unsigned count;			/* probes in place */
+	unsigned total;			/* probes collected */
 };
 
-/* The expected attach type the programs must be loaded with for uprobe_multi
- * (kernel 6.6+; libbpf 1.1 does not know it). */
-#define SMP_TRACE_UPROBE_MULTI	48
+/* The expected attach types the programs must be loaded with for
+ * uprobe_multi (kernel 6.6+) and a uprobe session (6.13+); libbpf 1.1
+ * knows neither. */
+#define SMP_TRACE_UPROBE_MULTI		48
+#define SMP_TRACE_UPROBE_SESSION	57
 
-/* Probe offset @off of the file at @path (a /proc/PID/map_files link) with
- * the program of @kind and @cookie.  Perf events are placed at once; multi
- * probes are collected and placed by smp_probes_commit (or when a probe of
- * another file follows).  -errno. */
+/* Collect a probe at offset @off of the file at @path (a /proc/PID/map_files
+ * link) with the program of @kind and @cookie, for smp_probes_attach.
+ * -ENOMEM. */
 int smp_probes_add(struct smp_probes *p, int kind, const char *path, uint64_t off, uint64_t cookie);
-int smp_probes_commit(struct smp_probes *p);
-/* Remove every probe placed; free what was collected.  Safe to repeat. */
-void smp_probes_remove(struct smp_probes *p);
+/* Place every probe collected; on failure none stays.  -errno. */
+int smp_probes_attach(struct smp_probes *p);
+/* Remove the probes placed (the kernel has taken the breakpoints out when it
+ * returns); what was collected stays for the next attach.  Safe to repeat. */
+void smp_probes_detach(struct smp_probes *p);
+/* Detach, and forget what was collected. */
+void smp_probes_free(struct smp_probes *p);
+
+/* A thread that removes probes for the sampler, at a deadline: closing a
+ * link waits for a grace period after the breakpoints are out (20-190 ms
+ * measured here under load), which a burst of a few milliseconds cannot wait
+ * for; and a thread that sleeps until the deadline is woken on time on a
+ * loaded machine more often than one busy unwinding samples gets its turn
+ * back (bursts of 1 ms lasted 30-50 ms when our main thread ended them). */
+struct smp_closer {
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int started, quit;
+	int *fds;			/* links to close */
+	size_t nfds, capfds;
+	struct bpf_link **links;	/* perf events to destroy */
+	size_t nlinks, caplinks;
+	double since;			/* when the probes handed over were placed */
+	double deadline;		/* when they are to be removed */
+	double on;			/* seconds from placing to the start of removal, summed */
+	unsigned pending;		/* handed over, not yet removed */
+};
+
+/* Start @c's thread (every signal blocked in it).  -errno: then @c removes
+ * what it is handed at once, in the caller's thread. */
+int smp_closer_start(struct smp_closer *c);
+/* Hand the probes placed in the groups @p[0..n) (since @placed, a
+ * CLOCK_MONOTONIC time in seconds) to @c to remove at @deadline (the same
+ * clock), in that order; none is counted as placed in @p afterwards.  Waits
+ * for the batch before, if any, to be taken. */
+void smp_probes_detach_by(struct smp_probes *p, size_t n, struct smp_closer *c, double placed,
+			  double deadline);
+/* The seconds probes stayed in place so far, summed, and how many batches
+ * are still to be removed. */
+double smp_closer_on(struct smp_closer *c, unsigned *pending);
+/* Remove everything handed over (now), and end the thread.  Safe to repeat. */
+void smp_closer_stop(struct smp_closer *c);
 
 #endif

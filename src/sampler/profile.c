@@ -2,11 +2,17 @@
  *
  * Samples are numbered densely by the BPF side, so they are kept in an array
  * indexed by that number (a lost sample leaves a hole); stacks are kept once
- * each in a hash table.  The profile has jemalloc's raw sampled counts with
- * its period in the header: readers unbias them with jeprof's formula, as
- * they do jemalloc's own profiles.  Sizes differ within a stack, so every
- * stack is written once per size sampled there, which keeps that formula
- * exact (it works on the average size of a line).
+ * each in a hash table.  The profile's header has the finest period any
+ * sample was taken at: readers unbias its counts with jeprof's formula, as
+ * they do jemalloc's own profiles.  Sampled at that period, a line's counts
+ * are the raw ones; a sample taken at a sparser rate, or in a burst that
+ * stands for more, weighs what its rate and scale make it, and the line's
+ * count is that estimate over jeprof's factor (as jemalloc 5.3 itself prints
+ * counts chosen for that formula), rounded with the remainder carried along
+ * the stack.  Sizes
+ * differ within a stack, so every stack is written once per size sampled
+ * there, which keeps that formula exact (it works on the average size of a
+ * line).
  */
 #include <errno.h>
 #include <math.h>
@@ -21,8 +27,10 @@ enum { REC_NONE, REC_SAMPLED, REC_LIVE, REC_FREED };
 
 struct rec {
 	uint64_t size;
+	uint64_t ptr;		/* once returned */
 	uint32_t stack;		/* index into stacks */
-	uint32_t state;
+	uint8_t state;
+	uint8_t shift;		/* sampled at period >> shift */
 };
 
 struct stack {
@@ -32,6 +40,8 @@ struct stack {
 
 struct smp_profile {
 	uint64_t period;
+	uint64_t burst_from;	/* samples from this id on stand for scale times more */
+	double scale;
 	struct rec *recs;
 	size_t nrecs, caprecs;
 	struct stack *stacks;
@@ -46,8 +56,11 @@ struct smp_profile *smp_profile_new(uint64_t period)
 {
 	struct smp_profile *p = calloc(1, sizeof(*p));
 
-	if (p)
+	if (p) {
 		p->period = period;
+		p->burst_from = UINT64_MAX;
+		p->scale = 1;
+	}
 	return p;
 }
 
@@ -131,7 +144,8 @@ static long stack_of(struct smp_profile *p, const uint64_t *pcs, int n)
 	return (long)p->nstacks - 1;
 }
 
-int smp_profile_add(struct smp_profile *p, uint64_t id, uint64_t size, const uint64_t *pcs, int n)
+int smp_profile_add(struct smp_profile *p, uint64_t id, uint64_t size, unsigned shift,
+		    const uint64_t *pcs, int n)
 {
 	long st;
 
@@ -141,22 +155,45 @@ int smp_profile_add(struct smp_profile *p, uint64_t id, uint64_t size, const uin
 		n = SMP_MAX_FRAMES;
 	if (grow(&p->recs, &p->caprecs, id + 1, sizeof(*p->recs)) || (st = stack_of(p, pcs, n)) < 0)
 		return -ENOMEM;
-	p->recs[id] = (struct rec){ size, (uint32_t)st, REC_SAMPLED };
+	p->recs[id] = (struct rec){ size, 0, (uint32_t)st, REC_SAMPLED, (uint8_t)(shift < 40 ? shift : 40) };
 	if (id >= p->nrecs)
 		p->nrecs = id + 1;
 	return 0;
 }
 
-void smp_profile_returned(struct smp_profile *p, uint64_t id)
+void smp_profile_returned(struct smp_profile *p, uint64_t id, uint64_t ptr)
 {
-	if (id < p->nrecs && p->recs[id].state == REC_SAMPLED)
+	if (id < p->nrecs && p->recs[id].state == REC_SAMPLED) {
 		p->recs[id].state = REC_LIVE;
+		p->recs[id].ptr = ptr;
+	}
 }
 
 void smp_profile_freed(struct smp_profile *p, uint64_t id)
 {
 	if (id < p->nrecs && p->recs[id].state == REC_LIVE)
 		p->recs[id].state = REC_FREED;
+}
+
+void smp_profile_scale(struct smp_profile *p, uint64_t first_id, double scale)
+{
+	p->burst_from = first_id;
+	p->scale = scale > 0 ? scale : 1;
+}
+
+int smp_profile_unfreed(const struct smp_profile *p, struct smp_unfreed **v, size_t *n)
+{
+	size_t k = 0;
+
+	*n = 0;
+	*v = malloc((p->nrecs ? p->nrecs : 1) * sizeof(**v));
+	if (!*v)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->nrecs; i++)
+		if (p->recs[i].state == REC_LIVE && p->recs[i].ptr)
+			(*v)[k++] = (struct smp_unfreed){ i, p->recs[i].ptr, p->recs[i].size };
+	*n = k;
+	return 0;
 }
 
 void smp_expo_fill(volatile uint64_t *t, size_t n, uint64_t period)
@@ -172,16 +209,26 @@ double smp_unbias(uint64_t size, uint64_t period)
 	return r > 0 ? (double)size / -expm1(-r) : 0;
 }
 
+/* The bytes sample @id stands for: its rate's unbiasing, its burst's scale. */
+static double weight(const struct smp_profile *p, size_t id)
+{
+	const struct rec *r = &p->recs[id];
+	double w = smp_unbias(r->size, p->period >> r->shift ? p->period >> r->shift : 1);
+
+	return id >= p->burst_from ? w * p->scale : w;
+}
+
 void smp_profile_totals(const struct smp_profile *p, double *alloc, double *inuse, uint64_t *live)
 {
 	*alloc = *inuse = 0;
 	*live = 0;
 	for (size_t i = 0; i < p->nrecs; i++) {
 		const struct rec *r = &p->recs[i];
-		double b = smp_unbias(r->size, p->period);
+		double b;
 
 		if (r->state == REC_NONE)
 			continue;
+		b = weight(p, i);
 		*alloc += b;
 		if (r->state == REC_LIVE) {
 			*inuse += b;
@@ -190,7 +237,15 @@ void smp_profile_totals(const struct smp_profile *p, double *alloc, double *inus
 	}
 }
 
-/* Lines of the profile: one per (stack, size). */
+/* A sample as the profile writes it. */
+struct item {
+	uint32_t stack;
+	uint64_t size;
+	double w;		/* the bytes it stands for */
+	int live;
+};
+
+/* Lines of the profile: one per (stack, size), its counts rounded. */
 struct line {
 	uint32_t stack;
 	uint64_t size, cur, acc;
@@ -198,18 +253,70 @@ struct line {
 
 static int by_stack_size(const void *a, const void *b)
 {
-	const struct rec *x = a, *y = b;
+	const struct item *x = a, *y = b;
 
 	if (x->stack != y->stack)
 		return x->stack < y->stack ? -1 : 1;
 	return x->size < y->size ? -1 : x->size > y->size;
 }
 
+/* The count of a line of size @size whose samples stand for @w bytes (plus
+ * the carry *@carry, updated) such that jeprof's unbiasing gives them back. */
+static uint64_t count_for(uint64_t size, uint64_t period, double w, double *carry)
+{
+	double u = smp_unbias(size, period), x;
+	uint64_t n;
+
+	w += *carry;
+	x = u > 0 ? w / u : 0;
+	n = x > 0 ? (uint64_t)(x + 0.5) : 0;
+	*carry = w - (double)n * u;
+	return n;
+}
+
+/* The lines of the items @v[0..n) (sorted), for a header of @period, into
+ * *@out (@nl of them). */
+static int make_lines(uint64_t period, const struct item *v, size_t n, struct line **out, size_t *nl)
+{
+	struct line *l = malloc((n ? n : 1) * sizeof(*l));
+	double ccur = 0, cacc = 0;
+	size_t k = 0;
+
+	if (!l)
+		return -ENOMEM;
+	for (size_t i = 0; i < n;) {
+		double wcur = 0, wacc = 0;
+		size_t j;
+
+		if (i && v[i].stack != v[i - 1].stack)
+			ccur = cacc = 0;
+		for (j = i; j < n && v[j].stack == v[i].stack && v[j].size == v[i].size; j++) {
+			wacc += v[j].w;
+			if (v[j].live)
+				wcur += v[j].w;
+		}
+		l[k].stack = v[i].stack;
+		l[k].size = v[i].size;
+		l[k].acc = count_for(v[i].size, period, wacc, &cacc);
+		l[k].cur = count_for(v[i].size, period, wcur, &ccur);
+		if (l[k].acc < l[k].cur)
+			l[k].acc = l[k].cur;
+		if (l[k].acc)
+			k++;
+		i = j;
+	}
+	*out = l;
+	*nl = k;
+	return 0;
+}
+
 int smp_profile_write(const struct smp_profile *p, const char *maps, char **out, size_t *len)
 {
-	struct rec *v = malloc((p->nrecs ? p->nrecs : 1) * sizeof(*v));
-	uint64_t tcur = 0, tcurb = 0, tacc = 0, taccb = 0;
-	size_t n = 0;
+	struct item *v = malloc((p->nrecs ? p->nrecs : 1) * sizeof(*v));
+	uint64_t tcur = 0, tcurb = 0, tacc = 0, taccb = 0, period;
+	struct line *l = NULL;
+	size_t n = 0, nl = 0;
+	unsigned shift = 0;
 	FILE *f;
 
 	*out = NULL;
@@ -217,43 +324,45 @@ int smp_profile_write(const struct smp_profile *p, const char *maps, char **out,
 	if (!v)
 		return -ENOMEM;
 	for (size_t i = 0; i < p->nrecs; i++)
-		if (p->recs[i].state != REC_NONE)
-			v[n++] = p->recs[i];
-	qsort(v, n, sizeof(*v), by_stack_size);
-	for (size_t i = 0; i < n; i++) {
-		tacc++;
-		taccb += v[i].size;
-		if (v[i].state == REC_LIVE) {
-			tcur++;
-			tcurb += v[i].size;
+		if (p->recs[i].state != REC_NONE) {
+			v[n++] = (struct item){ p->recs[i].stack, p->recs[i].size, weight(p, i),
+						p->recs[i].state == REC_LIVE };
+			if (p->recs[i].shift > shift)
+				shift = p->recs[i].shift;
 		}
-	}
-	if (!(f = open_memstream(out, len))) {
+	/* The finest rate used: every sample then counts one or more. */
+	period = p->period >> shift ? p->period >> shift : 1;
+	qsort(v, n, sizeof(*v), by_stack_size);
+	if (make_lines(period, v, n, &l, &nl)) {
 		free(v);
 		return -ENOMEM;
 	}
-	fprintf(f, "heap_v2/%llu\n  t*: %llu: %llu [%llu: %llu]\n", (unsigned long long)p->period,
+	free(v);
+	for (size_t i = 0; i < nl; i++) {
+		tacc += l[i].acc;
+		taccb += l[i].acc * l[i].size;
+		tcur += l[i].cur;
+		tcurb += l[i].cur * l[i].size;
+	}
+	if (!(f = open_memstream(out, len))) {
+		free(l);
+		return -ENOMEM;
+	}
+	fprintf(f, "heap_v2/%llu\n  t*: %llu: %llu [%llu: %llu]\n", (unsigned long long)period,
 		(unsigned long long)tcur, (unsigned long long)tcurb, (unsigned long long)tacc,
 		(unsigned long long)taccb);
-	for (size_t i = 0; i < n;) {
-		const struct stack *st = &p->stacks[v[i].stack];
-		uint64_t cur = 0, acc = 0;
-		size_t j;
+	for (size_t i = 0; i < nl; i++) {
+		const struct stack *st = &p->stacks[l[i].stack];
 
-		for (j = i; j < n && v[j].stack == v[i].stack && v[j].size == v[i].size; j++) {
-			acc++;
-			cur += v[j].state == REC_LIVE;
-		}
 		fputc('@', f);
 		for (uint32_t k = 0; k < st->n; k++)
 			fprintf(f, " 0x%llx", (unsigned long long)p->pcs[st->off + k]);
-		fprintf(f, "\n  t*: %llu: %llu [%llu: %llu]\n", (unsigned long long)cur,
-			(unsigned long long)(cur * v[i].size), (unsigned long long)acc,
-			(unsigned long long)(acc * v[i].size));
-		i = j;
+		fprintf(f, "\n  t*: %llu: %llu [%llu: %llu]\n", (unsigned long long)l[i].cur,
+			(unsigned long long)(l[i].cur * l[i].size), (unsigned long long)l[i].acc,
+			(unsigned long long)(l[i].acc * l[i].size));
 	}
 	fprintf(f, "\nMAPPED_LIBRARIES:\n%s", maps ? maps : "");
-	free(v);
+	free(l);
 	if (fclose(f)) {
 		free(*out);
 		*out = NULL;

@@ -10,15 +10,13 @@
  * (the child is not ours: not sampled); an exec replaces the address space,
  * probes and all, and ends the window.
  *
- * The window starts when every probe is in place (the programs do nothing
- * until user space sets `active`), so that the frees and returns of every
- * sample are followed; with a settle time, `sampling` is then cleared and
- * only frees are followed for that long.
- *
- * Cost: the kernel's run-time statistics count the hits and the time in our
- * programs; the trap around each (the bigger part on a VM) is measured at
- * start on a probe in our own process.  Their sum against the target's own
- * CPU time in the window is the overhead shown, and bounded.
+ * The window starts when the first probes are in place (the programs do
+ * nothing until user space sets `active`), every allocation and free call
+ * probed; window.c then keeps the cost within the budget (guard.c), moving
+ * the allocation entries to bursts if need be.  With a settle time,
+ * `sampling` is then cleared and only frees are followed for that long.
+ * When a sampled block's free may have gone unseen, jemalloc's metadata
+ * says at the end whether it is still allocated (liveness.c).
  */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -35,42 +33,17 @@
 
 #include "attach/procfs.h"
 #include "attach/unwind.h"
-#include "process/execcheck.h"
-#include "core/clock.h"
 #include "core/session.h"
 #include "sampler/counter.h"
 #include "sampler/events.h"
-#include "sampler/probes.h"
-#include "sampler/profile.h"
-#include "sampler/sites.h"
+#include "sampler/liveness.h"
+#include "sampler/run.h"
 #include "sampler.skel.h"
 
-#define POLL_MS		100
-#define CHECK_EVERY_NS	500000000ull	/* exit, exec and overhead checks */
-#define CALIB_CALLS	100
-#define CALIB_ROUNDS	4
-#define MIN_COST_S	0.02		/* below this, an overhead share is noise */
+#define HIT_US_DEFAULT	5.0	/* a hit's cost when it cannot be measured (this VM's) */
+#define SMP_FINE	5	/* an automatic rate starts 2^5 times finer than the nominal */
 
-struct run {
-	jma_session *s;
-	const struct jma_sampler_opts *o;
-	struct jma_sampler_result *r;
-	struct sampler_bpf *skel;
-	struct smp_profile *prof;
-	const struct att_map *maps;
-	size_t nmaps;
-	struct smp_site *sites;
-	size_t nsites;
-	struct smp_probes probes;
-	int stats_fd;
-	uint64_t base_cnt, base_ns;	/* the programs' counters before the window */
-	uint64_t period;
-	int64_t tsd_off;		/* counted mode: jemalloc's counter (counter.c), else 0 */
-	uint32_t tp_off;
-	int err;			/* from the event handler */
-	uint64_t dropped;
-	const char *maps_text;		/* the target's maps at the start, for snapshots */
-};
+enum { LOAD_SESSION, LOAD_MULTI, LOAD_PERF };
 
 static jma_session *log_to;
 
@@ -87,25 +60,6 @@ static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap
 		buf[n - 1] = '\0';
 	jma_logf(log_to, level == LIBBPF_WARN ? JMA_LOG_INFO : JMA_LOG_DEBUG, "libbpf: %s", buf);
 	return 0;
-}
-
-/* The target's user + system CPU seconds (/proc/PID/stat), -1 when gone. */
-static double target_cpu(pid_t pid)
-{
-	char path[64], *buf = NULL, *p;
-	unsigned long long ut, st;
-	size_t len;
-	double v = -1;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (att_proc_read(path, &buf, &len))
-		return -1;
-	/* After the comm, which may hold spaces and parentheses. */
-	p = strrchr(buf, ')');
-	if (p && sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) == 2)
-		v = (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
-	free(buf);
-	return v;
 }
 
 /* Why the kernel refused, and what to do instead. */
@@ -162,95 +116,6 @@ static int probe_place(struct run *u, uint64_t addr, char *path, size_t len, uin
 	return 0;
 }
 
-static int prog_stats(struct run *u, uint64_t *cnt, uint64_t *ns)
-{
-	struct bpf_program *progs[] = { u->skel->progs.on_alloc, u->skel->progs.on_alloc_ret,
-					u->skel->progs.on_free };
-
-	*cnt = *ns = 0;
-	for (size_t i = 0; i < sizeof(progs) / sizeof(*progs); i++) {
-		struct bpf_prog_info info;
-		__u32 len = sizeof(info);
-
-		memset(&info, 0, sizeof(info));
-		if (bpf_obj_get_info_by_fd(bpf_program__fd(progs[i]), &info, &len))
-			return -errno;
-		*cnt += info.run_cnt;
-		*ns += info.run_time_ns;
-	}
-	return 0;
-}
-
-/* The function the calibration probes: in our own process only. */
-__attribute__((noinline)) void smp_calibration_point(void *p);
-__attribute__((noinline)) void smp_calibration_point(void *p)
-{
-	__asm__ volatile("" : : "r"(p) : "memory");
-}
-
-/* Nanoseconds a call of smp_calibration_point: the least of a few rounds
- * (on a shared machine, the others include someone else's time). */
-static double timed_calls(void)
-{
-	double best = 1e12;
-
-	for (int r = 0; r < CALIB_ROUNDS; r++) {
-		uint64_t t = (uint64_t)jma_clock_ns(CLOCK_MONOTONIC);
-
-		for (int i = 0; i < CALIB_CALLS; i++)
-			smp_calibration_point(&i);
-		t = (uint64_t)jma_clock_ns(CLOCK_MONOTONIC) - t;
-		if ((double)t / CALIB_CALLS < best)
-			best = (double)t / CALIB_CALLS;
-	}
-	return best;
-}
-
-/* What one probe hit costs a process here, apart from our program's own run
- * time (counted by the kernel for every hit): a probe on a function of our
- * own, called with and without it.  Microseconds; 10 when it cannot be
- * measured (the figure measured on this machine kind). */
-static double calibrate(struct run *u)
-{
-	uint64_t addr = (uint64_t)(uintptr_t)&smp_calibration_point;
-	uint64_t c0 = 0, n0 = 0, c1 = 0, n1 = 0;
-	struct smp_probes self = u->probes;
-	struct att_map *maps = NULL;
-	const struct att_map *m;
-	double per, prog, base;
-	char path[4200];
-	size_t n = 0;
-	int err;
-
-	if (att_proc_maps(getpid(), &maps, &n))
-		return 10;
-	m = att_maps_find(maps, n, addr);
-	/* Our own file, as we map it: its path is ours to trust. */
-	err = !m || !m->path || snprintf(path, sizeof(path), "%s", m->path) >= (int)sizeof(path);
-	if (!err) {
-		self.pid = 0;
-		addr = addr - m->start + m->offset;
-	}
-	att_maps_free(maps, n);
-	if (err)
-		return 10;
-	base = timed_calls();
-	if (smp_probes_add(&self, SMP_P_FREE, path, addr, SMP_COOKIE(0, 0, 1, 0, 0, 0)) ||
-	    smp_probes_commit(&self)) {
-		smp_probes_remove(&self);
-		return 10;
-	}
-	/* The first hit of a process maps the kernel's out-of-line area. */
-	smp_calibration_point(&base);
-	prog_stats(u, &c0, &n0);
-	per = timed_calls();
-	prog_stats(u, &c1, &n1);
-	smp_probes_remove(&self);
-	per -= base;
-	prog = c1 > c0 ? (double)(n1 - n0) / (double)(c1 - c0) : 0;
-	return per > prog ? (per - prog) / 1000 : 10;
-}
-
 static int on_event(void *ctx, void *data, size_t size)
 {
 	struct run *u = ctx;
@@ -276,7 +141,7 @@ static int on_event(void *ctx, void *data, size_t size)
 		}
 		if (n < 4)
 			u->r->unwound_short++;
-		err = smp_profile_add(u->prof, e->id, e->size, pcs, n);
+		err = smp_profile_add(u->prof, e->id, e->size, e->shift, pcs, n);
 		if (err == -E2BIG)
 			u->dropped++;
 		else if (err)
@@ -285,7 +150,7 @@ static int on_event(void *ctx, void *data, size_t size)
 		const struct smp_ev_ret *e = data;
 
 		if (e->ptr)
-			smp_profile_returned(u->prof, e->id);
+			smp_profile_returned(u->prof, e->id, e->ptr);
 	} else if (type == SMP_EV_FREE && size >= sizeof(struct smp_ev_free)) {
 		const struct smp_ev_free *e = data;
 
@@ -294,8 +159,9 @@ static int on_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-/* Open and load the programs, for uprobe_multi when the kernel has it. */
-static int load_for(struct run *u, int multi)
+/* Open and load the programs for @how (a uprobe session, uprobe_multi, or
+ * perf events). */
+static int load_for(struct run *u, int how)
 {
 	struct bpf_program *progs[SMP_NKINDS];
 	int err;
@@ -306,175 +172,132 @@ static int load_for(struct run *u, int multi)
 	progs[SMP_P_ENTRY] = u->skel->progs.on_alloc;
 	progs[SMP_P_RETURN] = u->skel->progs.on_alloc_ret;
 	progs[SMP_P_FREE] = u->skel->progs.on_free;
+	progs[SMP_P_FREE_SLOW] = u->skel->progs.on_free_slow;
 	smp_expo_fill((volatile uint64_t *)u->skel->rodata->expo, SMP_EXPO_N, u->period);
 	u->skel->rodata->target_tgid = (__u32)u->s->pid;
 	u->skel->rodata->tsd_off = u->tsd_off;
 	u->skel->rodata->tp_off = u->tp_off;
-	for (int k = 0; k < SMP_NKINDS; k++) {
-		u->probes.prog[k] = progs[k];
-		if (multi)
-			bpf_program__set_expected_attach_type(progs[k], SMP_TRACE_UPROBE_MULTI);
-	}
+	u->skel->rodata->session = how == LOAD_SESSION;
+	for (size_t i = 0; i < u->nsites && i < SMP_SITES_MAX; i++)
+		u->skel->rodata->site_addr[i] = u->sites[i].addr;
+	for (int k = 0; k < SMP_NKINDS; k++)
+		if (how != LOAD_PERF)
+			bpf_program__set_expected_attach_type(progs[k], how == LOAD_SESSION &&
+							      k == SMP_P_ENTRY ? SMP_TRACE_UPROBE_SESSION
+									       : SMP_TRACE_UPROBE_MULTI);
 	err = sampler_bpf__load(u->skel);
 	if (err) {
 		sampler_bpf__destroy(u->skel);
 		u->skel = NULL;
 		return err < 0 ? err : -EINVAL;
 	}
-	u->probes.multi = multi;
-	return 0;
-}
-
-static int load(struct run *u)
-{
-	int err;
-
-	libbpf_set_print(libbpf_log);
-	u->probes.pid = u->s->pid;
-	err = load_for(u, 1);
-	if (err == -EINVAL || err == -EOPNOTSUPP) {
-		jma_logf(u->s, JMA_LOG_INFO, "no uprobe_multi in this kernel: one perf event a probe");
-		err = load_for(u, 0);
+	for (int g = 0; g < SMP_NGROUPS; g++) {
+		u->grp[g].pid = u->s->pid;
+		u->grp[g].multi = how != LOAD_PERF;
+		u->grp[g].session = how == LOAD_SESSION;
+		memcpy(u->grp[g].prog, progs, sizeof(progs));
 	}
-	if (err)
-		return refused(u, err, "loading the BPF program");
-	/* The kernel counts run time only while someone holds this. */
-	u->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 	return 0;
 }
 
-/* Each site's probes placed (and committed, for uprobe_multi). */
-static int place_sites(struct run *u)
+int smp_collect(struct run *u, uint64_t only, int base)
 {
 	char path[4200];
 	uint64_t off;
 	int err = 0;
 
-	for (size_t i = 0; i < u->nsites && !err; i++) {
+	for (size_t i = 0; i < u->nsites && i < SMP_SITES_MAX && !err; i++) {
 		const struct smp_site *st = &u->sites[i];
 		int track = !u->o->alloc_only;
 		uint64_t cookie = st->cookie | SMP_COOKIE(0, 0, 0, 0, track, i);
 
-		if ((st->frees && u->o->alloc_only) || st->skip)
+		if (!(only >> i & 1) && !base)
 			continue;
 		if (probe_place(u, st->addr, path, sizeof(path), &off)) {
 			jma_logf(u->s, JMA_LOG_INFO, "%s at 0x%llx: not in a mapped file; not probed",
 				 st->name, (unsigned long long)st->addr);
 			continue;
 		}
-		err = smp_probes_add(&u->probes, st->frees ? SMP_P_FREE : SMP_P_ENTRY, path, off, cookie);
-		if (!err && !st->frees && track)
-			err = smp_probes_add(&u->probes, SMP_P_RETURN, path, off, cookie);
+		if (!(only >> i & 1) || (st->frees && u->o->alloc_only)) {
+			/* The slow path only. */
+		} else if (st->frees) {
+			err = smp_probes_add(&u->grp[SMP_G_FREES], SMP_P_FREE, path, off, cookie);
+		} else {
+			err = smp_probes_add(&u->grp[SMP_G_CALLS], SMP_P_ENTRY, path, off, cookie);
+			if (!err && track && !u->grp[SMP_G_CALLS].session)
+				err = smp_probes_add(&u->grp[SMP_G_CALLS], SMP_P_RETURN, path, off, cookie);
+		}
+		/* The free slow paths: every large block's free; jemalloc's counter
+		 * (for --alloc-only too). */
+		if (err || !base || !st->frees || !st->slow || st->skip_slow ||
+		    probe_place(u, st->slow, path, sizeof(path), &off))
+			continue;
+		err = smp_probes_add(&u->grp[SMP_G_BASE], SMP_P_FREE_SLOW, path, off, cookie);
 	}
-	return err ? err : smp_probes_commit(&u->probes);
+	return err;
 }
 
-static int attach_sites(struct run *u)
+static void uncollect(struct run *u)
+{
+	for (int g = 0; g < SMP_NGROUPS; g++)
+		smp_probes_free(&u->grp[g]);
+	u->r->nprobes = 0;
+	u->used = 0;
+}
+
+/* The first probes in place: every call's, or (--slow-paths) the slow paths
+ * with bursts to come. */
+static int place_first(struct run *u)
 {
 	int err;
 
-	u->r->hit_us = calibrate(u);
-	err = place_sites(u);
-	/* A kernel before 6.6 (Debian 12's 6.1) may load the programs for uprobe_multi (it
-	 * does not check that attach type) and refuse only the link: nothing is placed then,
-	 * and the programs are loaded again for one perf event a probe. */
-	if ((err == -EINVAL || err == -EOPNOTSUPP) && u->probes.multi && !u->probes.count) {
-		jma_logf(u->s, JMA_LOG_INFO, "no uprobe_multi links in this kernel: one perf event a probe");
-		smp_probes_remove(&u->probes);
-		sampler_bpf__destroy(u->skel);
-		u->skel = NULL;
-		err = load_for(u, 0);
-		if (err) {
-			u->r->nprobes = 0;
-			return refused(u, err, "loading the BPF program");
-		}
-		u->r->hit_us = calibrate(u);
-		err = place_sites(u);
-	}
-	u->r->nprobes = u->probes.count;
-	if (err) {
-		smp_probes_remove(&u->probes);
-		if (err == -ESRCH)
-			return jma_fail(u->s, JMA_ERR_ATTACH, err, "process %d exited", (int)u->s->pid);
-		return refused(u, err, "attaching a uprobe");
-	}
-	return 0;
+	u->r->hit_us = smp_hit_cost(&u->grp[SMP_G_CALLS], HIT_US_DEFAULT);
+	if ((err = smp_collect(u, UINT64_MAX, 1)))
+		return err;
+	u->g.base = u->grp[SMP_G_BASE].total > 0;
+	if (u->g.level == SMP_BURSTS)
+		return u->g.base ? smp_group_set(u, SMP_G_BASE, 1) : 0;
+	if ((err = smp_group_set(u, SMP_G_CALLS, 1)))
+		return err;
+	if (u->g.frees && (err = smp_group_set(u, SMP_G_FREES, 1)))
+		smp_group_set(u, SMP_G_CALLS, 0);
+	return err;
 }
 
-/* The share of the target's CPU time since @cpu0 spent in probe hits, and that time. */
-static double overhead(struct run *u, double cpu0, double *cost, double *cpu)
+/* Load and place, falling back from uprobe sessions (6.13) to uprobe_multi
+ * (6.6) to a perf event a probe: a kernel may load the programs for an
+ * attach type and refuse only the link (Debian 12's 6.1 does so for
+ * uprobe_multi). */
+static int load_and_place(struct run *u)
 {
-	uint64_t cnt = 0, ns = 0;
+	static const char *const how[] = { "uprobe sessions", "uprobe_multi", "perf events" };
+	int err = -EINVAL;
 
-	prog_stats(u, &cnt, &ns);
-	cnt -= u->base_cnt;
-	ns -= u->base_ns;
-	u->r->counted = u->stats_fd >= 0;
-	u->r->hits = u->r->counted ? cnt : 0;
-	u->r->bpf_ns = u->r->counted ? ns : 0;
-	*cost = (double)cnt * u->r->hit_us / 1e6 + (double)u->r->bpf_ns / 1e9;
-	*cpu = target_cpu(u->s->pid);
-	if (*cpu < 0)
+	libbpf_set_print(libbpf_log);
+	for (int h = LOAD_SESSION; h <= LOAD_PERF; h++) {
+		if (u->skel) {
+			uncollect(u);
+			sampler_bpf__destroy(u->skel);
+			u->skel = NULL;
+		}
+		err = load_for(u, h);
+		if (!err) {
+			/* The kernel counts run time only while someone holds this. */
+			if (u->stats_fd < 0)
+				u->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+			err = place_first(u);
+		}
+		if (err != -EINVAL && err != -EOPNOTSUPP && err != -E2BIG)
+			break;
+		if (h < LOAD_PERF)
+			jma_logf(u->s, JMA_LOG_INFO, "no %s in this kernel (%s): trying %s", how[h],
+				 strerror(-err), how[h + 1]);
+	}
+	if (!err)
 		return 0;
-	*cpu -= cpu0;
-	/* The CPU time is counted in clock ticks: a light target's can be
-	 * below the estimate, which is part of it. */
-	return *cpu > 0 ? (*cost < *cpu ? *cost / *cpu : 1) : 0;
-}
-
-/* Hand the profile so far to o->snapshot: non-zero when it ends the window. */
-static int snapshot(struct run *u)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	int stop;
-
-	if (smp_profile_write(u->prof, u->maps_text, &buf, &len)) {
-		u->err = -ENOMEM;
-		return 1;
-	}
-	stop = u->o->snapshot(u->o->snapshot_arg, buf, len);
-	free(buf);
-	return stop;
-}
-
-/* Consume events for @secs seconds (*@elapsed: how long it ran), or until
- * the target exits or execs, the cost passes its budget or *stop is set. */
-static enum jma_sampler_end window(struct run *u, struct ring_buffer *rb, double cpu0, double secs,
-				   double *elapsed)
-{
-	uint64_t t0 = (uint64_t)jma_clock_ns(CLOCK_MONOTONIC), last = t0, snap = t0, len = (uint64_t)(secs * 1e9);
-	uint64_t every = (uint64_t)(u->o->snapshot_every * 1e9);
-	double cost, cpu;
-
-	for (;;) {
-		uint64_t t;
-
-		ring_buffer__poll(rb, POLL_MS);
-		if (u->err)
-			return JMA_SAMPLER_STOPPED;
-		if (u->o->stop && *u->o->stop)
-			return JMA_SAMPLER_STOPPED;
-		t = (uint64_t)jma_clock_ns(CLOCK_MONOTONIC);
-		*elapsed = (double)(t - t0) / 1e9;
-		if (t - t0 >= len)
-			return JMA_SAMPLER_TIME;
-		if (u->o->snapshot && every && t - snap >= every) {
-			snap = t;
-			if (snapshot(u))
-				return JMA_SAMPLER_STOPPED;
-		}
-		if (t - last < CHECK_EVERY_NS)
-			continue;
-		last = t;
-		if (jma_exec_ident_same(u->s->pid, &u->s->ident))
-			return JMA_SAMPLER_EXITED;
-		if (jma_exec_same(u->s->pid, u->s->exec_mark, &u->s->exec_where) == -ENOEXEC)
-			return JMA_SAMPLER_EXECED;
-		if (u->o->max_overhead > 0 && overhead(u, cpu0, &cost, &cpu) > u->o->max_overhead &&
-		    cost > MIN_COST_S)
-			return JMA_SAMPLER_OVERHEAD;
-	}
+	if (err == -ESRCH)
+		return jma_fail(u->s, JMA_ERR_ATTACH, err, "process %d exited", (int)u->s->pid);
+	return refused(u, err, u->skel ? "attaching a uprobe" : "loading the BPF program");
 }
 
 void jma_sampler_result_free(struct jma_sampler_result *r)
@@ -485,98 +308,119 @@ void jma_sampler_result_free(struct jma_sampler_result *r)
 	}
 }
 
-int jma_sampler_run(jma_session *s, const struct jma_sampler_opts *o, struct jma_sampler_result *r)
+/* The sites, the slow paths and jemalloc's counter; -errno with the message set. */
+static int find_sites(struct run *u)
 {
-	struct run u = { .s = s, .o = o, .r = r, .stats_fd = -1 };
-	struct ring_buffer *rb = NULL;
-	char msg[512], path[64], *maps_text = NULL;
-	uint64_t stats[SMP_NSTATS] = { 0 };
-	double cpu0, cost, cpu, alloc, inuse;
-	size_t len;
-	int err;
+	jma_session *s = u->s;
+	char msg[512];
+	int err = smp_sites_find(s->syms, &u->sites, &u->nsites, msg, sizeof(msg));
 
-	memset(r, 0, sizeof(*r));
-	if (!s->syms || !jma_syms_jemalloc(s->syms))
-		return jma_fail(s, JMA_ERR_USAGE, -EINVAL, "prof sample: no process open");
-	if (o->seconds <= 0 || o->lg_sample > 40)
-		return jma_fail(s, JMA_ERR_USAGE, -EINVAL, "prof sample: bad window or lg_sample");
-	u.period = 1ull << (o->lg_sample ? o->lg_sample : 19);
-	u.maps = jma_syms_maps(s->syms, &u.nmaps);
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)s->pid);
-	if (att_proc_read(path, &maps_text, &len))
-		return jma_fail(s, JMA_ERR_ATTACH, -ESRCH, "process %d exited", (int)s->pid);
-	err = smp_sites_find(s->syms, &u.sites, &u.nsites, msg, sizeof(msg));
-	/* The sites' first is malloc (smp_sites_find). */
-	if (!err && o->slow_paths &&
-	    !smp_counter_find(s->pid, u.sites[0].addr, u.sites[0].size, &u.tsd_off)) {
-		if (smp_counter_tp(&u.tp_off)) {
-			jma_logf(s, JMA_LOG_INFO, "jemalloc's counter found, but the kernel has no BTF "
-				 "to find a thread's thread pointer: entries probed");
-			u.tsd_off = 0;
-		}
-		r->by_counter = u.tsd_off != 0;
-	}
-	if (!err && o->slow_paths) {
-		err = smp_sites_slow(s->syms, s->pid, u.sites, u.nsites, s);
-		r->nslow = err > 0 ? (unsigned)err : 0;
-		err = err < 0 ? err : 0;
-	}
-	if (err) {
-		free(maps_text);
+	if (err)
 		return err == -ENOMEM ? jma_fail(s, JMA_ERR_TARGET, err, "out of memory")
 				      : jma_fail(s, JMA_ERR_MISSING, err, "%s", msg);
+	/* The sites' first is malloc (smp_sites_find). */
+	if (!smp_counter_find(s->pid, u->sites[0].addr, u->sites[0].size, &u->tsd_off) &&
+	    smp_counter_tp(&u->tp_off)) {
+		jma_logf(s, JMA_LOG_INFO, "jemalloc's counter found, but the kernel has no BTF to "
+			 "find a thread's thread pointer: bursts are scaled by time");
+		u->tsd_off = 0;
 	}
-	u.maps_text = maps_text;
-	log_to = s;
-	if (!(u.prof = smp_profile_new(u.period))) {
-		err = jma_fail(s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
-		goto out;
-	}
-	if ((err = load(&u)) || (err = attach_sites(&u)))
-		goto out;
-	rb = ring_buffer__new(bpf_map__fd(u.skel->maps.rb), on_event, &u, NULL);
-	if (!rb) {
-		err = jma_fail(s, JMA_ERR_TARGET, -errno, "ring buffer: %s", strerror(errno));
-		goto out;
-	}
-	prog_stats(&u, &u.base_cnt, &u.base_ns);
-	cpu0 = target_cpu(s->pid);
-	__atomic_store_n(&u.skel->bss->sampling, 1, __ATOMIC_RELEASE);
-	__atomic_store_n(&u.skel->bss->active, 1, __ATOMIC_RELEASE);
-	r->end = window(&u, rb, cpu0, o->seconds, &r->seconds);
+	err = smp_sites_slow(s->syms, s->pid, u->sites, u->nsites, s);
+	if (err < 0)
+		return jma_fail(s, JMA_ERR_TARGET, err, "out of memory");
+	u->r->nslow = (unsigned)err;
+	return 0;
+}
+
+static unsigned nominal(const struct jma_sampler_opts *o)
+{
+	return o->lg_sample ? o->lg_sample : o->lg_nominal ? o->lg_nominal : 19;
+}
+
+static unsigned max_shift(unsigned lg)
+{
+	return lg > 6 ? lg - 6 : 0;
+}
+
+unsigned jma_sampler_lg_start(const struct jma_sampler_opts *o)
+{
+	unsigned lg = nominal(o), fine = max_shift(lg) < SMP_FINE ? max_shift(lg) : SMP_FINE;
+
+	return o->lg_sample ? lg : lg - fine;
+}
+
+static void guard_init(struct run *u, unsigned lg)
+{
+	u->g.budget = u->o->max_overhead;
+	u->g.level = u->o->slow_paths ? SMP_BURSTS : SMP_EVERY_CALL;
+	u->g.frees = !u->o->alloc_only && !u->o->slow_paths;
+	u->g.max_shift = max_shift(lg);
+	u->g.auto_rate = !u->o->lg_sample;
+	u->g.fine = u->g.fine_max = (int)(lg - jma_sampler_lg_start(u->o));
+	/* --slow-paths: two bursts a second to start with. */
+	u->g.rate = u->o->slow_paths ? 2 : 0;
+	u->g.duty = u->g.rate * SMP_BURST_GUESS_S;
+	u->g.shift = smp_guard_shift(&u->g);
+	u->rnd = (uint64_t)smp_now() * 0x9e3779b97f4a7c15ull ^ (uint64_t)u->s->pid << 32 ^ 1;
+}
+
+/* The window, then the settle time: sampled, then frees only. */
+static void run_window(struct run *u)
+{
+	const struct jma_sampler_opts *o = u->o;
+	struct jma_sampler_result *r = u->r;
+
+	smp_cost_start(u);
+	/* Threads count jemalloc's counter from their first hit on (events.h). */
+	__atomic_store_n(&u->skel->bss->cgen, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&u->skel->bss->shift, u->g.shift, __ATOMIC_RELEASE);
+	r->shift = u->g.shift;
+	__atomic_store_n(&u->skel->bss->sampling, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&u->skel->bss->active, 1, __ATOMIC_RELEASE);
+	if (u->g.level == SMP_BURSTS)
+		smp_start_bursts(u);
+	r->end = smp_window(u, o->seconds, &r->seconds, 1);
+	if (u->g.level == SMP_EVERY_CALL)
+		r->every_call = r->seconds;
+	smp_burst_scale(u);
 	if (r->end == JMA_SAMPLER_TIME && o->settle > 0 && !o->alloc_only) {
 		enum jma_sampler_end e;
 
-		__atomic_store_n(&u.skel->bss->sampling, 0, __ATOMIC_RELEASE);
-		e = window(&u, rb, cpu0, o->settle, &r->settled);
+		__atomic_store_n(&u->skel->bss->sampling, 0, __ATOMIC_RELEASE);
+		e = smp_window(u, o->settle, &r->settled, 0);
 		if (e != JMA_SAMPLER_TIME)
 			r->end = e;
 	}
-	overhead(&u, cpu0, &cost, &cpu);
-	r->target_cpu = cpu > 0 ? cpu : 0;
-	r->overhead = r->target_cpu > 0 ? (cost < r->target_cpu ? cost / r->target_cpu : 1) : 0;
-	/* Breakpoints out first, then what they sent before. */
-	__atomic_store_n(&u.skel->bss->active, 0, __ATOMIC_RELEASE);
-	smp_probes_remove(&u.probes);
-	ring_buffer__consume(rb);
-	if (u.err) {
-		err = jma_fail(s, JMA_ERR_TARGET, u.err, "keeping samples: %s", strerror(-u.err));
-		goto out;
-	}
-	{
-		int ncpu = libbpf_num_possible_cpus();
-		__u64 *v = calloc((size_t)(ncpu > 0 ? ncpu : 1), sizeof(*v));
+	smp_cost_result(u, r->seconds + r->settled);
+}
 
-		for (__u32 k = 0; v && k < SMP_NSTATS; k++)
-			if (!bpf_map_lookup_elem(bpf_map__fd(u.skel->maps.stats), &k, v))
-				for (int i = 0; i < ncpu; i++)
-					stats[k] += v[i];
-		free(v);
+/* After the window: what was sampled, read back (and checked against
+ * jemalloc's metadata where frees went unseen), into r->profile. */
+static int finish(struct run *u, char **maps_text, const char *path)
+{
+	struct jma_sampler_result *r = u->r;
+	double alloc, inuse;
+	size_t len;
+	int err;
+
+	if (u->err)
+		return jma_fail(u->s, JMA_ERR_TARGET, u->err, "keeping samples: %s", strerror(-u->err));
+	r->samples = smp_stat(u, SMP_ST_SAMPLES);
+	r->lost = smp_stat(u, SMP_ST_LOST) + u->dropped;
+	r->untracked = smp_stat(u, SMP_ST_UNTRACKED);
+	r->reused = smp_stat(u, SMP_ST_REUSED);
+	if (u->frees_gap && r->end != JMA_SAMPLER_EXITED && r->end != JMA_SAMPLER_EXECED) {
+		uint64_t checked, live;
+
+		if (!smp_liveness_check(u->s, u->prof, &checked, &live, r->check_err,
+					sizeof(r->check_err))) {
+			r->checked = checked;
+			r->still_live = live;
+		}
+	} else if (u->frees_gap) {
+		snprintf(r->check_err, sizeof(r->check_err), "the process is gone");
 	}
-	r->samples = stats[SMP_ST_SAMPLES];
-	r->lost = stats[SMP_ST_LOST] + u.dropped;
-	r->untracked = stats[SMP_ST_UNTRACKED];
-	smp_profile_totals(u.prof, &alloc, &inuse, &r->live);
+	smp_profile_totals(u->prof, &alloc, &inuse, &r->live);
 	r->alloc_bytes = (uint64_t)alloc;
 	r->inuse_bytes = (uint64_t)inuse;
 	/* The maps as they are now, when the target still runs the program
@@ -585,21 +429,77 @@ int jma_sampler_run(jma_session *s, const struct jma_sampler_opts *o, struct jma
 		char *now = NULL;
 
 		if (!att_proc_read(path, &now, &len)) {
-			free(maps_text);
-			maps_text = now;
+			free(*maps_text);
+			*maps_text = now;
 		}
 	}
-	err = smp_profile_write(u.prof, maps_text, &r->profile, &r->len);
+	err = smp_profile_write(u->prof, *maps_text, &r->profile, &r->len);
 	if (err)
-		err = jma_fail(s, JMA_ERR_TARGET, err, "writing the profile: out of memory");
+		return jma_fail(u->s, JMA_ERR_TARGET, err, "writing the profile: out of memory");
+	return 0;
+}
+
+int jma_sampler_run(jma_session *s, const struct jma_sampler_opts *o, struct jma_sampler_result *r)
+{
+	struct run u = { .s = s, .o = o, .r = r, .stats_fd = -1 };
+	char path[64], *maps_text = NULL;
+	unsigned lg;
+	size_t len;
+	int err;
+
+	memset(r, 0, sizeof(*r));
+	if (!s->syms || !jma_syms_jemalloc(s->syms))
+		return jma_fail(s, JMA_ERR_USAGE, -EINVAL, "prof sample: no process open");
+	if (o->seconds <= 0 || o->lg_sample > 40 || o->lg_nominal > 40)
+		return jma_fail(s, JMA_ERR_USAGE, -EINVAL, "prof sample: bad window or lg_sample");
+	lg = nominal(o);
+	u.period = 1ull << lg;
+	r->lg_sample = lg;
+	u.maps = jma_syms_maps(s->syms, &u.nmaps);
+	u.sched.pid = s->pid;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)s->pid);
+	if (att_proc_read(path, &maps_text, &len))
+		return jma_fail(s, JMA_ERR_ATTACH, -ESRCH, "process %d exited", (int)s->pid);
+	if ((err = find_sites(&u)))
+		goto out;
+	u.maps_text = maps_text;
+	log_to = s;
+	guard_init(&u, lg);
+	if (!(u.prof = smp_profile_new(u.period))) {
+		err = jma_fail(s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
+		goto out;
+	}
+	if ((err = load_and_place(&u)))
+		goto out;
+	r->counted = u.stats_fd >= 0;
+	if (!r->counted)
+		u.g.budget = 0;	/* nothing to measure it with */
+	u.rb = ring_buffer__new(bpf_map__fd(u.skel->maps.rb), on_event, &u, NULL);
+	if (!u.rb) {
+		err = jma_fail(s, JMA_ERR_TARGET, -errno, "ring buffer: %s", strerror(errno));
+		goto out;
+	}
+	if (smp_closer_start(&u.closer))
+		jma_logf(s, JMA_LOG_INFO, "no thread to remove the bursts' probes: removed in turn");
+	run_window(&u);
+	/* Breakpoints out first, then what they sent before. */
+	__atomic_store_n(&u.skel->bss->active, 0, __ATOMIC_RELEASE);
+	smp_closer_stop(&u.closer);
+	for (int k = 0; k < SMP_NGROUPS; k++)
+		smp_group_set(&u, k, 0);
+	ring_buffer__consume(u.rb);
+	err = finish(&u, &maps_text, path);
 out:
-	smp_probes_remove(&u.probes);
-	ring_buffer__free(rb);
+	smp_closer_stop(&u.closer);
+	for (int g = 0; g < SMP_NGROUPS; g++)
+		smp_probes_free(&u.grp[g]);
+	ring_buffer__free(u.rb);
 	sampler_bpf__destroy(u.skel);
 	if (u.stats_fd >= 0)
 		close(u.stats_fd);
 	smp_sites_free(u.sites, u.nsites);
 	smp_profile_free(u.prof);
+	smp_sched_free(&u.sched);
 	free(maps_text);
 	log_to = NULL;
 	return err;

@@ -2,12 +2,12 @@
  *
  * Every public entry that allocates or frees, by its symbol in jemalloc's own
  * code (the copy's prefix: "", je_, _rjem_...), and the C++ operators when
- * jemalloc's module defines them (jemalloc_cpp.cpp; unprefixed).  Entries
- * are probed, not jemalloc 5's slow paths: an entry sees every call, so the
- * byte sampling is jemalloc's own and unbiased, and every free of a sampled
- * pointer is seen.  The price is a trap per call (see doc/sampler.md).
- * --slow-paths moves the allocation probes of jemalloc 5 to the slow path
- * each entry jumps to (smp_sites_slow), with the bias doc/sampler.md states.
+ * jemalloc's module defines them (jemalloc_cpp.cpp; unprefixed).  An entry
+ * sees every call, so the byte sampling is jemalloc's own and unbiased, and
+ * every free of a sampled pointer is seen; the price is a trap per call (see
+ * doc/sampler.md).  jemalloc 5's slow paths (smp_sites_slow) cost a trap
+ * per 64 KiB or so: the sampler probes them when it cannot afford the
+ * entries (jemalloc's counter is read there; large blocks are freed there).
  * Aliases (glibc's __libc_malloc in some builds) share an address and are
  * probed once: two probes there would count each call twice.
  */
@@ -29,47 +29,48 @@ struct entry {
 	int prefixed;		/* takes the copy's prefix (the C API), or not (C++) */
 	int frees;
 	unsigned size, count, old, memptr;	/* argument numbers, 1-based */
-	int slowable;		/* jemalloc 5 tail-calls a slow path taking the same size argument */
+	int slowable;		/* jemalloc 5 tail-calls a slow path with the same first argument */
+	int core;		/* in every burst (sites.h) */
 };
 
 static const struct entry entries[] = {
-	{ "malloc", 1, 0, 1, 0, 0, 0, 1 },
-	{ "calloc", 1, 0, 2, 1, 0, 0, 0 },
-	{ "realloc", 1, 0, 2, 0, 1, 0, 0 },
-	{ "posix_memalign", 1, 0, 3, 0, 0, 1, 0 },
-	{ "aligned_alloc", 1, 0, 2, 0, 0, 0, 0 },
-	{ "memalign", 1, 0, 2, 0, 0, 0, 0 },
-	{ "valloc", 1, 0, 1, 0, 0, 0, 0 },
-	{ "pvalloc", 1, 0, 1, 0, 0, 0, 0 },
-	{ "mallocx", 1, 0, 1, 0, 0, 0, 0 },
-	{ "rallocx", 1, 0, 2, 0, 1, 0, 0 },
-	{ "free", 1, 1, 0, 0, 1, 0, 0 },
-	{ "dallocx", 1, 1, 0, 0, 1, 0, 0 },
-	{ "sdallocx", 1, 1, 0, 0, 1, 0, 0 },
-	{ "free_sized", 1, 1, 0, 0, 1, 0, 0 },
-	{ "free_aligned_sized", 1, 1, 0, 0, 1, 0, 0 },
+	{ "malloc", 1, 0, 1, 0, 0, 0, 1, 1 },
+	{ "calloc", 1, 0, 2, 1, 0, 0, 0, 1 },
+	{ "realloc", 1, 0, 2, 0, 1, 0, 0, 1 },
+	{ "posix_memalign", 1, 0, 3, 0, 0, 1, 0, 0 },
+	{ "aligned_alloc", 1, 0, 2, 0, 0, 0, 0, 0 },
+	{ "memalign", 1, 0, 2, 0, 0, 0, 0, 0 },
+	{ "valloc", 1, 0, 1, 0, 0, 0, 0, 0 },
+	{ "pvalloc", 1, 0, 1, 0, 0, 0, 0, 0 },
+	{ "mallocx", 1, 0, 1, 0, 0, 0, 0, 0 },
+	{ "rallocx", 1, 0, 2, 0, 1, 0, 0, 0 },
+	{ "free", 1, 1, 0, 0, 1, 0, 1, 1 },
+	{ "dallocx", 1, 1, 0, 0, 1, 0, 0, 0 },
+	{ "sdallocx", 1, 1, 0, 0, 1, 0, 1, 0 },
+	{ "free_sized", 1, 1, 0, 0, 1, 0, 0, 0 },
+	{ "free_aligned_sized", 1, 1, 0, 0, 1, 0, 0, 0 },
 	/* operator new / new[]: plain, nothrow, aligned, aligned nothrow. */
-	{ "_Znwm", 0, 0, 1, 0, 0, 0, 1 },
-	{ "_Znam", 0, 0, 1, 0, 0, 0, 1 },
-	{ "_ZnwmRKSt9nothrow_t", 0, 0, 1, 0, 0, 0, 1 },
-	{ "_ZnamRKSt9nothrow_t", 0, 0, 1, 0, 0, 0, 1 },
-	{ "_ZnwmSt11align_val_t", 0, 0, 1, 0, 0, 0, 0 },
-	{ "_ZnamSt11align_val_t", 0, 0, 1, 0, 0, 0, 0 },
-	{ "_ZnwmSt11align_val_tRKSt9nothrow_t", 0, 0, 1, 0, 0, 0, 0 },
-	{ "_ZnamSt11align_val_tRKSt9nothrow_t", 0, 0, 1, 0, 0, 0, 0 },
+	{ "_Znwm", 0, 0, 1, 0, 0, 0, 1, 0 },
+	{ "_Znam", 0, 0, 1, 0, 0, 0, 1, 0 },
+	{ "_ZnwmRKSt9nothrow_t", 0, 0, 1, 0, 0, 0, 1, 0 },
+	{ "_ZnamRKSt9nothrow_t", 0, 0, 1, 0, 0, 0, 1, 0 },
+	{ "_ZnwmSt11align_val_t", 0, 0, 1, 0, 0, 0, 0, 0 },
+	{ "_ZnamSt11align_val_t", 0, 0, 1, 0, 0, 0, 0, 0 },
+	{ "_ZnwmSt11align_val_tRKSt9nothrow_t", 0, 0, 1, 0, 0, 0, 0, 0 },
+	{ "_ZnamSt11align_val_tRKSt9nothrow_t", 0, 0, 1, 0, 0, 0, 0, 0 },
 	/* operator delete / delete[]: plain, sized, nothrow, aligned. */
-	{ "_ZdlPv", 0, 1, 0, 0, 1, 0, 0 },
-	{ "_ZdaPv", 0, 1, 0, 0, 1, 0, 0 },
-	{ "_ZdlPvm", 0, 1, 0, 0, 1, 0, 0 },
-	{ "_ZdaPvm", 0, 1, 0, 0, 1, 0, 0 },
-	{ "_ZdlPvRKSt9nothrow_t", 0, 1, 0, 0, 1, 0, 0 },
-	{ "_ZdaPvRKSt9nothrow_t", 0, 1, 0, 0, 1, 0, 0 },
-	{ "_ZdlPvSt11align_val_t", 0, 1, 0, 0, 1, 0, 0 },
-	{ "_ZdaPvSt11align_val_t", 0, 1, 0, 0, 1, 0, 0 },
-	{ "_ZdlPvmSt11align_val_t", 0, 1, 0, 0, 1, 0, 0 },
-	{ "_ZdaPvmSt11align_val_t", 0, 1, 0, 0, 1, 0, 0 },
-	{ "_ZdlPvSt11align_val_tRKSt9nothrow_t", 0, 1, 0, 0, 1, 0, 0 },
-	{ "_ZdaPvSt11align_val_tRKSt9nothrow_t", 0, 1, 0, 0, 1, 0, 0 },
+	{ "_ZdlPv", 0, 1, 0, 0, 1, 0, 0, 0 },
+	{ "_ZdaPv", 0, 1, 0, 0, 1, 0, 0, 0 },
+	{ "_ZdlPvm", 0, 1, 0, 0, 1, 0, 1, 0 },
+	{ "_ZdaPvm", 0, 1, 0, 0, 1, 0, 1, 0 },
+	{ "_ZdlPvRKSt9nothrow_t", 0, 1, 0, 0, 1, 0, 0, 0 },
+	{ "_ZdaPvRKSt9nothrow_t", 0, 1, 0, 0, 1, 0, 0, 0 },
+	{ "_ZdlPvSt11align_val_t", 0, 1, 0, 0, 1, 0, 0, 0 },
+	{ "_ZdaPvSt11align_val_t", 0, 1, 0, 0, 1, 0, 0, 0 },
+	{ "_ZdlPvmSt11align_val_t", 0, 1, 0, 0, 1, 0, 0, 0 },
+	{ "_ZdaPvmSt11align_val_t", 0, 1, 0, 0, 1, 0, 0, 0 },
+	{ "_ZdlPvSt11align_val_tRKSt9nothrow_t", 0, 1, 0, 0, 1, 0, 0, 0 },
+	{ "_ZdaPvSt11align_val_tRKSt9nothrow_t", 0, 1, 0, 0, 1, 0, 0, 0 },
 };
 
 /* Is @t a public entry of @v[0..n)? */
@@ -86,9 +87,9 @@ static int is_entry(const struct smp_site *v, size_t n, uint64_t t)
  * starting there by its frame description (so never the middle of an
  * instruction), that is not
  * another public entry: jemalloc 5's slow path.  0 when there are none or
- * several (3.x and 4.x call many: their entries are probed).  Only asked of
- * the entries whose slow path is known to take their own first argument,
- * the size (malloc_default, operator new's fallback): an unknown function's
+ * several (3.x and 4.x call many).  Only asked of the entries whose slow
+ * path is known to take their own first argument (malloc_default, operator
+ * new's fallback, free_default, sdallocx_default): an unknown function's
  * arguments would be misread. */
 static uint64_t slow_path(struct jma_syms *sy, pid_t pid, const struct smp_site *v, size_t n,
 			  const struct smp_site *e)
@@ -130,11 +131,10 @@ int smp_sites_slow(struct jma_syms *sy, pid_t pid, struct smp_site *v, size_t n,
 		/* Two entries sharing one slow path: probed once. */
 		for (size_t j = 0; j < i; j++)
 			if (slow[j] == slow[i])
-				v[i].skip = 1;
-		jma_logf(log, JMA_LOG_INFO, "%s: probed on its slow path at 0x%llx", v[i].name,
+				v[i].skip_slow = 1;
+		jma_logf(log, JMA_LOG_INFO, "%s: its slow path at 0x%llx", v[i].name,
 			 (unsigned long long)slow[i]);
-		v[i].addr = slow[i];
-		v[i].slow = 1;
+		v[i].slow = slow[i];
 		moved++;
 	}
 	free(slow);
@@ -181,6 +181,7 @@ int smp_sites_find(struct jma_syms *sy, struct smp_site **out, size_t *n, char *
 		v[k].frees = e->frees;
 		v[k].cookie = SMP_COOKIE(e->size, e->count, e->old, e->memptr, 0, 0);
 		v[k].slowable = e->slowable;
+		v[k].core = e->core;
 		have_malloc |= i == 0;
 		k++;
 	}
@@ -193,4 +194,45 @@ int smp_sites_find(struct jma_syms *sy, struct smp_site **out, size_t *n, char *
 	*out = v;
 	*n = k;
 	return 0;
+}
+
+/* The mask of the most hit of @v's sites whose .frees is @frees, up to @keep
+ * of their hits, the core ones, and every one that gives a pointer back that
+ * was hit. */
+static uint64_t hot_of(const struct smp_site *v, size_t n, const uint64_t *hits, double keep, int frees)
+{
+	uint64_t total = 0, got = 0, mask = 0;
+
+	n = n < 64 ? n : 64;
+	for (size_t i = 0; i < n; i++)
+		if (v[i].frees == frees)
+			total += hits[i];
+	if (!total) {
+		for (size_t i = 0; i < n; i++)
+			if (v[i].frees == frees)
+				mask |= 1ull << i;
+		return mask;
+	}
+	while ((double)got < keep * (double)total) {
+		size_t best = n;
+
+		for (size_t i = 0; i < n; i++)
+			if (v[i].frees == frees && !(mask >> i & 1) && (best == n || hits[i] > hits[best]))
+				best = i;
+		if (best == n || !hits[best])
+			break;
+		mask |= 1ull << best;
+		got += hits[best];
+	}
+	/* An allocation that frees too (realloc) moves sampled blocks: one
+	 * unprobed would leave them to be read as in use (liveness.c). */
+	for (size_t i = 0; i < n; i++)
+		if (v[i].frees == frees && (v[i].core || (hits[i] && (v[i].cookie >> 8 & 15))))
+			mask |= 1ull << i;
+	return mask;
+}
+
+uint64_t smp_sites_hot(const struct smp_site *v, size_t n, const uint64_t *hits, double keep)
+{
+	return hot_of(v, n, hits, keep, 0) | hot_of(v, n, hits, keep, 1);
 }

@@ -17,6 +17,8 @@ jma_track *jma_track_new(const struct jma_track_opts *o)
 		return NULL;
 	if (o)
 		t->o = *o;
+	snprintf(t->what, sizeof(t->what), "%s", o && o->what ? o->what : "site");
+	t->o.what = NULL;	/* the caller's string need not outlive this call */
 	t->hstride = 1;
 	return t;
 }
@@ -135,18 +137,31 @@ void track_end(jma_track *t)
 	t->hlen += keep;
 }
 
-/* FNV-1a over the stack's addresses: the same stack has the same id in
- * every snapshot of the process (and of a saved track). */
+#define FNV_BASIS 14695981039346656037ULL
+
+/* FNV-1a of @n bytes at @p, continuing from @x. */
+static uint64_t fnv1a(uint64_t x, const void *p, size_t n)
+{
+	for (const unsigned char *c = p; n--; c++) {
+		x ^= *c;
+		x *= 1099511628211ULL;
+	}
+	return x;
+}
+
+/* FNV-1a over the stack's addresses (little-endian bytes): the same stack
+ * has the same id in every snapshot of the process (and of a saved track). */
 static uint64_t stack_id(const jma_heap *h, const struct heap_stack *s)
 {
-	uint64_t x = 14695981039346656037ULL;
+	uint64_t x = FNV_BASIS;
 
 	for (uint32_t i = 0; i < s->npc; i++) {
 		uint64_t a = h->pcs[s->pc + i];
-		for (int b = 0; b < 8; b++) {
-			x ^= (a >> (8 * b)) & 0xff;
-			x *= 1099511628211ULL;
-		}
+		unsigned char b[8];
+
+		for (int k = 0; k < 8; k++)
+			b[k] = (unsigned char)(a >> (8 * k));
+		x = fnv1a(x, b, sizeof(b));
 	}
 	return x;
 }
@@ -196,5 +211,33 @@ int jma_track_add(jma_track *t, const char *buf, size_t len, const char *name,
 	free(fsite);
 	free(fresh);
 	jma_heap_free(h);
+	return err;
+}
+
+int jma_track_add_counts(jma_track *t, const struct jma_track_count *v, size_t n,
+			 const struct jma_track_meta *m)
+{
+	int err = 0;
+
+	t->exact = 1;
+	track_begin(t, m, 0, 0);
+	for (size_t i = 0; i < n; i++) {
+		struct track_point p = { .live_bytes = v[i].bytes, .live_objs = v[i].objs,
+					 .samples = (uint64_t)v[i].objs };
+		const char *name = v[i].name ? v[i].name : "?";
+		long si;
+
+		if ((si = track_site(t, fnv1a(FNV_BASIS, name, strlen(name)))) < 0) {
+			err = track_fail(t, -ENOMEM, "out of memory");
+			break;
+		}
+		if (!t->sites[si].name && track_site_name(t, (size_t)si, &name, 1, NULL)) {
+			err = track_fail(t, -ENOMEM, "out of memory");
+			break;
+		}
+		track_add_point(t, (size_t)si, &p);
+	}
+	/* The snapshot counts even when a row failed: the rest are whole. */
+	track_end(t);
 	return err;
 }

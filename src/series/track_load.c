@@ -71,6 +71,7 @@ static int load_record(jma_track *t, json_t *o)
 		.hold_ns = (uint64_t)num(o, "hold_ns"),
 	};
 	json_t *sites = json_object_get(o, "sites");
+	const char *what = json_string_value(json_object_get(o, "what"));
 	static const char *const unnamed[] = { "?" };
 	size_t from = t->nsites;
 	int err = 0;
@@ -78,6 +79,11 @@ static int load_record(jma_track *t, json_t *o)
 	if (!json_is_object(o) || !json_is_array(sites))
 		return -EINVAL;
 	track_begin(t, &m, (uint64_t)num(o, "period"), json_is_true(json_object_get(o, "accum")));
+	/* A census series (exact counts of types, owners...) says so. */
+	t->exact = json_is_true(json_object_get(o, "exact"));
+	if (what && *what && strlen(what) < sizeof(t->what) &&
+	    strspn(what, "abcdefghijklmnopqrstuvwxyz") == strlen(what))
+		snprintf(t->what, sizeof(t->what), "%s", what);
 	for (size_t j = 0; j < json_array_size(sites) && !err; j++)
 		err = load_site(t, json_array_get(sites, j));
 	/* A record whose names were cut off still gives numbers. */

@@ -120,12 +120,13 @@ static int write_jsonl(jma_track *t, FILE *f)
 
 	sites = json_array();
 	/* Not known (0): null, as the text log's "-". */
-	o = json_pack("{s:I, s:f, s:f, s:o, s:o, s:I, s:b, s:o}", "snapshot", (json_int_t)t->nsnaps - 1,
+	o = json_pack("{s:I, s:f, s:f, s:o, s:o, s:I, s:b, s:b, s:s, s:o}", "snapshot",
+		      (json_int_t)t->nsnaps - 1,
 		      "time", t->meta.time, "elapsed", t->meta.time - t->meta0.time,
 		      "allocated", t->meta.allocated ? json_integer((json_int_t)t->meta.allocated) : json_null(),
 		      "hold_ns", t->meta.hold_ns ? json_integer((json_int_t)t->meta.hold_ns) : json_null(),
 		      "period", (json_int_t)t->period,
-		      "accum", t->accum, "sites", sites);
+		      "accum", t->accum, "exact", t->exact, "what", t->what, "sites", sites);
 	if (!o)
 		return -ENOMEM;
 	for (size_t i = 0; i < t->nsites && !err; i++) {
@@ -213,7 +214,9 @@ int jma_track_ranking(jma_track *t, struct jma_track_rank **out, size_t *n)
 		 * along a line rather than by noise of the sampling. */
 		x->growing = x->intervals >= 2 && x->grew * 3 >= x->intervals * 2 &&
 			     x->bytes_per_s > 0 && x->r2 >= 0.6;
-		if (x->samples < 10)
+		if (t->exact)
+			snprintf(x->confidence, sizeof(x->confidence), "exact");
+		else if (x->samples < 10)
 			snprintf(x->confidence, sizeof(x->confidence), "low: %llu samples",
 				 (unsigned long long)x->samples);
 		else
@@ -245,12 +248,13 @@ int jma_track_write_ranking(jma_track *t, unsigned top, FILE *f)
 
 	if (err)
 		return err;
-	fprintf(f, "sites by growth: %zu snapshots over %.2f s; alloc/free %s\n", t->nsnaps,
+	fprintf(f, "%ss by growth: %zu snapshots over %.2f s; alloc/free %s\n", t->what, t->nsnaps,
 		t->meta.time - t->meta0.time, t->accum ? "from accumulated counts (opt.prof_accum)" :
+		t->exact ? "at least what the live counts moved" :
 		"estimated from live growth (no opt.prof_accum)");
-	fprintf(f, "%4s %-16s %-9s %7s %12s %10s %12s %12s %12s %12s  %-16s %s\n", "rank", "site",
+	fprintf(f, "%4s %-16s %-9s %7s %12s %10s %12s %12s %12s %12s  %-16s %s\n", "rank", t->what,
 		"verdict", "grew", "bytes/s", "objs/s", "live_first", "live_last", "alloc", "free",
-		"confidence", "function < caller [module]");
+		"confidence", t->exact ? t->what : "function < caller [module]");
 	for (size_t i = 0; i < n && (!top || i < top); i++) {
 		const struct jma_track_rank *x = &r[i];
 		char grew[24];
@@ -317,8 +321,8 @@ int jma_track_svg(jma_track *t, unsigned top, const char *title, FILE *f)
 		snprintf(labels[l], sizeof(labels[l]), "%.40s %s", r[l].name, r[l].id);
 		cl[l] = (struct chart_line){ labels[l], chart_color(l), 2 };
 	}
-	snprintf(sub, sizeof(sub), "live bytes of the top %zu sites, %zu snapshots over %.1f s%s", n,
-		 t->nsnaps, t->meta.time - t->meta0.time,
+	snprintf(sub, sizeof(sub), "live bytes of the top %zu %ss, %zu snapshots over %.1f s%s", n,
+		 t->what, t->nsnaps, t->meta.time - t->meta0.time,
 		 t->hstride > 1 ? " (every few shown)" : "");
 	sc.site = site;
 	c.lines = cl;

@@ -81,6 +81,8 @@ struct jma_track {
 	uint64_t period;	/* of the last snapshot */
 	int accum;		/* the last profile had accumulated counts */
 	double n, sx, sxx;	/* over snapshots of x = time since the first */
+	int exact;		/* snapshots of exact counts (jma_track_add_counts) */
+	char what[16];		/* what a site is: "site", "type", ... */
 	size_t hstride, hlen;	/* chart history: one point per hstride snapshots */
 	char err[512];
 };

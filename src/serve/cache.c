@@ -179,10 +179,11 @@ static void *flight_main(void *arg)
 	struct serve_ctx *sc = j->sc;
 	struct target *t = j->t;
 	struct op_arg a = { .kind = j->kind, .pid = t->pid, .uid = t->uid, .opt = &sc->cfg->opt,
-			    .sample_flags = sc->cfg->arenas ? JMA_SAMPLE_ARENAS : 0 };
+			    .sample_flags = sc->cfg->arenas ? JMA_SAMPLE_ARENAS : 0,
+			    .census_flags = census_flags(sc->cfg) };
 	struct op_result r = { 0 };
 	struct op_sample fixed, got;
-	int err, took;
+	int err, took, census_slot = 0;
 
 	pthread_mutex_lock(&t->mu);
 	/* The budget: no attach before its time (the requests meanwhile get
@@ -205,10 +206,16 @@ static void *flight_main(void *arg)
 		a.fixed = &fixed;
 	}
 	pthread_mutex_unlock(&t->mu);
+	/* A census stops every thread and takes memory: CENSUS_MAX at once (a
+	 * slot taken before the attach slot, so that waiting for it holds none). */
+	if (!err && j->kind == OP_CENSUS && !(err = slots_take(sc, &sc->census_slots, t->uid)))
+		census_slot = 1;
 	if (!err && !(err = slots_take(sc, &sc->attach_slots, t->uid))) {
 		op_run(sc, &a, &r);
 		slots_give(&sc->attach_slots, t->uid);
 	}
+	if (census_slot)
+		slots_give(&sc->census_slots, t->uid);
 	if (err) {
 		r.rc = err;
 		r.kind = JMA_ERR_UNSAFE;
@@ -398,11 +405,13 @@ void cache_trim(struct serve_ctx *sc, struct target *t)
 {
 	double now = jma_clock_s(CLOCK_MONOTONIC);
 
-	/* Not the samples: small, and /metrics shows the last one's age. */
+	/* Not the samples: small, and /metrics shows the last one's age.  A
+	 * census is kept its own interval (it is asked for again only then). */
 	for (int k = OP_DUMP; k < OP_NCACHED; k++) {
 		struct flight *f = &t->fl[k];
+		double keep = k == OP_CENSUS ? sc->cfg->census_interval : sc->cfg->min_interval;
 
-		if (f->kept && !f->running && now >= f->res.started + sc->cfg->min_interval &&
+		if (f->kept && !f->running && now >= f->res.started + keep &&
 		    now >= t->next_attach[BUDGET_OF(k)]) {
 			op_result_clear(&f->res);
 			f->kept = 0;

@@ -8,12 +8,12 @@
  * server.c's.
  *
  * What a client may start.  Anyone who reaches the port: answers that are
- * kept and shared (/metrics, /stats, a dump of a process started with
- * prof:true), each process within its budget (--max-duty, cache.c).  With
- * --allow-sampler or authentication: sampler windows (pprof.c).  With
- * --allow-control, and authentication or a local client whose user owns the
- * process (or is root): POST /prof (routes.c).  A local user could otherwise
- * switch profiling in every other user's processes.
+ * kept and shared (/metrics, /stats, /debug/census, a dump of a process
+ * started with prof:true), each process within its budget (--max-duty,
+ * cache.c).  With --allow-sampler or authentication: sampler windows
+ * (pprof.c).  With --allow-control, and authentication or a local client
+ * whose user owns the process (or is root): POST /prof (routes.c).  A local
+ * user could otherwise switch profiling in every other user's processes.
  */
 #include <errno.h>
 #include <microhttpd.h>

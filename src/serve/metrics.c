@@ -53,15 +53,23 @@ static void family(struct render *r, const char *name, enum mtype type, const ch
 		tn[type == INFO && !r->om ? GAUGE : type]);
 }
 
+void metrics_labels(FILE *f, const struct target *t)
+{
+	fprintf(f, "{pid=\"%d\",comm=\"", (int)t->pid);
+	metrics_label(f, t->comm);
+	fputs("\",unit=\"", f);
+	metrics_label(f, t->unit);
+	fputc('"', f);
+}
+
 static void labels(struct render *r, size_t i)
 {
-	const struct target *t = r->v[i];
+	metrics_labels(r->f, r->v[i]);
+}
 
-	fprintf(r->f, "{pid=\"%d\",comm=\"", (int)t->pid);
-	metrics_label(r->f, t->comm);
-	fputs("\",unit=\"", r->f);
-	metrics_label(r->f, t->unit);
-	fputc('"', r->f);
+void metrics_family(FILE *f, const char *name, const char *help)
+{
+	fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
 }
 
 static void value_u(struct render *r, size_t i, const char *name, unsigned long long v)
@@ -237,6 +245,8 @@ int metrics_render(struct serve_ctx *sc, struct target **v, struct op_result *re
 		r.ok[i] = v[i]->state == T_JEMALLOC && op_sample_decode(&res[i], &r.smp[i]) == 0;
 	jemalloc_series(&r);
 	exporter_series(sc, &r);
+	if (sc->cfg->census_metrics)
+		census_metrics(sc, v, n, f);
 	if (openmetrics)
 		fputs("# EOF\n", f);
 	free(r.smp);

@@ -2,7 +2,8 @@
  *
  * Each opens its own session (jemalloc is found again: with the cache
  * directory that is a few file reads) and leaves the target as found; every
- * attaching one reports how long the thread was held.
+ * attaching one reports how long the thread was held (a census: how long
+ * every thread was stopped).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -136,6 +137,11 @@ static int dump(jma_session *s, struct op_result *r)
 	r->attached = 1;
 	if (!rc)
 		rc = jma_prof_dump(s, &r->data, &r->len);
+	/* What an empty dump then says (report()). */
+	if (!rc && get_bool(s, "prof.active") == 0)
+		snprintf(r->msg, sizeof(r->msg), "prof.active is false: jemalloc samples nothing until "
+			 "it is set (POST /prof?pid=N&action=on with --allow-control, or jemattach PID "
+			 "prof on)");
 	return rc;
 }
 
@@ -148,6 +154,32 @@ static int stats(jma_session *s, struct op_result *r)
 	rc = jma_stats_print(s, "J", buf_add, &b);
 	if (!rc && b.err)
 		rc = b.err;
+	if (rc) {
+		free(b.p);
+		return rc;
+	}
+	r->data = b.p;
+	r->len = b.len;
+	return 0;
+}
+
+/* Every live block, sent back as a census snapshot (tables, no addresses);
+ * held_ns is how long the census stopped the threads. */
+static int census(jma_session *s, const struct op_arg *a, struct op_result *r)
+{
+	struct jma_census_opts o = { .flags = a->census_flags };
+	struct jma_census_meta m = { .pid = a->pid, .exec_mark = jma_exec_mark(a->pid),
+				     .time = jma_clock_s(CLOCK_REALTIME), .flags = a->census_flags };
+	struct buf b = { 0 };
+	struct jma_census *c;
+	int rc = jma_census_run(s, &o, &c);
+
+	if (rc)
+		return rc;
+	r->attached = 1;
+	r->held_ns = c->stop_ns;
+	rc = jma_census_save(c, &m, 0, buf_add, &b);
+	jma_census_free(c);
 	if (rc) {
 		free(b.p);
 		return rc;
@@ -185,7 +217,7 @@ static int sampled(jma_session *s, const struct op_arg *a, struct op_result *r)
 {
 	static const char *const ends[] = {
 		[JMA_SAMPLER_TIME] = "", [JMA_SAMPLER_STOPPED] = "; ended early: the server stops",
-		[JMA_SAMPLER_OVERHEAD] = "; ended early: the probes' cost passed --max-overhead",
+		[JMA_SAMPLER_OVERHEAD] = "; ended early: past --max-overhead with nothing left to give up",
 		[JMA_SAMPLER_EXITED] = "; the process exited",
 		[JMA_SAMPLER_EXECED] = "; the process executed another program",
 	};
@@ -198,9 +230,9 @@ static int sampled(jma_session *s, const struct op_arg *a, struct op_result *r)
 	if (rc)
 		return rc;
 	snprintf(r->msg, sizeof(r->msg), "sampled by uprobes (the process runs without heap profiling): "
-		 "%.1f s window, "
-		 "%llu samples (%llu lost)%s", res.seconds, (unsigned long long)res.samples,
-		 (unsigned long long)res.lost, ends[res.end]);
+		 "%.1f s of a %g s window, %llu samples (%llu lost)%s%s", res.seconds, a->seconds,
+		 (unsigned long long)res.samples, (unsigned long long)res.lost, ends[res.end],
+		 res.bursts ? "; in bursts, within --max-overhead" : "");
 	r->data = res.profile;
 	r->len = res.len;
 	res.profile = NULL;
@@ -236,6 +268,18 @@ static void report(const struct op_arg *a, struct op_result *r)
 		snprintf(r->msg, sizeof(r->msg), "%s", jma_heap_errmsg(h));
 	if (!rc && (rc = jma_heap_symbolize(h, &so)))
 		snprintf(r->msg, sizeof(r->msg), "%s", jma_heap_errmsg(h));
+	if (!rc) {
+		struct jma_heap_info hi;
+		int alloc = a->sample == JMA_HEAP_ALLOC_SPACE || a->sample == JMA_HEAP_ALLOC_OBJECTS;
+
+		/* Empty for want of samples: why, in the profile and the reply. */
+		jma_heap_info(h, &hi);
+		if (!hi.is_diff && !(alloc ? hi.samples_alloc : hi.samples)) {
+			snprintf(r->msg, sizeof(r->msg), "the profile is empty: %s", a->why && a->why[0] ?
+				 a->why : "no allocation it sampled is live");
+			ro.comment = r->msg;
+		}
+	}
 	if (!rc && (rc = jma_heap_report(h, &ro, buf_add, &b)))
 		snprintf(r->msg, sizeof(r->msg), "%s", b.err ? "the report is too large"
 			 : jma_heap_errmsg(h));
@@ -307,12 +351,16 @@ void op_child(const void *arg, struct op_result *r)
 		case OP_SAMPLER:
 			rc = sampled(s, a, r);
 			break;
+		case OP_CENSUS:
+			rc = census(s, a, r);
+			break;
 		default:
 			rc = control(s, a->kind, r);
 			break;
 		}
 	}
-	if (r->attached)
+	/* A census says itself how long it stopped the threads. */
+	if (r->attached && !r->held_ns)
 		r->held_ns = jma_held_ns(s);
 	from_session(s, rc, r);
 	if (rc == -ENOMEM && !r->msg[0])

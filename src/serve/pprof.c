@@ -270,11 +270,15 @@ void pprof_heap(struct serve_ctx *sc, struct target *t, int allocs, int debug, u
 	}
 	a.heap = d2.data ? d2.data : d1.data;
 	a.heap_len = d2.data ? d2.len : d1.len;
+	a.why = unprofiled ? r->note : d2.data ? d2.msg : d1.msg;
 	heap_seq = unprofiled ? 0 : d2.data ? d2.seq : d1.seq;
 	report(sc, t, &a, heap_seq, base_seq, &rep);
 	if (rep.rc) {
 		reply_failed(r, t, "the profile's report", &rep);
 	} else {
+		/* An empty one says why (its pprof comment too: ops.c). */
+		if (rep.msg[0])
+			snprintf(r->note, sizeof(r->note), "%s", rep.msg);
 		r->status = 200;
 		r->type = debug ? "text/plain; charset=utf-8" : "application/octet-stream";
 		r->filename = debug ? NULL : allocs ? "allocs" : "heap";

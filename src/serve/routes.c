@@ -1,5 +1,5 @@
 /* routes.c -- what each path answers: /metrics, /targets, /stats, /debug/pprof/heap and
- * /allocs, POST /prof, /-/healthy and the index page; the table of routes.
+ * /allocs, /debug/census, POST /prof, /-/healthy and the index page; the table of routes.
  *
  * A route is a handler and a row of routes[] (its path, method and the query
  * keys it takes): http.c checks the method and the keys before it runs the
@@ -209,6 +209,22 @@ static void do_allocs(struct serve_ctx *sc, struct MHD_Connection *c, struct req
 	heap(sc, q, r, 1);
 }
 
+static void do_census(struct serve_ctx *sc, struct MHD_Connection *c, struct req *q,
+		      struct reply *r)
+{
+	const char *fmt = param(q, "format");
+	struct target *t;
+
+	if (fmt && strcmp(fmt, "json") && strcmp(fmt, "pprof")) {
+		reply_error(r, MHD_HTTP_BAD_REQUEST, "invalid format: json or pprof");
+		return;
+	}
+	if (!(t = target_of(sc, q, r)))
+		return;
+	census_reply(sc, t, fmt && !strcmp(fmt, "pprof"), deadline_of(sc, c), r);
+	target_put(sc, t);
+}
+
 static void do_prof(struct serve_ctx *sc, struct MHD_Connection *c, struct req *q,
 		    struct reply *r)
 {
@@ -312,8 +328,9 @@ static void do_index(struct serve_ctx *sc, struct MHD_Connection *c, struct req 
 		html(f, v[i]->unit);
 		fprintf(f, "</td><td><a href=\"/stats?pid=%d\">stats</a> "
 			"<a href=\"/debug/pprof/heap?pid=%d&amp;debug=1\">heap</a> "
-			"<a href=\"/debug/pprof/heap?pid=%d\">heap.pb.gz</a></td></tr>\n",
-			(int)v[i]->pid, (int)v[i]->pid, (int)v[i]->pid);
+			"<a href=\"/debug/pprof/heap?pid=%d\">heap.pb.gz</a> "
+			"<a href=\"/debug/census?pid=%d\">census</a></td></tr>\n",
+			(int)v[i]->pid, (int)v[i]->pid, (int)v[i]->pid, (int)v[i]->pid);
 	}
 	targets_put_all(sc, v, v ? n : 0);
 	fputs("</table>\n</body></html>\n", f);
@@ -332,6 +349,7 @@ static const struct route routes[] = {
 	{ "/stats", "GET", "pid", do_stats },
 	{ "/debug/pprof/heap", "GET", "pid debug seconds gc", do_heap },
 	{ "/debug/pprof/allocs", "GET", "pid debug seconds gc", do_allocs },
+	{ "/debug/census", "GET", "pid format", do_census },
 	{ "/prof", "POST", "pid action", do_prof },
 	{ "/-/healthy", "GET", "", do_healthy },
 };

@@ -2,7 +2,8 @@
  *
  * Built on the public API (include/) like the command line, one concept per file:
  *   child.c    one operation on a target, run in a forked child process
- *   ops.c      the operations a child runs: probe, sample, dump, stats, control, report
+ *   ops.c      the operations a child runs: probe, sample, dump, stats, census, control,
+ *              report
  *   blob.c     an answer's payload, shared by the requests it serves, bounded in all
  *   pinfo.c    a process as /proc shows it (never its memory); the selectors (--target)
  *   targets.c  which processes are served: discovery, probes, following restarts
@@ -11,6 +12,7 @@
  *   metrics.c  /metrics: Prometheus text 0.0.4, or OpenMetrics 1.0 when asked
  *   pprof.c    /debug/pprof/heap and /allocs: gzip'd profile.proto, ?debug=1, ?seconds=N;
  *              the sampler's window when the process runs without opt.prof
+ *   census.c   /debug/census: a census (JSON or pprof), budgeted; per-type gauges
  *   webcfg.c   --web-config: TLS files and basic-auth users (bcrypt), exporter-toolkit's YAML
  *   peer.c     who is at the other end of a connection: a local user, or an address
  *   conns.c    connections: per-client limits, deadlines for a request and its answer
@@ -119,6 +121,9 @@ struct serve_cfg {
 	double max_duty;		/* share of each target's time serve's work may take:
 					 * its thread held, sampler windows (0..1] */
 	int need_exe;			/* a selector reads /proc/PID/exe */
+	double census_interval;		/* census answers are kept this long (s) */
+	int census_owners;		/* censuses find what each root retains */
+	unsigned census_metrics;	/* /metrics: gauges of this many types; 0: none */
 	int verbose;
 	const char *web_config;		/* --web-config, read by serve_run */
 	struct webcfg web;
@@ -217,6 +222,7 @@ enum op_kind {
 	OP_SAMPLE,		/* stats.*, version, profiling state (struct op_sample) */
 	OP_DUMP,		/* a heap profile (prof.dump), as text */
 	OP_STATS,		/* malloc_stats_print JSON */
+	OP_CENSUS,		/* every live block (a census snapshot, census_diff.h) */
 	OP_NCACHED,		/* the kinds above are shared and cached per target */
 	OP_PROBE = OP_NCACHED,	/* is there a jemalloc (struct op_probe); attaches nothing */
 	OP_PROF_ON,
@@ -242,10 +248,15 @@ struct op_arg {
 	enum jma_heap_sample sample;
 	unsigned top;
 	int need_alloc;			/* refuse a profile without alloc_* counts */
+	const char *why;		/* how the profile was made (the dump's or the sampler's
+					 * note): an empty report says it in its pprof comment
+					 * and its msg */
 	/* OP_SAMPLER */
 	double seconds;			/* the window */
 	int alloc_only;			/* follow no frees */
 	double max_overhead;		/* 0..1; 0: none */
+	/* OP_CENSUS */
+	unsigned census_flags;		/* JMA_CENSUS_* */
 };
 
 /* OP_SAMPLE's payload: this, then narenas struct jma_arena_sample. */
@@ -498,6 +509,7 @@ struct serve_ctx {
 	struct serve_slots probe_slots;		/* probes of new processes */
 	pthread_cond_t probe_cv;		/* a probe ended (with mu) */
 	struct serve_slots report_slots;	/* profile reports (CPU work, no attach) */
+	struct serve_slots census_slots;	/* censuses at once (CENSUS_MAX) */
 	pthread_mutex_t fmu;
 	pthread_cond_t fcv;
 	unsigned inflight;		/* flight threads running */
@@ -581,6 +593,17 @@ enum MHD_Result http_handle(void *cls, struct MHD_Connection *c, const char *url
 			   size_t *upload_size, void **con_cls);
 void http_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		    enum MHD_RequestTerminationCode code);
+/* /debug/census for @t (census.c): the last census if younger than
+ * --census-interval, else a new one, waited for until @deadline; @pprof:
+ * gzip'd profile.proto, else JSON. */
+#define CENSUS_MAX	2	/* censuses at once, all targets; one user's processes: 1 */
+void census_reply(struct serve_ctx *sc, struct target *t, int pprof, double deadline,
+		  struct reply *r);
+/* The census flags of the server's censuses. */
+unsigned census_flags(const struct serve_cfg *cfg);
+/* /metrics' census gauges (--census-metrics): from each target's last
+ * census, a new one started when it is older than --census-interval. */
+void census_metrics(struct serve_ctx *sc, struct target **v, size_t n, FILE *f);
 
 /* --- rendering ----------------------------------------------------------------- */
 
@@ -590,6 +613,10 @@ int metrics_render(struct serve_ctx *sc, struct target **v, struct op_result *re
 /* A label value as both formats want it: \\ \" \n escaped, and bytes outside
  * printable ASCII as '?' (a target's comm is its own choice). */
 void metrics_label(FILE *f, const char *s);
+/* "# HELP" and "# TYPE" of gauge @name; a target's labels, "{pid=...,unit=\"...\"",
+ * left open for more. */
+void metrics_family(FILE *f, const char *name, const char *help);
+void metrics_labels(FILE *f, const struct target *t);
 
 /* /targets as JSON. */
 int targets_json(struct serve_ctx *sc, FILE *f);

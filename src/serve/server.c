@@ -134,6 +134,7 @@ static int serve(struct serve_cfg *cfg)
 	slots_init(&sc.attach_slots, cfg->max_attaches);
 	slots_init(&sc.report_slots, 2);
 	slots_init(&sc.probe_slots, 4);
+	slots_init(&sc.census_slots, CENSUS_MAX);
 	pthread_mutex_init(&sc.fmu, NULL);
 	pthread_cond_init(&sc.fcv, NULL);
 	pthread_mutex_init(&sc.auth.mu, NULL);

@@ -50,6 +50,7 @@ struct scan {
 	int pass;		/* 1: by symbols; 2: by .rodata (see scan_module) */
 	int found_stripped;
 	char stripped_in[256];
+	uint64_t stripped_base;
 	int err;
 };
 
@@ -146,7 +147,6 @@ static int scan_module(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr
 	int any_ctl = 0;	/* a <prefix>mallctl of any prefix: not stripped */
 
 	(void)ud;
-	(void)low;
 	/* A core's modules (no maps) are named by soname: use their file. */
 	if (!name || (name[0] != '/' && sy->maps))
 		return DWARF_CB_OK;
@@ -232,6 +232,7 @@ static int scan_module(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr
 	}
 	if (!any_ctl && !sc->found_stripped && syms_has_jemalloc_strings(mod)) {
 		sc->found_stripped = 1;
+		sc->stripped_base = low;
 		snprintf(sc->stripped_in, sizeof(sc->stripped_in), "%s", name);
 	}
 	return DWARF_CB_OK;
@@ -244,6 +245,26 @@ static void scan_modules(Dwfl *dwfl, struct scan *sc)
 {
 	for (sc->pass = 1; sc->pass <= 2 && !sc->err && !sc->sy->ncopies; sc->pass++)
 		dwfl_getmodules(dwfl, scan_module, sc, 0);
+}
+
+/* The stripped copy found, as the one copy: its module known, its functions
+ * not.  -ENOMEM. */
+static int take_stripped(struct jma_syms *sy, const struct scan *sc)
+{
+	struct jma_copy *c = calloc(1, sizeof(*c));
+
+	if (!c || !(c->path = strdup(sc->stripped_in)) || !(c->prefix = strdup(""))) {
+		if (c)
+			free(c->path);
+		free(c);
+		return -ENOMEM;
+	}
+	c->is_static = 1;
+	c->base = sc->stripped_base;
+	free(sy->copies);	/* none in it: a cache's empty array */
+	sy->copies = c;
+	sy->ncopies = 1;
+	return 0;
 }
 
 static int choose_copy(struct jma_syms *sy, pid_t pid, const struct scan *sc, char *msg, size_t len)
@@ -295,5 +316,7 @@ int syms_find_jemalloc(struct jma_syms *sy, Dwfl *dwfl, pid_t pid, const struct 
 		return sc.err;
 	}
 	err = choose_copy(sy, pid, &sc, msg, len);
+	if (err == -ENOEXEC && o->stripped_ok && !sy->ncopies && (err = take_stripped(sy, &sc)))
+		snprintf(msg, len, "out of memory");
 	return err == -ENOENT && o->allow_none ? 0 : err;
 }

@@ -91,7 +91,7 @@ Elf *jma_syms_jemalloc_elf(struct jma_syms *sy, uint64_t *bias)
 	Elf *e;
 
 	dwfl = syms_enter(sy, &prev);
-	mod = c && dwfl ? dwfl_addrmodule(dwfl, c->fn_mallctl) : NULL;
+	mod = c && dwfl ? dwfl_addrmodule(dwfl, c->fn_mallctl ? c->fn_mallctl : c->base) : NULL;
 	e = mod ? dwfl_module_getelf(mod, &b) : NULL;
 	sym_dwfl_leave(prev);
 	*bias = b;
@@ -155,6 +155,16 @@ static uint64_t syms_find(struct jma_syms *sy, const char *name, int type, uint6
 	return of.addr;
 }
 
+/* Is @nm jemalloc's private @name: itself, je_@name, or that after a
+ * --with-private-namespace (tikv-jemalloc-sys: _rjem_je_@name)? */
+static int private_name(const char *nm, const char *name)
+{
+	size_t ln = strlen(nm), l = strlen(name);
+
+	return !strcmp(nm, name) ||
+	       (ln >= l + 3 && !strcmp(nm + ln - l, name) && !strncmp(nm + ln - l - 3, "je_", 3));
+}
+
 int jma_syms_jemalloc_sym(struct jma_syms *sy, const char *name, uint64_t *addr, uint64_t *size,
 			  int *is_tls)
 {
@@ -165,15 +175,14 @@ int jma_syms_jemalloc_sym(struct jma_syms *sy, const char *name, uint64_t *addr,
 	int n, found = 0;
 
 	dwfl = syms_enter(sy, &prev);
-	mod = c && dwfl ? dwfl_addrmodule(dwfl, c->fn_mallctl) : NULL;
+	mod = c && dwfl ? dwfl_addrmodule(dwfl, c->fn_mallctl ? c->fn_mallctl : c->base) : NULL;
 	n = mod ? dwfl_module_getsymtab(mod) : 0;
 	for (int i = 1; i < n && !found; i++) {
 		GElf_Sym s;
 		GElf_Addr a;
 		const char *nm = dwfl_module_getsym_info(mod, i, &s, &a, NULL, NULL, NULL);
 
-		if (!nm || s.st_shndx == SHN_UNDEF ||
-		    (strcmp(nm, name) && (strncmp(nm, "je_", 3) || strcmp(nm + 3, name))))
+		if (!nm || s.st_shndx == SHN_UNDEF || !private_name(nm, name))
 			continue;
 		*is_tls = GELF_ST_TYPE(s.st_info) == STT_TLS;
 		*addr = *is_tls ? s.st_value : a;

@@ -150,3 +150,30 @@ void jma_syms_describe(struct jma_syms *sy, uint64_t pc, char *buf, size_t len)
 	else
 		snprintf(buf, len, "0x%llx", (unsigned long long)pc);
 }
+
+int jma_syms_section(struct jma_syms *sy, uint64_t addr, uint64_t *vaddr, char *sec, size_t len)
+{
+	struct sym_dwfl *prev;
+	Dwfl *dwfl = syms_enter(sy, &prev);
+	Dwfl_Module *mod = dwfl ? dwfl_addrmodule(dwfl, addr) : NULL;
+	Dwarf_Addr a = addr, bias = 0;
+	Elf_Scn *scn = NULL;
+	Elf *elf = NULL;
+	GElf_Shdr sh;
+	size_t shstrndx;
+	const char *name = NULL;
+	int err = -ENOENT;
+
+	if (mod) {
+		elf = dwfl_module_getelf(mod, &bias);
+		/* The address as the module's file has it (what nm and readelf show). */
+		*vaddr = addr - bias;
+		err = 0;
+		scn = elf ? dwfl_module_address_section(mod, &a, &bias) : NULL;
+	}
+	if (scn && gelf_getshdr(scn, &sh) && !elf_getshdrstrndx(elf, &shstrndx))
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+	snprintf(sec, len, "%s", name ? name : "");
+	sym_dwfl_leave(prev);
+	return err;
+}

@@ -134,8 +134,9 @@ int jma_syms_open(pid_t pid, const struct jma_syms_opts *o, struct jma_syms **ou
 	/* A cache that cannot be written is only a slower next start.  Nothing
 	 * is kept when whether the process has a trampoline is not known (it
 	 * executed a program meanwhile): a "none" kept would refuse every later
-	 * run on this program. */
-	if (o->cache && sy->ncopies == 1 && !syms_find_cond_waits(sy)) {
+	 * run on this program.  Nor a stripped copy: what the cache holds is
+	 * callable. */
+	if (o->cache && sy->ncopies == 1 && sy->copies[0].fn_mallctl && !syms_find_cond_waits(sy)) {
 		struct jma_found f = { sy->copies[0], sy->waits, sy->nwaits,
 				       jma_syms_malloc_message(sy), jma_syms_restorer(sy) };
 

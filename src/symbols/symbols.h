@@ -44,6 +44,8 @@ struct jma_syms_opts {
 	int allow_none;		/* a process without jemalloc is fine (symbolization only) */
 	int debuginfod;		/* may ask debuginfod servers for debuginfo (network, dwfl.h) */
 	const struct jma_syms_cache *cache;	/* NULL: none */
+	int stripped_ok;	/* a static copy stripped of every symbol is taken, its
+				 * functions unknown (fn_* 0, no code ranges) */
 };
 
 /* Report the modules of @pid (its files opened as it sees them, view.h) and
@@ -81,6 +83,10 @@ int jma_syms_in_jemalloc(const struct jma_syms *sy, uint64_t pc);
  * in the cache with jemalloc: a cached command does not load libdwfl for it. */
 int jma_syms_in_cond_wait(struct jma_syms *sy, uint64_t pc);
 
+/* Where @addr is in its module's file: the address there (*@vaddr, as nm
+ * and readelf show it) and its section's name ("" if none is known);
+ * -ENOENT when no module holds it. */
+int jma_syms_section(struct jma_syms *sy, uint64_t addr, uint64_t *vaddr, char *sec, size_t len);
 /* "symbol+0xoff (module)" or "0xaddr (module)" or "0xaddr"; the symbol
  * demangled as jma_syms_demangled does. */
 void jma_syms_describe(struct jma_syms *sy, uint64_t pc, char *buf, size_t len);
@@ -115,8 +121,9 @@ int jma_syms_given(pid_t pid, const struct jma_copy *c, struct jma_syms **out, c
  * emulator's relocations), NULL when unavailable. */
 struct Elf *jma_syms_jemalloc_elf(struct jma_syms *sy, uint64_t *bias);
 
-/* A symbol of jemalloc's own module named @name or je_@name (jemalloc's
- * private namespace), from its symbol table or separate debuginfo, else its
+/* A symbol of jemalloc's own module named @name, je_@name (jemalloc's
+ * private namespace) or NS_je_@name (--with-private-namespace=NS_, as
+ * tikv-jemalloc-sys builds it), from its symbol table or separate debuginfo, else its
  * dynamic symbols: 1 with its address (for STT_TLS: its offset in the
  * module's TLS block) and size, 0 when there is none (stripped). */
 int jma_syms_jemalloc_sym(struct jma_syms *sy, const char *name, uint64_t *addr, uint64_t *size,

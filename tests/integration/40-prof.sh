@@ -280,8 +280,10 @@ t_status_with_profiling_off_says_so() {
 }
 
 # Without opt.prof, prof window samples with uprobes (prof sample's sampler,
-# at the process's lg_prof_sample) and says so: leakfix's leak first, its
-# bytes within 15% of the truth.
+# at most as sparsely as the process's lg_prof_sample) and says so:
+# leakfix's leak first, its bytes within 15% of the truth.  --lg-sample sets
+# the rate (before: refused on the sampler's path); on a prof:true process
+# without --sampler it is refused, its window untouched.
 t_window_without_opt_prof_uses_the_sampler() {
 	local pid truth
 	can_sample
@@ -289,12 +291,21 @@ t_window_without_opt_prof_uses_the_sampler() {
 	jm "$pid" prof window 2 --max-overhead 0 -o "$TMPD/ws" --top 3
 	expect_rc 0
 	expect_match "$ERR" "profiler is off in process $pid \(opt.prof false\): prof window uses the sampler"
-	expect_match "$ERR" "1 in 2\^14 bytes"
+	expect_match "$ERR" "up to 2\^14 as samples come faster"
 	expect_match "$OUT" $'allocation sites that grew during the window[^\n]*\nTotal: [0-9.]+ MB\n +[0-9.]+ +[0-9.]+% +[0-9.]+% +[0-9.]+ +[0-9.]+% leak_site'
 	truth=$(awk -v s="$(window_secs)" -v r=$RATE 'BEGIN { printf "%d", s * r }')
 	jm analyze "$TMPD/ws/window.heap" --format json --pid "$pid"
 	expect_rc 0
 	within "$(site "$OUT" leak_site)" "$truth" $((truth * 15 / 100))
+	jm "$pid" prof window 1 --lg-sample 13 --max-overhead 0 -o "$TMPD/ws13"
+	expect_rc 0
+	expect_match "$ERR" "1 in 2\^13 bytes on average\)"
+	expect_match "$(head -1 "$TMPD/ws13/window.heap")" '^heap_v2/8192$'
+	start_fixture pid "$FIXTURES/jemfix" "$PROF"
+	jm "$pid" prof window 1 --lg-sample 13 -o "$TMPD/wp"
+	expect_rc 2
+	expect_match "$ERR" "--lg-sample is the sampler's: process $pid has jemalloc's profiler"
+	[[ ! -e $TMPD/wp ]] || fail "a window directory was made"
 }
 
 # Where the sampler cannot run either (here: without CAP_BPF/CAP_PERFMON):

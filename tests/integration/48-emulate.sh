@@ -186,10 +186,10 @@ t_version_matrix() {
 		[[ -x $v ]] || continue
 		start_fixture pid "$v"
 		fix "$pid" "alloc 200 4000" >/dev/null
-		jm "$pid" get stats.allocated stats.resident version
+		jm "$pid" get stats.allocated stats.active version
 		expect_rc 0
 		t=$OUT
-		jm --emulate "$pid" get stats.allocated stats.resident version
+		jm --emulate "$pid" get stats.allocated stats.active version
 		expect_rc 0
 		[[ $OUT == "$t" ]] || fail "$v: emulated '$OUT' vs in-target '$t'"
 		jm "${SLOW[@]}" --emulate "$pid" stats

@@ -67,6 +67,25 @@ t_leak_first_without_prof() {
 	check_profile "$pid" "$TMPD/a.heap"
 }
 
+# The issue's quiet case, with the defaults: leakfix (2% of a core) on a
+# jemalloc built with --disable-prof, `prof sample 8` and no option.  Before,
+# the window ended after 1.1 s ("the probes' cost passed --max-overhead":
+# 0.023 s of probe cost against the process's own 0.020 s counted as 100%)
+# holding 2.7 of 20 MiB.  Now its probes (under 2% of a CPU) fit the room an
+# idle process has: every call stays probed, the leak first within 15%, the
+# churn not in use.
+t_defaults_on_a_quiet_process() {
+	local pid bin=$VERSIONS_DIR/5.3.0-noprof/leakfix
+	can_sample
+	[[ -x $bin ]] || skip "no --disable-prof build of 5.3.0 (make versions)"
+	start_fixture pid "$bin"
+	jm "$pid" prof sample 8 -o "$TMPD/d.heap"
+	expect_rc 0
+	[[ $ERR != *"ended early"* && $ERR != *"past the budget"* ]] || fail "degraded: $ERR"
+	expect_eq "$(window_secs)" 8.0
+	check_profile "$pid" "$TMPD/d.heap"
+}
+
 # Each version's own malloc and free, a prefixed one, one built with
 # --disable-prof (where prof dump points to prof sample), a static _rjem_ copy.
 t_versions_and_static_prefixed() {
@@ -101,7 +120,7 @@ t_agrees_with_prof_true() {
 	start_fixture pid "$FIXTURES/leakfix" MALLOC_CONF=prof:true,prof_active:false,lg_prof_sample:14
 	jm "$pid" prof window 4 --sampler --max-overhead 0 -o "$TMPD/sw"
 	expect_rc 0
-	expect_match "$ERR" "1 in 2\^14 bytes"
+	expect_match "$ERR" "up to 2\^14 as samples come faster"
 	jm analyze "$TMPD/sw/window.heap" --format json --pid "$pid"
 	expect_rc 0
 	smp=$OUT
@@ -120,13 +139,18 @@ t_agrees_with_prof_true() {
 	expect_eq "$(site "$own" early_block)" 0
 }
 
-# redis_load PORT VAR: redis-benchmark's SET/GET of random keys on PORT in the
-# background (its pid in VAR), given a second to start.  300000 keys first, so
-# that the key table (524288 buckets then) does not grow during the windows:
-# a table's growth is one lump of megabytes that one window has and another not.
+# redis_load PORT: 300000 keys, then redis-benchmark's SET, GET and LPUSH of
+# random keys (20 clients in all, 16 commands pipelined) in the background,
+# given a second to start.  The keys first, so that the key table (524288
+# buckets then) does not grow during the windows: a table's growth is one
+# lump of megabytes that one window has and another not.
 redis_load() {
+	local t bpid
 	expect_eq "$(redis-cli -p "$1" debug populate 300000 pre 100)" OK
-	start_bg "$2" sh -c "exec redis-benchmark -p $1 -q -n 100000000 -r 1000000 -t set,get -d 200 >/dev/null 2>&1"
+	for t in set:7 get:7 lpush:6; do
+		start_bg bpid sh -c "exec redis-benchmark -p $1 -q -n 100000000 -r 1000000 -t ${t%:*} \
+			-c ${t#*:} -P 16 -d 200 >/dev/null 2>&1"
+	done
 	sleep 1
 }
 
@@ -137,56 +161,90 @@ top_sites() {
 		| .sites | sort_by(-.flat)[] | select($t > 0 and .flat * 100 >= $t * $m) | .name' <<<"$1"
 }
 
-# Debian's Redis (no prof:true) under redis-benchmark: the sampler names the
-# sites that grew as jemalloc's own profiler does on a prof:true Redis under
-# the same load (the top one the same; each holding 5% of the sampler's
-# bytes holds 2% of jemalloc's); complete stacks from copied stacks and the
-# CFI (no frame pointers): at least 90% of the sampled bytes in stacks of 4
-# frames or more, and through Redis's event loop.  --slow-paths finds the
-# same top site.
-t_redis_same_sites_as_prof_true() {
-	local pid bpid deep in_loop ours theirs slow s
+# redis_watch PORT FILE: every second, Redis's commands run so far and the
+# time ("COMMANDS NANOSECONDS"), appended to FILE, in the background ($wpid),
+# until FILE.stop exists (no signal: one sent at the wrong moment was seen
+# lost, the test waiting on the watcher forever).
+redis_watch() {
+	start_bg wpid bash -c "while [[ ! -e '$2.stop' ]]; do
+			echo \"\$(redis-cli -p $1 info stats | sed -n 's/^total_commands_processed:\\([0-9]*\\).*/\\1/p') \$(date +%s%N)\"
+			sleep 1
+		done >>'$2'"
+}
+
+# median_rate FILE FROM TO: the median of the commands a second over the
+# one-second slices of FILE (redis_watch) that end within [FROM, TO] (ns).
+median_rate() {
+	awk -v from="$2" -v to="$3" 'NF == 2 {
+		if (n0 && $2 > from && $2 <= to) printf "%.0f\n", ($1 - c0) * 1e9 / ($2 - n0)
+		c0 = $1; n0 = $2 }' "$1" | sort -n |
+		awk '{ a[NR] = $1 } END { if (!NR) print 0; else print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
+}
+
+# The issue's busy case, with the defaults: Debian's Redis without prof:true
+# under redis-benchmark, `prof window 10` and no option.  Before, the window
+# ended after 0.5 s with 0 samples ("the profile is empty"), Redis at 0.04
+# of its throughput meanwhile.  Now every call is probed for a tenth of a
+# second, then bursts: the profile's top sites (2% of its bytes or more, as
+# for jemalloc's) include the first of a prof:true Redis's own window under
+# the same load (its share varies: 18-48% against jemalloc's 66-70%,
+# doc/sampler.md), and Redis keeps its throughput: the probes' cost the sampler reports
+# (checked against the CPU time in cost_is_true) is under 10% of Redis's CPU,
+# which is what a server busy on its CPU loses of its throughput.  Measured
+# from outside, this shared machine moves Redis's rate by a third from one
+# second to the next with no sampler (other work on the two CPUs, the three
+# clients' mix; 0.65 seen from that alone): the median of one-second rates
+# during the window is only held to half of those just before and after, the
+# measure of what it keeps being bench/sampler.sh's interleaved rounds (it
+# was 0.04 during the 0.5 s the window lasted before).  Stacks are whole (no
+# frame pointers: copied stacks and CFI): 90% of the sampled bytes in stacks
+# of 4+ frames, through Redis's event loop.
+t_redis_defaults_same_top_site_as_prof_true() {
+	local pid wpid t0 t1 t2 t3 before during after deep in_loop ours theirs share said
 	can_sample
 	command -v redis-benchmark >/dev/null || skip "no redis-benchmark"
 	start_redis pid
-	redis_load "$REDIS_PORT" bpid
-	jm "$pid" prof sample 3 --lg-sample 12 --max-overhead 0 -o "$TMPD/redis.heap"
+	redis_load "$REDIS_PORT"
+	redis_watch "$REDIS_PORT" "$TMPD/rates"
+	t0=$(date +%s%N); sleep 5; t1=$(date +%s%N)
+	jm "$pid" prof window 10 -o "$TMPD/rw" --top 10
+	t2=$(date +%s%N); sleep 5; t3=$(date +%s%N)
+	touch "$TMPD/rates.stop"
+	wait "$wpid"
 	expect_rc 0
-	jm "$pid" prof sample 3 --slow-paths --lg-sample 12 --max-overhead 0 -o "$TMPD/redis-slow.heap"
-	expect_rc 0
-	kill "$bpid"
-	jm analyze "$TMPD/redis-slow.heap" --format json --pid "$pid"
-	expect_rc 0
-	slow=$(top_sites "$OUT" 5)
+	said=$(grep -E 'probes: |cost to the process|every call probed|were not all seen' <<<"$ERR")
+	[[ $ERR != *"ended early"* ]] || fail "ended early: $ERR"
+	before=$(median_rate "$TMPD/rates" "$t0" "$t1")
+	during=$(median_rate "$TMPD/rates" "$t1" "$t2")
+	after=$(median_rate "$TMPD/rates" "$t2" "$t3")
+	echo "    commands a second (medians of 1-s slices): before $before, during $during, after $after" >&2
+	awk -v b="$before" -v d="$during" -v a="$after" 'BEGIN { exit !(b + a > 0 && d >= 0.5 * (b + a) / 2) }' ||
+		fail "commands a second: $during during against $before before and $after after"
+	share=$(sed -n 's/.*cost to the process: ~[0-9.]* s of its [0-9.]* s CPU (\([0-9.]*\)%).*/\1/p' <<<"$ERR")
+	[[ -n $share ]] && awk -v s="$share" 'BEGIN { exit !(s < 10) }' ||
+		fail "the probes took ${share:-?}% of Redis's CPU: $ERR"
 	# Bytes in stacks of 4+ frames, of all: from the raw profile's t* lines.
 	deep=$(awk '/^@/ { n = NF - 1; next } /^  t\*:/ && n { split($5, b, "]"); t += b[1]; if (n >= 4) d += b[1]; n = 0 }
-		END { printf "%d %d", d * 100, t * 90 }' "$TMPD/redis.heap")
+		END { printf "%d %d", d * 100, t * 90 }' "$TMPD/rw/window.heap")
 	(( ${deep% *} >= ${deep#* } && ${deep#* } > 0 )) || fail "bytes x100 in deep stacks vs 90% of all: $deep"
-	jm analyze "$TMPD/redis.heap" --format collapsed --alloc-space --pid "$pid"
+	jm analyze "$TMPD/rw/window.heap" --format collapsed --alloc-space --pid "$pid"
 	expect_rc 0
 	in_loop=$(awk '{ t += $NF; if ($1 ~ /;aeMain;/) a += $NF } END { printf "%d %d", a * 100, t * 90 }' <<<"$OUT")
 	(( ${in_loop% *} >= ${in_loop#* } && ${in_loop#* } > 0 )) || fail "bytes through aeMain: $in_loop"
-	jm analyze "$TMPD/redis.heap" --format json --pid "$pid"
+	jm analyze "$TMPD/rw/window.heap" --format json --pid "$pid"
 	expect_rc 0
-	ours=$(top_sites "$OUT" 5)
+	ours=$(top_sites "$OUT" 2)
 
-	start_redis pid MALLOC_CONF=prof:true,prof_active:false,lg_prof_sample:12
-	redis_load "$REDIS_PORT" bpid
-	jm "$pid" prof window 3 -o "$TMPD/rw"
+	start_redis pid MALLOC_CONF=prof:true,prof_active:false
+	redis_load "$REDIS_PORT"
+	jm "$pid" prof window 5 -o "$TMPD/pw"
 	expect_rc 0
-	kill "$bpid"
-	jm analyze "$TMPD/rw/window.heap" --base "$TMPD/rw/base.heap" --format json --pid "$pid"
+	jm analyze "$TMPD/pw/window.heap" --base "$TMPD/pw/base.heap" --format json --pid "$pid"
 	expect_rc 0
 	theirs=$(top_sites "$OUT" 2)
-	[[ -n $ours && ${ours%%$'\n'*} == "${theirs%%$'\n'*}" ]] ||
-		fail "top sites: sampler [${ours//$'\n'/ }], prof:true [${theirs//$'\n'/ }]"
-	while read -r s; do
-		grep -qxF "$s" <<<"$theirs" || fail "$s: 5% of the sampler's bytes, under 2% of prof:true's [${theirs//$'\n'/ }]"
-	done <<<"$ours"
-	# --slow-paths (jemalloc's counter on Debian's 5.3): Redis's allocations do
-	# not repeat in step with its 64 KiB events, and the top site is the same.
-	[[ -n $slow && ${slow%%$'\n'*} == "${theirs%%$'\n'*}" ]] ||
-		fail "top sites: --slow-paths [${slow//$'\n'/ }], prof:true [${theirs//$'\n'/ }]"
+	echo "    top sites: sampler [${ours//$'\n'/ }], prof:true [${theirs//$'\n'/ }]" >&2
+	[[ -n $theirs ]] && grep -qxF "${theirs%%$'\n'*}" <<<"$ours" ||
+		fail "top sites: sampler [${ours//$'\n'/ }], prof:true [${theirs//$'\n'/ }]; the sampler: $said"
 }
 
 t_alloc_only() {
@@ -202,31 +260,32 @@ t_alloc_only() {
 	within "$(site "$OUT" churn_site)" "$truth" $((truth * 15 / 100))
 }
 
-# --slow-paths on jemalloc 5.3+ (Debian's, dev, a static _rjem_ copy):
-# jemalloc's own counter read at each thread event, so the window's total is
-# the truth (both sites' bytes), though only the slow paths trap.  Which site
-# gets them follows jemalloc's 64 KiB event schedule (not asserted: on this
-# fixture's strict leak/churn alternation every event lands on one site).
-t_slow_paths_counted_total() {
+# --slow-paths (where the guard degrades to, from the start) on jemalloc
+# 5.3+ (Debian's, a static _rjem_ copy): the entries in bursts only,
+# each burst sample standing for the bytes jemalloc's own counter counted
+# over those the bursts saw.  Both sites' allocations within 20% of the truth:
+# sampled at random moments, leak and churn alternating every 4 KiB do not
+# alias with jemalloc's 64 KiB event schedule (before, every byte went to
+# churn_site); far fewer traps than calls.
+t_slow_paths_bursts_by_counter() {
 	local v bin pid truth hits
 	can_sample
-	for v in debian dev-295e489 static-rjem; do
+	for v in debian static-rjem; do
 		bin=$VERSIONS_DIR/$v/leakfix
 		[[ $v == debian ]] && bin=$FIXTURES/leakfix
 		[[ $v == static-rjem ]] && bin=$FIXTURES/leakfix-static-rjem
 		[[ -x $bin ]] || continue
 		start_fixture pid "$bin"
-		sample "$pid" "$TMPD/c-$v.heap" --alloc-only --slow-paths
-		expect_match "$ERR" "each of jemalloc's thread events stands for the bytes it counted"
-		truth=$(awk -v s="$(window_secs)" -v r=$RATE 'BEGIN { printf "%d", 2 * s * r }')
-		# Fewer traps than calls: about one per 64 KiB (and cache misses), not
-		# one per 4 KiB block.
+		jm "$pid" prof sample 5 --max-overhead 0 -o "$TMPD/c-$v.heap" --alloc-only --slow-paths
+		expect_rc 0
+		expect_match "$ERR" "allocations then probed in [1-9][0-9]* bursts .*by jemalloc's byte counter"
+		truth=$(awk -v s="$(window_secs)" -v r=$RATE 'BEGIN { printf "%d", s * r }')
 		hits=$(sed -n 's/.* probes: \([0-9]*\) hits.*/\1/p' <<<"$ERR")
 		jm analyze "$TMPD/c-$v.heap" --format json --alloc-space --pid "$pid"
 		expect_rc 0
-		within "$(jq '[.sites[] | select(.name == "leak_site" or .name == "churn_site") | .flat] | add | floor' <<<"$OUT")" \
-			"$truth" $((truth * 15 / 100)) || fail "on $v"
-		((hits > 0 && hits * 4 < truth / 4096)) || fail "$hits hits for $((truth / 4096)) allocations on $v"
+		within "$(site "$OUT" leak_site)" "$truth" $((truth / 5)) || fail "leak_site on $v"
+		within "$(site "$OUT" churn_site)" "$truth" $((truth / 5)) || fail "churn_site on $v"
+		((hits > 0 && hits * 4 < 2 * truth / 4096)) || fail "$hits hits for $((2 * truth / 4096)) allocations on $v"
 	done
 }
 
@@ -333,20 +392,80 @@ t_window_with_sampler() {
 	expect_eq "$(ls "$TMPD/w")" window.heap
 }
 
-t_max_overhead_ends_early() {
-	local pid share secs
+# A budget every call passes (0.5% of a CPU; leakfix's probes cost it about
+# 1.7%): the window is not ended (before: ended early past --max-overhead),
+# the sampler degrades to bursts and says so (what every call cost, against
+# what), and keeps about within it; the leak is still found.
+t_max_overhead_degrades() {
+	local pid rate allowed
 	can_sample
 	start_fixture pid "$FIXTURES/leakfix"
-	jm "$pid" prof sample 30 --max-overhead 1 -o "$TMPD/m.heap"
+	jm "$pid" prof sample 6 --max-overhead 0.5 -o "$TMPD/m.heap"
 	expect_rc 0
-	expect_match "$ERR" "ended early: the probes' cost passed --max-overhead"
-	# The cost shown: the hits, and their share of the target's CPU past 1%.
-	expect_match "$ERR" 'probes: [1-9][0-9]* hits'
-	share=$(sed -n 's/.*cost to the process: ~[0-9.]* s of its [0-9.]* s CPU (\([0-9.]*\)%.*/\1/p' <<<"$ERR")
-	[[ -n $share ]] && awk -v s="$share" 'BEGIN { exit !(s > 1) }' || fail "share ${share:-none} in: $ERR"
-	secs=$(window_secs)
-	awk -v s="$secs" 'BEGIN { exit !(s < 30) }' || fail "ran $secs s"
-	grep -q '^MAPPED_LIBRARIES:$' "$TMPD/m.heap" || fail "no profile written"
+	[[ $ERR != *"ended early"* ]] || fail "ended early: $ERR"
+	expect_eq "$(window_secs)" 6.0
+	expect_match "$ERR" 'every call probed for [0-9.]+ s cost [0-9.]+% of a CPU, past the budget \([0-9.]+% then\): allocations then probed in [1-9][0-9]* bursts'
+	rate=$(sed -n 's/.* a second of the window (\([0-9.]*\)% of one CPU; budget \([0-9.]*\)%).*/\1 \2/p' <<<"$ERR")
+	[[ -n $rate ]] && awk -v r="${rate% *}" -v b="${rate#* }" 'BEGIN { exit !(r <= 1.5 * (b > 1 ? b : 1)) }' ||
+		fail "cost and budget ${rate:-?} in: $ERR"
+	jm analyze "$TMPD/m.heap" --format json --alloc-space --pid "$pid"
+	expect_rc 0
+	expect_match "$(top_sites "$OUT" 30)" leak_site
+}
+
+# The cost the guard acts on is true: never above the target's CPU time (its
+# threads' schedstat, to the nanosecond, over the whole run), and near what
+# the probes added to it (that time less the target's own rate, measured
+# before): within a quarter above, half below.  leakfix, every call probed,
+# three windows.  Before, the estimate (hits times a cost measured by wall
+# clock) came out above the target's whole CPU time in 2 of 3 such windows.
+t_cost_is_true() {
+	local pid c0 c1 t0 t1 own cost total added
+	can_sample
+	start_fixture pid "$FIXTURES/leakfix"
+	sched() { cat /proc/"$pid"/task/*/schedstat | awk '{ s += $1 } END { printf "%d", s }'; }
+	c0=$(sched); t0=$(date +%s%N); sleep 3; c1=$(sched); t1=$(date +%s%N)
+	own=$(awk -v c=$((c1 - c0)) -v t=$((t1 - t0)) 'BEGIN { printf "%.6f", c / t }')
+	for _ in 1 2 3; do
+		c0=$(sched); t0=$(date +%s%N)
+		jm "$pid" prof sample 3 --max-overhead 0 -o "$TMPD/c.heap"
+		c1=$(sched); t1=$(date +%s%N)
+		expect_rc 0
+		cost=$(sed -n 's/.*cost to the process: ~\([0-9.]*\) s of its.*/\1/p' <<<"$ERR")
+		[[ -n $cost ]] || fail "no cost in: $ERR"
+		total=$(awk -v c=$((c1 - c0)) 'BEGIN { printf "%.4f", c / 1e9 }')
+		added=$(awk -v c=$((c1 - c0)) -v t=$((t1 - t0)) -v o="$own" 'BEGIN { printf "%.4f", (c - o * t) / 1e9 }')
+		echo "    cost ~$cost s; the target's CPU $total s, $added s above its own rate" >&2
+		awk -v c="$cost" -v t="$total" 'BEGIN { exit !(c <= t) }' || fail "cost $cost s above the CPU time $total s"
+		awk -v c="$cost" -v a="$added" 'BEGIN { exit !(c <= 1.25 * a + 0.005 && c >= 0.5 * a) }' ||
+			fail "cost $cost s for $added s added"
+	done
+}
+
+# An empty sampler profile explains itself in the sampler's terms (its
+# samples, its rate, what the process allocated, what to change), never with
+# jemalloc's profiler's knobs (prof.active, prof reset, prof_accum): before,
+# `prof.active false ... prof reset 14 ... prof_accum:true` on a process
+# whose opt.prof is false.  A window cut short says how long it ran.
+t_empty_profile_in_sampler_terms() {
+	local pid jpid
+	can_sample
+	start_fixture pid "$FIXTURES/jemfix"
+	jm "$pid" prof sample 1 --analyze -o "$TMPD/e.heap"
+	expect_rc 0
+	expect_match "$ERR" 'the profile is empty: the sampler took no sample'
+	expect_match "$ERR" 'it samples one allocation per [0-9.]+ [KM]iB the process allocates, on average \(2\^[0-9]+\); in the 1\.0 s it sampled, its probes were hit [0-9]+ times'
+	expect_match "$ERR" 'to see more: --lg-sample [0-9]+ \(a sample per'
+	[[ $ERR != *prof.active* && $ERR != *"prof reset"* && $ERR != *prof_accum* ]] ||
+		fail "jemalloc's profiler's knobs: $ERR"
+	start_fixture pid "$FIXTURES/leakfix"
+	start_bg jpid bash -c "exec '$JEMATTACH' $pid prof window 30 --max-overhead 0 -o '$TMPD/ew' \
+		>'$TMPD/ew.out' 2>'$TMPD/ew.err'"
+	sleep 4
+	kill -INT "$jpid"
+	wait "$jpid" || fail "jemattach ended with $?: $(cat "$TMPD/ew.err")"
+	expect_match "$(cat "$TMPD/ew.err")" 'interrupted after [0-9.]+ s'
+	expect_match "$(cat "$TMPD/ew.out")" 'allocation sites that grew during the window \(sampled by uprobes for [1-9][0-9.]* s, ended early; in use 0\.0 s after it\)'
 }
 
 t_refused_without_capabilities() {

@@ -113,6 +113,22 @@ t_go_tool_pprof_shows_the_top_site_and_total() {
 	expect_eq "$(fix "$fix" check)" ok
 }
 
+# An empty heap answer says why, in the profile's pprof comment (`go tool
+# pprof -comments`) and the X-Jemattach-Profile header: a prof:true process
+# whose prof.active is false has sampled nothing (before: a profile of 0 B,
+# no word why).
+t_pprof_empty_says_why() {
+	local fix sp out
+	start_fixture fix "$FIXTURES/jemfix" MALLOC_CONF=prof:true,prof_active:false
+	start_serve sp --target "pid=$fix"
+	curl -s -D "$TMPD/h" -o "$TMPD/e.gz" "$SERVE_URL/debug/pprof/heap?pid=$fix"
+	expect_match "$(cat "$TMPD/h")" "X-Jemattach-Profile: the profile is empty: prof.active is false"
+	mkdir -p "$TMPD/home"
+	out=$(HOME="$TMPD/home" GOCACHE="$TMPD/home/gocache" GOFLAGS= timeout 120 \
+		go tool pprof -comments "$TMPD/e.gz" 2>&1) || fail "go tool pprof: $out"
+	expect_match "$out" "the profile is empty: prof.active is false: jemalloc samples nothing"
+}
+
 # Without opt.prof, the sampler's window (uprobes) is the profile: leakfix
 # leaks 2.5 MiB/s in leak_site and frees what churn_site allocates.
 t_pprof_without_prof_samples_by_uprobes() {
@@ -129,7 +145,7 @@ t_pprof_without_prof_samples_by_uprobes() {
 	expect_match "$(grep -A1 'flat  flat%' <<<"$out" | tail -1)" "^ *[1-9][0-9]*B .* leak_site$"
 	# How it was made, in a header; the text form.
 	curl -s -D "$TMPD/h" --max-time 60 "$SERVE_URL/debug/pprof/heap?pid=$fix&seconds=2&debug=1" >"$TMPD/t"
-	expect_match "$(cat "$TMPD/h")" "X-Jemattach-Profile: sampled by uprobes \(the process runs without heap profiling\): 2\.[0-9] s window, [1-9][0-9]* samples"
+	expect_match "$(cat "$TMPD/h")" "X-Jemattach-Profile: sampled by uprobes \(the process runs without heap profiling\): 2\.[0-9] s of a 2 s window, [1-9][0-9]* samples"
 	expect_match "$(head -2 "$TMPD/t" | tail -1)" " leak_site$"
 	# One window per target at a time: of two at once, one is refused (503).
 	curl -s -o /dev/null -w '%{http_code}' --max-time 60 "$SERVE_URL/debug/pprof/heap?pid=$fix&seconds=3" >"$TMPD/c1" &

@@ -5,54 +5,15 @@
 # matrix from 5.0, live and from a gcore core, with hpa; C++ types and leaks;
 # Redis's allocator_allocated.
 source tests/lib.sh
+source tests/lib-census.sh
 VERSIONS_DIR=$(readlink -f "${VERSIONS_DIR:-build/versions}")
-
-# census_lists PID TAG: the fixture's own lists of its live and freed blocks.
-census_lists() {
-	fix "$1" "list $TMPD/$2.live" >/dev/null
-	fix "$1" "freed $TMPD/$2.freed" >/dev/null
-	[[ -s $TMPD/$2.live ]] || fail "$2: the fixture listed no block"
-	[[ -s $TMPD/$2.freed ]] || fail "$2: the fixture freed nothing"
-}
-
-# census_check TAG WHERE...: the census of WHERE (a PID, or core CORE)
-# against the lists of TAG; its bytes + thread-cached bytes in CENSUS_SUM.
-census_check() {
-	local tag=$1; shift
-	jm "$@" census --json --no-stats --blocks "$TMPD/$tag.blocks"
-	expect_rc 0
-	local json=$OUT bad
-	# Every live block: present, same usable size.
-	bad=$(awk 'NR == FNR { s[$1] = $2; next } !($1 in s) { m++ } ($1 in s) && s[$1] != $2 { d++ }
-		END { printf "%d %d", m, d }' "$TMPD/$tag.blocks" "$TMPD/$tag.live")
-	expect_eq "$bad" "0 0"
-	# No freed block live.
-	bad=$(awk 'NR == FNR { s[$1] = 1; next } ($1 in s) { n++ } END { print n + 0 }' \
-		"$TMPD/$tag.blocks" "$TMPD/$tag.freed")
-	expect_eq "$bad" 0
-	CENSUS_SUM=$(jq '.bytes + .thread_cached.bytes' <<<"$json")
-	CENSUS_CACHED=$(jq '.thread_cached.blocks' <<<"$json")
-}
-
-# census_exact PID TAG: census_compare, and the sum equals stats.allocated.
-census_exact() {
-	census_lists "$1" "$2"
-	census_check "$2" "$1"
-	jm "$1" get stats.allocated
-	expect_rc 0
-	expect_eq "$CENSUS_SUM" "$OUT"
-	((CENSUS_CACHED > 0)) || fail "$2: no thread-cached block found"
-}
-
-fill() {
-	expect_eq "$(fix "$1" "alloc 20000")" ok
-	expect_eq "$(fix "$1" "threads 3")" ok
-}
+# Memory bounds do not hold under ASan (its shadow and redzones): measured, not asserted.
+grep -q __asan_init "$JEMATTACH" && ASAN=1 || ASAN=0
 
 t_debian() {
 	local pid
 	start_fixture pid "$FIXTURES/censusfix"
-	fill "$pid"
+	census_fill "$pid"
 	census_exact "$pid" debian
 	jm "$pid" census
 	expect_rc 0
@@ -71,7 +32,7 @@ t_debian_hpa_and_background_threads() {
 	local pid conf n=0
 	for conf in hpa:true background_thread:true; do
 		start_fixture pid "$FIXTURES/censusfix" MALLOC_CONF=$conf
-		fill "$pid"
+		census_fill "$pid"
 		census_exact "$pid" "conf$((n++))"
 	done
 }
@@ -84,14 +45,14 @@ t_versions() {
 		# 3.x, 4.x (chunks and runs): 80-versions' census tests.
 		[[ $v == [34].* ]] && continue
 		start_fixture pid "$dir/censusfix"
-		fill "$pid"
+		census_fill "$pid"
 		# Symbols: tcache.create's caches are found too.
 		[[ $(fix "$pid" tcache) == ok* ]] || fail "$v: tcache.create failed"
 		census_exact "$pid" "$v"
 		n=$((n + 1))
 		if [[ $v == dev* || $v == 5.3* ]]; then
 			start_fixture pid "$dir/censusfix" MALLOC_CONF=hpa:true JE_MALLOC_CONF=hpa:true
-			fill "$pid"
+			census_fill "$pid"
 			census_exact "$pid" "$v-hpa"
 		fi
 	done
@@ -109,7 +70,7 @@ t_versions_stripped() {
 		strip -o "$TMPD/strip-$v/libjemalloc.so.2" "$dir/inst/lib/libjemalloc.so.2"
 		start_fixture pid "$dir/censusfix" LD_LIBRARY_PATH="$TMPD/strip-$v"
 		grep -q "strip-$v" "/proc/$pid/maps" || fail "$v: the stripped copy is not loaded"
-		fill "$pid"
+		census_fill "$pid"
 		census_exact "$pid" "strip-$v"
 		jm "$pid" census --no-stats
 		expect_match "$OUT" "decoded from (je_)?malloc_usable_size"
@@ -164,7 +125,7 @@ t_core() {
 	for bin in "$FIXTURES/censusfix" "$VERSIONS_DIR"/5.*/censusfix "$VERSIONS_DIR"/dev*/censusfix; do
 		[[ -x $bin ]] || continue
 		start_fixture pid "$bin"
-		fill "$pid"
+		census_fill "$pid"
 		v=$(basename "$(dirname "$bin")")
 		census_lists "$pid" "core-$v"
 		jm "$pid" get stats.allocated
@@ -202,6 +163,35 @@ t_cxx_types_and_leaks() {
 	expect_rc 0
 	expect_match "$OUT" "8001 +[0-9]+ +[0-9.]+%  orders \(censuscpp\)"
 	expect_match "$OUT" "3001 +[0-9]+ +[0-9.]+%  customers \(censuscpp\)"
+	# A stripped library's static data is named by its address in the file
+	# and its section, to be looked up later (issue 42: "static data of
+	# kresd (no symbol)" said neither).
+	jm "$pid" census --by root --json --no-stats
+	expect_rc 0
+	expect_match "$(jq -r '.roots[].root // empty' <<<"$OUT")" \
+		"libstdc\+\+\.so[.0-9]*\+0x[0-9a-f]+ \(\.[a-z.]+, no symbol\)"
+	[[ $OUT != *"static data of libstdc"* ]] || fail "a root still named only by its module"
+}
+
+# jemalloc's own arrays are never leaks (issue 42: every C program's
+# thread-cache stack, 28 672 bytes, was reported leaked): each thread's
+# stack array is jemalloc's, found as such, in a C program and a C++ one.
+t_jemalloc_arrays_are_not_leaks() {
+	local pid
+	start_fixture pid "$FIXTURES/censusfix"
+	census_fill "$pid"
+	jm "$pid" census --leaks --json --no-stats --blocks "$TMPD/je.blocks"
+	expect_rc 0
+	expect_eq "$(jq .leaked.blocks <<<"$OUT")" 0
+	# The main thread and the three fillers: four stacks of 28 KiB.
+	(($(jq .jemalloc_own.blocks <<<"$OUT") >= 4)) || fail "jemalloc's own: $(jq -c .jemalloc_own <<<"$OUT")"
+	(($(grep -c ' 28672.*\[jemalloc\]$' "$TMPD/je.blocks") >= 4)) || fail "no stack marked [jemalloc]"
+	start_fixture pid "$FIXTURES/censuscpp"
+	expect_eq "$(fix "$pid" "make 1000 300")" ok
+	jm "$pid" census --leaks --json --no-stats
+	expect_rc 0
+	expect_eq "$(jq .leaked.blocks <<<"$OUT")" 0
+	(($(jq .jemalloc_own.blocks <<<"$OUT") >= 1)) || fail "jemalloc's own: $(jq -c .jemalloc_own <<<"$OUT")"
 }
 
 t_refused_without_jemalloc() {
@@ -234,12 +224,67 @@ t_redis() {
 	expect_eq "$(jq '.bytes + .thread_cached.bytes' <<<"$OUT")" "$alloc"
 	((alloc > 10000000)) || fail "redis holds only $alloc bytes"
 	# What holds them: reached from the global `server`, one block (the
-	# redisDb array) retains nearly all of it.
+	# redisDb array) retains nearly all of it -- and the first table says
+	# so (issue 42: it listed roots alone, under 1 % of the heap).
 	jm --timeout 300 "$pid" census --by root --json --no-stats
 	expect_rc 0
 	expect_match "$(jq -r '.holders[0].path' <<<"$OUT")" "^server \(redis"
 	jq -e '.holders[0].bytes * 10 > .bytes * 9' <<<"$OUT" >/dev/null ||
 		fail "the top block retains only $(jq '.holders[0].bytes' <<<"$OUT") of $(jq .bytes <<<"$OUT")"
+	jq -e '.roots[0].bytes * 10 > .bytes * 9' <<<"$OUT" >/dev/null ||
+		fail "the first table's top retains only $(jq '.roots[0].bytes' <<<"$OUT") of $(jq .bytes <<<"$OUT")"
+	expect_match "$(jq -r '.roots[0].path' <<<"$OUT")" "^server \(redis"
+}
+
+# Memory: at most 16 bytes of ours per block with --leaks and --by root
+# (issue 42: 46 and 78-83 before), beyond what the census costs without
+# them; Redis with a million keys (4 million blocks).
+t_redis_leaks_memory_per_block() {
+	local pid base rss blocks kind
+	start_redis pid
+	expect_eq "$(redis-cli -p "$REDIS_PORT" debug populate 1000000 key 100)" OK
+	/usr/bin/time -f %M -o "$TMPD/rss" "$JEMATTACH" --timeout 300 "$pid" census --json --no-stats >"$TMPD/c.json" ||
+		fail "census failed"
+	base=$(cat "$TMPD/rss")
+	blocks=$(jq .blocks "$TMPD/c.json")
+	((blocks > 4000000)) || fail "only $blocks blocks"
+	for kind in --leaks "--by root"; do
+		# shellcheck disable=SC2086
+		/usr/bin/time -f %M -o "$TMPD/rss" "$JEMATTACH" --timeout 300 "$pid" census $kind --json \
+			--no-stats >"$TMPD/k.json" || fail "census $kind failed"
+		rss=$(cat "$TMPD/rss")
+		echo "    census $kind: $(( (rss - base) * 1024 / blocks )) bytes a block beyond the census's $base KiB" >&2
+		(( ASAN || (rss - base) * 1024 <= 16 * blocks )) ||
+			fail "census $kind took $rss KiB for $blocks blocks (census alone: $base KiB)"
+	done
+}
+
+# No false leaks from a moving heap (issue 42: Redis under LPUSH/LPOP,
+# 2.6 % of live reported leaked; here up to 2 MB, 9 %, before: list nodes
+# freed, or relinked, while the contents were read).  A list of 20 000
+# values of 1 KB used as a queue (LPUSH and RPOP, as a script, by 4
+# clients): what looks leaked after the first read is checked again,
+# stopped; five rounds under load, each under 64 KiB (Redis keeps one
+# unreferenced 1 KiB block of its own) and 1 % of live.
+t_redis_leaks_under_load() {
+	local pid v bench i leaked live
+	command -v redis-benchmark >/dev/null || skip "no redis-benchmark"
+	start_redis pid
+	v=$(head -c 1000 /dev/zero | tr '\0' x)
+	redis-benchmark -p "$REDIS_PORT" -n 20000 -P 16 -c 1 -q lpush mylist "$v" >/dev/null 2>&1
+	expect_eq "$(redis-cli -p "$REDIS_PORT" llen mylist)" 20000
+	start_bg bench redis-benchmark -p "$REDIS_PORT" -n 1000000000 -P 8 -c 4 -q eval \
+		"redis.call('lpush', KEYS[1], ARGV[1]) return redis.call('rpop', KEYS[1])" 1 mylist "$v" \
+		>/dev/null 2>&1
+	sleep 2
+	for i in 1 2 3 4 5; do
+		jm "$pid" census --leaks --json --no-stats
+		expect_rc 0
+		leaked=$(jq .leaked.bytes <<<"$OUT") live=$(jq .bytes <<<"$OUT")
+		echo "    round $i: $leaked of $live bytes leaked; $(jq -c .reads <<<"$OUT")" >&2
+		((leaked * 100 < live && leaked < 65536)) || fail "round $i: $leaked of $live bytes leaked"
+	done
+	expect_eq "$(redis-cli -p "$REDIS_PORT" llen mylist)" 20000
 }
 
 run_tests
