@@ -130,19 +130,23 @@ static int probe(jma_session *s, struct op_result *r)
 	return 0;
 }
 
+/* The dump and prof.active in one attachment: its hold is what the budget
+ * is charged (jma_held_ns is the last attachment's; a read of prof.active
+ * attached apart was charged a millisecond for a dump of seconds). */
 static int dump(jma_session *s, struct op_result *r)
 {
-	int rc = jma_prof_check(s);
+	int own, rc = jma_hold_begin(s, &own);
 
+	if (rc)
+		return rc;
 	r->attached = 1;
-	if (!rc)
-		rc = jma_prof_dump(s, &r->data, &r->len);
+	rc = jma_prof_dump(s, &r->data, &r->len);
 	/* What an empty dump then says (report()). */
 	if (!rc && get_bool(s, "prof.active") == 0)
 		snprintf(r->msg, sizeof(r->msg), "prof.active is false: jemalloc samples nothing until "
 			 "it is set (POST /prof?pid=N&action=on with --allow-control, or jemattach PID "
 			 "prof on)");
-	return rc;
+	return jma_hold_end(s, own, rc);
 }
 
 static int stats(jma_session *s, struct op_result *r)
