@@ -154,7 +154,7 @@ t_pprof_without_prof_samples_by_uprobes() {
 	r2=$!
 	wait "$r1" "$r2"
 	code1=$(cat "$TMPD/c1") code2=$(cat "$TMPD/c2")
-	if [[ $(nm -D "$JEMATTACH" 2>/dev/null) == *__asan_init* ]]; then
+	if under_asan; then
 		# Under ASan a worker forked while the other request's thread
 		# allocates can wait forever on libasan's lock (src/serve/child.c):
 		# the refusal is checked, the served window may fail.
@@ -221,20 +221,36 @@ t_pprof_seconds_is_the_change() {
 	expect_match "$(head -1 <<<"$out")" "^Total: -[45]\.[0-9] MB"
 }
 
+# 50 scrapes at once: one attach, every one answered with the process up.
+# Under ASan the one worker, forked while the 50 connections' threads
+# allocate, can deadlock in libasan's allocator (src/serve/child.c): every
+# scrape then times out (seen in CI).  For that cause alone, shown by the
+# worker's stack, the storm is run again with a new server, 3 times at most.
 t_50_concurrent_scrapes_one_attach() {
-	local fix sp before i curls=()
+	local fix sp before i try down curls
 	start_fixture fix "$FIXTURES/jemfix"
 	expect_eq "$(fix "$fix" "alloc 10 1000")" ok
 	before=$(proc_state "$fix")
-	start_serve sp --target "pid=$fix" --min-interval 5
-	for i in $(seq 50); do
-		curl -s --max-time 30 -o "$TMPD/c.$i" "$SERVE_URL/metrics" &
-		curls+=($!)
+	for try in 1 2 3; do
+		start_serve sp --target "pid=$fix" --min-interval 5
+		curls=()
+		for i in $(seq 50); do
+			curl -s --max-time 30 -o "$TMPD/c.$i" "$SERVE_URL/metrics" &
+			curls+=($!)
+		done
+		wait "${curls[@]}"
+		down=""
+		for i in $(seq 50); do
+			grep -q "^jemattach_target_up{pid=\"$fix\".*} 1$" "$TMPD/c.$i" ||
+				down+="scrape $i: $(grep "^jemattach_target_[a-z_]*{pid=\"$fix\"" "$TMPD/c.$i" | tr '\n' ' ')"$'\n'
+		done
+		[[ -z $down ]] && break
+		asan_worker_deadlocked "$sp" || fail "$(head -3 <<<"$down")"
+		echo "    note: try $try: the worker deadlocked in libasan's allocator; $(grep -c . <<<"$down") scrapes down" >&2
+		kill "$sp"
+		wait "$sp" 2>/dev/null || true
 	done
-	wait "${curls[@]}"
-	for i in $(seq 50); do
-		grep -q "^jemattach_target_up{pid=\"$fix\".*} 1$" "$TMPD/c.$i" || fail "scrape $i: $(head -c 300 "$TMPD/c.$i")"
-	done
+	[[ -z $down ]] || fail "in each of 3 tries the worker deadlocked in libasan's allocator"
 	expect_eq "$(metric jemattach_attaches_total "$fix")" 1
 	expect_eq "$(fix "$fix" check)" ok
 	expect_eq "$(fix "$fix" ping)" pong
@@ -529,7 +545,7 @@ t_fuzz_leaves_server_and_target_untouched() {
 	# wait forever for a lock of ASan's allocator (src/serve/child.c) until
 	# its hard limit (4 x 5 s + 30 s) kills it: wait past that there.
 	local up=0 i=0 end=$((SECONDS + 30))
-	[[ $(nm -D "$JEMATTACH" 2>/dev/null) == *__asan_init* ]] && end=$((SECONDS + 70))
+	under_asan && end=$((SECONDS + 70))
 	while ((SECONDS < end)); do
 		i=$((i + 1))
 		curl -s --max-time 30 "$SERVE_URL/metrics" >"$TMPD/after"
