@@ -57,11 +57,17 @@ CLI_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(CLI_SRCS))
 # own, jemattach-serve.so, that `jemattach serve` loads (src/cli/cmd_serve.c),
 # so that no other command pays for loading libmicrohttpd, libyaml, GnuTLS and
 # libxcrypt (about 2.5 ms of CPU at each start, GnuTLS's initialisation most).
+# A part of the tool, not of the library (src/serve/module.h, doc/library.md):
+# it carries no copy of the library but calls the tool's, which exports the
+# jma_ functions the module uses and no other (SERVE_EXPORTS); the module
+# exports its entry point only (src/serve/module.map), named with SERVE_ABI.
 SERVE_PKGS := libmicrohttpd yaml-0.1 gnutls libxcrypt
 SERVE_SRCS := $(wildcard src/serve/*.c)
 SERVE_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(SERVE_SRCS))
 SERVE_LIBS := $(shell pkg-config --libs $(SERVE_PKGS) 2>/dev/null)
 SERVE_SO  := $(BUILD)/jemattach-serve.so
+SERVE_ABI_H := $(BUILD)/gen/serve/abi.h
+SERVE_EXPORTS := $(BUILD)/gen/serve/exports
 
 # Check unit tests: every tests/check_<m>.c defines Suite *suite_<m>(void);
 # one runner runs them all so Check prints one summary line.
@@ -175,9 +181,37 @@ $(UNWIND_DIR)/link: scripts/build-libunwind.sh
 UNWIND_LINK := $(UNWIND_DIR)/link
 endif
 
+# --- the server module (src/serve/module.h) ----------------------------------
+# What the module calls of the library, from its objects' undefined symbols:
+# the tool exports these (--dynamic-list), pulled from the archive and
+# required to be there (--require-defined), and no other; a gcc @file of
+# options for every link of the tool.
+$(SERVE_EXPORTS): $(SERVE_OBJS)
+	@mkdir -p $(dir $@)
+	@nm -u $(SERVE_OBJS) | awk '$$2 ~ /^jma_/ { print $$2 }' | sort -u >$@.syms
+	@{ echo '{'; sed 's/.*/\t&;/' $@.syms; echo '};'; } >$@.list
+	@{ echo '-Wl,--dynamic-list=$@.list'; sed 's/.*/-Wl,--require-defined=&/' $@.syms; } >$@.tmp
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+
+# The interface between the tool and the module named: the version and a
+# checksum of the headers it is written in; rewritten only when it changes.
+SERVE_ABI_SRCS := src/serve/serve.h src/serve/module.h src/core/clock.h include/jemattach.h \
+	$(wildcard include/jemattach/*.h)
+$(SERVE_ABI_H): $(SERVE_ABI_SRCS) $(VERSION_H)
+	@mkdir -p $(dir $@)
+	@echo "#define SERVE_ABI \"$(VERSION)/$$(cat $^ | cksum | cut -d' ' -f1)\"" >$@.tmp
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+
+$(BUILD)/obj/src/serve/server.o $(BUILD)/obj/src/cli/cmd_serve.o: $(SERVE_ABI_H)
+
+# Nothing of the library in it: its jma_ symbols stay undefined, for the tool's.
+$(SERVE_SO): $(SERVE_OBJS) src/serve/module.map
+	$(CC) -shared -Wl,--version-script=src/serve/module.map -o $@ $(SERVE_OBJS) \
+		$(ALL_LDFLAGS) $(SERVE_LIBS) -pthread
+
 # The server module comes with the tool (make check builds the ASan tool by name).
-$(BUILD)/jemattach: $(CLI_OBJS) $(BUILD)/libjemattach.a $(UNWIND_LINK) | $(SERVE_SO)
-	$(CC) -o $@ $(CLI_OBJS) $(BUILD)/libjemattach.a $(ALL_LDFLAGS) \
+$(BUILD)/jemattach: $(CLI_OBJS) $(BUILD)/libjemattach.a $(UNWIND_LINK) $(SERVE_EXPORTS) | $(SERVE_SO)
+	$(CC) -o $@ $(CLI_OBJS) $(BUILD)/libjemattach.a $(ALL_LDFLAGS) @$(SERVE_EXPORTS) \
 		-Wl,--start-group $$(cat $(UNWIND_LINK)) -Wl,--end-group $(CLI_LIBS) $(SAN_TOOL_LIBS)
 
 # --- test hooks ------------------------------------------------------------
@@ -197,15 +231,10 @@ $(BUILD)/obj/hooks/%.o: %.c
 $(HOOKED_OBJS): | $(GEN_SRCS) $(VERSION_H)
 
 $(BUILD)/hooks/jemattach: $(CLI_OBJS) $(filter-out $(patsubst %.c,$(BUILD)/obj/%.o,$(HOOKED_SRCS)),$(LIB_OBJS)) \
-		$(HOOKED_OBJS) $(UNWIND_LINK)
+		$(HOOKED_OBJS) $(UNWIND_LINK) $(SERVE_EXPORTS)
 	@mkdir -p $(dir $@)
-	$(CC) -o $@ $(filter %.o,$^) $(ALL_LDFLAGS) \
+	$(CC) -o $@ $(filter %.o,$^) $(ALL_LDFLAGS) @$(SERVE_EXPORTS) \
 		-Wl,--start-group $$(cat $(UNWIND_LINK)) -Wl,--end-group $(CLI_LIBS) $(SAN_TOOL_LIBS)
-
-# Its own copy of the library (-Bsymbolic: the tool exports none of its own).
-$(SERVE_SO): $(SERVE_OBJS) $(BUILD)/libjemattach.a
-	$(CC) -shared -Wl,-Bsymbolic -Wl,-z,defs -o $@ $(SERVE_OBJS) $(BUILD)/libjemattach.a \
-		$(ALL_LDFLAGS) $(PKG_LIBS) $(SERVE_LIBS) -pthread -ldl -lm
 
 $(BUILD)/gen/suites.h: Makefile $(TEST_SRCS)
 	@mkdir -p $(dir $@)
@@ -451,8 +480,8 @@ check-deb: deb $(FIX_DIR)/jemfix
 
 # The packaged tool links Debian's shared libraries (policy: no embedded
 # copies of zlib, bzip2...); the static link above is for speed from source.
-$(BUILD)/jemattach-shared: $(CLI_OBJS) $(BUILD)/libjemattach.a $(UNWIND_LINK)
-	$(CC) -o $@ $(CLI_OBJS) $(BUILD)/libjemattach.a $(ALL_LDFLAGS) \
+$(BUILD)/jemattach-shared: $(CLI_OBJS) $(BUILD)/libjemattach.a $(UNWIND_LINK) $(SERVE_EXPORTS)
+	$(CC) -o $@ $(CLI_OBJS) $(BUILD)/libjemattach.a $(ALL_LDFLAGS) @$(SERVE_EXPORTS) \
 		-Wl,--start-group $$(cat $(UNWIND_LINK)) -Wl,--end-group $(PKG_LIBS) -pthread -ldl -lm
 
 uninstall:

@@ -11,7 +11,7 @@
 #include <netinet/in.h>
 
 #include "cli.h"
-#include "serve/serve.h"
+#include "serve/module.h"
 
 #define DEFAULT_LISTEN "127.0.0.1:9711"
 
@@ -172,34 +172,59 @@ static void free_cfg(struct serve_cfg *cfg)
 	free(cfg->sel);
 }
 
-/* The server is a module of its own (jemattach-serve.so), loaded only here:
- * its libraries (libmicrohttpd, GnuTLS and what GnuTLS loads) would cost
- * every other command about 2.5 ms of start-up CPU.  Looked for next to the
- * program (a build tree), then where make install puts it. */
+/* @path, a server module: its entry point when it is this build's (SERVE_ABI),
+ * else NULL and the error said. */
+static int (*open_server(const char *path))(struct serve_cfg *)
+{
+	const struct serve_module *m;
+	const char *err;
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+
+	if (!h) {
+		/* A module of another build may call what this tool does not have. */
+		err = dlerror();
+		cli_error(EXIT_MISSING, "serve: the server module %s cannot be loaded: %s%s", path,
+			  err ? err : "?", err && strstr(err, "undefined symbol") ?
+			  " (a module of another build of jemattach?)" : "");
+		return NULL;
+	}
+	m = dlsym(h, SERVE_MODULE_SYM);
+	if (m && !strncmp(m->abi, SERVE_ABI, sizeof(m->abi)))
+		return m->run;
+	if (m)
+		cli_error(EXIT_MISSING, "serve: %s is the server module of another build of "
+			  "jemattach (interface %.*s; this jemattach's is %s): install this build's",
+			  path, (int)strnlen(m->abi, sizeof(m->abi)), m->abi, SERVE_ABI);
+	else
+		cli_error(EXIT_MISSING, "serve: %s is not a server module of this jemattach (no %s "
+			  "in it; interface %s): install this build's", path, SERVE_MODULE_SYM,
+			  SERVE_ABI);
+	dlclose(h);
+	return NULL;
+}
+
+/* The server is a module of its own (jemattach-serve.so, serve/module.h),
+ * loaded only here: its libraries (libmicrohttpd, GnuTLS and what GnuTLS
+ * loads) would cost every other command about 2.5 ms of start-up CPU.
+ * Looked for next to the program (a build tree), then where make install
+ * puts it; the first found is the one run, or refused. */
 static int (*load_server(void))(struct serve_cfg *)
 {
 	char exe[PATH_MAX], path[PATH_MAX + 64];
 	static const char *const rel[] = { "/jemattach-serve.so", "/../lib/jemattach/jemattach-serve.so" };
-	const char *err = "not found";
-	void *h;
 
 	if (!cli_exe_dir(exe, sizeof(exe))) {
 		for (size_t i = 0; i < sizeof(rel) / sizeof(*rel); i++) {
 			snprintf(path, sizeof(path), "%s%s", exe, rel[i]);
-			if (access(path, F_OK))
-				continue;
-			if ((h = dlopen(path, RTLD_NOW | RTLD_LOCAL)))
-				return (int (*)(struct serve_cfg *))dlsym(h, "serve_run");
-			err = dlerror();
+			if (!access(path, F_OK))
+				return open_server(path);
 		}
 	}
 	snprintf(path, sizeof(path), "%s/jemattach-serve.so", JMA_LIBDIR);
-	if ((h = dlopen(path, RTLD_NOW | RTLD_LOCAL)))
-		return (int (*)(struct serve_cfg *))dlsym(h, "serve_run");
 	if (!access(path, F_OK))
-		err = dlerror();
-	cli_error(EXIT_MISSING, "serve: the server module jemattach-serve.so cannot be loaded: %s",
-		  err ? err : "not found");
+		return open_server(path);
+	cli_error(EXIT_MISSING, "serve: the server module jemattach-serve.so is not installed "
+		  "(looked for next to jemattach, and in %s)", JMA_LIBDIR);
 	return NULL;
 }
 

@@ -20,8 +20,10 @@
  * around fork, so a child forked while another thread refills its cache
  * (every new connection thread does, for libmicrohttpd's 32 KiB pool) waits
  * for that size class's lock forever -- seen in 75-serve's fuzz, inside a
- * stats call with the target's thread borrowed, until the hard limit's
- * SIGKILL (the call restores the thread).  The release build is not exposed.
+ * stats call with the target's thread borrowed, and in its 50 scrapes at
+ * once (CI), until the hard limit's SIGKILL (the call restores the thread).
+ * The release build is not exposed.  Tests tell that cause from others by
+ * the worker's stack (asan_worker_deadlocked, tests/lib-serve.sh).
  */
 #include <errno.h>
 #include <fcntl.h>

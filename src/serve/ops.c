@@ -45,6 +45,18 @@ static int buf_add(void *arg, const char *s, size_t len)
 	return 0;
 }
 
+/* @b as @r's payload when @rc is 0; else @b freed and @rc returned. */
+static int buf_answer(struct buf *b, int rc, struct op_result *r)
+{
+	if (rc) {
+		free(b->p);
+		return rc;
+	}
+	r->data = b->p;
+	r->len = b->len;
+	return 0;
+}
+
 static void from_session(jma_session *s, int rc, struct op_result *r)
 {
 	r->rc = rc;
@@ -103,13 +115,7 @@ static int sample(jma_session *s, const struct op_arg *a, struct op_result *r)
 	if (os.smp.narenas)
 		buf_add(&b, (const char *)os.smp.arenas, os.smp.narenas * sizeof(*os.smp.arenas));
 	jma_sample_clear(&os.smp);
-	if (b.err) {
-		free(b.p);
-		return -ENOMEM;
-	}
-	r->data = b.p;
-	r->len = b.len;
-	return 0;
+	return buf_answer(&b, b.err, r);
 }
 
 static int probe(jma_session *s, struct op_result *r)
@@ -130,19 +136,23 @@ static int probe(jma_session *s, struct op_result *r)
 	return 0;
 }
 
+/* The dump and prof.active in one attachment: its hold is what the budget
+ * is charged (jma_held_ns is the last attachment's; a read of prof.active
+ * attached apart was charged a millisecond for a dump of seconds). */
 static int dump(jma_session *s, struct op_result *r)
 {
-	int rc = jma_prof_check(s);
+	int own, rc = jma_hold_begin(s, &own);
 
+	if (rc)
+		return rc;
 	r->attached = 1;
-	if (!rc)
-		rc = jma_prof_dump(s, &r->data, &r->len);
+	rc = jma_prof_dump(s, &r->data, &r->len);
 	/* What an empty dump then says (report()). */
 	if (!rc && get_bool(s, "prof.active") == 0)
 		snprintf(r->msg, sizeof(r->msg), "prof.active is false: jemalloc samples nothing until "
 			 "it is set (POST /prof?pid=N&action=on with --allow-control, or jemattach PID "
 			 "prof on)");
-	return rc;
+	return jma_hold_end(s, own, rc);
 }
 
 static int stats(jma_session *s, struct op_result *r)
@@ -152,15 +162,7 @@ static int stats(jma_session *s, struct op_result *r)
 
 	r->attached = 1;
 	rc = jma_stats_print(s, "J", buf_add, &b);
-	if (!rc && b.err)
-		rc = b.err;
-	if (rc) {
-		free(b.p);
-		return rc;
-	}
-	r->data = b.p;
-	r->len = b.len;
-	return 0;
+	return buf_answer(&b, rc ? rc : b.err, r);
 }
 
 /* Every live block, sent back as a census snapshot (tables, no addresses);
@@ -180,13 +182,7 @@ static int census(jma_session *s, const struct op_arg *a, struct op_result *r)
 	r->held_ns = c->stop_ns;
 	rc = jma_census_save(c, &m, 0, buf_add, &b);
 	jma_census_free(c);
-	if (rc) {
-		free(b.p);
-		return rc;
-	}
-	r->data = b.p;
-	r->len = b.len;
-	return 0;
+	return buf_answer(&b, rc, r);
 }
 
 static int control(jma_session *s, enum op_kind k, struct op_result *r)

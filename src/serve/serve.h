@@ -5,7 +5,8 @@
  *   ops.c      the operations a child runs: probe, sample, dump, stats, census, control,
  *              report
  *   blob.c     an answer's payload, shared by the requests it serves, bounded in all
- *   targets.c  which processes are served: discovery, selectors, following restarts
+ *   pinfo.c    a process as /proc shows it (never its memory); the selectors (--target)
+ *   targets.c  which processes are served: discovery, probes, following restarts
  *   cache.c    one attach per target at a time; answers shared and kept; each target's
  *              budget (--max-duty); attach slots shared fairly between users
  *   metrics.c  /metrics: Prometheus text 0.0.4, or OpenMetrics 1.0 when asked
@@ -15,7 +16,10 @@
  *   webcfg.c   --web-config: TLS files and basic-auth users (bcrypt), exporter-toolkit's YAML
  *   peer.c     who is at the other end of a connection: a local user, or an address
  *   conns.c    connections: per-client limits, deadlines for a request and its answer
- *   http.c     the libmicrohttpd daemon: authentication, who may do what, routing
+ *   http.c     a request through libmicrohttpd: parameters, who may do what, the reply
+ *   routes.c   what each path answers, and the table of routes
+ *   server.c   the server's life: the daemon started with its limits, stopped on SIGTERM;
+ *              the module's entry point (module.h: its interface with the tool)
  *
  * Why a child process per operation (child.c): the library borrows a target's
  * thread with ptrace and waits for it on SIGCHLD, and it holds back SIGTERM &
@@ -34,6 +38,7 @@
 #ifndef JMA_SERVE_H
 #define JMA_SERVE_H
 
+#include <limits.h>
 #include <pthread.h>
 #include <regex.h>
 #include <signal.h>
@@ -123,12 +128,6 @@ struct serve_cfg {
 	const char *web_config;		/* --web-config, read by serve_run */
 	struct webcfg web;
 };
-
-/* Read the web config, refuse a non-loopback address without TLS (unless
- * insecure), then run the server until SIGINT/SIGTERM; returns the exit code:
- * 0, 2 (bad web config, or TLS missing), 3 (cannot listen) (http.c).  The
- * entry point of jemattach-serve.so, which src/cli/cmd_serve.c loads. */
-int serve_run(struct serve_cfg *cfg);
 
 /* --- shared answers (blob.c) ---------------------------------------------- */
 
@@ -341,6 +340,31 @@ struct target {
 	struct report_flight rep[REPORTS_KEPT];
 };
 
+/* What a process looks like from /proc, for selectors and labels (pinfo.c). */
+struct pinfo {
+	pid_t pid, ppid;
+	uid_t uid;
+	char comm[64];
+	char cgroup[512];
+	char exe[PATH_MAX];	/* when a selector asks (cfg->need_exe); "" unknown */
+	unsigned long long start;	/* clock ticks after boot */
+	double age;		/* seconds since it started, at uptime @up */
+	int kthread;
+};
+
+/* The system's uptime (s), for pinfo_read. */
+double pinfo_uptime(void);
+/* Process @pid from /proc/PID/{stat,status,cgroup} (and its exe link when
+ * @need_exe): 0, or -ESRCH. */
+int pinfo_read(pid_t pid, double up, int need_exe, struct pinfo *p);
+/* What program process @pid (started at @start) runs: its mark (never 0). */
+uint64_t pinfo_mark(pid_t pid, unsigned long long start);
+/* The unit or container of @cgroup: its path's last component. */
+void pinfo_unit(const char *cgroup, char *out, size_t len);
+/* 0: not served; 1: chosen by the selectors; 2: chosen by its PID (shown
+ * even without jemalloc). */
+int pinfo_selected(const struct serve_ctx *sc, const struct pinfo *p);
+
 int targets_init(struct serve_ctx *sc);
 void targets_fini(struct serve_ctx *sc);
 /* Scan /proc now; returns the number of targets with jemalloc. */
@@ -360,7 +384,7 @@ void target_put(struct serve_ctx *sc, struct target *t);
 int targets_get(struct serve_ctx *sc, pid_t pid, struct target **out, char *why, size_t whylen);
 /* 1 when every uid of process @pid (real, effective, saved, file system) is
  * @uid and its /proc entry is @uid's (it is dumpable: not setuid, not made
- * unreadable): the process is @uid's own, as ptrace sees it. */
+ * unreadable): the process is @uid's own, as ptrace sees it (pinfo.c). */
 int target_owned_by(pid_t pid, uid_t uid);
 
 /* --- one attach per target; answers shared and kept (cache.c) --------------- */
@@ -534,6 +558,41 @@ struct asker {
 void pprof_heap(struct serve_ctx *sc, struct target *t, int allocs, int debug, unsigned seconds,
 		const struct asker *who, struct reply *r);
 
+/* --- requests and routes (http.c, routes.c) -------------------------------- */
+
+#define REQ_PARAMS	6	/* query parameters of a request, at most */
+#define REQ_PARAM_LEN	64	/* a value's bytes and its NUL, at most */
+
+/* A request, from its headers to its reply (libmicrohttpd's con_cls). */
+struct req {
+	struct conn *conn;		/* its connection (conns.c) */
+	struct asker who;		/* who.peer: the connection's */
+	size_t body;			/* bytes of body seen */
+	int bad;			/* a parameter was refused: reason in why */
+	char why[160];
+	size_t np;
+	char key[REQ_PARAMS][16];
+	char val[REQ_PARAMS][REQ_PARAM_LEN];
+};
+
+/* A path the server answers: a row of routes.c's table.  Its handler fills
+ * @r; the method and the query keys were checked before (http.c). */
+struct route {
+	const char *path;
+	const char *method;		/* GET routes take HEAD too */
+	const char *params;		/* allowed query keys, space-separated */
+	void (*run)(struct serve_ctx *sc, struct MHD_Connection *c, struct req *q, struct reply *r);
+};
+
+/* The route of @url; NULL when none. */
+const struct route *route_find(const char *url);
+/* libmicrohttpd's request handler and MHD_OPTION_NOTIFY_COMPLETED (@cls: the
+ * struct serve_ctx). */
+enum MHD_Result http_handle(void *cls, struct MHD_Connection *c, const char *url,
+			   const char *method, const char *version, const char *upload,
+			   size_t *upload_size, void **con_cls);
+void http_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+		    enum MHD_RequestTerminationCode code);
 /* /debug/census for @t (census.c): the last census if younger than
  * --census-interval, else a new one, waited for until @deadline; @pprof:
  * gzip'd profile.proto, else JSON. */

@@ -25,6 +25,19 @@ t_install_into_destdir() {
 	expect_eq "$("$root/opt/jma/bin/jemattach" "$pid" get opt.narenas)" "$(fix "$pid" "get u opt.narenas")"
 }
 
+# The installed tool runs the installed server module (its answer to a
+# missing --web-config is the module's, read before it listens), which
+# exports its entry point and nothing else.
+t_installed_tool_runs_its_server_module() {
+	local root=$TMPD/root
+	installed
+	jm_run "$root/opt/jma/bin/jemattach" serve --web-config "$TMPD/none.yml"
+	expect_rc 2
+	expect_match "$ERR" "^jemattach: --web-config: "
+	expect_eq "$(nm -D --defined-only "$root/opt/jma/lib/jemattach/jemattach-serve.so" | awk '{ print $3 }')" \
+		jemattach_serve_module
+}
+
 # The shared library shows the public API and nothing else: every function
 # declared in include/ (between JMA_API_BEGIN and JMA_API_END), under the
 # version node of src/libjemattach.map, and no internal symbol.
