@@ -3,14 +3,16 @@
 # and process group.
 # Usage: run-integration.sh [PATTERN]   (env: JEMATTACH, FIXTURES, and
 # SKIP: a pattern of test files not to run; ONLY: run only the tests whose
-# FILE/NAME contains it; SERIAL=1: one file at a time)
+# FILE/NAME contains it; SERIAL=1: one file at a time; JEMATTACH_TOOL: the
+# tool the files with a "# build: tool" line run instead of $JEMATTACH)
 #
-# Files run one at a time, in order, but for one overlap: the file with a
-# "# runner: long" line (65-sampler: mostly waiting out its sampling windows,
-# on a target that keeps its rate by the clock) starts first, in the
-# background, and the files with a "# runner: light" line (short, no clock or
-# timeout in what they assert) run beside it, one at a time; every other file
-# runs alone after them.  Each file's line gives its seconds and CPU seconds.
+# Two lanes first, side by side: the files with a "# runner: long" line
+# (mostly waiting, on sampling windows, scrapes, --every; 65-sampler, 75-serve,
+# 77-serve-hostile, 87-census-grow) one after another in one, and the files
+# with a "# runner: light" line (no clock in what they assert) one after
+# another in the other.  A long file so has at most one light file beside it,
+# never another long one.  Every other file then runs alone.  Each file's
+# line gives its seconds and CPU seconds.
 set -u
 source tests/procs.sh
 pass=0 fail=0 skipped=0
@@ -24,7 +26,10 @@ tag() { sed -n 's/^# runner: \([a-z]*\).*/\1/p' "$1" | head -1; }
 start() {
 	OUT[$1]=$(mktemp)
 	T0[$1]=$SECONDS
-	setsid -w bash "$1" >"${OUT[$1]}" 2>&1 &
+	local tool=$JEMATTACH
+	[[ -n ${JEMATTACH_TOOL:-} && $(sed -n 's/^# build: \([a-z]*\).*/\1/p' "$1") == tool ]] &&
+		tool=$JEMATTACH_TOOL
+	JEMATTACH=$tool setsid -w bash "$1" >"${OUT[$1]}" 2>&1 &
 	PGID[$1]=$!
 }
 
@@ -56,22 +61,43 @@ finish() {
 	rm -f "$out"
 }
 
-files=() long="" light=()
+# lanes: the long files one after another, the light ones one after another,
+# the two lanes side by side.
+lanes() {
+	local -A running=()	# PGID -> file
+	local i=0 j=0 f ended
+	while :; do
+		if ((i < ${#long[@]})) && [[ -z ${lane_long:-} ]]; then
+			f=${long[i++]}; start "$f"; running[${PGID[$f]}]=$f; lane_long=$f
+		fi
+		if ((j < ${#light[@]})) && [[ -z ${lane_light:-} ]]; then
+			f=${light[j++]}; start "$f"; running[${PGID[$f]}]=$f; lane_light=$f
+		fi
+		((${#running[@]})) || break
+		wait -n -p ended "${!running[@]}"
+		f=${running[$ended]}
+		unset "running[$ended]"
+		[[ $f == "${lane_long:-}" ]] && lane_long=""
+		[[ $f == "${lane_light:-}" ]] && lane_light=""
+		finish "$f"
+		done_[$f]=1
+	done
+}
+
+files=() long=() light=()
 for f in tests/integration/*.sh; do
 	[[ -n ${1:-} && $f != *$1* ]] && continue
 	[[ -n ${SKIP:-} && $f == *$SKIP* ]] && { echo "not run (SKIP=$SKIP): $f"; continue; }
 	files+=("$f")
 	case $(tag "$f") in
-	long) [[ -z $long ]] && long=$f ;;
+	long) long+=("$f") ;;
 	light) light+=("$f") ;;
 	esac
 done
 declare -A done_
-if [[ -n $long && ${SERIAL:-0} != 1 && ${#light[@]} -gt 0 ]]; then
-	echo "  ($long runs beside: ${light[*]##*/})"
-	start "$long"
-	for f in "${light[@]}"; do start "$f"; finish "$f"; done_[$f]=1; done
-	finish "$long"; done_[$long]=1
+if [[ ${SERIAL:-0} != 1 && ${#long[@]} -gt 0 && ${#light[@]} -gt 0 ]]; then
+	echo "  (side by side: ${long[*]##*/} | ${light[*]##*/})"
+	lanes
 fi
 for f in "${files[@]}"; do
 	[[ -n ${done_[$f]:-} ]] && continue

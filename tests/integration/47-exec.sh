@@ -1,6 +1,7 @@
 #!/bin/bash
 # 47-exec.sh -- a process that exec()s while jemattach works on it: never a
 # call to the old program's addresses (issue 17 row 10).
+# runner: light (beside a long file: no clock in its assertions)
 . "$(dirname "$0")/../lib.sh"
 
 # exec_loop [WRAPPER...]: 30 gets on a fixture that keeps exec'ing itself.

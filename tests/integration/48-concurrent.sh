@@ -1,6 +1,7 @@
 #!/bin/bash
 # 48-concurrent.sh -- several jemattach on one process wait for each other
 # instead of failing with a wrong "permission denied" (issue 17 row 9).
+# runner: light (beside a long file: no clock in its assertions)
 . "$(dirname "$0")/../lib.sh"
 
 t_parallel_runs_wait_for_each_other() {

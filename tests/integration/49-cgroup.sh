@@ -1,6 +1,7 @@
 #!/bin/bash
 # 49-cgroup.sh -- a target with little room under its memory cgroup limit is
 # not OOM-killed by our first call: refused with exit 5 (issue 17 row 7).
+# runner: light (beside a long file: no clock in its assertions)
 . "$(dirname "$0")/../lib.sh"
 
 # A memory cgroup of our own: v1's memory hierarchy, else cgroup2 with the

@@ -1,6 +1,7 @@
 #!/bin/bash
 # 51-stop.sh -- Ctrl-Z of jemattach in the middle of a call does not leave the
 # target's borrowed thread frozen (issue 17 row 8).
+# runner: light (beside a long file: no clock in its assertions)
 . "$(dirname "$0")/../lib.sh"
 PROF="MALLOC_CONF=prof:true,prof_active:true"
 

@@ -6,6 +6,7 @@
 # --force asks for it.
 #
 # make check runs DEATH_KILLS=40 kills per target; `make soak` 200.
+# runner: light (beside a long file: no clock in its assertions)
 source tests/lib.sh
 source tests/killrounds.sh
 

@@ -3,6 +3,7 @@
 # it answers while a thread holds a jemalloc lock forever, writes nothing in
 # the process and never resumes it into jemalloc, and gives the same answers
 # as the in-target call on a quiescent process.
+# runner: light (beside a long file: no clock in its assertions)
 source tests/lib.sh
 
 PROF=MALLOC_CONF=prof:true

@@ -3,6 +3,7 @@
 # demangled in analyze (text, JSON with both forms, collapsed, pprof read by
 # `go tool pprof`), threads and prof track, mangled with --no-demangle; the
 # default folds of ATS's and BIND's allocator wrappers.
+# runner: light (beside a long file: no clock in its assertions)
 source tests/lib.sh
 
 CONF=MALLOC_CONF=prof:true,lg_prof_sample:12

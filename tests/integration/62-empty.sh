@@ -2,6 +2,7 @@
 # 62-empty.sh -- a heap profile that comes out empty says why: the sample
 # period, what the process allocated, whether profiling is active, what to do
 # (prof dump --analyze, prof window, analyze of the file).
+# runner: light (beside a long file: no clock in its assertions)
 source tests/lib.sh
 
 # Profiling starts inactive: nothing of the fixture's start-up is sampled, so

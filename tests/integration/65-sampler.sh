@@ -6,6 +6,7 @@
 # bytes through /proc/PID/mem (a uprobe is a breakpoint there while it is in
 # place: 0xcc, arm64 BRK #5 whose first byte is 0xa0).
 # runner: long (light files run beside it: its windows wait on the clock, and leakfix keeps its rate by the clock)
+# build: tool (not under ASan: it measures what the probes cost the target against the target's own rate)
 source tests/lib.sh
 source tests/lib-sampler.sh
 

@@ -1,6 +1,7 @@
 #!/bin/bash
 # 70-watch.sh -- watch (jsonl, csv, prom; Ctrl-C; busy targets) and report abs/del/eff/--svg
 # against a process whose arenas grow and shrink on a known schedule.
+# runner: light (beside a long file: no clock in its assertions)
 source tests/lib.sh
 
 MiB=1048576

@@ -4,6 +4,7 @@
 # installed works -- the tool on a live process, the library through its
 # pkg-config file, the unit; apt resolves its dependencies.
 # runner: light (beside a long file: no clock in its assertions)
+# build: tool (the package is made of the normal build)
 source tests/lib.sh
 
 t_make_deb_installs_and_works() {

@@ -5,6 +5,7 @@
 # flooding targets, a FUSE page, selectors.
 # Every server is given --target selectors that match only processes this
 # script started: the machine is shared.
+# runner: long (mostly waiting: on rates measured over seconds, deadlines, sampler windows)
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../lib-serve.sh"
 PROF="MALLOC_CONF=prof:true,prof_active:true,lg_prof_sample:0"
@@ -227,7 +228,7 @@ t_control_needs_authentication_or_ownership() {
 	local mine theirs sp
 	have_user || skip "no $TUSER user"
 	start_fixture mine "$FIXTURES/jemfix" "$PROF"
-	start_fixture_cmd theirs "${AS_USER[@]}" env "$PROF" "$FIXTURES/jemfix"
+	start_fixture_cmd theirs "${AS_USER[@]}" env "$PROF" "$(user_fixture jemfix)"
 	start_serve sp --target "pid=$mine" --target "pid=$theirs" --allow-control
 	code() { "$@" -s -o /dev/null -w '%{http_code}' -X POST; }
 	expect_eq "$(as_user curl -s -X POST "$SERVE_URL/prof?pid=$mine&action=off")" \
@@ -248,7 +249,7 @@ t_flooding_targets_leave_slots_for_others() {
 	[[ $(uname -m) == x86_64 ]] || skip "hostilefix patches x86-64 code"
 	start_fixture ok "$FIXTURES/jemfix"
 	for i in 1 2 3 4; do
-		start_fixture_cmd f "${AS_USER[@]}" "$FIXTURES/hostilefix"
+		start_fixture_cmd f "${AS_USER[@]}" "$(user_fixture hostilefix)"
 		expect_eq "$(fix "$f" slow-stats)" ok
 		fl+=("$f")
 		sel+=(--target "pid=$f")

@@ -8,6 +8,7 @@
 # --by root each type's owner as its caller; serve's
 # /debug/census answers two targets while a third is hung; a hostile
 # snapshot is refused with a line; no output follows another user's link.
+# runner: long (mostly waiting: census --every, the fixture growing by the clock)
 source tests/lib.sh
 source tests/lib-serve.sh
 PROF="MALLOC_CONF=prof:true,prof_active:true,lg_prof_sample:0"

@@ -13,6 +13,7 @@
 # with the reason.  On Debian's library: extents split into several mappings by
 # mlock, mprotect and madvise (Traffic Server's MADV_DONTDUMP I/O buffers), and
 # san_guard's guard pages.
+# runner: light (beside a long file: no clock in its assertions)
 source tests/lib.sh
 source tests/lib-census.sh
 CB_DIR=$(readlink -f "${CB_DIR:-build/census-builds}")
