@@ -43,11 +43,13 @@ endif
 
 # The library: the ptrace engine (attach/) and src/ by concern (see README "Layout").
 LIB_DIRS  := symbols core process emulate jemalloc heap series census sampler
-# The emulator's per-machine tables (src/emulate/arch) are all built: the
-# emulated code's ELF machine chooses one, not the host's.
+# One rule for architectures (attach/machine.h): the host's, at build time, only
+# where ptrace needs it (attach/arch/$(ARCH)); a target's, at run time, by its
+# ELF machine: every machine's descriptor (attach/machine) and the emulator's
+# tables (src/emulate/arch) are built.
 # The test hook (attach/crashpoint.c) is not part of it: see "test hooks" below.
 LIB_SRCS  := $(filter-out %.bpf.c attach/crashpoint.c,$(wildcard attach/*.c attach/arch/$(ARCH)/*.c \
-	     $(foreach d,$(LIB_DIRS),src/$(d)/*.c) src/emulate/arch/*.c))
+	     attach/machine/*.c $(foreach d,$(LIB_DIRS),src/$(d)/*.c) src/emulate/arch/*.c))
 CLI_SRCS  := $(wildcard src/cli/*.c)
 PROTOS    := $(wildcard src/heap/*.proto)
 GEN_SRCS  := $(patsubst src/heap/%.proto,$(BUILD)/gen/%.pb-c.c,$(PROTOS))

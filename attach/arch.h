@@ -88,22 +88,14 @@ enum arch_sc_class {
 	 * call is unknown, the self-restoring call cannot resume it */
 	ARCH_SC_RESTART,
 };
-/* The lookups are generic (attach/syscalls.c); each architecture gives the data
- * (arch/<arch>/syscalls.c, syscall_names.c). */
+/* One table for every architecture, by the host's numbers (attach/syscalls.c);
+ * each architecture gives the names (arch/<arch>/syscall_names.c). */
 enum arch_sc_class arch_syscall_class(long nr);
 /* Name of system call @nr, or NULL. */
 const char *arch_syscall_name(long nr);
 /* Interfaces that fail with EINTR after any stop (man 7 signal). */
 int arch_syscall_eintr_on_stop(long nr);
 
-struct arch_sc_class_entry {
-	long nr;
-	enum arch_sc_class cls;
-};
-extern const struct arch_sc_class_entry arch_sc_classes[];	/* others: ARCH_SC_OTHER */
-extern const size_t arch_sc_nclasses;
-extern const long arch_sc_eintr[];
-extern const size_t arch_sc_neintr;
 extern const char *const arch_sc_names[];	/* by number; NULL: unused */
 extern const size_t arch_sc_nnames;
 

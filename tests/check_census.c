@@ -51,7 +51,7 @@ static void derive(struct cen *c, unsigned major, unsigned minor, unsigned patch
 	c->b.major = major;
 	c->b.minor = minor;
 	c->b.patch = patch;
-	c->b.machine = machine;
+	c->b.mach = att_machine_of(machine);
 	c->b.lg_quantum = q;
 	c->b.lg_page = page;
 	c->b.lg_vaddr = vaddr;
@@ -120,12 +120,14 @@ START_TEST(test_census_rip_leas)
 		0x48, 0x8d, 0x46, 0x08,
 	};
 	uint64_t out[8];
-	size_t n = cen_rip_leas(code, sizeof(code), 0x31b4d, out, 8);
+	const struct att_machine *m = att_machine_of(EM_X86_64);
+	size_t n = m->addr_refs(code, sizeof(code), 0x31b4d, out, 8);
 
 	ck_assert_uint_eq(n, 2);
 	ck_assert_uint_eq(out[0], 0x2ec960);
 	ck_assert_uint_eq(out[1], 0x31b4d + 14 + 7 + 0x2b9ef9);
-	ck_assert_uint_eq(cen_rip_leas(code, sizeof(code), 0x31b4d, out, 1), 1);
+	ck_assert_uint_eq(m->addr_refs(code, sizeof(code), 0x31b4d, out, 1), 1);
+	ck_assert_ptr_null(m->slot_refs);
 }
 END_TEST
 
@@ -318,6 +320,7 @@ START_TEST(test_census_adrp_adds)
 		0xb0000621, 0xaa0303e2, 0x91278020, 0xf0ffffe3,
 		0x91400464, 0x910043e0, 0x910004c5, 0x91278020,
 	};
+	const struct att_machine *m = att_machine_of(EM_AARCH64);
 	unsigned char code[sizeof(words)];
 	uint64_t out[8];
 	size_t n;
@@ -327,16 +330,16 @@ START_TEST(test_census_adrp_adds)
 	unsigned char got[sizeof(got_words)];
 
 	memcpy(code, words, sizeof(code));	/* little-endian, as arm64 Linux */
-	n = cen_adrp_refs(code, sizeof(code), 0x10000, 0, out, 8);
+	n = m->addr_refs(code, sizeof(code), 0x10000, out, 8);
 	ck_assert_uint_eq(n, 2);
 	ck_assert_uint_eq(out[0], 0xd59e0);
 	ck_assert_uint_eq(out[1], 0x10000);
-	ck_assert_uint_eq(cen_adrp_refs(code, sizeof(code), 0x10000, 0, out, 1), 1);
-	ck_assert_uint_eq(cen_adrp_refs(code, sizeof(code), 0x10000, 1, out, 8), 0);
+	ck_assert_uint_eq(m->addr_refs(code, sizeof(code), 0x10000, out, 1), 1);
+	ck_assert_uint_eq(m->slot_refs(code, sizeof(code), 0x10000, out, 8), 0);
 	memcpy(got, got_words, sizeof(got));
-	ck_assert_uint_eq(cen_adrp_refs(got, sizeof(got), 0x20c94, 1, out, 8), 1);
+	ck_assert_uint_eq(m->slot_refs(got, sizeof(got), 0x20c94, out, 8), 1);
 	ck_assert_uint_eq(out[0], 0x9f000 + 3840);
-	ck_assert_uint_eq(cen_adrp_refs(got, sizeof(got), 0x20c94, 0, out, 8), 0);
+	ck_assert_uint_eq(m->addr_refs(got, sizeof(got), 0x20c94, out, 8), 0);
 }
 END_TEST
 

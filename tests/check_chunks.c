@@ -87,6 +87,7 @@ static void setup(struct fake *f, struct cen *c, jma_session **s, struct jma_cen
 	ck_assert_ptr_nonnull(k);
 	k->L = chk_layout_named(row);
 	ck_assert_ptr_nonnull(k->L);
+	c->b.mach = att_machine_of(k->L->em);
 	k->pagemap = -1;
 	k->chunksize = chunksize;
 	k->npages = chunksize >> 12;

@@ -85,6 +85,9 @@ START_TEST(test_emuarch_aarch64_call)
 	ck_assert_ptr_eq(emu_arch_of(EM_AARCH64), &emu_arch_aarch64);
 	ck_assert_ptr_eq(emu_arch_of(EM_X86_64), &emu_arch_x86_64);
 	ck_assert_ptr_null(emu_arch_of(EM_RISCV));
+	/* One registry: the emulator's table extends the machine's descriptor. */
+	ck_assert_ptr_eq(emu_arch_of(EM_AARCH64)->m, att_machine_of(EM_AARCH64));
+	ck_assert_ptr_eq(emu_arch_of(EM_X86_64)->m, att_machine_of(EM_X86_64));
 	open_cpu(&c, "strlen");
 	/* Twice: the state a call leaves (x30, sp, the PAC keys) serves the next. */
 	for (int i = 1; i <= 2; i++) {

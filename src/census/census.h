@@ -16,6 +16,7 @@
 #include <jemattach/census.h>
 
 #include "attach/arch.h"
+#include "attach/machine.h"
 #include "attach/procfs.h"
 #include "heap/heap.h"	/* heap_strtab: names interned (types, roots) */
 #include "core/session.h"
@@ -44,7 +45,7 @@ struct cen_elf {
  * (a 57-bit build's is a 48-bit one's). */
 struct cen_build {
 	unsigned major, minor, patch;	/* the version string ("5.3.0-0-g0": Redis's) */
-	unsigned machine;		/* ELF e_machine */
+	const struct att_machine *mach;	/* its ELF e_machine's (attach/machine.h) */
 	unsigned lg_quantum;		/* LG_QUANTUM: 4, Redis's 3 (sz_index2size_tab) */
 	unsigned lg_page;		/* LG_PAGE: 12, 14, 16 (sz_pind2sz_tab[0]) */
 	unsigned lg_vaddr;		/* LG_VADDR: 48, or 57 (the map's root) */
@@ -69,7 +70,7 @@ struct cen_layout {
 	uint64_t large_off;	/* 5.0-5.2: tcache.bins_large */
 	uint64_t desc_off;	/* 5.1, 5.2: tcache.cache_bin_array_descriptor */
 	int large_by_size;	/* dev: a large block's usable size is its extent's size - pad */
-	unsigned machine;	/* the ELF e_machine of the build (EM_X86_64, EM_AARCH64) */
+	const struct att_machine *mach;	/* the build's machine */
 	unsigned lg_page;
 };
 
@@ -290,12 +291,6 @@ int cen_map_entry(struct cen *c, uint64_t addr, struct cen_entry *e);
  * cen_walk_prepare); a child named twice (forged) is left out and counted
  * in bad_words.  -EFAULT when the root cannot be read. */
 int cen_map_leafrefs(struct cen *c);
-/* findmap.c: targets of `lea disp32(%rip)` in @code (at @pc), deduplicated. */
-size_t cen_rip_leas(const unsigned char *code, size_t len, uint64_t pc, uint64_t *out, size_t max);
-/* The same for arm64: targets of adrp + add pairs; with @got, the slots adrp
- * + ldr pairs load from. */
-size_t cen_adrp_refs(const unsigned char *code, size_t len, uint64_t pc, int got, uint64_t *out,
-		     size_t max);
 /* findmap.c: the map of active extents (by symbol, else decoded from
  * malloc_usable_size), its root validated. */
 int cen_map_find(struct cen *c);

@@ -26,7 +26,7 @@
 #define ARENAS_MAX		4096
 
 static const struct chk_layout rows[] = {
-	{ .name = "3.6", .major = 3, .minor = 6, .prof = 0,
+	{ .name = "3.6", .major = 3, .minor = 6, .em = EM_X86_64, .prof = 0,
 	  .map_off = 0x30, .map_size = 0x18, .map_bits = 0x10, .binind_shift = 4, .runind_shift = 12,
 	  .bins_off = 0x120, .bin_size = 0x98, .arena_mapped = 0x30,
 	  .bi_size = 0x68, .bi_reg_interval = 0x10, .bi_run_size = 0x18, .bi_nregs = 0x20,
@@ -34,7 +34,7 @@ static const struct chk_layout rows[] = {
 	  .tc_tbins = 0x28, .tbin_size = 0x20, .tbin_ncached = 0x10, .tbin_avail = 0x18,
 	  .tls_tcache = "tcache_tls", .tls_quarantine = "quarantine_tls",
 	  .node_addr = 0x28, .node_size = 0x30, .node_left = 0x10, .node_right = 0x18 },
-	{ .name = "3.6+prof", .major = 3, .minor = 6, .prof = 1,
+	{ .name = "3.6+prof", .major = 3, .minor = 6, .em = EM_X86_64, .prof = 1,
 	  .map_off = 0x30, .map_size = 0x20, .map_bits = 0x18, .binind_shift = 4, .runind_shift = 12,
 	  .bins_off = 0x130, .bin_size = 0xa0, .arena_mapped = 0x30,
 	  .bi_size = 0x68, .bi_reg_interval = 0x10, .bi_run_size = 0x18, .bi_nregs = 0x20,
@@ -42,7 +42,7 @@ static const struct chk_layout rows[] = {
 	  .tc_tbins = 0x28, .tbin_size = 0x20, .tbin_ncached = 0x10, .tbin_avail = 0x18,
 	  .tls_tcache = "tcache_tls", .tls_quarantine = "quarantine_tls",
 	  .node_addr = 0x28, .node_size = 0x30, .node_left = 0x10, .node_right = 0x18 },
-	{ .name = "4.5", .major = 4, .minor = 5,
+	{ .name = "4.5", .major = 4, .minor = 5, .em = EM_X86_64,
 	  .map_off = 0x78, .map_size = 8, .map_bits = 0, .misc_size = 0x60, .misc_run = 0x18,
 	  .binind_shift = 5, .runind_shift = 13, .size_shift = 1,
 	  .bins_off = 0x980, .bin_size = 0xa8,
@@ -353,9 +353,7 @@ int chk_layout_find(struct cen *c, unsigned major, unsigned minor)
 {
 	struct cen_chunks *k;
 	const struct chk_layout *L = NULL;
-	uint64_t bias = 0, v;
-	Elf *e = jma_syms_jemalloc_elf(c->s->syms, &bias);
-	GElf_Ehdr eh;
+	uint64_t v;
 	uint32_t nh = 0;
 	unsigned nsizes;
 	int err;
@@ -366,9 +364,9 @@ int chk_layout_find(struct cen *c, unsigned major, unsigned minor)
 	if (!L)
 		return jma_fail(c->s, JMA_ERR_MISSING, -ENOTSUP, "census: jemalloc %s: no known layout "
 				"(of the chunk-era releases, 3.6 and 4.5 are known)", c->out->version);
-	if (!e || !gelf_getehdr(e, &eh) || eh.e_machine != EM_X86_64)
+	if (L->em != c->b.mach->em)
 		return jma_fail(c->s, JMA_ERR_MISSING, -ENOTSUP, "census: jemalloc %s: its layout is "
-				"known on x86_64 only", c->out->version);
+				"known on %s only", c->out->version, att_machine_of(L->em)->name);
 	if (!(k = c->ch = calloc(1, sizeof(*k))))
 		return -ENOMEM;
 	k->L = L;

@@ -26,6 +26,7 @@
 struct chk_layout {
 	const char *name;
 	unsigned major, minor;
+	unsigned em;			/* the machine its offsets were measured on (EM_*) */
 	int prof;			/* 3.6: prof adds a word to each page-map entry */
 	/* The chunk header: page-map entries from map_off, map_size bytes each,
 	 * the page's bits at map_bits in its entry; 4.x keeps each run's

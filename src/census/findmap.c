@@ -12,9 +12,10 @@
  * the build could have is tried and the one that validates is it.
  *
  * With symbols the map is named.  In a stripped library, malloc_usable_size
- * looks it up on its slow path: every rip-relative lea (arm64: adrp + add)
- * in its first bytes is a candidate, and the one whose root validates is
- * the map.  Failing that, once the threads are stopped: a thread's lookup
+ * looks it up on its slow path: every address its first bytes compute
+ * relative to the pc (the machine's descriptor decodes them: x86_64's lea,
+ * arm64's adrp + add, or adrp + ldr of a GOT slot) is a candidate, and the
+ * one whose root validates is the map.  Failing that, once the threads are stopped: a thread's lookup
  * cache (tsd.rtree_ctx) holds {leafkey, leaf} pairs, and the root entry for
  * leafkey holds the leaf (two levels) or a node holding it (three) --
  * found among jemalloc's writable data, it places the root.  Valid: every
@@ -22,7 +23,6 @@
  * decode to extents that cover the page of their index -- what chap checks
  * of tcmalloc's page map.
  */
-#include <elf.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -269,71 +269,6 @@ int cen_map_entry(struct cen *c, uint64_t addr, struct cen_entry *e)
 	return cen_leaf_entry(c, w, 0, e);
 }
 
-static int add_addr(uint64_t *out, size_t *n, uint64_t t)
-{
-	for (size_t k = 0; k < *n; k++)
-		if (out[k] == t)
-			return 0;
-	out[(*n)++] = t;
-	return 1;
-}
-
-/* Targets of `adrp xN, page; add xM, xN, #imm` (arm64's pc-relative address
- * of a symbol, the two instructions not necessarily adjacent) in @code at @pc;
- * with @got, the addresses `adrp xN, page; ldr xM, [xN, #imm]` loads from
- * instead (GOT slots: Debian's arm64 library reaches the map through one). */
-size_t cen_adrp_refs(const unsigned char *code, size_t len, uint64_t pc, int got, uint64_t *out,
-		     size_t max)
-{
-	uint64_t page[32];
-	uint32_t known = 0;	/* registers whose page an adrp set */
-	size_t n = 0;
-
-	for (size_t i = 0; i + 4 <= len && n < max; i += 4) {
-		uint32_t insn;
-
-		memcpy(&insn, code + i, 4);
-		if ((insn & 0x9f000000) == 0x90000000) {	/* adrp */
-			int64_t imm = (int64_t)((((insn >> 5) & 0x7ffff) << 2) | ((insn >> 29) & 3));
-
-			imm = (imm ^ (1LL << 20)) - (1LL << 20);	/* 21 bits, signed */
-			page[insn & 31] = ((pc + i) & ~0xfffULL) + (uint64_t)(imm * 4096);
-			known |= 1u << (insn & 31);
-		} else if (!got && (insn & 0xff800000) == 0x91000000) {	/* add xd, xn, #imm{, lsl 12} */
-			unsigned rn = (insn >> 5) & 31;
-			uint64_t imm = (insn >> 10) & 0xfff;
-
-			if (rn != 31 && known >> rn & 1)
-				add_addr(out, &n, page[rn] + (insn >> 22 & 1 ? imm << 12 : imm));
-		} else if (got && (insn & 0xffc00000) == 0xf9400000) {	/* ldr xt, [xn, #imm] */
-			unsigned rn = (insn >> 5) & 31;
-
-			if (rn != 31 && known >> rn & 1)
-				add_addr(out, &n, page[rn] + ((insn >> 10) & 0xfff) * 8);
-		}
-	}
-	return n;
-}
-
-/* Targets of `lea disp32(%rip), %reg` (REX.W 8d, mod 00 r/m 101) in @code at @pc. */
-size_t cen_rip_leas(const unsigned char *code, size_t len, uint64_t pc, uint64_t *out, size_t max)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i + 7 <= len && n < max; i++) {
-		int32_t disp;
-		uint64_t t;
-
-		if ((code[i] != 0x48 && code[i] != 0x4c) || code[i + 1] != 0x8d ||
-		    (code[i + 2] & 0xc7) != 0x05)
-			continue;
-		memcpy(&disp, code + i + 3, 4);
-		t = pc + i + 7 + (uint64_t)(int64_t)disp;
-		add_addr(out, &n, t);
-	}
-	return n;
-}
-
 /* The LG_VADDR a build may have: configure takes the build host's (48, or
  * 57 on a CPU with 5-level paging; 57 when cross-compiling), 48 on arm64. */
 static const unsigned vaddrs[] = { 48, 57 };
@@ -385,10 +320,11 @@ int cen_map_find(struct cen *c)
 	jma_session *s = c->s;
 	const struct jma_copy *je = jma_syms_jemalloc(s->syms);
 	const char *name = c->L->leaf_state ? "arena_emap_global" : "extents_rtree";
+	const struct att_machine *m = c->L->mach;
 	unsigned char code[CODE_SCAN];
-	uint64_t a, sz, fn = 0, cand[32];
+	uint64_t a, sz, fn = 0, cand[32], slot[16], v;
 	char fname[96];
-	size_t n;
+	size_t n, ns;
 	int tls;
 
 	if (jma_syms_jemalloc_sym(s->syms, name, &a, &sz, &tls) && !tls) {
@@ -410,17 +346,13 @@ int cen_map_find(struct cen *c)
 	if (cen_read(c, fn, code, sizeof(code)))
 		return jma_fail(s, JMA_ERR_MISSING, -EFAULT, "census: reading the code of %s at 0x%llx",
 				fname, (unsigned long long)fn);
-	if (c->L->machine == EM_AARCH64) {
-		uint64_t slot[16], v;
-		size_t ns = cen_adrp_refs(code, sizeof(code), fn, 1, slot, sizeof(slot) / sizeof(*slot));
-
-		n = cen_adrp_refs(code, sizeof(code), fn, 0, cand, sizeof(cand) / sizeof(*cand));
-		for (size_t i = 0; i < ns && n < sizeof(cand) / sizeof(*cand); i++)
-			if (!cen_read(c, slot[i], &v, sizeof(v)) && cen_ptr_ok(v) && v % 8 == 0)
-				cand[n++] = v;
-	} else {
-		n = cen_rip_leas(code, sizeof(code), fn, cand, sizeof(cand) / sizeof(*cand));
-	}
+	/* The addresses it computes, then what the GOT slots it loads hold
+	 * (Debian's arm64 library reaches the map through one). */
+	n = m->addr_refs(code, sizeof(code), fn, cand, sizeof(cand) / sizeof(*cand));
+	ns = m->slot_refs ? m->slot_refs(code, sizeof(code), fn, slot, sizeof(slot) / sizeof(*slot)) : 0;
+	for (size_t i = 0; i < ns && n < sizeof(cand) / sizeof(*cand); i++)
+		if (!cen_read(c, slot[i], &v, sizeof(v)) && cen_ptr_ok(v) && v % 8 == 0)
+			cand[n++] = v;
 	if (!pick_map(c, cand, n)) {
 		snprintf(c->out->map_how, sizeof(c->out->map_how),
 			 "decoded from %s (no symbols), root validated", fname);

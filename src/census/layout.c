@@ -4,7 +4,8 @@
  * choices: the quantum (Redis's --with-lg-quantum=3 makes 39 small classes,
  * not 36, and the thread data holds arrays of that many), the page
  * (--with-lg-page), the virtual address bits of the build host (LG_VADDR:
- * the radix tree's shape), the ELF machine (pthread_mutex_t's size).  So
+ * the radix tree's shape), the ELF machine (its descriptor, attach/machine.h:
+ * pthread_mutex_t's size, the usual page).  So
  * the build's parameters are read from the library itself -- the version
  * string from its read-only data, the quantum and page from the size-class
  * tables jemalloc fills at boot (sizes.c), LG_VADDR from the shape of the
@@ -33,11 +34,11 @@ static uint64_t up8(uint64_t x)
 }
 
 /* sizeof(malloc_mutex_t): mutex_prof_data_t (64 bytes from 5.2 on, 56
- * before) and the pthread mutex (glibc: 40 bytes on x86_64, 48 on arm64),
- * 5.3's `locked` flag padded to a word. */
+ * before) and the pthread mutex (the machine's glibc's), 5.3's `locked`
+ * flag padded to a word. */
 static uint64_t mutex_size(const struct cen_build *b)
 {
-	uint64_t pthread = b->machine == EM_AARCH64 ? 48 : 40;
+	uint64_t pthread = b->mach->pthread_mutex_size;
 
 	if (b->minor >= 3 || b->major > 5)
 		return 64 + pthread + 8;
@@ -177,7 +178,8 @@ void cen_geometry(struct cen *c)
 }
 
 /* "5.3", or with what differs from the default configure: "5.3 (q8 57-bit 64K)" (it
- * fits the result's 32 bytes).  Debian's arm64 package has 64 KiB pages. */
+ * fits the result's 32 bytes).  The default page is the machine's largest (Debian's
+ * arm64 package has 64 KiB pages). */
 static void layout_name(struct cen *c, const char *family)
 {
 	const struct cen_build *b = &c->b;
@@ -188,7 +190,7 @@ static void layout_name(struct cen *c, const char *family)
 		n += (size_t)snprintf(what + n, sizeof(what) - n, " q%u", 1u << b->lg_quantum);
 	if (b->lg_vaddr != 48 && n < sizeof(what))
 		n += (size_t)snprintf(what + n, sizeof(what) - n, " %u-bit", b->lg_vaddr);
-	if (b->lg_page != (b->machine == EM_AARCH64 ? 16u : 12u) && n < sizeof(what))
+	if (b->lg_page != b->mach->lg_page_max && n < sizeof(what))
 		snprintf(what + n, sizeof(what) - n, " %lluK", (unsigned long long)(c->g.page >> 10));
 	if (what[0])
 		snprintf(c->lay.name, sizeof(c->lay.name), "%s (%s)", family, what + 1);
@@ -222,7 +224,7 @@ int cen_layout_derive(struct cen *c)
 	f->derive(b, &c->g, L);
 	L->major = b->major;
 	L->minor = b->minor;
-	L->machine = b->machine;
+	L->mach = b->mach;
 	L->lg_page = b->lg_page;
 	L->root_off = 8 + mutex_size(b);	/* rtree_t: base, init_lock, root[] */
 	layout_name(c, f->name);
@@ -314,10 +316,13 @@ int cen_layout_find(struct cen *c)
 		return jma_fail(s, JMA_ERR_MISSING, -ENOTSUP, "census: jemalloc's version string is "
 				"not in its read-only data: which release it is is unknown");
 	c->je_path = module_path(c);
+	if (!(c->b.mach = att_machine_of(f.machine)))
+		return jma_fail(s, JMA_ERR_MISSING, -ENOTSUP, "census: jemalloc's module is code "
+				"of ELF machine %u, which the census does not read (x86_64 and "
+				"arm64 only)", f.machine);
 	/* 3.x and 4.x: chunks and runs, not extents (chunklayout.c). */
 	if (c->b.major < 5)
 		return chk_layout_find(c, c->b.major, c->b.minor);
-	c->b.machine = f.machine;
 	c->b.tls_size = cen_tls_memsz(c);
 	c->b.lg_vaddr = 48;	/* until the map's shape says (findmap.c) */
 	if ((err = cen_sizes_read(c)) != 0)

@@ -6,7 +6,7 @@
  * - initial-exec: a GOT slot relocated by R_X86_64_TPOFF64 (arm64:
  *   R_AARCH64_TLS_TPREL; addend @off) holds the variable's offset from the
  *   thread pointer: negative on x86_64, whose TLS lies below it, positive on
- *   arm64.  Every 5.x library (tsd_tls), and 3.6/4.5 built so.
+ *   arm64.  What differs by machine is its descriptor's (attach/machine.h).  Every 5.x library (tsd_tls), and 3.6/4.5 built so.
  * - global-dynamic, as 3.6's configure chooses when its tls_model test
  *   fails (it does with today's compilers; x86_64): a GOT pair (tls_index)
  *   of the module's id, relocated by R_X86_64_DTPMOD64, and @off.  The block
@@ -59,24 +59,13 @@ uint64_t cen_tls_memsz(struct cen *c)
 int cen_tls_exec(struct cen *c, uint64_t off, int64_t *tpoff)
 {
 	const struct jma_copy *je = jma_syms_jemalloc(c->s->syms);
-	uint64_t bias = 0, align, memsz, block;
+	uint64_t bias = 0, align, memsz;
 	Elf *e = jma_syms_jemalloc_elf(c->s->syms, &bias);
-	GElf_Ehdr eh;
 
-	if (!je || !je->is_static || !e || !gelf_getehdr(e, &eh) || !(memsz = tls_phdr(e, &align)) ||
-	    off >= memsz)
+	if (!je || !je->is_static || !e || !(memsz = tls_phdr(e, &align)) || off >= memsz)
 		return -ENOENT;
-	block = (memsz + align - 1) / align * align;
-	*tpoff = eh.e_machine == EM_AARCH64 ? (int64_t)((16 + align - 1) / align * align + off) :
-		 (int64_t)off - (int64_t)block;
+	*tpoff = att_machine_tls_exec(c->b.mach, memsz, align, off);
 	return 0;
-}
-
-/* A TP-offset slot's value, if it is one for this machine: below the thread
- * pointer on x86_64, above it on arm64, within 4 GiB. */
-static int tp_value(int64_t v, int above)
-{
-	return above ? v > 0 && v < (1LL << 32) : v < 0 && v > -(1LL << 32);
 }
 
 int cen_tls_find(struct cen *c, uint64_t off, struct cen_tls *t)
@@ -84,19 +73,16 @@ int cen_tls_find(struct cen *c, uint64_t off, struct cen_tls *t)
 	uint64_t bias = 0, slot[TLS_SLOTS];
 	int64_t addend[TLS_SLOTS];
 	size_t nslot = 0;
-	int same = 1, above;
+	int same = 1;
 	Elf *e = jma_syms_jemalloc_elf(c->s->syms, &bias);
 	Elf_Scn *scn = NULL;
-	GElf_Ehdr eh;
-	unsigned tprel;
+	const struct att_machine *m = c->b.mach;
 
 	t->how = 0;
 	t->in_block = 0;
 	t->var = off == CEN_TLS_ANY ? 0 : off;
-	if (!e || !gelf_getehdr(e, &eh))
+	if (!e)
 		return -ENOENT;
-	above = eh.e_machine == EM_AARCH64;
-	tprel = above ? R_AARCH64_TLS_TPREL : R_X86_64_TPOFF64;
 	while ((scn = elf_nextscn(e, scn)) && !t->how) {
 		GElf_Shdr sh;
 		Elf_Data *d;
@@ -112,11 +98,12 @@ int cen_tls_find(struct cen *c, uint64_t off, struct cen_tls *t)
 				continue;
 			/* The module's own variables' slots name no symbol (one
 			 * that does is another module's: libc's errno). */
-			if (ELF64_R_TYPE(r.r_info) == tprel && !ELF64_R_SYM(r.r_info) && nslot < TLS_SLOTS) {
+			if (ELF64_R_TYPE(r.r_info) == m->rel_tpoff && !ELF64_R_SYM(r.r_info) &&
+			    nslot < TLS_SLOTS) {
 				same &= !nslot || r.r_addend == addend[0];
 				slot[nslot] = r.r_offset + bias;
 				addend[nslot++] = r.r_addend;
-			} else if (!above && off != CEN_TLS_ANY && ELF64_R_TYPE(r.r_info) == R_X86_64_DTPMOD64 &&
+			} else if (m->rel_dtpmod && off != CEN_TLS_ANY && ELF64_R_TYPE(r.r_info) == m->rel_dtpmod &&
 				   !cen_read(c, r.r_offset + bias, w, sizeof(w)) && w[1] == off &&
 				   w[0] && w[0] < DTV_MAX) {
 				/* The offset word is constant (a local symbol) or
@@ -135,7 +122,7 @@ int cen_tls_find(struct cen *c, uint64_t off, struct cen_tls *t)
 
 		if (off == CEN_TLS_ANY ? !same : addend[i] != (int64_t)off)
 			continue;
-		if (!cen_read(c, slot[i], &v, sizeof(v)) && tp_value(v, above)) {
+		if (!cen_read(c, slot[i], &v, sizeof(v)) && att_machine_tpoff_ok(m, v)) {
 			t->how = CEN_TLS_TP;
 			t->tpoff = v;
 			t->var = (uint64_t)addend[i];
@@ -163,7 +150,7 @@ int cen_tls_addr(struct cen *c, const struct cen_tls *t, const struct arch_gpreg
 	}
 	if (t->how != CEN_TLS_DTV)
 		return -ENOENT;
-	if (cen_read(c, t->modid_slot, &modid, sizeof(modid)) || cen_read(c, tp + 8, &dtv, sizeof(dtv)) ||
+	if (cen_read(c, t->modid_slot, &modid, sizeof(modid)) || cen_read(c, tp + c->b.mach->dtv_off, &dtv, sizeof(dtv)) ||
 	    !cen_ptr_ok(dtv) || cen_read(c, dtv - DTV_ENTRY, &n, sizeof(n)))
 		return -EFAULT;
 	if (!modid || modid > n || n > DTV_MAX)

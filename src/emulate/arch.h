@@ -1,12 +1,14 @@
 /* arch.h -- what the emulator needs of the emulated code's architecture.
  *
  * The image, the stubs, the services and the GOT rewriting are the same for
- * every machine; this table holds what differs: unicorn's CPU, the calling
- * convention (argument, return, stack and thread-pointer registers; where a
- * call's return address lives), the stub instruction, the relocation types of
- * GOT slots and the system call numbers jemalloc may pass to syscall().  It is
- * chosen by the ELF machine of the jemalloc module emulated (the data), not by
- * the host's: src/emulate/arch/<machine>.c each define one.
+ * every machine; what differs is the machine's descriptor (attach/machine.h:
+ * the relocation types of GOT slots, the system call numbers jemalloc may pass
+ * to syscall(), where glibc's struct pthread is) and, in this table, unicorn's
+ * side of it: the CPU, the calling convention (argument, return, stack and
+ * thread-pointer registers; where a call's return address lives), the stub
+ * instruction.  It is chosen by the ELF machine of the jemalloc module emulated
+ * (the data), not by the host's: src/emulate/arch/<machine>.c each extend one
+ * descriptor.
  */
 #ifndef JMA_EMULATE_ARCH_H
 #define JMA_EMULATE_ARCH_H
@@ -14,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "attach/machine.h"
 #include "emulate/uc.h"
 
 #define EMU_ARCH_NARGS	6
@@ -21,14 +24,8 @@
 
 struct emu_image;
 
-/* The system calls the services answer, by this machine's numbers; -1: none. */
-struct emu_arch_sys {
-	long read, write, open, openat, close, getpid, gettid;
-};
-
 struct emu_arch {
-	unsigned machine;		/* EM_* of the emulated code */
-	const char *name;
+	const struct att_machine *m;	/* the emulated code's machine */
 	uc_arch uc_arch;
 	uc_mode uc_mode;
 	int uc_cpu;			/* UC_CPU_* model, -1: unicorn's default */
@@ -41,12 +38,6 @@ struct emu_arch {
 	/* One stub: an instruction that returns to the caller, @stub_len bytes. */
 	unsigned char stub[EMU_STUB_MAX];
 	unsigned stub_len;
-	/* Relocations of GOT slots: a PLT slot, a data reference to a function,
-	 * an ifunc resolved at load (static libc). */
-	unsigned rel_jump_slot, rel_glob_dat, rel_irelative;
-	struct emu_arch_sys sys;
-	/* glibc's pthread_t (its struct pthread) of a thread whose pointer is @tp. */
-	uint64_t (*pthread_self)(uint64_t tp);
 	/* Enter a function returning to @ret with its stack just under @top
 	 * (16-byte aligned): the stack pointer and return address set up. */
 	int (*enter)(struct emu_image *im, uint64_t top, uint64_t ret);
@@ -57,7 +48,8 @@ struct emu_arch {
 extern const struct emu_arch emu_arch_x86_64;
 extern const struct emu_arch emu_arch_aarch64;
 
-/* The table for ELF machine @machine, or NULL when none is built in. */
+/* The table for ELF machine @machine (att_machine_of's, extended), or NULL when
+ * none is built in. */
 const struct emu_arch *emu_arch_of(unsigned machine);
 
 #endif

@@ -83,7 +83,7 @@ static int emu_begin(struct jma_backend *b)
 				msg[0] ? msg : "writing a GOT slot");
 	}
 	jma_logf(s, JMA_LOG_INFO, "emulating %s jemalloc on a copy of %s (%d imports serviced, "
-		 "thread pointer 0x%llx)", arch->name, e->o->what, err, (unsigned long long)tp);
+		 "thread pointer 0x%llx)", arch->m->name, e->o->what, err, (unsigned long long)tp);
 	return 0;
 }
 

@@ -92,7 +92,7 @@ static int redirect_direct(void *arg, const char *name, const GElf_Sym *sym)
 static int redirect_one(struct emu_cpu *c, Elf *elf, const GElf_Shdr *symsh, Elf_Data *syms,
 			const GElf_Rela *r, uint64_t bias, char *msg, size_t len)
 {
-	const struct emu_arch *a = c->arch;
+	const struct att_machine *a = c->arch->m;
 	unsigned type = (unsigned)GELF_R_TYPE(r->r_info);
 	uint64_t slot = bias + r->r_offset, cur, to;
 	const char *name;

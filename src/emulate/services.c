@@ -260,7 +260,8 @@ static int s_errno_location(struct emu_cpu *c, const uint64_t a[6], uint64_t *re
 static int s_pthread_self(struct emu_cpu *c, const uint64_t a[6], uint64_t *ret)
 {
 	(void)a;
-	*ret = c->arch->pthread_self(c->tp);
+	/* jemalloc 5.x never calls pthread_self; it is served for builds that do. */
+	*ret = c->tp - c->arch->m->pthread_below_tp;
 	return 0;
 }
 
@@ -507,7 +508,7 @@ static int s_close(struct emu_cpu *c, const uint64_t a[6], uint64_t *ret)
  * emulated machine's numbers, whatever the machine the emulator runs on. */
 static int s_syscall(struct emu_cpu *c, const uint64_t a[6], uint64_t *ret)
 {
-	const struct emu_arch_sys *n = &c->arch->sys;
+	const struct att_machine_sys *n = &c->arch->m->sys;
 	long nr = (long)a[0];
 
 	if (nr == n->write)

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "attach/arch.h"
+#include "attach/machine/a64.h"
 #include "attach/mem.h"
 
 const char *const arch_tp_btf_path[] = { "task_struct", "thread", "uw", "tp_value", NULL };
@@ -31,11 +32,6 @@ struct val {
 	int kind;
 	int64_t v;	/* V_TP: the offset from the thread pointer; V_CONST: the value */
 };
-
-#define RD(w)	((w) & 31)
-#define RN(w)	((w) >> 5 & 31)
-#define RM(w)	((w) >> 16 & 31)
-#define RT2(w)	((w) >> 10 & 31)
 
 /* x31 is sp or xzr by instruction: never tracked. */
 static void set(struct val *r, unsigned i, int kind, int64_t v)
@@ -66,70 +62,68 @@ int arch_tp_pair(pid_t pid, uint64_t addr, const unsigned char *code, size_t len
 
 	for (size_t i = 0; i + 4 <= len; i += 4) {
 		uint32_t w;
-		uint64_t pc = addr + i;
+		uint64_t pc = addr + i, u;
 
 		memcpy(&w, code + i, 4);
 		if ((w & 0xffffffe0u) == 0xd53bd040u) {		/* mrs xd, tpidr_el0 */
-			set(r, RD(w), V_TP, 0);
-		} else if ((w & 0x9f000000u) == 0x90000000u) {	/* adrp xd, label */
-			int64_t imm = (int64_t)((w >> 5 & 0x7ffff) << 2 | (w >> 29 & 3));
+			set(r, A64_RD(w), V_TP, 0);
+		} else if (a64_adrp(w, pc, &u)) {
+			set(r, A64_RD(w), V_CONST, (int64_t)u);
+		} else if (a64_add_imm(w, &u)) {
+			struct val s = A64_RN(w) == 31 ? (struct val){ V_UNKNOWN, 0 } : r[A64_RN(w)];
 
-			imm = (imm ^ 0x100000) - 0x100000;	/* 21-bit signed, pages */
-			set(r, RD(w), V_CONST, (int64_t)(pc & ~0xfffull) + imm * 4096);
-		} else if ((w & 0xff800000u) == 0x91000000u) {	/* add xd, xn|sp, #imm{, lsl 12} */
-			int64_t imm = (int64_t)(w >> 10 & 0xfff) << (w >> 22 & 1 ? 12 : 0);
-			struct val s = RN(w) == 31 ? (struct val){ V_UNKNOWN, 0 } : r[RN(w)];
-
-			set(r, RD(w), s.kind, s.v + imm);
+			set(r, A64_RD(w), s.kind, s.v + (int64_t)u);
 		} else if ((w & 0xffe0fc00u) == 0x8b000000u) {	/* add xd, xn, xm (no shift) */
-			struct val a = RN(w) == 31 ? (struct val){ V_UNKNOWN, 0 } : r[RN(w)];
-			struct val b = RM(w) == 31 ? (struct val){ V_UNKNOWN, 0 } : r[RM(w)];
+			struct val a = A64_RN(w) == 31 ? (struct val){ V_UNKNOWN, 0 } : r[A64_RN(w)];
+			struct val b = A64_RM(w) == 31 ? (struct val){ V_UNKNOWN, 0 } : r[A64_RM(w)];
 			int kind = V_UNKNOWN;
 
 			if (a.kind == V_CONST && b.kind == V_CONST)
 				kind = V_CONST;
 			else if ((a.kind == V_TP && b.kind == V_CONST) || (a.kind == V_CONST && b.kind == V_TP))
 				kind = V_TP;
-			set(r, RD(w), kind, a.v + b.v);
+			set(r, A64_RD(w), kind, a.v + b.v);
 		} else if ((w & 0xff800000u) == 0xd2800000u) {	/* mov xd, #imm16{, lsl 16*hw} */
-			set(r, RD(w), V_CONST, (int64_t)((uint64_t)(w >> 5 & 0xffff) << (16 * (w >> 21 & 3))));
+			set(r, A64_RD(w), V_CONST, (int64_t)((uint64_t)(w >> 5 & 0xffff) << (16 * (w >> 21 & 3))));
 		} else if ((w & 0xff800000u) == 0xf2800000u) {	/* movk xd, #imm16{, lsl 16*hw} */
 			unsigned sh = 16 * (w >> 21 & 3);
-			uint64_t v = (uint64_t)r[RD(w)].v & ~(0xffffull << sh);
+			uint64_t v = (uint64_t)r[A64_RD(w)].v & ~(0xffffull << sh);
 
-			set(r, RD(w), r[RD(w)].kind == V_CONST ? V_CONST : V_UNKNOWN,
+			set(r, A64_RD(w), r[A64_RD(w)].kind == V_CONST ? V_CONST : V_UNKNOWN,
 			    (int64_t)(v | (uint64_t)(w >> 5 & 0xffff) << sh));
 		} else if ((w & 0xff000000u) == 0x58000000u) {	/* ldr xt, label */
 			int64_t imm = (int64_t)(w >> 5 & 0x7ffff), v;
 
 			imm = (imm ^ 0x40000) - 0x40000;
 			if (att_mem_read(pid, pc + (uint64_t)(imm * 4), &v, sizeof(v)))
-				set(r, RD(w), V_UNKNOWN, 0);
+				set(r, A64_RD(w), V_UNKNOWN, 0);
 			else
-				set(r, RD(w), V_CONST, v);
+				set(r, A64_RD(w), V_CONST, v);
 		} else if ((w & 0xffe0ffe0u) == 0xaa0003e0u) {	/* mov xd, xm (orr xd, xzr, xm) */
-			set(r, RD(w), RM(w) == 31 ? V_CONST : r[RM(w)].kind, RM(w) == 31 ? 0 : r[RM(w)].v);
-		} else if ((w & 0xffc00000u) == 0xf9400000u) {	/* ldr xt, [xn|sp, #imm] */
-			struct val s = RN(w) == 31 ? (struct val){ V_UNKNOWN, 0 } : r[RN(w)];
-			int64_t at = s.v + (int64_t)(w >> 10 & 0xfff) * 8;
+			unsigned m = A64_RM(w);
+
+			set(r, A64_RD(w), m == 31 ? V_CONST : r[m].kind, m == 31 ? 0 : r[m].v);
+		} else if (a64_ldr_imm(w, &u)) {
+			struct val s = A64_RN(w) == 31 ? (struct val){ V_UNKNOWN, 0 } : r[A64_RN(w)];
+			int64_t at = s.v + (int64_t)u;
 			int64_t v;
 
 			if (s.kind == V_TP && seen(loads, &nloads, 16, at, off))
 				return *off ? 0 : -ENOENT;
 			if (s.kind == V_CONST && !att_mem_read(pid, (uint64_t)at, &v, sizeof(v)))
-				set(r, RD(w), V_CONST, v);
+				set(r, A64_RD(w), V_CONST, v);
 			else
-				set(r, RD(w), V_UNKNOWN, 0);
+				set(r, A64_RD(w), V_UNKNOWN, 0);
 		} else if ((w & 0xffc00000u) == 0xa9400000u) {	/* ldp xt, xt2, [xn|sp, #imm] */
-			struct val s = RN(w) == 31 ? (struct val){ V_UNKNOWN, 0 } : r[RN(w)];
+			struct val s = A64_RN(w) == 31 ? (struct val){ V_UNKNOWN, 0 } : r[A64_RN(w)];
 			int64_t imm = (int64_t)(w >> 15 & 0x7f);
 
 			if (s.kind == V_TP) {
 				*off = s.v + ((imm ^ 0x40) - 0x40) * 8;
 				return *off ? 0 : -ENOENT;
 			}
-			set(r, RD(w), V_UNKNOWN, 0);
-			set(r, RT2(w), V_UNKNOWN, 0);
+			set(r, A64_RD(w), V_UNKNOWN, 0);
+			set(r, A64_RT2(w), V_UNKNOWN, 0);
 		} else if ((w & 0x7c000000u) == 0x14000000u || (w & 0xfe1f0000u) == 0xd61f0000u) {
 			break;	/* b, bl, br, blr, ret...: the straight line ends */
 		} else if ((w & 0x0a000000u) == 0x08000000u) {
@@ -138,12 +132,12 @@ int arch_tp_pair(pid_t pid, uint64_t addr, const unsigned char *code, size_t len
 			 * offset, a pair's signed offset). */
 			unsigned cls = w >> 27 & 7;
 
-			set(r, RD(w), V_UNKNOWN, 0);
-			set(r, RT2(w), V_UNKNOWN, 0);
+			set(r, A64_RD(w), V_UNKNOWN, 0);
+			set(r, A64_RT2(w), V_UNKNOWN, 0);
 			if (!(cls == 7 && (w >> 24 & 1)) && !(cls == 5 && (w >> 23 & 3) == 2))
-				set(r, RN(w), V_UNKNOWN, 0);
+				set(r, A64_RN(w), V_UNKNOWN, 0);
 		} else {
-			set(r, RD(w), V_UNKNOWN, 0);
+			set(r, A64_RD(w), V_UNKNOWN, 0);
 		}
 	}
 	return -ENOENT;

@@ -8,7 +8,6 @@
  * with the same keys within a call, so a function's return is unchanged, and
  * with its MMU off there are no guarded pages.
  */
-#include <elf.h>
 #include <errno.h>
 
 #include "emulate/arch.h"
@@ -22,16 +21,6 @@ static const int zero[] = {
 	UC_ARM64_REG_X20, UC_ARM64_REG_X21, UC_ARM64_REG_X22, UC_ARM64_REG_X23, UC_ARM64_REG_X24,
 	UC_ARM64_REG_X25, UC_ARM64_REG_X26, UC_ARM64_REG_X27, UC_ARM64_REG_X28, UC_ARM64_REG_X29,
 };
-
-/* glibc (TLS variant I): struct pthread lies just below the thread pointer;
- * its size is glibc 2.36's (Debian bookworm) on arm64.  jemalloc 5.x never
- * calls pthread_self; it is served for builds that do. */
-#define GLIBC_PTHREAD_SIZE 0x740
-
-static uint64_t pthread_self(uint64_t tp)
-{
-	return tp - GLIBC_PTHREAD_SIZE;
-}
 
 /* sp 16-byte aligned at entry, the return address in x30, no frame above. */
 static int enter(struct emu_image *im, uint64_t top, uint64_t ret)
@@ -54,8 +43,7 @@ static uint64_t caller(struct emu_image *im)
 }
 
 const struct emu_arch emu_arch_aarch64 = {
-	.machine = EM_AARCH64,
-	.name = "arm64",
+	.m = &att_machine_aarch64,
 	.uc_arch = UC_ARCH_ARM64,
 	.uc_mode = UC_MODE_ARM,
 	.uc_cpu = UC_CPU_ARM64_MAX,
@@ -70,13 +58,6 @@ const struct emu_arch emu_arch_aarch64 = {
 	.nzero = sizeof(zero) / sizeof(*zero),
 	.stub = { 0xc0, 0x03, 0x5f, 0xd6 },	/* ret (x30), 0xd65f03c0 */
 	.stub_len = 4,
-	.rel_jump_slot = R_AARCH64_JUMP_SLOT,
-	.rel_glob_dat = R_AARCH64_GLOB_DAT,
-	.rel_irelative = R_AARCH64_IRELATIVE,
-	/* asm-generic/unistd.h: no open */
-	.sys = { .read = 63, .write = 64, .open = -1, .close = 57, .getpid = 172, .gettid = 178,
-		 .openat = 56 },
-	.pthread_self = pthread_self,
 	.enter = enter,
 	.caller = caller,
 };

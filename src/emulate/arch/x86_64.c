@@ -1,6 +1,5 @@
 /* x86_64.c -- the emulator on x86_64 code: System V calls, the return address
  * pushed on the stack, fs_base as the thread pointer. */
-#include <elf.h>
 #include <errno.h>
 
 #include "emulate/arch.h"
@@ -9,12 +8,6 @@
 static const int zero[] = { UC_X86_REG_RAX, UC_X86_REG_RBX, UC_X86_REG_RBP, UC_X86_REG_R10,
 			    UC_X86_REG_R11, UC_X86_REG_R12, UC_X86_REG_R13, UC_X86_REG_R14,
 			    UC_X86_REG_R15 };
-
-/* glibc's pthread_t is its thread pointer (TLS variant II: the TCB at fs_base). */
-static uint64_t pthread_self(uint64_t tp)
-{
-	return tp;
-}
 
 /* At entry rsp % 16 == 8: the return address sits just below a 16-aligned top. */
 static int enter(struct emu_image *im, uint64_t top, uint64_t ret)
@@ -38,8 +31,7 @@ static uint64_t caller(struct emu_image *im)
 }
 
 const struct emu_arch emu_arch_x86_64 = {
-	.machine = EM_X86_64,
-	.name = "x86_64",
+	.m = &att_machine_x86_64,
 	.uc_arch = UC_ARCH_X86,
 	.uc_mode = UC_MODE_64,
 	.uc_cpu = -1,
@@ -54,13 +46,6 @@ const struct emu_arch emu_arch_x86_64 = {
 	.nzero = sizeof(zero) / sizeof(*zero),
 	.stub = { 0xc3 },	/* ret */
 	.stub_len = 1,
-	.rel_jump_slot = R_X86_64_JUMP_SLOT,
-	.rel_glob_dat = R_X86_64_GLOB_DAT,
-	.rel_irelative = R_X86_64_IRELATIVE,
-	/* asm/unistd_64.h */
-	.sys = { .read = 0, .write = 1, .open = 2, .close = 3, .getpid = 39, .gettid = 186,
-		 .openat = 257 },
-	.pthread_self = pthread_self,
 	.enter = enter,
 	.caller = caller,
 };
