@@ -180,7 +180,7 @@ static int tfs_openat2(int dfd, const char *path, int flags, uint64_t resolve)
 
 /* /proc/PID/root is opened with our own rights (reaching it needs ptrace
  * access to the target); everything under it with the target's. */
-int jma_tfs_open(pid_t pid, const char *path, int flags)
+int att_tfs_open(pid_t pid, const char *path, int flags)
 {
 	struct tfs_in in;
 	int fd;
@@ -194,7 +194,7 @@ int jma_tfs_open(pid_t pid, const char *path, int flags)
 	return fd;
 }
 
-int jma_tfs_open_as(uid_t uid, gid_t gid, const char *path, int flags)
+int att_tfs_open_as(uid_t uid, gid_t gid, const char *path, int flags)
 {
 	struct tfs_cred *c = malloc(2 * sizeof(*c));
 	int sw, fd;
@@ -258,9 +258,9 @@ static int tfs_slurp(int fd, size_t max, char **bufp, size_t *lenp)
 	return 0;
 }
 
-int jma_tfs_read(pid_t pid, const char *path, size_t max, char **bufp, size_t *lenp)
+int att_tfs_read(pid_t pid, const char *path, size_t max, char **bufp, size_t *lenp)
 {
-	int fd = jma_tfs_open(pid, path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW);
+	int fd = att_tfs_open(pid, path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW);
 
 	return fd < 0 ? fd : tfs_slurp(fd, max, bufp, lenp);
 }
@@ -352,7 +352,7 @@ static int tfs_mkprivate(int rfd, const char *parent, const struct tfs_cred *to,
 	if (!err && (fstat(fd, &st) || st.st_uid != to->uid || (st.st_mode & 07777) != 0700))
 		err = -EPERM;
 	/* Held until removed: what a dead jemattach leaves is unlocked
-	 * (jma_tfs_sweep).  Where flock is not supported nothing is swept. */
+	 * (att_tfs_sweep).  Where flock is not supported nothing is swept. */
 	if (!err)
 		flock(fd, LOCK_EX | LOCK_NB);
 	if (!err)
@@ -371,7 +371,7 @@ static int tfs_mkprivate(int rfd, const char *parent, const struct tfs_cred *to,
 	return 0;
 }
 
-int jma_tfs_private(pid_t pid, const char *preferred, struct jma_tfs_dir *d)
+int att_tfs_private(pid_t pid, const char *preferred, struct jma_tfs_dir *d)
 {
 	const char *cands[] = { preferred, "/tmp", "/var/tmp", "/dev/shm" };
 	struct tfs_in in;
@@ -448,7 +448,7 @@ static int tfs_private_read_as(struct jma_tfs_dir *d, void *arg)
 	return tfs_slurp(fd, a->max, a->buf, a->len);
 }
 
-int jma_tfs_private_read(struct jma_tfs_dir *d, const char *name, size_t max,
+int att_tfs_private_read(struct jma_tfs_dir *d, const char *name, size_t max,
 			 char **buf, size_t *len)
 {
 	struct tfs_readarg a = { name, max, buf, len };
@@ -470,7 +470,7 @@ static int tfs_private_remove_as(struct jma_tfs_dir *d, void *arg)
 	return err;
 }
 
-int jma_tfs_private_remove(struct jma_tfs_dir *d, const char *name)
+int att_tfs_private_remove(struct jma_tfs_dir *d, const char *name)
 {
 	int err;
 
@@ -546,7 +546,7 @@ static int sweep_in(int rfd, const char *parent, const char *file, uid_t uid)
 	return n;
 }
 
-int jma_tfs_sweep(pid_t pid, const char *parent, const char *file)
+int att_tfs_sweep(pid_t pid, const char *parent, const char *file)
 {
 	struct tfs_in in;
 	int n;

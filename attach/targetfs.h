@@ -17,17 +17,17 @@
 
 /* Open @path (absolute, in the target's mount namespace) with @flags, as the
  * target.  Returns an fd or -errno. */
-int jma_tfs_open(pid_t pid, const char *path, int flags);
+int att_tfs_open(pid_t pid, const char *path, int flags);
 
 /* Open @path of this host with the file-system rights of user @uid, group
  * @gid and no supplementary group (the owner of a file that names it, such
  * as a core), no magic link followed; as ourselves when we are not root (we
  * can read no more than we could).  An fd or -errno. */
-int jma_tfs_open_as(uid_t uid, gid_t gid, const char *path, int flags);
+int att_tfs_open_as(uid_t uid, gid_t gid, const char *path, int flags);
 
 /* Read the regular file @path whole (at most @max bytes) into a malloc'ed
  * buffer, as the target.  -EFBIG past @max, -EINVAL if it is not a regular file. */
-int jma_tfs_read(pid_t pid, const char *path, size_t max, char **buf, size_t *len);
+int att_tfs_read(pid_t pid, const char *path, size_t max, char **buf, size_t *len);
 
 /* A directory of our own in the target's view: created 0700 by the target's
  * fsuid with an unguessable name, so no other user can enter it, plant a file
@@ -46,24 +46,24 @@ struct jma_tfs_dir {
  * /tmp, /var/tmp, /dev/shm where the target can create it and no other user
  * can replace a directory on the path (each one owned by root or the target,
  * and sticky when others may write it).  -EROFS when there is none.
- * Until jma_tfs_private_remove our SIGINT, SIGTERM and SIGHUP are held back
+ * Until att_tfs_private_remove our SIGINT, SIGTERM and SIGHUP are held back
  * (att_defer_block): a Ctrl-C cuts the call that fills the directory short,
  * and ends us once the directory is gone. */
-int jma_tfs_private(pid_t pid, const char *preferred, struct jma_tfs_dir *d);
+int att_tfs_private(pid_t pid, const char *preferred, struct jma_tfs_dir *d);
 
 /* Read @name in @d (see above for what is accepted; -EPERM otherwise). */
-int jma_tfs_private_read(struct jma_tfs_dir *d, const char *name, size_t max,
+int att_tfs_private_read(struct jma_tfs_dir *d, const char *name, size_t max,
 			 char **buf, size_t *len);
 
 /* Remove @name (may be NULL) and the directory itself, then close it.
  * Idempotent.  Returns the first error (e.g. -ENOTEMPTY: someone added files). */
-int jma_tfs_private_remove(struct jma_tfs_dir *d, const char *name);
+int att_tfs_private_remove(struct jma_tfs_dir *d, const char *name);
 
 /* A private directory is flock(2)ed while in use.  Remove those in @parent
  * (absolute, in the target's view) that a jemattach killed before it could
  * remove them left: the target's, unlocked, and old enough not to be one
  * being made -- with @file in them (may be NULL), nothing else.  As the
  * target; returns how many were removed or -errno. */
-int jma_tfs_sweep(pid_t pid, const char *parent, const char *file);
+int att_tfs_sweep(pid_t pid, const char *parent, const char *file);
 
 #endif

@@ -46,8 +46,8 @@ static uint64_t room_of(int v2, char *which)
 	uint64_t room, room2;
 
 	snprintf(dir, sizeof(dir), "%s/a/b", top);
-	ck_assert_int_eq(jma_cgmem_room_dir(0, dir, top, v2, &room, which, 4400), 0);
-	ck_assert_int_eq(jma_cgmem_room_dir(getpid(), dir, top, v2, &room2, which2, 4400), 0);
+	ck_assert_int_eq(proc_cgmem_room_dir(0, dir, top, v2, &room, which, 4400), 0);
+	ck_assert_int_eq(proc_cgmem_room_dir(getpid(), dir, top, v2, &room2, which2, 4400), 0);
 	ck_assert_uint_eq(room2, room);
 	if (room != UINT64_MAX)
 		ck_assert_ptr_nonnull(strstr(which2, " in process "));
@@ -112,7 +112,7 @@ START_TEST(test_cgmem_line)
 		char line[128], *cg = NULL;
 
 		snprintf(line, sizeof(line), "%s", c[i].line);
-		ck_assert_msg(jma_cgmem_line(line, &cg) == c[i].kind, "%s", c[i].line);
+		ck_assert_msg(proc_cgmem_line(line, &cg) == c[i].kind, "%s", c[i].line);
 		if (c[i].cg)
 			ck_assert_str_eq(cg, c[i].cg);
 	}
@@ -141,7 +141,7 @@ START_TEST(test_cgmem_under)
 	};
 
 	for (size_t i = 0; i < sizeof(c) / sizeof(*c); i++) {
-		const char *rest = jma_cgmem_under(c[i].cg, c[i].root);
+		const char *rest = proc_cgmem_under(c[i].cg, c[i].root);
 
 		if (!c[i].rest)
 			ck_assert_msg(!rest, "%s under %s: %s", c[i].cg, c[i].root, rest);
@@ -166,18 +166,18 @@ START_TEST(test_cgmem_mount)
 	char text[512], point[1024], root[1024];
 
 	snprintf(text, sizeof(text), "%s", hybrid);
-	ck_assert_int_eq(jma_cgmem_mount(text, 0, point, sizeof(point), root, sizeof(root)), 0);
+	ck_assert_int_eq(proc_cgmem_mount(text, 0, point, sizeof(point), root, sizeof(root)), 0);
 	ck_assert_str_eq(point, "/sys/fs/cgroup/memory");
 	ck_assert_str_eq(root, "/");
 	snprintf(text, sizeof(text), "%s", hybrid);
-	ck_assert_int_eq(jma_cgmem_mount(text, 1, point, sizeof(point), root, sizeof(root)), 0);
+	ck_assert_int_eq(proc_cgmem_mount(text, 1, point, sizeof(point), root, sizeof(root)), 0);
 	ck_assert_str_eq(point, "/sys/fs/cgroup/unified");
 	snprintf(text, sizeof(text), "%s", container);
-	ck_assert_int_eq(jma_cgmem_mount(text, 1, point, sizeof(point), root, sizeof(root)), 0);
+	ck_assert_int_eq(proc_cgmem_mount(text, 1, point, sizeof(point), root, sizeof(root)), 0);
 	ck_assert_str_eq(point, "/sys/fs/cgroup");
 	ck_assert_str_eq(root, "/docker/abc");
 	snprintf(text, sizeof(text), "%s", container);
-	ck_assert_int_eq(jma_cgmem_mount(text, 0, point, sizeof(point), root, sizeof(root)), -ENOENT);
+	ck_assert_int_eq(proc_cgmem_mount(text, 0, point, sizeof(point), root, sizeof(root)), -ENOENT);
 }
 END_TEST
 

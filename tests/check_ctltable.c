@@ -63,10 +63,10 @@ END_TEST
 
 START_TEST(test_ctltable_versioned)
 {
-	ck_assert(jma_ctl_versioned("opt.narenas"));
-	ck_assert(jma_ctl_versioned("stats.cactive"));
-	ck_assert(!jma_ctl_versioned("stats.allocated"));
-	ck_assert(!jma_ctl_versioned("no.such.name"));
+	ck_assert(ctl_is_versioned("opt.narenas"));
+	ck_assert(ctl_is_versioned("stats.cactive"));
+	ck_assert(!ctl_is_versioned("stats.allocated"));
+	ck_assert(!ctl_is_versioned("no.such.name"));
 }
 END_TEST
 
@@ -93,19 +93,19 @@ START_TEST(test_ctltable_spans)
 {
 	uint32_t since = 1, until = 1;
 
-	ck_assert(jma_ctl_span("stats.cactive", &since, &until));
+	ck_assert(ctl_span_find("stats.cactive", &since, &until));
 	ck_assert_uint_eq(since, 0);
 	ck_assert_uint_eq(until, V(5, 0, 0));
-	ck_assert(jma_ctl_span("arena.12.decay", &since, &until));
+	ck_assert(ctl_span_find("arena.12.decay", &since, &until));
 	ck_assert_uint_eq(since, V(4, 0, 0));
 	ck_assert_uint_eq(until, 0);
-	ck_assert(jma_ctl_span("arenas.decay_time", &since, &until));
+	ck_assert(ctl_span_find("arenas.decay_time", &since, &until));
 	ck_assert_uint_eq(since, V(4, 0, 0));
 	ck_assert_uint_eq(until, V(5, 0, 0));
-	ck_assert(jma_ctl_span("prof.prefix", &since, &until));
+	ck_assert(ctl_span_find("prof.prefix", &since, &until));
 	ck_assert_uint_eq(since, V(5, 3, 0));
-	ck_assert(!jma_ctl_span("arena.all.decay", &since, &until));
-	ck_assert(!jma_ctl_span("stats.allocated", &since, &until));
+	ck_assert(!ctl_span_find("arena.all.decay", &since, &until));
+	ck_assert(!ctl_span_find("stats.allocated", &since, &until));
 }
 END_TEST
 

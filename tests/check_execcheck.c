@@ -43,21 +43,21 @@ START_TEST(test_exec_mark_changes_at_exec)
 	struct timespec ms10 = { 0, 10000000 };
 	int go;
 	pid_t c = child_then_exec(&go);
-	uint64_t mark = jma_exec_mark_at(c, &w);
+	uint64_t mark = proc_exec_mark_at(c, &w);
 
 	ck_assert_uint_ne(mark, 0);
 	ck_assert_uint_ne(w.rnd_at, 0);
 	ck_assert_uint_ne(w.vdso, 0);
 	ck_assert_uint_eq(jma_exec_mark(c), mark);
-	ck_assert_int_eq(jma_exec_same(c, mark, &w), 0);
-	ck_assert_int_eq(jma_exec_same(c, mark, NULL), 0);
+	ck_assert_int_eq(proc_exec_same(c, mark, &w), 0);
+	ck_assert_int_eq(proc_exec_same(c, mark, NULL), 0);
 	ck_assert_int_eq(write(go, "x", 1), 1);
 	/* Until /proc shows the new program (its auxv changes with it). */
 	for (int i = 0; i < 500 && jma_exec_mark(c) == mark; i++)
 		nanosleep(&ms10, NULL);
 	ck_assert_uint_ne(jma_exec_mark(c), mark);
-	ck_assert_int_eq(jma_exec_same(c, mark, &w), -ENOEXEC);
-	ck_assert_int_eq(jma_exec_same(c, mark, NULL), -ENOEXEC);
+	ck_assert_int_eq(proc_exec_same(c, mark, &w), -ENOEXEC);
+	ck_assert_int_eq(proc_exec_same(c, mark, NULL), -ENOEXEC);
 	kill(c, SIGKILL);
 	waitpid(c, NULL, 0);
 	close(go);
@@ -87,18 +87,18 @@ START_TEST(test_exec_mark_zeroed_random_is_a_change)
 
 		ck_assert_int_eq(read(p[0], &b, 1), 1);
 	}
-	mark = jma_exec_mark_at(c, &w);
+	mark = proc_exec_mark_at(c, &w);
 	ck_assert_uint_eq(mark, 0);
 	ck_assert_uint_ne(w.rnd_at, 0);
-	ck_assert_int_eq(jma_exec_same(c, mark, &w), -ENOEXEC);
-	ck_assert_int_eq(jma_exec_same(c, mark, NULL), -ENOEXEC);
-	ck_assert_int_eq(jma_exec_same(c, jma_exec_mark_at(getpid(), NULL), &w), -ENOEXEC);
+	ck_assert_int_eq(proc_exec_same(c, mark, &w), -ENOEXEC);
+	ck_assert_int_eq(proc_exec_same(c, mark, NULL), -ENOEXEC);
+	ck_assert_int_eq(proc_exec_same(c, proc_exec_mark_at(getpid(), NULL), &w), -ENOEXEC);
 	kill(c, SIGKILL);
 	waitpid(c, NULL, 0);
 	/* Gone: said so. */
 	for (int i = 0; i < 100 && !kill(c, 0); i++)
 		nanosleep(&ms10, NULL);
-	ck_assert_int_eq(jma_exec_same(c, 1, &w), -ESRCH);
+	ck_assert_int_eq(proc_exec_same(c, 1, &w), -ESRCH);
 	close(p[0]);
 	close(p[1]);
 }
@@ -117,25 +117,25 @@ START_TEST(test_exec_ident_ends_with_the_process)
 		pause();
 		_exit(0);
 	}
-	ck_assert_int_eq(jma_exec_ident_take(c, &id), 0);
+	ck_assert_int_eq(sess_exec_ident_take(c, &id), 0);
 	ck_assert_int_ge(id.pidfd, 0);
 	ck_assert_uint_ne(id.start, 0);
 	by_time = (struct jma_exec_ident){ .pidfd = -1, .start = id.start };
-	ck_assert_int_eq(jma_exec_ident_same(c, &id), 0);
-	ck_assert_int_eq(jma_exec_ident_same(c, &by_time), 0);
+	ck_assert_int_eq(sess_exec_ident_same(c, &id), 0);
+	ck_assert_int_eq(sess_exec_ident_same(c, &by_time), 0);
 	/* Another process (started before: not in the same clock tick) is not
 	 * this one. */
-	ck_assert_int_eq(jma_exec_ident_same(1, &by_time), -ESRCH);
+	ck_assert_int_eq(sess_exec_ident_same(1, &by_time), -ESRCH);
 	kill(c, SIGKILL);
-	for (int i = 0; i < 100 && !jma_exec_ident_same(c, &id); i++)
+	for (int i = 0; i < 100 && !sess_exec_ident_same(c, &id); i++)
 		nanosleep(&ms10, NULL);
-	ck_assert_int_eq(jma_exec_ident_same(c, &id), -ESRCH);	/* a zombie */
+	ck_assert_int_eq(sess_exec_ident_same(c, &id), -ESRCH);	/* a zombie */
 	waitpid(c, NULL, 0);
-	ck_assert_int_eq(jma_exec_ident_same(c, &id), -ESRCH);
-	ck_assert_int_eq(jma_exec_ident_same(c, &by_time), -ESRCH);
-	jma_exec_ident_release(&id);
+	ck_assert_int_eq(sess_exec_ident_same(c, &id), -ESRCH);
+	ck_assert_int_eq(sess_exec_ident_same(c, &by_time), -ESRCH);
+	sess_exec_ident_release(&id);
 	ck_assert_int_eq(id.pidfd, -1);
-	ck_assert_int_eq(jma_exec_ident_take(c, &id), -ESRCH);
+	ck_assert_int_eq(sess_exec_ident_take(c, &id), -ESRCH);
 }
 END_TEST
 

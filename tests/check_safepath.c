@@ -72,24 +72,24 @@ START_TEST(test_safepath_follows_trusted_links)
 	link_at("rel", "real/sub/..", 0);
 	link_at("real/sub/up", "../../rel", 0);
 	link_at("last", "real/new", 0);
-	ck_assert_int_eq(jma_path_walk(at("abs/f"), &w, msg, sizeof(msg)), 0);
+	ck_assert_int_eq(proc_path_walk(at("abs/f"), &w, msg, sizeof(msg)), 0);
 	ck_assert_str_eq(w.name, "f");
 	ck_assert(is_dir(w.dirfd, "real"));
 	close(w.dirfd);
 	/* Relative links resolve from the directory that holds them. */
-	ck_assert_int_eq(jma_path_walk(at("real/sub/up/sub/g"), &w, msg, sizeof(msg)), 0);
+	ck_assert_int_eq(proc_path_walk(at("real/sub/up/sub/g"), &w, msg, sizeof(msg)), 0);
 	ck_assert_str_eq(w.name, "g");
 	ck_assert(is_dir(w.dirfd, "real/sub"));
 	close(w.dirfd);
 	/* A link in last place: what it names (to be created). */
-	ck_assert_int_eq(jma_path_walk(at("last"), &w, msg, sizeof(msg)), 0);
+	ck_assert_int_eq(proc_path_walk(at("last"), &w, msg, sizeof(msg)), 0);
 	ck_assert_str_eq(w.name, "new");
 	ck_assert(is_dir(w.dirfd, "real"));
 	ck_assert(!w.proc_link);
 	close(w.dirfd);
 	/* Relative to the working directory. */
 	ck_assert_int_eq(chdir(at("real")), 0);
-	ck_assert_int_eq(jma_path_walk("sub/../x", &w, msg, sizeof(msg)), 0);
+	ck_assert_int_eq(proc_path_walk("sub/../x", &w, msg, sizeof(msg)), 0);
 	ck_assert_str_eq(w.name, "x");
 	ck_assert(is_dir(w.dirfd, "real"));
 	close(w.dirfd);
@@ -115,14 +115,14 @@ START_TEST(test_safepath_refuses_another_users_link_in_any_component)
 	link_at("d/deep", at("d/evil/.."), 0);
 	for (size_t i = 0; i < sizeof(paths) / sizeof(*paths); i++) {
 		w.dirfd = 12345;
-		ck_assert_msg(jma_path_walk(at(paths[i]), &w, msg, sizeof(msg)) == -EPERM, "%s",
+		ck_assert_msg(proc_path_walk(at(paths[i]), &w, msg, sizeof(msg)) == -EPERM, "%s",
 			      paths[i]);
 		ck_assert_int_eq(w.dirfd, -1);
 		ck_assert_msg(strstr(msg, "is a symlink owned by another user (uid 65533): not followed"),
 			      "%s", msg);
 	}
 	/* The message names the link. */
-	jma_path_walk(at("d/evil/f"), &w, msg, sizeof(msg));
+	proc_path_walk(at("d/evil/f"), &w, msg, sizeof(msg));
 	ck_assert_msg(strstr(msg, "/d/evil is a symlink"), "%s", msg);
 }
 END_TEST
@@ -133,16 +133,16 @@ START_TEST(test_safepath_loops_and_errors)
 	char longname[300];
 
 	link_at("loop", "loop", 0);
-	ck_assert_int_eq(jma_path_walk(at("loop/f"), &w, msg, sizeof(msg)), -ELOOP);
-	ck_assert_int_eq(jma_path_walk(at("missing/f"), &w, msg, sizeof(msg)), -ENOENT);
+	ck_assert_int_eq(proc_path_walk(at("loop/f"), &w, msg, sizeof(msg)), -ELOOP);
+	ck_assert_int_eq(proc_path_walk(at("missing/f"), &w, msg, sizeof(msg)), -ENOENT);
 	ck_assert_int_eq(close(open(at("file"), O_CREAT | O_WRONLY, 0600)), 0);
-	ck_assert_int_eq(jma_path_walk(at("file/f"), &w, msg, sizeof(msg)), -ENOTDIR);
+	ck_assert_int_eq(proc_path_walk(at("file/f"), &w, msg, sizeof(msg)), -ENOTDIR);
 	memset(longname, 'a', sizeof(longname) - 1);
 	longname[sizeof(longname) - 1] = '\0';
-	ck_assert_int_eq(jma_path_walk(at(longname), &w, msg, sizeof(msg)), -ENAMETOOLONG);
-	ck_assert_int_eq(jma_path_walk("", &w, msg, sizeof(msg)), -ENOENT);
+	ck_assert_int_eq(proc_path_walk(at(longname), &w, msg, sizeof(msg)), -ENAMETOOLONG);
+	ck_assert_int_eq(proc_path_walk("", &w, msg, sizeof(msg)), -ENOENT);
 	/* A trailing slash means a directory. */
-	ck_assert_int_eq(jma_path_walk(at("new/"), &w, msg, sizeof(msg)), 0);
+	ck_assert_int_eq(proc_path_walk(at("new/"), &w, msg, sizeof(msg)), 0);
 	ck_assert(w.slash);
 	ck_assert_str_eq(w.name, "new");
 	close(w.dirfd);
@@ -168,7 +168,7 @@ START_TEST(test_safepath_dir_private)
 		ck_assert_int_eq(chmod(at(d[i].name), d[i].mode), 0);
 		ck_assert_int_eq(chown(at(d[i].name), d[i].uid, d[i].gid), 0);
 		fd = open(at(d[i].name), O_PATH | O_DIRECTORY);
-		err = jma_path_dir_private(fd, d[i].name, &sticky, msg, sizeof(msg));
+		err = proc_path_dir_private(fd, d[i].name, &sticky, msg, sizeof(msg));
 		ck_assert_msg(d[i].ok ? err == 0 : err == -EPERM, "%s: %d %s", d[i].name, err, msg);
 		if (d[i].ok)
 			ck_assert_int_eq(sticky, d[i].sticky);
@@ -179,7 +179,7 @@ START_TEST(test_safepath_dir_private)
 		int fd = open(at("theirs"), O_PATH | O_DIRECTORY), err;
 
 		ck_assert_int_eq(setenv("SUDO_UID", "65533", 1), 0);
-		err = jma_path_dir_private(fd, "theirs", NULL, msg, sizeof(msg));
+		err = proc_path_dir_private(fd, "theirs", NULL, msg, sizeof(msg));
 		ck_assert_int_eq(getuid() == 0 ? err : 0, 0);
 		unsetenv("SUDO_UID");
 		close(fd);
@@ -194,7 +194,7 @@ START_TEST(test_safepath_proc_links)
 	char link[64], buf[256], want[64];
 	ssize_t n;
 
-	ck_assert_int_eq(jma_path_walk("/dev/stdout", &w, msg, sizeof(msg)), 0);
+	ck_assert_int_eq(proc_path_walk("/dev/stdout", &w, msg, sizeof(msg)), 0);
 	ck_assert(w.proc_link);
 	ck_assert_str_eq(w.name, "1");
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", w.dirfd);
@@ -206,7 +206,7 @@ START_TEST(test_safepath_proc_links)
 	close(w.dirfd);
 	/* An intermediate one is followed by the kernel. */
 	ck_assert_int_eq(chdir(root), 0);
-	ck_assert_int_eq(jma_path_walk("/proc/self/cwd/x", &w, msg, sizeof(msg)), 0);
+	ck_assert_int_eq(proc_path_walk("/proc/self/cwd/x", &w, msg, sizeof(msg)), 0);
 	ck_assert_str_eq(w.name, "x");
 	ck_assert(is_dir(w.dirfd, "."));
 	close(w.dirfd);
@@ -220,13 +220,13 @@ START_TEST(test_safepath_open)
 	mkdir_at("cache", 0700, 0);
 	link_at("mine", "cache", 0);
 	link_at("theirs", "cache", EVIL);
-	fd = jma_path_open(at("mine"), O_RDONLY | O_DIRECTORY, 0, msg, sizeof(msg));
+	fd = proc_path_open(at("mine"), O_RDONLY | O_DIRECTORY, 0, msg, sizeof(msg));
 	ck_assert_int_ge(fd, 0);
 	ck_assert(is_dir(fd, "cache"));
 	close(fd);
-	ck_assert_int_eq(jma_path_open(at("theirs"), O_RDONLY | O_DIRECTORY, 0, msg, sizeof(msg)),
+	ck_assert_int_eq(proc_path_open(at("theirs"), O_RDONLY | O_DIRECTORY, 0, msg, sizeof(msg)),
 			 -EPERM);
-	ck_assert_int_eq(jma_path_open(at("theirs/x"), O_RDONLY, 0, msg, sizeof(msg)), -EPERM);
+	ck_assert_int_eq(proc_path_open(at("theirs/x"), O_RDONLY, 0, msg, sizeof(msg)), -EPERM);
 }
 END_TEST
 

@@ -44,7 +44,7 @@ START_TEST(test_session_options_are_copied)
 	ck_assert_str_eq(s->opt.module, "/usr/lib/libjemalloc.so.2");
 	ck_assert_str_eq(s->opt.cache_dir, "/tmp/cache");
 	ck_assert_uint_eq(s->opt.flags, JMA_F_FORCE);
-	ck_assert_int_eq(jma_timeout_ms(s), 2500);
+	ck_assert_int_eq(sess_timeout_ms(s), 2500);
 	jma_free(s);
 
 	/* No options: defaults, no strings. */
@@ -52,7 +52,7 @@ START_TEST(test_session_options_are_copied)
 	ck_assert_ptr_nonnull(s);
 	ck_assert_ptr_null(s->opt.prefix);
 	ck_assert_ptr_null(s->opt.module);
-	ck_assert_int_eq(jma_timeout_ms(s), 10000);
+	ck_assert_int_eq(sess_timeout_ms(s), 10000);
 	ck_assert_int_eq(jma_errkind(s), JMA_OK);
 	ck_assert_str_eq(jma_errmsg(s), "");
 	jma_free(s);
@@ -71,7 +71,7 @@ START_TEST(test_session_timeout_bounds)
 		JMA_OPTS(jma_options, o, .timeout = c[i].t);
 		jma_session *s = jma_new(&o);
 
-		ck_assert_msg(jma_timeout_ms(s) == c[i].ms, "timeout %g: %d ms", c[i].t, jma_timeout_ms(s));
+		ck_assert_msg(sess_timeout_ms(s) == c[i].ms, "timeout %g: %d ms", c[i].t, sess_timeout_ms(s));
 		jma_free(s);
 	}
 }
@@ -92,12 +92,12 @@ START_TEST(test_session_options_grow)
 	jma_session *s = jma_new(&o);
 
 	ck_assert_ptr_nonnull(s);
-	ck_assert_int_eq(jma_timeout_ms(s), 2000);
+	ck_assert_int_eq(sess_timeout_ms(s), 2000);
 	ck_assert_uint_eq(s->opt.flags, 0);	/* past the older program's sz */
 	jma_free(s);
 	s = jma_new(&big.o);
 	ck_assert_ptr_nonnull(s);
-	ck_assert_int_eq(jma_timeout_ms(s), 3000);
+	ck_assert_int_eq(sess_timeout_ms(s), 3000);
 	jma_free(s);
 	big.newer[5] = 1;
 	errno = 0;
@@ -115,16 +115,16 @@ START_TEST(test_session_fail_records)
 	jma_session *s = jma_new(NULL);
 	char big[6000];
 
-	ck_assert_int_eq(jma_fail(s, JMA_ERR_TARGET, EIO, "reading %s: %d", "x", 7), -EIO);
+	ck_assert_int_eq(sess_fail(s, JMA_ERR_TARGET, EIO, "reading %s: %d", "x", 7), -EIO);
 	ck_assert_str_eq(jma_errmsg(s), "reading x: 7");
 	ck_assert_int_eq(jma_errkind(s), JMA_ERR_TARGET);
 	/* Negative or positive errno: the same negative return. */
-	ck_assert_int_eq(jma_fail(s, JMA_ERR_USAGE, -EINVAL, "bad"), -EINVAL);
+	ck_assert_int_eq(sess_fail(s, JMA_ERR_USAGE, -EINVAL, "bad"), -EINVAL);
 	ck_assert_int_eq(jma_errkind(s), JMA_ERR_USAGE);
 	/* A long message is cut to the buffer, NUL-terminated. */
 	memset(big, 'm', sizeof(big) - 1);
 	big[sizeof(big) - 1] = '\0';
-	ck_assert_int_eq(jma_fail(s, JMA_ERR_TARGET, -E2BIG, "%s", big), -E2BIG);
+	ck_assert_int_eq(sess_fail(s, JMA_ERR_TARGET, -E2BIG, "%s", big), -E2BIG);
 	ck_assert_uint_eq(strlen(jma_errmsg(s)), sizeof(s->err) - 1);
 	jma_free(s);
 }
@@ -132,12 +132,12 @@ END_TEST
 
 START_TEST(test_session_kind_of_engine_errors)
 {
-	ck_assert_int_eq(jma_kind_of(-ETIMEDOUT), JMA_ERR_UNSAFE);
-	ck_assert_int_eq(jma_kind_of(-EINTR), JMA_ERR_UNSAFE);
-	ck_assert_int_eq(jma_kind_of(-EPERM), JMA_ERR_ATTACH);
-	ck_assert_int_eq(jma_kind_of(-EBUSY), JMA_ERR_ATTACH);
-	ck_assert_int_eq(jma_kind_of(-EFAULT), JMA_ERR_TARGET);
-	ck_assert_int_eq(jma_kind_of(-ESRCH), JMA_ERR_TARGET);
+	ck_assert_int_eq(sess_kind_of(-ETIMEDOUT), JMA_ERR_UNSAFE);
+	ck_assert_int_eq(sess_kind_of(-EINTR), JMA_ERR_UNSAFE);
+	ck_assert_int_eq(sess_kind_of(-EPERM), JMA_ERR_ATTACH);
+	ck_assert_int_eq(sess_kind_of(-EBUSY), JMA_ERR_ATTACH);
+	ck_assert_int_eq(sess_kind_of(-EFAULT), JMA_ERR_TARGET);
+	ck_assert_int_eq(sess_kind_of(-ESRCH), JMA_ERR_TARGET);
 }
 END_TEST
 
@@ -149,15 +149,15 @@ START_TEST(test_session_log_levels)
 		JMA_OPTS(jma_options, o, .log = on_log, .log_arg = &l, .log_level = lvl);
 		jma_session *s = jma_new(&o);
 
-		jma_logf(s, JMA_LOG_ERR, "e %d", 1);
-		jma_logf(s, JMA_LOG_WARN, "w");
-		jma_logf(s, JMA_LOG_INFO, "i");
-		jma_logf(s, JMA_LOG_DEBUG, "d");
+		sess_logf(s, JMA_LOG_ERR, "e %d", 1);
+		sess_logf(s, JMA_LOG_WARN, "w");
+		sess_logf(s, JMA_LOG_INFO, "i");
+		sess_logf(s, JMA_LOG_DEBUG, "d");
 		ck_assert_int_eq(l.n, lvl + 1);
 		ck_assert_str_eq(l.msg[0], "e 1");
 		for (int i = 0; i < l.n; i++)
 			ck_assert_int_eq(l.level[i], i);
-		(void)jma_fail(s, JMA_ERR_TARGET, -EIO, "it broke");
+		(void)sess_fail(s, JMA_ERR_TARGET, -EIO, "it broke");
 		ck_assert_int_eq(l.n, lvl == JMA_LOG_DEBUG ? 5 : lvl + 1);
 		if (lvl == JMA_LOG_DEBUG)
 			ck_assert_str_eq(l.msg[4], "error: it broke");
@@ -166,7 +166,7 @@ START_TEST(test_session_log_levels)
 	/* No callback: silent, whatever the level. */
 	JMA_OPTS(jma_options, o, .log_level = JMA_LOG_DEBUG);
 	jma_session *s = jma_new(&o);
-	jma_logf(s, JMA_LOG_ERR, "nobody hears this");
+	sess_logf(s, JMA_LOG_ERR, "nobody hears this");
 	jma_free(s);
 }
 END_TEST
@@ -217,16 +217,16 @@ START_TEST(test_session_open_backend)
 	/* What the fake does not describe reads as none. */
 	ck_assert_str_eq(info.comm, "");
 	ck_assert_uint_eq(jma_held_ns(s), 0);
-	ck_assert_int_eq(jma_call_tid(s), 0);
+	ck_assert_int_eq(sess_call_tid(s), 0);
 	/* Once only; the second backend is freed (ASan would see a leak). */
 	ck_assert_int_eq(fake_open(s, V(5, 3, 0), &je2), -EALREADY);
 	ck_assert_int_eq(jma_errkind(s), JMA_ERR_USAGE);
 	/* Calls need an attachment. */
-	ck_assert_int_eq(jma_call(s, &c, &ret), -EINVAL);
+	ck_assert_int_eq(sess_call(s, &c, &ret), -EINVAL);
 	ck_assert_str_eq(jma_errmsg(s), "not attached");
 	ck_assert_uint_eq(je->calls, 0);
 	/* So do dumps. */
-	ck_assert_int_eq(jma_dump(s, NULL, "dump.heap", 1024, never_write, NULL, &buf, &len),
+	ck_assert_int_eq(sess_dump(s, NULL, "dump.heap", 1024, never_write, NULL, &buf, &len),
 			 -EINVAL);
 	ck_assert_str_eq(jma_errmsg(s), "not attached");
 	jma_free(s);
@@ -269,7 +269,7 @@ START_TEST(test_session_hold_end_errors)
 	ck_assert_int_eq(fake_open(s, V(5, 3, 0), &je), 0);
 	ck_assert_int_eq(jma_hold_begin(s, &own), 0);
 	ck_assert_int_eq(own, 1);
-	(void)jma_fail(s, JMA_ERR_TARGET, -ENOENT, "the operation's own error");
+	(void)sess_fail(s, JMA_ERR_TARGET, -ENOENT, "the operation's own error");
 	ck_assert_int_eq(jma_hold_end(s, own, -ENOENT), -ENOENT);
 	ck_assert_str_eq(jma_errmsg(s), "the operation's own error");
 	ck_assert_int_eq(jma_errkind(s), JMA_ERR_TARGET);
@@ -277,7 +277,7 @@ START_TEST(test_session_hold_end_errors)
 	/* Whatever the end wrote meanwhile. */
 	je->end_note = true;
 	ck_assert_int_eq(jma_hold_begin(s, &own), 0);
-	(void)jma_fail_hint(s, JMA_HINT_RETRY, JMA_ERR_TARGET, -EIO, "the next operation's error");
+	(void)sess_fail_hint(s, JMA_HINT_RETRY, JMA_ERR_TARGET, -EIO, "the next operation's error");
 	ck_assert_int_eq(jma_hold_end(s, own, -EIO), -EIO);
 	ck_assert_str_eq(jma_errmsg(s), "the next operation's error");
 	ck_assert_int_eq(jma_errkind(s), JMA_ERR_TARGET);
@@ -286,7 +286,7 @@ START_TEST(test_session_hold_end_errors)
 
 	je->fail_end = -ESRCH;
 	ck_assert_int_eq(jma_hold_begin(s, &own), 0);
-	(void)jma_fail(s, JMA_ERR_TARGET, -ENOENT, "the operation's own error");
+	(void)sess_fail(s, JMA_ERR_TARGET, -ENOENT, "the operation's own error");
 	ck_assert_int_eq(jma_hold_end(s, own, -ENOENT), -ESRCH);
 	ck_assert_str_eq(jma_errmsg(s), "fake: cannot end: No such process\n"
 			 "  before that: the operation's own error");

@@ -25,12 +25,12 @@ START_TEST(test_stacks_lock_holder)
 	const struct jma_frame_kind cb[] = { OT /* write */, OT /* app_write_cb */, JE,
 					     CW /* pthread_cond_wait */ };
 
-	ck_assert_int_eq(jma_lock_holder_index(bg, 4), -1);
-	ck_assert_int_eq(jma_lock_holder_index(dump, 4), 1);
-	ck_assert_int_eq(jma_lock_holder_index(wait, 4), 2);
-	ck_assert_int_eq(jma_lock_holder_index(idle, 2), -1);
-	ck_assert_int_eq(jma_lock_holder_index(cb, 4), 2);
-	ck_assert_int_eq(jma_lock_holder_index(dump, 0), -1);
+	ck_assert_int_eq(proc_lock_holder_index(bg, 4), -1);
+	ck_assert_int_eq(proc_lock_holder_index(dump, 4), 1);
+	ck_assert_int_eq(proc_lock_holder_index(wait, 4), 2);
+	ck_assert_int_eq(proc_lock_holder_index(idle, 2), -1);
+	ck_assert_int_eq(proc_lock_holder_index(cb, 4), 2);
+	ck_assert_int_eq(proc_lock_holder_index(dump, 0), -1);
 }
 END_TEST
 

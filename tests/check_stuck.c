@@ -152,7 +152,7 @@ static int reaches_jemalloc(jma_session *s, struct sleeper *z)
 {
 	uint64_t sp, pc, pcs[JMA_HOLDER_FRAMES];
 	size_t nm;
-	const struct att_map *maps = jma_syms_maps(s->syms, &nm);
+	const struct att_map *maps = syms_maps(s->syms, &nm);
 	int nf = 0;
 
 	for (int i = 0; i < 5000 && nf <= 0; i++) {
@@ -162,7 +162,7 @@ static int reaches_jemalloc(jma_session *s, struct sleeper *z)
 			usleep(100);
 	}
 	for (int i = 0; i < nf; i++)
-		if (jma_syms_in_jemalloc(s->syms, pcs[i] - (i > 0)))
+		if (syms_in_jemalloc(s->syms, pcs[i] - (i > 0)))
 			return 1;
 	return 0;
 }
@@ -189,7 +189,7 @@ START_TEST(test_stuck_asleep_inside_jemalloc)
 
 	start(&z);
 	s = session_here();
-	ck_assert_int_eq(jma_stuck_find(s, &h), 1);
+	ck_assert_int_eq(proc_stuck_find(s, &h), 1);
 	ck_assert_int_eq(h.tid, z.tid);
 	ck_assert_str_eq(h.comm, "je-reader");
 	ck_assert_int_eq(h.syscall, SYS_read);
@@ -197,7 +197,7 @@ START_TEST(test_stuck_asleep_inside_jemalloc)
 	ck_assert_int_lt(h.ms, JMA_STUCK_FUTEX_MS);
 	/* Its frames reach the jemalloc function it sleeps in. */
 	ck_assert_int_ge(h.nf, 2);
-	ck_assert_int_eq(jma_lock_holder_frame(s, h.pcs, h.nf) >= 0, 1);
+	ck_assert_int_eq(proc_lock_holder_frame(s, h.pcs, h.nf) >= 0, 1);
 	stop(&z);
 	jma_free(s);
 }
@@ -213,7 +213,7 @@ START_TEST(test_stuck_asleep_elsewhere)
 	start(&z);
 	s = session_here();
 	ck_assert_int_eq(reaches_jemalloc(s, &z), 0);
-	ck_assert_int_eq(jma_stuck_find(s, &h), 0);
+	ck_assert_int_eq(proc_stuck_find(s, &h), 0);
 	stop(&z);
 	jma_free(s);
 }
@@ -232,7 +232,7 @@ START_TEST(test_stuck_moving_thread)
 	ck_assert_int_eq(reaches_jemalloc(s, &z), 1);
 	/* Three looks: a look that first sees it running decides nothing. */
 	for (int i = 0; i < 3; i++)
-		ck_assert_int_eq(jma_stuck_find(s, &h), 0);
+		ck_assert_int_eq(proc_stuck_find(s, &h), 0);
 	stop(&z);
 	jma_free(s);
 }
@@ -251,7 +251,7 @@ START_TEST(test_stuck_condition_wait)
 	start(&z);
 	s = session_here();
 	ck_assert_int_eq(reaches_jemalloc(s, &z), 1);
-	ck_assert_int_eq(jma_stuck_find(s, &h), 0);
+	ck_assert_int_eq(proc_stuck_find(s, &h), 0);
 	stop(&z);
 	jma_free(s);
 }
@@ -269,7 +269,7 @@ START_TEST(test_stuck_lock_waiter)
 	pthread_mutex_lock(&m);
 	start(&z);
 	s = session_here();
-	ck_assert_int_eq(jma_stuck_find(s, &h), 1);
+	ck_assert_int_eq(proc_stuck_find(s, &h), 1);
 	ck_assert_int_eq(h.tid, z.tid);
 	ck_assert_int_eq(h.syscall, SYS_futex);
 	ck_assert_int_ge(h.ms, JMA_STUCK_FUTEX_MS);
@@ -293,7 +293,7 @@ START_TEST(test_stuck_holder_before_waiters)
 	start(&w);
 	start(&r);
 	s = session_here();
-	ck_assert_int_eq(jma_stuck_find(s, &h), 1);
+	ck_assert_int_eq(proc_stuck_find(s, &h), 1);
 	ck_assert_int_eq(h.tid, r.tid);
 	ck_assert_str_eq(h.comm, "je-holder");
 	ck_assert_int_lt(h.ms, JMA_STUCK_FUTEX_MS);

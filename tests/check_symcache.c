@@ -64,7 +64,7 @@ START_TEST(test_build_id_of_self_matches_the_file)
 	uint64_t base = self_exe(path, sizeof(path), NULL);
 	unsigned char id[64];
 	const void *want;
-	ssize_t got = jma_build_id_at(self_read, NULL, base, id, sizeof(id)), n;
+	ssize_t got = syms_build_id_at(self_read, NULL, base, id, sizeof(id)), n;
 	int fd = open(path, O_RDONLY);
 	Elf *elf;
 
@@ -77,9 +77,9 @@ START_TEST(test_build_id_of_self_matches_the_file)
 	ck_assert(!memcmp(id, want, (size_t)n));
 	elf_end(elf);
 	close(fd);
-	ck_assert_int_eq(jma_build_id_at(never_read, NULL, base, id, sizeof(id)), -1);
+	ck_assert_int_eq(syms_build_id_at(never_read, NULL, base, id, sizeof(id)), -1);
 	/* Too small a buffer: not a truncated id. */
-	ck_assert_int_eq(jma_build_id_at(self_read, NULL, base, id, (size_t)n - 1), -1);
+	ck_assert_int_eq(syms_build_id_at(self_read, NULL, base, id, (size_t)n - 1), -1);
 }
 END_TEST
 
@@ -121,16 +121,16 @@ START_TEST(test_build_id_of_crafted_images)
 	uint64_t at = (uint64_t)(uintptr_t)im.b;
 
 	make_image(&im, NT_GNU_BUILD_ID, want, 20, 20);
-	ck_assert_int_eq(jma_build_id_at(self_read, NULL, at, id, sizeof(id)), 20);
+	ck_assert_int_eq(syms_build_id_at(self_read, NULL, at, id, sizeof(id)), 20);
 	ck_assert(!memcmp(id, want, 20));
 	/* Another note type, a length past the segment, a bad magic: none. */
 	make_image(&im, NT_GNU_ABI_TAG, want, 20, 20);
-	ck_assert_int_eq(jma_build_id_at(self_read, NULL, at, id, sizeof(id)), -1);
+	ck_assert_int_eq(syms_build_id_at(self_read, NULL, at, id, sizeof(id)), -1);
 	make_image(&im, NT_GNU_BUILD_ID, want, 20, 0x7fffffff);
-	ck_assert_int_eq(jma_build_id_at(self_read, NULL, at, id, sizeof(id)), -1);
+	ck_assert_int_eq(syms_build_id_at(self_read, NULL, at, id, sizeof(id)), -1);
 	make_image(&im, NT_GNU_BUILD_ID, want, 20, 20);
 	im.b[1] = 'X';
-	ck_assert_int_eq(jma_build_id_at(self_read, NULL, at, id, sizeof(id)), -1);
+	ck_assert_int_eq(syms_build_id_at(self_read, NULL, at, id, sizeof(id)), -1);
 }
 END_TEST
 
@@ -200,8 +200,8 @@ START_TEST(test_symcache_keeps_and_refuses)
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	snprintf(sub, sizeof(sub), "%s/a/jemattach", dir);
 	ck_assert_int_eq(att_proc_maps(getpid(), &m, &n), 0);
-	key = jma_symcache_key(getpid(), m, n, NULL, NULL);
-	other = jma_symcache_key(getpid(), m, n, "", NULL);
+	key = proc_symcache_key(getpid(), m, n, NULL, NULL);
+	other = proc_symcache_key(getpid(), m, n, "", NULL);
 	ck_assert_ptr_nonnull(key);
 	ck_assert_ptr_nonnull(other);
 	ck_assert_str_ne(key, other);
@@ -216,9 +216,9 @@ START_TEST(test_symcache_keeps_and_refuses)
 	f.message = (uint64_t)(uintptr_t)&data_word;
 	f.restorer = at + 0x800;
 
-	ck_assert_int_eq(jma_symcache_load(sub, key, m, n, &got), -ENOENT);
-	ck_assert_int_eq(jma_symcache_save(sub, key, m, n, &f), 0);
-	ck_assert_int_eq(jma_symcache_load(sub, key, m, n, &got), 0);
+	ck_assert_int_eq(proc_symcache_load(sub, key, m, n, &got), -ENOENT);
+	ck_assert_int_eq(proc_symcache_save(sub, key, m, n, &f), 0);
+	ck_assert_int_eq(proc_symcache_load(sub, key, m, n, &got), 0);
 	ck_assert_str_eq(got.copy.path, path);
 	ck_assert_str_eq(got.copy.prefix, "je_");
 	ck_assert_str_eq(got.copy.conf_env, "JE_MALLOC_CONF");
@@ -237,10 +237,10 @@ START_TEST(test_symcache_keeps_and_refuses)
 	ck_assert_uint_eq(got.restorer, at + 0x800);
 	free_found(&got);
 	/* Another key (another prefix restriction): not this entry. */
-	ck_assert_int_eq(jma_symcache_load(sub, other, m, n, &got), -ENOENT);
+	ck_assert_int_eq(proc_symcache_load(sub, other, m, n, &got), -ENOENT);
 
 	/* Only ours alone: the entry, then the directory, writable by others. */
-	ck_assert_int_eq(jma_symcache_save(sub, key, m, n, &f), 0);
+	ck_assert_int_eq(proc_symcache_save(sub, key, m, n, &f), 0);
 	{
 		char name[64];
 		FILE *p;
@@ -253,57 +253,57 @@ START_TEST(test_symcache_keeps_and_refuses)
 		snprintf(entry, sizeof(entry), "%s/%s", sub, name);
 	}
 	ck_assert_int_eq(chmod(entry, 0620), 0);
-	ck_assert_int_eq(jma_symcache_load(sub, key, m, n, &got), -ENOENT);
+	ck_assert_int_eq(proc_symcache_load(sub, key, m, n, &got), -ENOENT);
 	ck_assert_int_eq(chmod(entry, 0600), 0);
-	ck_assert_int_eq(jma_symcache_load(sub, key, m, n, &got), 0);
+	ck_assert_int_eq(proc_symcache_load(sub, key, m, n, &got), 0);
 	free_found(&got);
 	ck_assert_int_eq(chmod(sub, 0770), 0);
-	ck_assert_int_eq(jma_symcache_load(sub, key, m, n, &got), -ENOENT);
-	ck_assert_int_eq(jma_symcache_save(sub, key, m, n, &f), -EPERM);
+	ck_assert_int_eq(proc_symcache_load(sub, key, m, n, &got), -ENOENT);
+	ck_assert_int_eq(proc_symcache_save(sub, key, m, n, &f), -EPERM);
 	ck_assert_int_eq(chmod(sub, 0700), 0);
 
 	/* A condition wait outside its module's code (its headers, past its
 	 * end): the entry is not used; one that no module's code holds is not
 	 * kept. */
 	rewrite_field(entry, "wait", "10-20");
-	ck_assert_int_eq(jma_symcache_load(sub, key, m, n, &got), -ENOENT);
-	ck_assert_int_eq(jma_symcache_save(sub, key, m, n, &f), 0);
+	ck_assert_int_eq(proc_symcache_load(sub, key, m, n, &got), -ENOENT);
+	ck_assert_int_eq(proc_symcache_save(sub, key, m, n, &f), 0);
 	rewrite_field(entry, "wait", "600-ffffffffffff");
-	ck_assert_int_eq(jma_symcache_load(sub, key, m, n, &got), -ENOENT);
+	ck_assert_int_eq(proc_symcache_load(sub, key, m, n, &got), -ENOENT);
 	waits[0] = (struct jma_range){ base + 0x10, base + 0x20 };
-	ck_assert_int_eq(jma_symcache_save(sub, key, m, n, &f), -EINVAL);
+	ck_assert_int_eq(proc_symcache_save(sub, key, m, n, &f), -EINVAL);
 	f.waits = NULL;
 	f.nwaits = 0;
 
 	/* The variable: in the .bss past the file's mapping, or none; one in
 	 * code is not kept, and an entry that says so is not used. */
 	f.message = tail;
-	ck_assert_int_eq(jma_symcache_save(sub, key, m, n, &f), 0);
-	ck_assert_int_eq(jma_symcache_load(sub, key, m, n, &got), 0);
+	ck_assert_int_eq(proc_symcache_save(sub, key, m, n, &f), 0);
+	ck_assert_int_eq(proc_symcache_load(sub, key, m, n, &got), 0);
 	ck_assert_uint_eq(got.message, tail);
 	free_found(&got);
 	snprintf(off, sizeof(off), "%llx", (unsigned long long)(at + 0x10 - base));
 	rewrite_field(entry, "message", off);
-	ck_assert_int_eq(jma_symcache_load(sub, key, m, n, &got), -ENOENT);
+	ck_assert_int_eq(proc_symcache_load(sub, key, m, n, &got), -ENOENT);
 	f.message = at + 0x10;
-	ck_assert_int_eq(jma_symcache_save(sub, key, m, n, &f), -EINVAL);
+	ck_assert_int_eq(proc_symcache_save(sub, key, m, n, &f), -EINVAL);
 	/* The trampoline is code: one in data is not kept. */
 	f.message = 0;
 	f.restorer = (uint64_t)(uintptr_t)&data_word;
-	ck_assert_int_eq(jma_symcache_save(sub, key, m, n, &f), -EINVAL);
+	ck_assert_int_eq(proc_symcache_save(sub, key, m, n, &f), -EINVAL);
 	/* Neither found: both kept as none. */
 	f.restorer = 0;
-	ck_assert_int_eq(jma_symcache_save(sub, key, m, n, &f), 0);
-	ck_assert_int_eq(jma_symcache_load(sub, key, m, n, &got), 0);
+	ck_assert_int_eq(proc_symcache_save(sub, key, m, n, &f), 0);
+	ck_assert_int_eq(proc_symcache_load(sub, key, m, n, &got), 0);
 	ck_assert_uint_eq(got.message, 0);
 	ck_assert_uint_eq(got.restorer, 0);
 	free_found(&got);
 	/* An entry that puts the trampoline in the headers is not used. */
 	f.restorer = at + 0x800;
-	ck_assert_int_eq(jma_symcache_save(sub, key, m, n, &f), 0);
+	ck_assert_int_eq(proc_symcache_save(sub, key, m, n, &f), 0);
 	rewrite_field(entry, "restorer", "10");
-	ck_assert_int_eq(jma_symcache_load(sub, key, m, n, &got), -ENOENT);
-	ck_assert_int_eq(jma_symcache_save(sub, key, m, n, &f), 0);
+	ck_assert_int_eq(proc_symcache_load(sub, key, m, n, &got), -ENOENT);
+	ck_assert_int_eq(proc_symcache_save(sub, key, m, n, &f), 0);
 
 	/* Ranges out of order (a search over them would miss): not used. */
 	{
@@ -311,16 +311,16 @@ START_TEST(test_symcache_keeps_and_refuses)
 
 		f.copy.code[0] = f.copy.code[1];
 		f.copy.code[1] = r;
-		ck_assert_int_eq(jma_symcache_save(sub, key, m, n, &f), 0);
-		ck_assert_int_eq(jma_symcache_load(sub, key, m, n, &got), -ENOENT);
+		ck_assert_int_eq(proc_symcache_save(sub, key, m, n, &f), 0);
+		ck_assert_int_eq(proc_symcache_load(sub, key, m, n, &got), -ENOENT);
 		f.copy.code[1] = f.copy.code[0];
 		f.copy.code[0] = r;
 	}
 
 	/* mallctl outside the module's code (in its headers): not used. */
 	f.copy.fn_mallctl = base + 0x10;
-	ck_assert_int_eq(jma_symcache_save(sub, key, m, n, &f), 0);
-	ck_assert_int_eq(jma_symcache_load(sub, key, m, n, &got), -ENOENT);
+	ck_assert_int_eq(proc_symcache_save(sub, key, m, n, &f), 0);
+	ck_assert_int_eq(proc_symcache_load(sub, key, m, n, &got), -ENOENT);
 	f.copy.fn_mallctl = at + 0x234;
 
 	/* Reached through another user's symlink, in any component: neither
@@ -329,26 +329,26 @@ START_TEST(test_symcache_keeps_and_refuses)
 		char link[4300], via[4400];
 		struct stat st;
 
-		ck_assert_int_eq(jma_symcache_save(sub, key, m, n, &f), 0);
+		ck_assert_int_eq(proc_symcache_save(sub, key, m, n, &f), 0);
 		snprintf(link, sizeof(link), "%s/evil", dir);
 		ck_assert_int_eq(symlink(dir, link), 0);
 		ck_assert_int_eq(lchown(link, 65533, 65533), 0);
 		snprintf(via, sizeof(via), "%s/evil/a/jemattach", dir);
-		ck_assert_int_eq(jma_symcache_load(via, key, m, n, &got), -ENOENT);
-		ck_assert_int_eq(jma_symcache_save(via, key, m, n, &f), -EPERM);
+		ck_assert_int_eq(proc_symcache_load(via, key, m, n, &got), -ENOENT);
+		ck_assert_int_eq(proc_symcache_save(via, key, m, n, &f), -EPERM);
 		snprintf(via, sizeof(via), "%s/evil/b/jemattach", dir);
-		ck_assert_int_eq(jma_symcache_save(via, key, m, n, &f), -EPERM);
+		ck_assert_int_eq(proc_symcache_save(via, key, m, n, &f), -EPERM);
 		snprintf(via, sizeof(via), "%s/b", dir);
 		ck_assert_int_ne(stat(via, &st), 0);
 		ck_assert_int_eq(lchown(link, 0, 0), 0);
 		snprintf(via, sizeof(via), "%s/evil/a/jemattach", dir);
-		ck_assert_int_eq(jma_symcache_load(via, key, m, n, &got), 0);
+		ck_assert_int_eq(proc_symcache_load(via, key, m, n, &got), 0);
 		free_found(&got);
 	}
 
 	/* A copy in a file the key does not name is not kept. */
 	f.copy.path = (char *)"/nonexistent";
-	ck_assert_int_eq(jma_symcache_save(sub, key, m, n, &f), -EINVAL);
+	ck_assert_int_eq(proc_symcache_save(sub, key, m, n, &f), -EINVAL);
 
 	snprintf(entry, sizeof(entry), "rm -rf %s", dir);
 	ck_assert_int_eq(system(entry), 0);

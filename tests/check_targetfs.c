@@ -110,17 +110,17 @@ START_TEST(test_targetfs_symlinks_stay_inside)
 	size_t len;
 
 	/* Directory symlinks, absolute or climbing, resolve inside the root. */
-	ck_assert_int_eq(jma_tfs_read(child, "/tmp/etc/hostname", 4096, &buf, &len), 0);
+	ck_assert_int_eq(att_tfs_read(child, "/tmp/etc/hostname", 4096, &buf, &len), 0);
 	ck_assert_str_eq(buf, "inside\n");
 	free(buf);
-	ck_assert_int_eq(jma_tfs_read(child, "/tmp/up/hostname", 4096, &buf, &len), 0);
+	ck_assert_int_eq(att_tfs_read(child, "/tmp/up/hostname", 4096, &buf, &len), 0);
 	ck_assert_str_eq(buf, "inside\n");
 	free(buf);
 	/* The host has /etc/passwd; the target's root does not. */
-	ck_assert_int_eq(jma_tfs_read(child, "/tmp/etc/passwd", 4096, &buf, &len), -ENOENT);
-	ck_assert_int_eq(jma_tfs_read(child, "/etc/passwd", 4096, &buf, &len), -ENOENT);
+	ck_assert_int_eq(att_tfs_read(child, "/tmp/etc/passwd", 4096, &buf, &len), -ENOENT);
+	ck_assert_int_eq(att_tfs_read(child, "/etc/passwd", 4096, &buf, &len), -ENOENT);
 	/* What we read is a file the target wrote: a symlink in its place is refused. */
-	ck_assert_int_eq(jma_tfs_read(child, "/tmp/abs", 4096, &buf, &len), -ELOOP);
+	ck_assert_int_eq(att_tfs_read(child, "/tmp/abs", 4096, &buf, &len), -ELOOP);
 }
 END_TEST
 
@@ -130,9 +130,9 @@ START_TEST(test_targetfs_refuses_non_regular_and_large)
 	size_t len;
 
 	/* A FIFO would block a plain open; it is refused at once. */
-	ck_assert_int_eq(jma_tfs_read(child, "/tmp/fifo", 4096, &buf, &len), -EINVAL);
-	ck_assert_int_eq(jma_tfs_read(child, "/etc/hostname", 3, &buf, &len), -EFBIG);
-	ck_assert_int_eq(jma_tfs_read(child, "relative", 10, &buf, &len), -EINVAL);
+	ck_assert_int_eq(att_tfs_read(child, "/tmp/fifo", 4096, &buf, &len), -EINVAL);
+	ck_assert_int_eq(att_tfs_read(child, "/etc/hostname", 3, &buf, &len), -EFBIG);
+	ck_assert_int_eq(att_tfs_read(child, "relative", 10, &buf, &len), -EINVAL);
 }
 END_TEST
 
@@ -142,8 +142,8 @@ START_TEST(test_targetfs_opens_with_the_targets_rights)
 	size_t len;
 
 	/* Root could read it; the target's user cannot, so neither do we for it. */
-	ck_assert_int_eq(jma_tfs_read(child, "/etc/secret", 4096, &buf, &len), -EACCES);
-	ck_assert_int_eq(jma_tfs_read(child, "/etc/hostname", 4096, &buf, &len), 0);
+	ck_assert_int_eq(att_tfs_read(child, "/etc/secret", 4096, &buf, &len), -EACCES);
+	ck_assert_int_eq(att_tfs_read(child, "/etc/hostname", 4096, &buf, &len), 0);
 	free(buf);
 	/* And our own rights are back afterwards. */
 	ck_assert_int_eq(access("/etc/shadow", R_OK), 0);
@@ -168,7 +168,7 @@ START_TEST(test_targetfs_private_dir)
 	size_t len;
 	struct stat st;
 
-	ck_assert_int_eq(jma_tfs_private(child, NULL, &d), 0);
+	ck_assert_int_eq(att_tfs_private(child, NULL, &d), 0);
 	ck_assert_int_eq(strncmp(d.path, "/tmp/jemattach.", 15), 0);
 	ck_assert_uint_ge(strlen(d.path), 15 + 24);
 	snprintf(p, sizeof(p), "%s%s", root, d.path);
@@ -177,12 +177,12 @@ START_TEST(test_targetfs_private_dir)
 	ck_assert_uint_eq(st.st_mode & 07777, 0700);
 	ck_assert_uint_eq(st.st_uid, TEST_UID);
 	target_writes(&d, "dump.heap", "heap_v2/1\n");
-	ck_assert_int_eq(jma_tfs_private_read(&d, "dump.heap", 4096, &buf, &len), 0);
+	ck_assert_int_eq(att_tfs_private_read(&d, "dump.heap", 4096, &buf, &len), 0);
 	ck_assert_str_eq(buf, "heap_v2/1\n");
 	free(buf);
-	ck_assert_int_eq(jma_tfs_private_remove(&d, "dump.heap"), 0);
+	ck_assert_int_eq(att_tfs_private_remove(&d, "dump.heap"), 0);
 	ck_assert_int_ne(lstat(p, &st), 0);
-	ck_assert_int_eq(jma_tfs_private_remove(&d, "dump.heap"), 0);
+	ck_assert_int_eq(att_tfs_private_remove(&d, "dump.heap"), 0);
 }
 END_TEST
 
@@ -192,26 +192,26 @@ START_TEST(test_targetfs_private_refuses_what_was_swapped_in)
 	char p[1300], q[1300], cmd[3000], *buf;
 	size_t len;
 
-	ck_assert_int_eq(jma_tfs_private(child, NULL, &d), 0);
+	ck_assert_int_eq(att_tfs_private(child, NULL, &d), 0);
 	snprintf(p, sizeof(p), "%s%s/dump.heap", root, d.path);
 	/* A file of another owner (root's, as a root-owned copy would be). */
 	put(p + strlen(root), "x");
-	ck_assert_int_eq(jma_tfs_private_read(&d, "dump.heap", 4096, &buf, &len), -EPERM);
+	ck_assert_int_eq(att_tfs_private_read(&d, "dump.heap", 4096, &buf, &len), -EPERM);
 	unlink(p);
 	/* A hard link (to the target's own file; to others' protected_hardlinks says no). */
 	target_writes(&d, "other", "x");
 	snprintf(q, sizeof(q), "%s%s/other", root, d.path);
 	ck_assert_int_eq(link(q, p), 0);
-	ck_assert_int_eq(jma_tfs_private_read(&d, "dump.heap", 4096, &buf, &len), -EPERM);
+	ck_assert_int_eq(att_tfs_private_read(&d, "dump.heap", 4096, &buf, &len), -EPERM);
 	unlink(p);
 	unlink(q);
 	/* A symlink, and a FIFO. */
 	ck_assert_int_eq(symlink("/etc/hostname", p), 0);
-	ck_assert_int_lt(jma_tfs_private_read(&d, "dump.heap", 4096, &buf, &len), 0);
+	ck_assert_int_lt(att_tfs_private_read(&d, "dump.heap", 4096, &buf, &len), 0);
 	unlink(p);
 	ck_assert_int_eq(mkfifo(p, 0666), 0);
 	ck_assert_int_eq(chown(p, TEST_UID, TEST_UID), 0);
-	ck_assert_int_eq(jma_tfs_private_read(&d, "dump.heap", 4096, &buf, &len), -EPERM);
+	ck_assert_int_eq(att_tfs_private_read(&d, "dump.heap", 4096, &buf, &len), -EPERM);
 	unlink(p);
 	/* The attack of issue 17 row 1: a bind mount over the dump in the
 	 * target's mount namespace (its own file, so that only the mount differs). */
@@ -220,14 +220,14 @@ START_TEST(test_targetfs_private_refuses_what_was_swapped_in)
 	snprintf(cmd, sizeof(cmd), "nsenter -t %d -m mount --bind '%s%s/mine' '%s%s/dump.heap'",
 		 (int)child, root, d.path, root, d.path);
 	ck_assert_int_eq(system(cmd), 0);
-	ck_assert_int_eq(jma_tfs_private_read(&d, "dump.heap", 4096, &buf, &len), -EPERM);
+	ck_assert_int_eq(att_tfs_private_read(&d, "dump.heap", 4096, &buf, &len), -EPERM);
 	snprintf(cmd, sizeof(cmd), "nsenter -t %d -m umount '%s%s/dump.heap'", (int)child, root,
 		 d.path);
 	ck_assert_int_eq(system(cmd), 0);
-	ck_assert_int_eq(jma_tfs_private_read(&d, "dump.heap", 4096, &buf, &len), 0);
+	ck_assert_int_eq(att_tfs_private_read(&d, "dump.heap", 4096, &buf, &len), 0);
 	free(buf);
 	/* Files added by the target's user stay (and the directory with them). */
-	ck_assert_int_eq(jma_tfs_private_remove(&d, "dump.heap"), -ENOTEMPTY);
+	ck_assert_int_eq(att_tfs_private_remove(&d, "dump.heap"), -ENOTEMPTY);
 }
 END_TEST
 
@@ -236,12 +236,12 @@ START_TEST(test_targetfs_private_skips_unsafe_dirs)
 	struct jma_tfs_dir d;
 
 	/* /etc: not writable for the target's user; /home/evil: another user's. */
-	ck_assert_int_eq(jma_tfs_private(child, "/etc", &d), 0);
+	ck_assert_int_eq(att_tfs_private(child, "/etc", &d), 0);
 	ck_assert_int_eq(strncmp(d.path, "/tmp/", 5), 0);
-	ck_assert_int_eq(jma_tfs_private_remove(&d, NULL), 0);
-	ck_assert_int_eq(jma_tfs_private(child, "/home/evil", &d), 0);
+	ck_assert_int_eq(att_tfs_private_remove(&d, NULL), 0);
+	ck_assert_int_eq(att_tfs_private(child, "/home/evil", &d), 0);
 	ck_assert_int_eq(strncmp(d.path, "/tmp/", 5), 0);
-	ck_assert_int_eq(jma_tfs_private_remove(&d, NULL), 0);
+	ck_assert_int_eq(att_tfs_private_remove(&d, NULL), 0);
 }
 END_TEST
 
@@ -271,8 +271,8 @@ START_TEST(test_targetfs_sweep_removes_only_what_a_dead_jemattach_left)
 	char dead[600], foreign[600], other[600], open_mode[600], young[600], q[700];
 	struct stat st;
 
-	/* A live one: made and held (flock) by jma_tfs_private. */
-	ck_assert_int_eq(jma_tfs_private(child, NULL, &live), 0);
+	/* A live one: made and held (flock) by att_tfs_private. */
+	ck_assert_int_eq(att_tfs_private(child, NULL, &live), 0);
 	left_dir("jemattach." HEX24("a"), TEST_UID, 0700, "dump.heap", dead, sizeof(dead));
 	left_dir("jemattach." HEX24("b"), TEST_EVIL, 0700, "dump.heap", foreign, sizeof(foreign));
 	left_dir("jemattach." HEX24("c"), TEST_UID, 0700, "notes", other, sizeof(other));
@@ -281,7 +281,7 @@ START_TEST(test_targetfs_sweep_removes_only_what_a_dead_jemattach_left)
 	/* Older than the sweep's 2 s, all but the next one. */
 	sleep(3);
 	left_dir("jemattach." HEX24("e"), TEST_UID, 0700, NULL, young, sizeof(young));
-	ck_assert_int_eq(jma_tfs_sweep(child, "/tmp", "dump.heap"), 1);
+	ck_assert_int_eq(att_tfs_sweep(child, "/tmp", "dump.heap"), 1);
 	ck_assert_int_ne(lstat(dead, &st), 0);
 	/* Another user's, one with a file we never name, one not 0700, a name
 	 * we never make, a young one, and the live one. */
@@ -292,8 +292,8 @@ START_TEST(test_targetfs_sweep_removes_only_what_a_dead_jemattach_left)
 	ck_assert_int_eq(lstat(young, &st), 0);
 	snprintf(q, sizeof(q), "%s%s", root, live.path);
 	ck_assert_int_eq(lstat(q, &st), 0);
-	ck_assert_int_eq(jma_tfs_private_remove(&live, NULL), 0);
-	ck_assert_int_eq(jma_tfs_sweep(child, "relative", NULL), -EINVAL);
+	ck_assert_int_eq(att_tfs_private_remove(&live, NULL), 0);
+	ck_assert_int_eq(att_tfs_sweep(child, "relative", NULL), -EINVAL);
 }
 END_TEST
 

@@ -334,7 +334,7 @@ static int fake_begin(struct jma_backend *b)
 
 	f->je.begins++;
 	if (f->je.fail_begin)
-		return jma_fail(b->s, jma_kind_of(f->je.fail_begin), f->je.fail_begin,
+		return sess_fail(b->s, sess_kind_of(f->je.fail_begin), f->je.fail_begin,
 				"fake: cannot begin: %s", strerror(-f->je.fail_begin));
 	f->begun = 1;
 	return 0;
@@ -347,10 +347,10 @@ static int fake_end(struct jma_backend *b)
 	f->je.ends++;
 	f->begun = 0;
 	if (f->je.fail_end)
-		return jma_fail(b->s, JMA_ERR_UNSAFE, f->je.fail_end, "fake: cannot end: %s",
+		return sess_fail(b->s, JMA_ERR_UNSAFE, f->je.fail_end, "fake: cannot end: %s",
 				strerror(-f->je.fail_end));
 	if (f->je.end_note)
-		(void)jma_fail(b->s, JMA_ERR_UNSAFE, 0, "fake: a note of the end");
+		(void)sess_fail(b->s, JMA_ERR_UNSAFE, 0, "fake: a note of the end");
 	return 0;
 }
 
@@ -392,9 +392,9 @@ static int fake_call(struct jma_backend *b, const struct jma_bcall *c, uint64_t 
 
 	f->je.calls++;
 	if (!f->begun)
-		return jma_fail(b->s, JMA_ERR_USAGE, -EINVAL, "fake: a call outside begin..end");
+		return sess_fail(b->s, JMA_ERR_USAGE, -EINVAL, "fake: a call outside begin..end");
 	if (f->je.fail_call)
-		return jma_fail(b->s, jma_kind_of(f->je.fail_call), f->je.fail_call,
+		return sess_fail(b->s, sess_kind_of(f->je.fail_call), f->je.fail_call,
 				"fake: the call failed: %s", strerror(-f->je.fail_call));
 	if (c->fn == FAKE_FN_MALLCTL && c->nargs == 5) {
 		const char *name = at(f, c->args[0], 1);
@@ -411,11 +411,11 @@ static int fake_call(struct jma_backend *b, const struct jma_bcall *c, uint64_t 
 	/* Released by the call: handed out again by the next scratch. */
 	f->top = f->fixed;
 	if (r == CRASH)
-		return jma_fail(b->s, JMA_ERR_TARGET, -EFAULT, "fake: the call would have crashed "
+		return sess_fail(b->s, JMA_ERR_TARGET, -EFAULT, "fake: the call would have crashed "
 				"the target (fn 0x%llx, bad pointer or arguments)",
 				(unsigned long long)c->fn);
 	if (r < 0)
-		return jma_fail(b->s, JMA_ERR_TARGET, r, "fake: the text callback failed");
+		return sess_fail(b->s, JMA_ERR_TARGET, r, "fake: the text callback failed");
 	*ret = (uint64_t)r;
 	return 0;
 }
@@ -426,7 +426,7 @@ static uint64_t fake_scratch(struct jma_backend *b, const void *data, size_t len
 	uint64_t r = f->begun ? place(f, data, len, align) : 0;
 
 	if (!r)
-		jma_fail(b->s, JMA_ERR_TARGET, -ENOSPC, "fake: no scratch memory left");
+		sess_fail(b->s, JMA_ERR_TARGET, -ENOSPC, "fake: no scratch memory left");
 	return r;
 }
 
@@ -470,9 +470,9 @@ static int fake_dump(struct jma_backend *b, const char *dir, const char *name, s
 	if ((err = write(b->s, name, arg)))
 		return err;
 	if (!f->file)
-		return jma_fail(b->s, JMA_ERR_TARGET, -ENOENT, "prof.dump wrote no file");
+		return sess_fail(b->s, JMA_ERR_TARGET, -ENOENT, "prof.dump wrote no file");
 	if (f->file_len > max)
-		return jma_fail(b->s, JMA_ERR_TARGET, -EFBIG, "the dump is too large");
+		return sess_fail(b->s, JMA_ERR_TARGET, -EFBIG, "the dump is too large");
 	*buf = f->file;
 	*len = f->file_len;
 	f->file = NULL;
@@ -517,7 +517,7 @@ int fake_open_at(jma_session *s, uint32_t version, pid_t pid, const struct jma_r
 	int err;
 
 	if (!f)
-		return jma_fail(s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
+		return sess_fail(s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
 	f->be.ops = &fake_ops;
 	f->je = (struct fake_je){ .version = version, .config_prof = true, .opt_prof = true,
 				  .opt_purge = "ratio", .decay_time = 10, .allocated = 1234567,
@@ -533,7 +533,7 @@ int fake_open_at(jma_session *s, uint32_t version, pid_t pid, const struct jma_r
 	f->cactive_at = place(f, NULL, sizeof(size_t), 8);
 	f->fixed = f->top;
 	*je = &f->je;
-	err = jma_open_backend(s, pid, &f->be, &c);
+	err = proc_open_backend(s, pid, &f->be, &c);
 	if (err)
 		*je = NULL;
 	return err;

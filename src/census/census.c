@@ -109,7 +109,7 @@ static int get_maps(struct cen *c)
 	int err;
 
 	if (!c->s->offline) {
-		c->maps = (struct att_map *)jma_syms_maps(c->s->syms, &c->nmaps);
+		c->maps = (struct att_map *)syms_maps(c->s->syms, &c->nmaps);
 		return 0;
 	}
 	err = ops->maps_text ? ops->maps_text(c->s->be, &text, &len) : -ENOTSUP;
@@ -117,7 +117,7 @@ static int get_maps(struct cen *c)
 		err = att_maps_parse(text, &c->maps, &c->nmaps);
 	free(text);
 	if (err)
-		return jma_fail(c->s, JMA_ERR_TARGET, err, "census: the core's mappings: %s",
+		return sess_fail(c->s, JMA_ERR_TARGET, err, "census: the core's mappings: %s",
 				strerror(-err));
 	return 0;
 }
@@ -175,7 +175,7 @@ static int timed_out_or(struct cen *c, int err)
 	if (!err || err == -ENOMEM || err == -ETIMEDOUT || !cen_timed_out(c))
 		return err;
 	snprintf(why, sizeof(why), "%s", jma_errmsg(c->s));
-	return jma_fail(c->s, JMA_ERR_UNSAFE, -ETIMEDOUT, "census: timed out (%s)", why);
+	return sess_fail(c->s, JMA_ERR_UNSAFE, -ETIMEDOUT, "census: timed out (%s)", why);
 }
 
 /* Phase 1 (threads running): the maps, what this jemalloc is and where its
@@ -217,13 +217,13 @@ static int stopped(struct cen *c)
 	cen_cache_flush(c);
 	if (!c->ch) {
 		cen_tsd_settle(c);
-		jma_logf(s, JMA_LOG_INFO, "census: thread data (tsd) %s", c->have_tpoff ?
+		sess_logf(s, JMA_LOG_INFO, "census: thread data (tsd) %s", c->have_tpoff ?
 			 c->tsd_how : "not found");
 	}
 	if (c->defer_map && cen_map_from_tsd(c)) {
 		char why[sizeof(s->err)];
 		snprintf(why, sizeof(why), "%s", jma_errmsg(s));
-		err = timed_out_or(c, jma_fail(s, JMA_ERR_MISSING, -ENOENT, "%s; nor from the "
+		err = timed_out_or(c, sess_fail(s, JMA_ERR_MISSING, -ENOENT, "%s; nor from the "
 						"threads' lookup caches", why));
 	}
 	c->out->map_addr = c->map;
@@ -250,8 +250,8 @@ static int counted(struct cen *c)
 		err = cen_chunks_result(c);
 	cen_walk_free(c);
 	if (!err && c->keep && cen_stacks_index(c))
-		err = jma_fail(s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
-	jma_logf(s, JMA_LOG_INFO, "census: %zu threads stopped %.1f ms (metadata read %.1f ms, "
+		err = sess_fail(s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
+	sess_logf(s, JMA_LOG_INFO, "census: %zu threads stopped %.1f ms (metadata read %.1f ms, "
 		 "%.1f ms of our CPU); %llu reads (%llu pages), %llu extents, %llu blocks", c->nth,
 		 (double)c->out->stop_ns / 1e6, (double)c->out->meta_ns / 1e6, (double)c->cpu_ns / 1e6,
 		 (unsigned long long)c->reads, (unsigned long long)c->misses,
@@ -275,16 +275,16 @@ static int contents(struct cen *c)
 	if (flags & JMA_CENSUS_TYPES) {
 		t1 = att_now_ns();
 		err = cen_types(c);
-		jma_logf(c->s, JMA_LOG_INFO, "census: types in %.1f ms", (double)(att_now_ns() - t1) / 1e6);
+		sess_logf(c->s, JMA_LOG_INFO, "census: types in %.1f ms", (double)(att_now_ns() - t1) / 1e6);
 	}
 	if (!err && (flags & (JMA_CENSUS_LEAKS | JMA_CENSUS_ROOTS))) {
 		t1 = att_now_ns();
 		err = cen_leaks(c);
-		jma_logf(c->s, JMA_LOG_INFO, "census: leaks%s in %.1f ms", flags & JMA_CENSUS_ROOTS ?
+		sess_logf(c->s, JMA_LOG_INFO, "census: leaks%s in %.1f ms", flags & JMA_CENSUS_ROOTS ?
 			 " and dominators" : "", (double)(att_now_ns() - t1) / 1e6);
 	}
 	if (!err && finish(c))
-		err = jma_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
+		err = sess_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
 	return err;
 }
 
@@ -298,13 +298,13 @@ int jma_census_run(jma_session *s, const struct jma_census_opts *opts, struct jm
 
 	*out = NULL;
 	if ((err = SIZED_IN(opts, &o)))
-		return jma_fail(s, JMA_ERR_USAGE, err, "census: its options' sz is not that of "
+		return sess_fail(s, JMA_ERR_USAGE, err, "census: its options' sz is not that of "
 				"a struct jma_census_opts this library knows");
 	if (!(c.out = calloc(1, sizeof(*c.out))))
-		return jma_fail(s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
-	if (!jma_syms_jemalloc(s->syms)) {
+		return sess_fail(s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
+	if (!syms_jemalloc(s->syms)) {
 		free(c.out);
-		return jma_fail(s, JMA_ERR_MISSING, -ENOENT, "no jemalloc found in process %d",
+		return sess_fail(s, JMA_ERR_MISSING, -ENOENT, "no jemalloc found in process %d",
 				(int)s->pid);
 	}
 	c.keep = !!(o.flags & (JMA_CENSUS_LIST | JMA_CENSUS_TYPES | JMA_CENSUS_LEAKS | JMA_CENSUS_ROOTS));
@@ -312,7 +312,7 @@ int jma_census_run(jma_session *s, const struct jma_census_opts *opts, struct jm
 	 * contents afterwards costs the target nothing and is bounded only by
 	 * an explicit --timeout. */
 	c.start_ns = t0;
-	c.deadline_ns = t0 + (int64_t)jma_timeout_ms(s) * 1000000;
+	c.deadline_ns = t0 + (int64_t)sess_timeout_ms(s) * 1000000;
 	/* A core's memory is read through the emulator's image. */
 	err = s->offline ? jma_hold_begin(s, &here) : 0;
 	for (size_t i = 0; !err && i < sizeof(phases) / sizeof(*phases); i++)

@@ -144,11 +144,11 @@ int cen_chunks_expand(struct cen *c)
 		cen_add_extent(c, r->size, r->kind == CHK_SMALL);
 	}
 	if (err == -E2BIG)
-		return jma_fail(c->s, JMA_ERR_TARGET, err, "census: more than %u blocks", UINT32_MAX - 2);
+		return sess_fail(c->s, JMA_ERR_TARGET, err, "census: more than %u blocks", UINT32_MAX - 2);
 	if (err)
-		return jma_fail(c->s, JMA_ERR_TARGET, err, "census: out of memory after %zu blocks",
+		return sess_fail(c->s, JMA_ERR_TARGET, err, "census: out of memory after %zu blocks",
 				c->ix.nblocks);
-	jma_logf(c->s, JMA_LOG_INFO, "census: %llu arena chunks, %llu huge allocations, %zu runs",
+	sess_logf(c->s, JMA_LOG_INFO, "census: %llu arena chunks, %llu huge allocations, %zu runs",
 		 (unsigned long long)k->nchunks, (unsigned long long)k->nhuge, k->nruns);
 	return 0;
 }
@@ -160,7 +160,7 @@ int cen_chunks_result(struct cen *c)
 	int err;
 
 	if (!(o->sizes = calloc(k->nsizes ? k->nsizes : 1, sizeof(*o->sizes))))
-		return jma_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
+		return sess_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
 	if (k->nsizes)
 		memcpy(o->sizes, k->bysize, k->nsizes * sizeof(*o->sizes));
 	o->nsizes = k->nsizes;

@@ -70,7 +70,7 @@ static uint64_t sym(struct cen *c, const char *name)
 	uint64_t a = 0, sz;
 	int tls = 0;
 
-	if (!jma_syms_jemalloc_sym(c->s->syms, name, &a, &sz, &tls) || tls)
+	if (!syms_jemalloc_sym(c->s->syms, name, &a, &sz, &tls) || tls)
 		return 0;
 	return a;
 }
@@ -117,7 +117,7 @@ static int read_bins(struct cen *c, struct cen_chunks *k)
 		return 0;
 	}
 	if (!a)
-		return jma_fail(c->s, JMA_ERR_MISSING, -ENOTSUP, "census: jemalloc %s needs its symbols "
+		return sess_fail(c->s, JMA_ERR_MISSING, -ENOTSUP, "census: jemalloc %s needs its symbols "
 				"(arena_bin_info): this library has none; install its debuginfo",
 				c->out->version);
 	k->bins_how = "arena_bin_info";
@@ -147,14 +147,14 @@ static int read_bins(struct cen *c, struct cen_chunks *k)
 		    nregs > L->maxregs || x->run_size % 4096 || x->run_size > run_max ||
 		    x->reg0 + (nregs - 1ULL) * x->reg_interval + x->reg_size > x->run_size ||
 		    (L->bi_bitmap && (bitmap < 16 || bitmap + (nregs + 63) / 64 * 8 > reg0)))
-			err = jma_fail(c->s, JMA_ERR_MISSING, -ENOTSUP, "census: jemalloc %s's bin %u "
+			err = sess_fail(c->s, JMA_ERR_MISSING, -ENOTSUP, "census: jemalloc %s's bin %u "
 				       "(%llu-byte regions in runs of %llu) is not what layout %s "
 				       "expects", c->out->version, i, (unsigned long long)x->reg_size,
 				       (unsigned long long)x->run_size, L->name);
 	}
 	free(buf);
 	if (err == -EFAULT)
-		return jma_fail(c->s, JMA_ERR_TARGET, err, "census: reading arena_bin_info at 0x%llx",
+		return sess_fail(c->s, JMA_ERR_TARGET, err, "census: reading arena_bin_info at 0x%llx",
 				(unsigned long long)a);
 	k->nbins = L->nbins;
 	return err;
@@ -232,12 +232,12 @@ static int find_rtree(struct cen *c, struct cen_chunks *k)
 	if (!a && (a = rtree_scan(c)))
 		how = "chunks_rtree found in jemalloc's data (no symbols)";
 	if (!a)
-		return jma_fail(c->s, JMA_ERR_MISSING, -ENOTSUP, "census: jemalloc %s: no symbol "
+		return sess_fail(c->s, JMA_ERR_MISSING, -ENOTSUP, "census: jemalloc %s: no symbol "
 				"chunks_rtree, and no radix tree of chunks in its data", c->out->version);
 	if (cen_read(c, a, w, sizeof(w)))
-		return jma_fail(c->s, JMA_ERR_TARGET, -EFAULT, "census: reading chunks_rtree");
+		return sess_fail(c->s, JMA_ERR_TARGET, -EFAULT, "census: reading chunks_rtree");
 	if (!(cum = rtree_bits(w)))
-		return jma_fail(c->s, JMA_ERR_MISSING, -ENOTSUP, "census: chunks_rtree at 0x%llx is "
+		return sess_fail(c->s, JMA_ERR_MISSING, -ENOTSUP, "census: chunks_rtree at 0x%llx is "
 				"not a radix tree of chunks (layout %s)", (unsigned long long)a,
 				k->L->name);
 	k->rtree = a;
@@ -264,18 +264,18 @@ static int find_arenas(struct cen *c, struct cen_chunks *k)
 
 	if (read_u64(c, "arenas", &arr) || !(k->huge = sym(c, "huge")) ||
 	    cen_read(c, sym(c, "narenas_total"), &n, sizeof(n)) || !sym(c, "narenas_total"))
-		return jma_fail(c->s, JMA_ERR_MISSING, -ENOTSUP, "census: jemalloc %s needs its symbols "
+		return sess_fail(c->s, JMA_ERR_MISSING, -ENOTSUP, "census: jemalloc %s needs its symbols "
 				"(arenas, narenas_total, huge): this library has none; install its "
 				"debuginfo", c->out->version);
 	if (!cen_ptr_ok(arr) || !n || n > ARENAS_MAX)
-		return jma_fail(c->s, JMA_ERR_MISSING, -ENOTSUP, "census: jemalloc's arenas are not "
+		return sess_fail(c->s, JMA_ERR_MISSING, -ENOTSUP, "census: jemalloc's arenas are not "
 				"set up (%u arenas at 0x%llx)", n, (unsigned long long)arr);
 	/* The tree is {root, nil}: the nil node's address-tree links name
 	 * itself (its root too when the tree is empty). */
 	if (cen_read(c, k->huge, t, sizeof(t)) || !cen_ptr_ok(t[0]) ||
 	    t[(8 + k->L->node_left) / 8] != k->huge + 8 ||
 	    (t[(8 + k->L->node_right) / 8] & ~1ULL) != k->huge + 8)
-		return jma_fail(c->s, JMA_ERR_MISSING, -ENOTSUP, "census: the tree of huge allocations "
+		return sess_fail(c->s, JMA_ERR_MISSING, -ENOTSUP, "census: the tree of huge allocations "
 				"at 0x%llx is not one", (unsigned long long)k->huge);
 	if (!(v = malloc(n * sizeof(*v))) || !(k->arenas = malloc(n * sizeof(*k->arenas)))) {
 		free(v);
@@ -283,7 +283,7 @@ static int find_arenas(struct cen *c, struct cen_chunks *k)
 	}
 	if (cen_read(c, arr, v, n * sizeof(*v))) {
 		free(v);
-		return jma_fail(c->s, JMA_ERR_TARGET, -EFAULT, "census: reading the arenas at 0x%llx",
+		return sess_fail(c->s, JMA_ERR_TARGET, -EFAULT, "census: reading the arenas at 0x%llx",
 				(unsigned long long)arr);
 	}
 	for (uint32_t i = 0; i < n; i++)
@@ -341,7 +341,7 @@ static int find_tls(struct cen *c, const char *name, struct cen_tls *t)
 	uint64_t off = 0, sz;
 	int tls = 0;
 
-	if (!jma_syms_jemalloc_sym(c->s->syms, name, &off, &sz, &tls) || !tls) {
+	if (!syms_jemalloc_sym(c->s->syms, name, &off, &sz, &tls) || !tls) {
 		if (!c->ch->L->tsd_size || cen_tls_memsz(c) != c->ch->L->tsd_size)
 			return -ENOENT;
 		off = 0;
@@ -362,10 +362,10 @@ int chk_layout_find(struct cen *c, unsigned major, unsigned minor)
 		if (rows[i].major == major && rows[i].minor == minor)
 			L = &rows[i];
 	if (!L)
-		return jma_fail(c->s, JMA_ERR_MISSING, -ENOTSUP, "census: jemalloc %s: no known layout "
+		return sess_fail(c->s, JMA_ERR_MISSING, -ENOTSUP, "census: jemalloc %s: no known layout "
 				"(of the chunk-era releases, 3.6 and 4.5 are known)", c->out->version);
 	if (L->em != c->b.mach->em)
-		return jma_fail(c->s, JMA_ERR_MISSING, -ENOTSUP, "census: jemalloc %s: its layout is "
+		return sess_fail(c->s, JMA_ERR_MISSING, -ENOTSUP, "census: jemalloc %s: its layout is "
 				"known on %s only", c->out->version, att_machine_of(L->em)->name);
 	if (!(k = c->ch = calloc(1, sizeof(*k))))
 		return -ENOMEM;
@@ -377,15 +377,15 @@ int chk_layout_find(struct cen *c, unsigned major, unsigned minor)
 		return err;
 	if (major == 3) {
 		if (read_u64(c, "chunksize", &k->chunksize))
-			return jma_fail(c->s, JMA_ERR_MISSING, -ENOTSUP, "census: jemalloc %s: no "
+			return sess_fail(c->s, JMA_ERR_MISSING, -ENOTSUP, "census: jemalloc %s: no "
 					"symbol chunksize", c->out->version);
 	} else if (!read_u64(c, "chunksize", &v) && v != k->chunksize) {
-		return jma_fail(c->s, JMA_ERR_MISSING, -ENOTSUP, "census: chunks_rtree's chunks (%llu "
+		return sess_fail(c->s, JMA_ERR_MISSING, -ENOTSUP, "census: chunks_rtree's chunks (%llu "
 				"bytes) are not chunksize (%llu)", (unsigned long long)k->chunksize,
 				(unsigned long long)v);
 	}
 	if (k->chunksize < (1ULL << 14) || k->chunksize > (1ULL << 40) || (k->chunksize & (k->chunksize - 1)))
-		return jma_fail(c->s, JMA_ERR_MISSING, -ENOTSUP, "census: a chunk size of %llu bytes",
+		return sess_fail(c->s, JMA_ERR_MISSING, -ENOTSUP, "census: a chunk size of %llu bytes",
 				(unsigned long long)k->chunksize);
 	k->npages = k->chunksize >> 12;
 	/* map_bias: the library's; it tells 3.6 built with prof from without
@@ -393,14 +393,14 @@ int chk_layout_find(struct cen *c, unsigned major, unsigned minor)
 	if (read_u64(c, "map_bias", &k->map_bias) && major == 4)
 		k->map_bias = map_bias_for(k->npages, L->map_off, L->map_size + L->misc_size);
 	else if (!sym(c, "map_bias"))
-		return jma_fail(c->s, JMA_ERR_MISSING, -ENOTSUP, "census: jemalloc %s: no symbol "
+		return sess_fail(c->s, JMA_ERR_MISSING, -ENOTSUP, "census: jemalloc %s: no symbol "
 				"map_bias", c->out->version);
 	if (major == 3 && map_bias_for(k->npages, rows[0].map_off, rows[0].map_size) ==
 	    map_bias_for(k->npages, rows[1].map_off, rows[1].map_size)) {
 		/* Small chunks (lg_chunk 16 to 18) have headers of one size
 		 * either way: the arenas' bins tell. */
 		if (!(L = prof_by_bins(c, k)))
-			return jma_fail(c->s, JMA_ERR_MISSING, -ENOTSUP, "census: jemalloc %s with "
+			return sess_fail(c->s, JMA_ERR_MISSING, -ENOTSUP, "census: jemalloc %s with "
 					"%llu-byte chunks: built with prof or not cannot be told yet "
 					"(no small run)", c->out->version,
 					(unsigned long long)k->chunksize);
@@ -409,7 +409,7 @@ int chk_layout_find(struct cen *c, unsigned major, unsigned minor)
 		k->L = L = &rows[1];
 	}
 	if (map_bias_for(k->npages, L->map_off, L->map_size + L->misc_size) != k->map_bias)
-		return jma_fail(c->s, JMA_ERR_MISSING, -ENOTSUP, "census: jemalloc %s's chunk header "
+		return sess_fail(c->s, JMA_ERR_MISSING, -ENOTSUP, "census: jemalloc %s's chunk header "
 				"(%llu pages for %llu-byte chunks) matches no known layout",
 				c->out->version, (unsigned long long)k->map_bias,
 				(unsigned long long)k->chunksize);

@@ -52,7 +52,7 @@ int cen_chunks_own(struct cen *c)
 	size_t nq = 0;
 	int err = 0;
 
-	if (!c->keep || !c->ix.nblocks || !c->je_path || jma_syms_jemalloc(c->s->syms)->is_static)
+	if (!c->keep || !c->ix.nblocks || !c->je_path || syms_jemalloc(c->s->syms)->is_static)
 		return 0;
 	seen = calloc(c->ix.nblocks / 64 + 1, 8);
 	queue = malloc(OWN_MAX * sizeof(*queue));
@@ -85,5 +85,5 @@ out:
 	free(seen);
 	free(queue);
 	free(buf);
-	return err ? jma_fail(c->s, JMA_ERR_TARGET, err, "out of memory") : 0;
+	return err ? sess_fail(c->s, JMA_ERR_TARGET, err, "out of memory") : 0;
 }

@@ -327,7 +327,7 @@ static int walk_rtree(struct cen *c, const uint64_t *lv, unsigned height, unsign
 		if (v[j] <= 1)	/* empty, or RTREE_NODE_INITIALIZING */
 			continue;
 		if (cen_timed_out(c))
-			return jma_fail(c->s, JMA_ERR_UNSAFE, -ETIMEDOUT, "census: timed out walking "
+			return sess_fail(c->s, JMA_ERR_UNSAFE, -ETIMEDOUT, "census: timed out walking "
 					"the chunks (%llu read)", (unsigned long long)c->ch->nchunks);
 		err = level + 1 == height ? take_node(c, key, v[j]) :
 		      walk_rtree(c, lv, height, level + 1, v[j], key, bufs);
@@ -344,7 +344,7 @@ static int walk_4x(struct cen *c)
 
 	if (cen_read(c, k->rtree + k->L->rt_height, &height, 4) ||
 	    cen_read(c, k->rtree + k->L->rt_levels, lv, sizeof(lv)) || !height || height > CHK_RTREE_LEVELS)
-		return jma_fail(c->s, JMA_ERR_TARGET, -EFAULT, "census: reading chunks_rtree at 0x%llx",
+		return sess_fail(c->s, JMA_ERR_TARGET, -EFAULT, "census: reading chunks_rtree at 0x%llx",
 				(unsigned long long)k->rtree);
 	/* One buffer per level (the walk goes down one path at a time), after
 	 * the page map's in k->buf; chk_layout_find checked the shape. */
@@ -352,7 +352,7 @@ static int walk_4x(struct cen *c)
 	for (unsigned i = 0; i < height; i++) {
 		unsigned bits = (unsigned)lv[2 * i + 1];
 		if (bits > 16 || at + (1ULL << bits) > k->buf + k->nbuf)
-			return jma_fail(c->s, JMA_ERR_TARGET, -EPROTO, "census: chunks_rtree changed "
+			return sess_fail(c->s, JMA_ERR_TARGET, -EPROTO, "census: chunks_rtree changed "
 					"its shape");
 		bufs[i] = at;
 		at += 1ULL << bits;
@@ -376,11 +376,11 @@ static int huge_nodes(struct cen *c, uint64_t **out, size_t *nout)
 	size_t n = 0, cap = 0, depth = 0, seen = 0;
 
 	if (cen_read(c, k->huge, &node, 8))
-		return jma_fail(c->s, JMA_ERR_TARGET, -EFAULT, "census: reading the huge tree");
+		return sess_fail(c->s, JMA_ERR_TARGET, -EFAULT, "census: reading the huge tree");
 	while ((node != nil || depth) && seen++ < HUGE_MAX) {
 		if (seen % 4096 == 0 && cen_timed_out(c)) {
 			free(v);
-			return jma_fail(c->s, JMA_ERR_UNSAFE, -ETIMEDOUT, "census: timed out reading "
+			return sess_fail(c->s, JMA_ERR_UNSAFE, -ETIMEDOUT, "census: timed out reading "
 					"the tree of huge allocations (%zu read)", n / 2);
 		}
 		if (node != nil) {
@@ -414,7 +414,7 @@ static int huge_nodes(struct cen *c, uint64_t **out, size_t *nout)
 	return 0;
 bad:
 	free(v);
-	return jma_fail(c->s, JMA_ERR_TARGET, -EPROTO, "census: the tree of huge allocations is not "
+	return sess_fail(c->s, JMA_ERR_TARGET, -EPROTO, "census: the tree of huge allocations is not "
 			"a tree (%zu nodes read)", n / 2);
 }
 
@@ -438,7 +438,7 @@ static int walk_36(struct cen *c)
 
 			/* A sparse mapping of terabytes has millions of them. */
 			if (j % SCAN_CHECK == 0 && cen_timed_out(c)) {
-				err = jma_fail(c->s, JMA_ERR_UNSAFE, -ETIMEDOUT, "census: timed out "
+				err = sess_fail(c->s, JMA_ERR_UNSAFE, -ETIMEDOUT, "census: timed out "
 					       "reading chunks (%llu read)", (unsigned long long)k->nchunks);
 				break;
 			}
@@ -451,7 +451,7 @@ static int walk_36(struct cen *c)
 			    cen_read(c, a, &first, 8) || !chk_is_arena(k, first) || !in_maps(c, a, cs))
 				continue;
 			if (cen_timed_out(c))
-				err = jma_fail(c->s, JMA_ERR_UNSAFE, -ETIMEDOUT, "census: timed out "
+				err = sess_fail(c->s, JMA_ERR_UNSAFE, -ETIMEDOUT, "census: timed out "
 					       "reading chunks (%llu read)",
 					       (unsigned long long)k->nchunks);
 			else if (!(err = walk_chunk(c, a, first)))
@@ -486,7 +486,7 @@ int cen_chunks_walk(struct cen *c)
 	c->bad_words = 0;
 	err = k->L->major == 4 ? walk_4x(c) : walk_36(c);
 	if (err == -ENOMEM)
-		err = jma_fail(c->s, JMA_ERR_TARGET, err, "census: out of memory after %zu runs", k->nruns);
+		err = sess_fail(c->s, JMA_ERR_TARGET, err, "census: out of memory after %zu runs", k->nruns);
 	return err;
 }
 
@@ -512,12 +512,12 @@ int cen_chunks_prepare(struct cen *c)
 	k->misc = malloc(k->npages * (k->L->misc_size ? k->L->misc_size : HDR_MAX));
 	k->pieces = k->L->misc_size ? NULL : malloc(k->npages * sizeof(*k->pieces));
 	if (!k->buf || !k->misc || (!k->L->misc_size && !k->pieces))
-		return jma_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
+		return sess_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
 	k->hdr = k->misc;
 	cen_touch(k->buf, k->nbuf * 8);
 	cen_touch(k->misc, k->npages * (k->L->misc_size ? k->L->misc_size : HDR_MAX));
 	if ((err = cen_cache_prepare(c)))
-		return jma_fail(c->s, JMA_ERR_TARGET, err, "out of memory");
+		return sess_fail(c->s, JMA_ERR_TARGET, err, "out of memory");
 	/* A walk now, the threads running, says how much room the one in the
 	 * stop needs: made and touched here, so that the stop takes no page
 	 * faults of ours. */
@@ -538,7 +538,7 @@ int cen_chunks_prepare(struct cen *c)
 	capb = c->capbits;
 	if (cen_grow(&k->runs, &k->capruns, want, sizeof(*k->runs)) ||
 	    cen_grow(&c->bits, &c->capbits, c->nbits + c->nbits / 8 + 4096, sizeof(*c->bits)))
-		return jma_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
+		return sess_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
 	cen_touch(k->runs + cap, (k->capruns - cap) * sizeof(*k->runs));
 	cen_touch(c->bits + capb, (c->capbits - capb) * sizeof(*c->bits));
 	return 0;

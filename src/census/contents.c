@@ -60,7 +60,7 @@ struct pass {
 static int take(struct pass *p, uint64_t addr, uint64_t n, uint64_t count)
 {
 	if (p->budget && count > p->budget - p->done)
-		return jma_fail(p->c->s, JMA_ERR_TARGET, -E2BIG, "census: the blocks claim more memory "
+		return sess_fail(p->c->s, JMA_ERR_TARGET, -E2BIG, "census: the blocks claim more memory "
 				"than process %d has: reading them (%s) went past its resident and "
 				"swapped memory (%.1f MiB) and %d MiB more; not read further",
 				(int)p->c->s->pid, p->phase, (double)(p->budget - BUDGET_SLACK) / 1048576,
@@ -306,7 +306,7 @@ int cen_blocks_read(struct cen *c, const struct cen_index *ix, struct cen_bits *
 		free(p.buf);
 		free(p.pos);
 		free(p.ids);
-		return jma_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
+		return sess_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
 	}
 	/* Each block is read once a pass: more than the target has is a lie
 	 * (a fake extent of 64 GiB cost 12-20 s of reading, issue 41). */
@@ -331,7 +331,7 @@ int cen_blocks_read(struct cen *c, const struct cen_index *ix, struct cen_bits *
 		if (b >= ix->nblocks || err)
 			break;
 		if (cen_timed_out(c)) {
-			err = jma_fail(c->s, JMA_ERR_UNSAFE, -ETIMEDOUT, "census: timed out reading "
+			err = sess_fail(c->s, JMA_ERR_UNSAFE, -ETIMEDOUT, "census: timed out reading "
 				       "blocks (%s: %zu of %zu blocks)", phase, b, ix->nblocks);
 			break;
 		}

@@ -447,7 +447,7 @@ static int report(struct dom *d, struct heap_strtab *names)
 		goto out;
 	if (list && (err = owners(d, byret, nh, tentry, where)))
 		goto out;
-	jma_logf(c->s, JMA_LOG_INFO, "census: the top of the dominator tree: %zu roots, %zu blocks "
+	sess_logf(c->s, JMA_LOG_INFO, "census: the top of the dominator tree: %zu roots, %zu blocks "
 		 "several roots share (%zu listed)", d->S, d->T, nshared);
 out:
 	for (size_t i = 0; i < np; i++)
@@ -497,12 +497,12 @@ int cen_dominators(struct cen *c, struct cen_graph *g, struct cen_rootref *r, si
 		err = tops(&d);
 	if (!err)
 		err = report(&d, &names);
-	jma_logf(c->s, JMA_LOG_INFO, "census: dominators of %zu nodes (%zu roots): %u rounds over %llu "
+	sess_logf(c->s, JMA_LOG_INFO, "census: dominators of %zu nodes (%zu roots): %u rounds over %llu "
 		 "words of graph in %.1f ms, retained sizes in %.1f ms", d.N, d.S, rounds,
 		 (unsigned long long)g->rows.n, (double)(t1 - t0) / 1e6, (double)(att_now_ns() - t1) / 1e6);
 out:
 	if (err == -ETIMEDOUT)
-		err = jma_fail(c->s, JMA_ERR_UNSAFE, err, "census: timed out computing dominators");
+		err = sess_fail(c->s, JMA_ERR_UNSAFE, err, "census: timed out computing dominators");
 	heap_strtab_free(&names);
 	free(d.src);
 	free(d.idom);

@@ -318,7 +318,7 @@ static int pick_map(struct cen *c, const uint64_t *cand, size_t n)
 int cen_map_find(struct cen *c)
 {
 	jma_session *s = c->s;
-	const struct jma_copy *je = jma_syms_jemalloc(s->syms);
+	const struct jma_copy *je = syms_jemalloc(s->syms);
 	const char *name = c->L->leaf_state ? "arena_emap_global" : "extents_rtree";
 	const struct att_machine *m = c->L->mach;
 	unsigned char code[CODE_SCAN];
@@ -327,10 +327,10 @@ int cen_map_find(struct cen *c)
 	size_t n, ns;
 	int tls;
 
-	if (jma_syms_jemalloc_sym(s->syms, name, &a, &sz, &tls) && !tls) {
+	if (syms_jemalloc_sym(s->syms, name, &a, &sz, &tls) && !tls) {
 		if ((sz && vaddr_from_size(c, sz)) || (sz && cen_root_valid(c, a)) ||
 		    (!sz && pick_map(c, &a, 1)))
-			return jma_fail(s, JMA_ERR_MISSING, -EINVAL, "census: %s at 0x%llx (%llu bytes) "
+			return sess_fail(s, JMA_ERR_MISSING, -EINVAL, "census: %s at 0x%llx (%llu bytes) "
 					"does not hold a valid map of extents for jemalloc %s with "
 					"%llu-byte pages (layout %s)", name, (unsigned long long)a,
 					(unsigned long long)sz, c->out->version,
@@ -340,11 +340,11 @@ int cen_map_find(struct cen *c)
 		return 0;
 	}
 	snprintf(fname, sizeof(fname), "%smalloc_usable_size", je->prefix);
-	if (!jma_syms_jemalloc_sym(s->syms, fname, &fn, &sz, &tls) || tls || !fn)
-		return jma_fail(s, JMA_ERR_MISSING, -ENOENT, "census: jemalloc's map of extents has "
+	if (!syms_jemalloc_sym(s->syms, fname, &fn, &sz, &tls) || tls || !fn)
+		return sess_fail(s, JMA_ERR_MISSING, -ENOENT, "census: jemalloc's map of extents has "
 				"no symbol (%s) and %s was not found", name, fname);
 	if (cen_read(c, fn, code, sizeof(code)))
-		return jma_fail(s, JMA_ERR_MISSING, -EFAULT, "census: reading the code of %s at 0x%llx",
+		return sess_fail(s, JMA_ERR_MISSING, -EFAULT, "census: reading the code of %s at 0x%llx",
 				fname, (unsigned long long)fn);
 	/* The addresses it computes, then what the GOT slots it loads hold
 	 * (Debian's arm64 library reaches the map through one). */
@@ -358,7 +358,7 @@ int cen_map_find(struct cen *c)
 			 "decoded from %s (no symbols), root validated", fname);
 		return 0;
 	}
-	return jma_fail(s, JMA_ERR_MISSING, -ENOENT, "census: jemalloc's map of extents not found: "
+	return sess_fail(s, JMA_ERR_MISSING, -ENOENT, "census: jemalloc's map of extents not found: "
 			"no symbol %s, and none of the %zu addresses %s uses holds a valid one "
 			"(%u-byte quantum, %llu-byte pages, 48- or 57-bit)", name, n, fname,
 			1u << c->b.lg_quantum, (unsigned long long)c->g.page);

@@ -211,12 +211,12 @@ int cen_layout_derive(struct cen *c)
 	if (!f && b->major == 5 && b->minor > 3)
 		f = &families[sizeof(families) / sizeof(*families) - 1];
 	if (!f)
-		return jma_fail(c->s, JMA_ERR_MISSING, -ENOTSUP, "census: jemalloc %u.%u.%u: no family "
+		return sess_fail(c->s, JMA_ERR_MISSING, -ENOTSUP, "census: jemalloc %u.%u.%u: no family "
 				"of releases the census knows", b->major, b->minor, b->patch);
 	/* What configure allows on 64-bit hosts: RTREE_NSB of 11 to 52 bits. */
 	if (b->lg_quantum < 3 || b->lg_quantum > 4 || b->lg_page < 12 || b->lg_page > 16 ||
 	    b->lg_vaddr < b->lg_page + 11 || b->lg_vaddr > 64)
-		return jma_fail(c->s, JMA_ERR_MISSING, -ENOTSUP, "census: jemalloc %u.%u.%u with "
+		return sess_fail(c->s, JMA_ERR_MISSING, -ENOTSUP, "census: jemalloc %u.%u.%u with "
 				"LG_QUANTUM %u, LG_PAGE %u, LG_VADDR %u: not a build the census reads",
 				b->major, b->minor, b->patch, b->lg_quantum, b->lg_page, b->lg_vaddr);
 	cen_geometry(c);
@@ -290,7 +290,7 @@ static void elf_read(Elf *e, struct cen_elf *f, struct cen_build *b)
  * again at the stop. */
 static const char *module_path(struct cen *c)
 {
-	const struct jma_copy *je = jma_syms_jemalloc(c->s->syms);
+	const struct jma_copy *je = syms_jemalloc(c->s->syms);
 	uint64_t at = je->fn_mallctl ? je->fn_mallctl : je->base;
 	const struct att_map *m = at ? att_maps_find(c->maps, c->nmaps, at) : NULL;
 
@@ -305,19 +305,19 @@ int cen_layout_find(struct cen *c)
 	struct cen_elf f = { 0 };
 	uint64_t bias = 0, a, sz;
 	int tls, err;
-	Elf *e = jma_syms_jemalloc_elf(s->syms, &bias);
+	Elf *e = syms_jemalloc_elf(s->syms, &bias);
 
 	if (!e)
-		return jma_fail(s, JMA_ERR_MISSING, -ENOEXEC, "census: the ELF file of jemalloc's "
+		return sess_fail(s, JMA_ERR_MISSING, -ENOEXEC, "census: the ELF file of jemalloc's "
 				"module cannot be read");
 	elf_read(e, &f, &c->b);
 	snprintf(c->out->version, sizeof(c->out->version), "%s", f.version[0] ? f.version : "unknown");
 	if (!f.version[0])
-		return jma_fail(s, JMA_ERR_MISSING, -ENOTSUP, "census: jemalloc's version string is "
+		return sess_fail(s, JMA_ERR_MISSING, -ENOTSUP, "census: jemalloc's version string is "
 				"not in its read-only data: which release it is is unknown");
 	c->je_path = module_path(c);
 	if (!(c->b.mach = att_machine_of(f.machine)))
-		return jma_fail(s, JMA_ERR_MISSING, -ENOTSUP, "census: jemalloc's module is code "
+		return sess_fail(s, JMA_ERR_MISSING, -ENOTSUP, "census: jemalloc's module is code "
 				"of ELF machine %u, which the census does not read (x86_64 and "
 				"arm64 only)", f.machine);
 	/* 3.x and 4.x: chunks and runs, not extents (chunklayout.c). */
@@ -331,13 +331,13 @@ int cen_layout_find(struct cen *c)
 		return err;
 	cen_tsd_find(c);
 	c->large_pad = c->g.page;
-	if (jma_syms_jemalloc_sym(s->syms, "sz_large_pad", &a, &sz, &tls) && !tls)
+	if (syms_jemalloc_sym(s->syms, "sz_large_pad", &a, &sz, &tls) && !tls)
 		cen_read(c, a, &c->large_pad, sizeof(c->large_pad));
 	if (c->large_pad > c->g.page)
 		c->large_pad = c->g.page;
-	if (jma_syms_jemalloc_sym(s->syms, "tcaches", &a, &sz, &tls) && !tls)
+	if (syms_jemalloc_sym(s->syms, "tcaches", &a, &sz, &tls) && !tls)
 		c->tcaches = a;
-	if (jma_syms_jemalloc_sym(s->syms, "tcaches_past", &a, &sz, &tls) && !tls)
+	if (syms_jemalloc_sym(s->syms, "tcaches_past", &a, &sz, &tls) && !tls)
 		c->tcaches_past = a;
 	return 0;
 }

@@ -76,7 +76,7 @@ static int number(struct scan *sc, size_t b)
 	struct cen_graph *g = sc->g;
 
 	if (g->m >= CEN_ROW - 1 || g->m >= sc->nblocks)
-		return jma_fail(sc->c->s, JMA_ERR_TARGET, -E2BIG, "census: too many blocks read for "
+		return sess_fail(sc->c->s, JMA_ERR_TARGET, -E2BIG, "census: too many blocks read for "
 				"the dominator tree");
 	g->num[b] = (uint32_t)g->m;
 	g->order[g->m] = (uint32_t)b;
@@ -476,7 +476,7 @@ static int recheck(struct cen *c, struct scan *sc)
 				    2 * c->out->extents + SNAP_MAX / SNAP_CHUNK + 4096)))
 		goto out;
 	c->start_ns = att_now_ns();
-	c->deadline_ns = c->start_ns + (int64_t)jma_timeout_ms(c->s) * 1000000;
+	c->deadline_ns = c->start_ns + (int64_t)sess_timeout_ms(c->s) * 1000000;
 	free(c->th);
 	c->th = NULL;
 	c->nth = 0;
@@ -625,7 +625,7 @@ int cen_leaks(struct cen *c)
 	sc.hi = cen_index_end(&c->ix);
 	if (c->o->flags & JMA_CENSUS_ROOTS) {
 		if (c->ix.nblocks >= CEN_ROW - 1)
-			return jma_fail(c->s, JMA_ERR_TARGET, -E2BIG, "census: too many blocks for the "
+			return sess_fail(c->s, JMA_ERR_TARGET, -E2BIG, "census: too many blocks for the "
 					"dominator tree (%zu)", c->ix.nblocks);
 		sc.g = &g;
 		/* Each block is read (numbered) at most once: no room to grow. */
@@ -648,7 +648,7 @@ int cen_leaks(struct cen *c)
 	if (!err)
 		err = classify(c, &sc);
 	if (!err)
-		jma_logf(c->s, JMA_LOG_INFO, "census: %zu blocks looked leaked after the first read, "
+		sess_logf(c->s, JMA_LOG_INFO, "census: %zu blocks looked leaked after the first read, "
 			 "%llu of them anchored by the second; %zu root words into blocks",
 			 (size_t)c->out->rechecked, (unsigned long long)c->out->found_again, sc.nrefs);
 	free(sc.anch);
@@ -660,7 +660,7 @@ int cen_leaks(struct cen *c)
 		err = cen_dominators(c, &g, sc.refs, sc.nrefs);
 out:
 	if (err == -ENOMEM)
-		err = jma_fail(c->s, JMA_ERR_TARGET, err, "out of memory");
+		err = sess_fail(c->s, JMA_ERR_TARGET, err, "out of memory");
 	cen_bits_free(&sc.pending);
 	free(sc.anch);
 	free(sc.je);

@@ -161,7 +161,7 @@ int cen_snap_add(struct cen *c, uint64_t at, const void *src, uint64_t len)
 		return -E2BIG;
 	if (src)
 		memcpy(sn->data + sn->used, src, len);
-	else if ((err = jma_read(c->s, at, sn->data + sn->used, len)))
+	else if ((err = sess_read(c->s, at, sn->data + sn->used, len)))
 		return err == -ENOMEM ? err : 0;	/* unreadable: not in it (read live, later) */
 	sn->r[sn->n++] = (struct cen_snap_range){ at, len, sn->used };
 	sn->used += len;
@@ -204,16 +204,16 @@ int cen_read(struct cen *c, uint64_t addr, void *buf, size_t len)
 		return 0;
 	}
 	if (len > CACHE_MAXLEN || (addr + len - 1) / CEN_PAGE != addr / CEN_PAGE)
-		return jma_read(c->s, addr, buf, len);
+		return sess_read(c->s, addr, buf, len);
 	if (!c->ctag && cen_cache_prepare(c))
-		return jma_read(c->s, addr, buf, len);
+		return sess_read(c->s, addr, buf, len);
 	slot = (size_t)(page / CEN_PAGE) % CACHE_SLOTS;
 	/* Tag = page | 1: page 0 is never read, so 0 means empty. */
 	if (c->ctag[slot] != (page | 1)) {
 		c->misses++;
-		err = jma_read(c->s, page, c->cpage + slot * CEN_PAGE, CEN_PAGE);
+		err = sess_read(c->s, page, c->cpage + slot * CEN_PAGE, CEN_PAGE);
 		if (err)
-			return jma_read(c->s, addr, buf, len);	/* a page partly mapped */
+			return sess_read(c->s, addr, buf, len);	/* a page partly mapped */
 		c->ctag[slot] = page | 1;
 	}
 	memcpy(buf, c->cpage + slot * CEN_PAGE + (addr - page), len);

@@ -87,12 +87,12 @@ static int scan_around(struct cen *c, pid_t tid, uint64_t lo, uint64_t hi, uint6
 
 int cen_roots_scan(struct cen *c, cen_words_fn fn, void *arg)
 {
-	const struct jma_copy *je = jma_syms_jemalloc(c->s->syms);
+	const struct jma_copy *je = syms_jemalloc(c->s->syms);
 	uint64_t *buf = malloc(CHUNK);
 	int err = 0;
 
 	if (!buf)
-		return jma_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
+		return sess_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
 	for (size_t i = 0; i < c->nmaps && !err; i++) {
 		const struct att_map *m = &c->maps[i];
 
@@ -123,12 +123,12 @@ int cen_roots_scan(struct cen *c, cen_words_fn fn, void *arg)
 
 int cen_roots_jemalloc(struct cen *c, cen_words_fn fn, void *arg)
 {
-	const struct jma_copy *je = jma_syms_jemalloc(c->s->syms);
+	const struct jma_copy *je = syms_jemalloc(c->s->syms);
 	uint64_t *buf = malloc(CHUNK);
 	int err = 0;
 
 	if (!buf)
-		return jma_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
+		return sess_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
 	/* Its module's data, when it is a library of its own (a static one's
 	 * is the program's: roots already). */
 	for (size_t i = 0; i < c->nmaps && !err && !je->is_static; i++) {
@@ -156,7 +156,7 @@ void cen_root_name(struct cen *c, uint64_t at, char *buf, size_t len)
 	char sec[64];
 	int line;
 
-	name = jma_syms_name(c->s->syms, at, &off, &mod, &file, &line);
+	name = syms_name(c->s->syms, at, &off, &mod, &file, &line);
 	if (m && m->path)
 		mod = m->path;
 	else if (m && m > c->maps && m[-1].path && m[-1].end == m->start)
@@ -166,7 +166,7 @@ void cen_root_name(struct cen *c, uint64_t at, char *buf, size_t len)
 		char *dem = sym_demangle(name);
 		snprintf(buf, len, "%s (%s)", dem ? dem : name, base);
 		free(dem);
-	} else if (!jma_syms_section(c->s->syms, at, &vaddr, sec, sizeof(sec))) {
+	} else if (!syms_section(c->s->syms, at, &vaddr, sec, sizeof(sec))) {
 		/* A stripped module: where the word is in its file, to look up
 		 * later (nm, readelf -S, gdb's info symbol on the unstripped one). */
 		snprintf(buf, len, "%s+0x%llx (%s%sno symbol)", base, (unsigned long long)vaddr, sec,

@@ -88,11 +88,11 @@ int cen_sizes_check(struct cen *c, uint64_t tab)
 		return 1;	/* not a size table */
 	q = table_quantum(t);
 	if (!q)
-		return jma_fail(c->s, JMA_ERR_MISSING, -ENOTSUP, "census: this jemalloc's size classes "
+		return sess_fail(c->s, JMA_ERR_MISSING, -ENOTSUP, "census: this jemalloc's size classes "
 				"are none sc.c makes with 8- or 16-byte quanta (class 2 is %llu, 3 is "
 				"%llu): not supported", (unsigned long long)t[2], (unsigned long long)t[3]);
 	if (c->L && q != c->b.lg_quantum)
-		return jma_fail(c->s, JMA_ERR_MISSING, -ENOTSUP, "census: this jemalloc's size classes "
+		return sess_fail(c->s, JMA_ERR_MISSING, -ENOTSUP, "census: this jemalloc's size classes "
 				"are of %u-byte quanta, not the %u-byte ones its other table says",
 				1u << q, 1u << c->b.lg_quantum);
 	c->b.lg_quantum = q;
@@ -137,7 +137,7 @@ static uint64_t table_sym(struct cen *c, const char *name)
 	uint64_t a, sz;
 	int tls;
 
-	return jma_syms_jemalloc_sym(c->s->syms, name, &a, &sz, &tls) && !tls ? a : 0;
+	return syms_jemalloc_sym(c->s->syms, name, &a, &sz, &tls) && !tls ? a : 0;
 }
 
 int cen_sizes_read(struct cen *c)
@@ -148,20 +148,20 @@ int cen_sizes_read(struct cen *c)
 
 	if (!index_at || !page_at) {
 		if (!(buf = malloc(SCAN_CHUNK)))
-			return jma_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
+			return sess_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
 		scan_tables(c, buf, &index_at, &page_at);
 		free(buf);
 	}
 	if (!index_at)
-		return jma_fail(c->s, JMA_ERR_MISSING, -ENOENT, "census: jemalloc's table of size "
+		return sess_fail(c->s, JMA_ERR_MISSING, -ENOENT, "census: jemalloc's table of size "
 				"classes (sz_index2size_tab) is not in its data: its quantum is unknown "
 				"(not initialised yet?)");
 	if ((err = cen_sizes_check(c, index_at)) != 0)
-		return err < 0 ? err : jma_fail(c->s, JMA_ERR_MISSING, -ENOTSUP, "census: "
+		return err < 0 ? err : sess_fail(c->s, JMA_ERR_MISSING, -ENOTSUP, "census: "
 						"sz_index2size_tab at 0x%llx holds no size classes",
 						(unsigned long long)index_at);
 	if (!page_at || cen_read(c, page_at, t, NPAGES * 8) || !(c->b.lg_page = table_page(t)))
-		return jma_fail(c->s, JMA_ERR_MISSING, -ENOENT, "census: jemalloc's table of page "
+		return sess_fail(c->s, JMA_ERR_MISSING, -ENOENT, "census: jemalloc's table of page "
 				"size classes (sz_pind2sz_tab) is not in its data: its page size is "
 				"unknown");
 	return 0;

@@ -28,13 +28,13 @@ static int core_threads(struct cen *c)
 	int err = ops->threads ? ops->threads(c->s->be, &tids, &regs, &n) : -ENOTSUP;
 
 	if (err)
-		return jma_fail(c->s, JMA_ERR_TARGET, err, "census: the core's threads: %s",
+		return sess_fail(c->s, JMA_ERR_TARGET, err, "census: the core's threads: %s",
 				strerror(-err));
 	c->th = calloc(n ? n : 1, sizeof(*c->th));
 	if (!c->th) {
 		free(tids);
 		free(regs);
-		return jma_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
+		return sess_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
 	}
 	for (size_t i = 0; i < n; i++) {
 		c->th[i].tid = tids[i];
@@ -56,33 +56,33 @@ static int live_threads(struct cen *c, struct jma_freeze *fz)
 	for (;;) {
 		/* Extents must lie in the mappings (walk.c): a fresh list, just
 		 * before the stop, so that few can be newer. */
-		err = jma_syms_refresh_maps(s->syms);
+		err = syms_refresh_maps(s->syms);
 		if (!err) {
-			c->maps = (struct att_map *)jma_syms_maps(s->syms, &c->nmaps);
+			c->maps = (struct att_map *)syms_maps(s->syms, &c->nmaps);
 			err = att_select_threads(s->pid, 0, 0, &cand, &n);
 		}
 		if (err)
-			return jma_fail(s, JMA_ERR_ATTACH, err, "listing threads of process %d: %s",
+			return sess_fail(s, JMA_ERR_ATTACH, err, "listing threads of process %d: %s",
 					(int)s->pid, strerror(-err));
-		err = jma_freeze_all(s, fz, cand, n);
+		err = proc_freeze_all(s, fz, cand, n);
 		/* A thread that stays inside jemalloc (a hung process): with
 		 * --force, read anyway what it may be half-way through changing. */
 		if (err == -EAGAIN && (s->opt.flags & JMA_F_FORCE) && cen_half_timed_out(c)) {
-			err = jma_freeze_all_anyway(s, fz, cand, n);
+			err = proc_freeze_all_anyway(s, fz, cand, n);
 			c->forced = !err;
 		}
 		free(cand);
 		if (err != -EAGAIN || cen_timed_out(c))
 			break;
-		jma_logf(s, JMA_LOG_INFO, "census: %s; again in %d ms", jma_errmsg(s), RETRY_MS);
+		sess_logf(s, JMA_LOG_INFO, "census: %s; again in %d ms", jma_errmsg(s), RETRY_MS);
 		usleep(RETRY_MS * 1000);
 	}
 	if (err)
 		return err;
 	c->th = calloc(fz->n ? fz->n : 1, sizeof(*c->th));
 	if (!c->th) {
-		jma_thaw_all(fz);
-		return jma_fail(s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
+		proc_thaw_all(fz);
+		return sess_fail(s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
 	}
 	for (size_t i = 0; i < fz->n; i++) {
 		if (arch_gpregs_get(fz->t[i].tid, &c->th[c->nth].regs))
@@ -102,7 +102,7 @@ int cen_stop(struct cen *c, void **token)
 		return core_threads(c);
 	fz = calloc(1, sizeof(*fz));
 	if (!fz)
-		return jma_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
+		return sess_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
 	err = live_threads(c, fz);
 	if (err) {
 		free(fz);
@@ -118,7 +118,7 @@ void cen_go(struct cen *c, void *token)
 
 	if (!fz)
 		return;
-	jma_thaw_all(fz);
+	proc_thaw_all(fz);
 	c->out->stop_ns = (uint64_t)fz->held_ns;
 	free(fz);
 }

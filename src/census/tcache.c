@@ -271,7 +271,7 @@ int cen_tcache_read(struct cen *c)
 		err = read_tcache(c, &st, tsd + c->L->tcache_off, tsd, tsd + c->L->tls_size, 0);
 		if (err == -EPROTO) {
 			free(st.v);
-			return jma_fail(c->s, JMA_ERR_MISSING, -EPROTO, "census: thread %d's cache does "
+			return sess_fail(c->s, JMA_ERR_MISSING, -EPROTO, "census: thread %d's cache does "
 					"not match layout %s of jemalloc %s", (int)c->th[i].tid,
 					c->L->name, c->out->version);
 		}
@@ -284,10 +284,10 @@ int cen_tcache_read(struct cen *c)
 	c->bad_bins += st.rejected;
 	free(st.v);
 	if (err == -ETIMEDOUT)
-		return jma_fail(c->s, JMA_ERR_UNSAFE, err, "census: timed out reading thread caches "
+		return sess_fail(c->s, JMA_ERR_UNSAFE, err, "census: timed out reading thread caches "
 				"(%zu items of %u threads' caches copied)", c->ncached, c->out->threads);
 	if (err)
-		return jma_fail(c->s, JMA_ERR_TARGET, err, "census: reading thread caches: %s",
+		return sess_fail(c->s, JMA_ERR_TARGET, err, "census: reading thread caches: %s",
 				strerror(-err));
 	return 0;
 }

@@ -53,14 +53,14 @@ uint64_t cen_tls_memsz(struct cen *c)
 {
 	uint64_t bias = 0, align;
 
-	return tls_phdr(jma_syms_jemalloc_elf(c->s->syms, &bias), &align);
+	return tls_phdr(syms_jemalloc_elf(c->s->syms, &bias), &align);
 }
 
 int cen_tls_exec(struct cen *c, uint64_t off, int64_t *tpoff)
 {
-	const struct jma_copy *je = jma_syms_jemalloc(c->s->syms);
+	const struct jma_copy *je = syms_jemalloc(c->s->syms);
 	uint64_t bias = 0, align, memsz;
-	Elf *e = jma_syms_jemalloc_elf(c->s->syms, &bias);
+	Elf *e = syms_jemalloc_elf(c->s->syms, &bias);
 
 	if (!je || !je->is_static || !e || !(memsz = tls_phdr(e, &align)) || off >= memsz)
 		return -ENOENT;
@@ -74,7 +74,7 @@ int cen_tls_find(struct cen *c, uint64_t off, struct cen_tls *t)
 	int64_t addend[TLS_SLOTS];
 	size_t nslot = 0;
 	int same = 1;
-	Elf *e = jma_syms_jemalloc_elf(c->s->syms, &bias);
+	Elf *e = syms_jemalloc_elf(c->s->syms, &bias);
 	Elf_Scn *scn = NULL;
 	const struct att_machine *m = c->b.mach;
 

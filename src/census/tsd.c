@@ -21,7 +21,7 @@
 void cen_tsd_find(struct cen *c)
 {
 	uint64_t off = 0, size = 0;
-	int is_tls = 0, sym = jma_syms_jemalloc_sym(c->s->syms, "tsd_tls", &off, &size, &is_tls) && is_tls;
+	int is_tls = 0, sym = syms_jemalloc_sym(c->s->syms, "tsd_tls", &off, &size, &is_tls) && is_tls;
 	struct cen_tls t;
 
 	if (cen_tls_find(c, sym ? off : CEN_TLS_ANY, &t) || t.how != CEN_TLS_TP)

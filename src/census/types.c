@@ -79,7 +79,7 @@ static uint32_t vtable_type(struct cen *c, struct cen_typing *ty, uint64_t vt)
 	if (cen_read(c, vt - 8, &ti, 8) || !cen_ptr_ok(ti) || ti % 8 ||
 	    cen_read(c, ti + 8, &nm, 8) || !cen_ptr_ok(nm) || !ro_data(c, nm, 1))
 		return 0;
-	if (jma_read_str(c->s, nm, NAME_MAX_LEN, &str, &trunc) || trunc || !str[0]) {
+	if (sess_read_str(c->s, nm, NAME_MAX_LEN, &str, &trunc) || trunc || !str[0]) {
 		free(str);
 		return 0;
 	}
@@ -213,13 +213,13 @@ int cen_types(struct cen *c)
 	c->typing = ty;
 	if (!ty || !(ty->slots = calloc(VT_SLOTS, sizeof(*ty->slots))) || heap_strtab_init(&ty->names) ||
 	    type_named(ty, "(jemalloc: thread cache stacks)") != 1)
-		return jma_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
+		return sess_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
 	if ((c->o->flags & JMA_CENSUS_LIST) && !(c->btype = calloc(c->ix.nblocks ? c->ix.nblocks : 1,
 								   sizeof(*c->btype))))
-		return jma_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
+		return sess_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
 	err = cen_blocks_read(c, &c->ix, NULL, 8, "types", type_block, ty);
 	if (err == -ENOMEM)
-		err = jma_fail(c->s, JMA_ERR_TARGET, err, "out of memory");
+		err = sess_fail(c->s, JMA_ERR_TARGET, err, "out of memory");
 	return err;
 }
 

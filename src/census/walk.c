@@ -147,9 +147,9 @@ int cen_expand(struct cen *c)
 		cen_add_extent(c, x->size, x->slab);
 	}
 	if (err == -E2BIG)
-		return jma_fail(c->s, JMA_ERR_TARGET, err, "census: more than %u blocks", UINT32_MAX - 2);
+		return sess_fail(c->s, JMA_ERR_TARGET, err, "census: more than %u blocks", UINT32_MAX - 2);
 	if (err)
-		return jma_fail(c->s, JMA_ERR_TARGET, err, "census: out of memory after %zu blocks",
+		return sess_fail(c->s, JMA_ERR_TARGET, err, "census: out of memory after %zu blocks",
 				c->ix.nblocks);
 	return 0;
 }
@@ -288,16 +288,16 @@ int cen_walk(struct cen *c)
 	if (c->ch)
 		return cen_chunks_walk(c);
 	if (!c->wbuf || !c->leaves)
-		return jma_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
+		return sess_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
 	leaf = c->wbuf + cen_map_words(c) - cen_leaf_words(c);
 	c->nbits = 0;
 	if (cen_map_leafrefs(c))
-		return jma_fail(c->s, JMA_ERR_TARGET, -EFAULT, "census: reading the map's root at 0x%llx",
+		return sess_fail(c->s, JMA_ERR_TARGET, -EFAULT, "census: reading the map's root at 0x%llx",
 				(unsigned long long)(c->map + c->L->root_off));
 	c->walk_end = 0;
 	for (size_t i = 0; i < c->nleaves && !err; i++) {
 		if (cen_timed_out(c)) {
-			err = jma_fail(c->s, JMA_ERR_UNSAFE, -ETIMEDOUT, "census: timed out walking the "
+			err = sess_fail(c->s, JMA_ERR_UNSAFE, -ETIMEDOUT, "census: timed out walking the "
 				       "map (%zu of %zu leaves read)", done, c->nleaves);
 			break;
 		}
@@ -309,10 +309,10 @@ int cen_walk(struct cen *c)
 		err = walk_leaf(c, c->leaves[i].key, leaf);
 		done++;
 		if (err == -ETIMEDOUT)
-			err = jma_fail(c->s, JMA_ERR_UNSAFE, err, "census: timed out walking the map "
+			err = sess_fail(c->s, JMA_ERR_UNSAFE, err, "census: timed out walking the map "
 				       "(%zu of %zu leaves read)", done, c->nleaves);
 		else if (err)
-			err = jma_fail(c->s, JMA_ERR_TARGET, err, "census: out of memory after %zu extents",
+			err = sess_fail(c->s, JMA_ERR_TARGET, err, "census: out of memory after %zu extents",
 				       c->nraw);
 	}
 	cen_progress(c, "map", done, c->nleaves);
@@ -380,7 +380,7 @@ int cen_walk_prepare(struct cen *c)
 	c->capleaves = cen_map_leaves_max(c);
 	c->leaves = calloc(c->capleaves, sizeof(*c->leaves));
 	if (!c->wbuf || !c->leaves)
-		return jma_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
+		return sess_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
 	cen_touch(c->wbuf, nw * sizeof(*c->wbuf));
 	cen_touch(c->leaves, c->capleaves * sizeof(*c->leaves));
 	/* A core is not stopped: its arrays grow as the walk goes. */
@@ -397,7 +397,7 @@ int cen_walk_prepare(struct cen *c)
 	c->raw = calloc(want, sizeof(*c->raw));
 	c->bits = calloc(want * 8, sizeof(*c->bits));
 	if (!c->raw || !c->bits)
-		return jma_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
+		return sess_fail(c->s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
 	c->capraw = want;
 	c->capbits = want * 8;
 	cen_touch(c->raw, want * sizeof(*c->raw));

@@ -99,7 +99,7 @@ static int open_special(const struct jma_path_at *at, const struct stat *st, int
 
 	if (S_ISDIR(st->st_mode))
 		return fail(-EISDIR, "%s: %s", shown(at, b, sizeof(b)), strerror(EISDIR));
-	if (!jma_path_trusted_uid(st->st_uid))
+	if (!proc_path_trusted_uid(st->st_uid))
 		return fail(-EPERM, "%s is %s owned by another user (uid %u): refused",
 			    shown(at, b, sizeof(b)), kind_of(st->st_mode), (unsigned)st->st_uid);
 	if (sticky && (S_ISLNK(st->st_mode) || S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode) ||
@@ -160,13 +160,13 @@ int cli_out_open(const char *path, bool atomic, struct cli_out *o)
 		o->f = stdout;
 		return 0;
 	}
-	if ((err = jma_path_walk(path, &at, out_msg, sizeof(out_msg))))
+	if ((err = proc_path_walk(path, &at, out_msg, sizeof(out_msg))))
 		return out_err = err;
 	if (at.proc_link)
 		fd = open_proc_link(&at);
 	else if (at.slash || !strcmp(at.name, ".") || !strcmp(at.name, ".."))
 		fd = fail(-EISDIR, "%s: %s", path, strerror(EISDIR));
-	else if ((err = jma_path_dir_private(at.dirfd, at.shown[0] ? at.shown : ".", &sticky,
+	else if ((err = proc_path_dir_private(at.dirfd, at.shown[0] ? at.shown : ".", &sticky,
 					     out_msg, sizeof(out_msg))))
 		fd = out_err = err;
 	else if (!fstatat(at.dirfd, at.name, &st, AT_SYMLINK_NOFOLLOW) && !S_ISREG(st.st_mode))
@@ -238,11 +238,11 @@ int cli_out_mkdir(const char *path, bool fresh, char *out, size_t len, bool *mad
 		if (snprintf(name, sizeof(name), fresh ? "%s.%08llx" : "%s", path,
 			     r & 0xffffffffULL) >= (int)sizeof(name) || (int)strlen(name) >= (int)len)
 			return fail(-ENAMETOOLONG, "%s: %s", path, strerror(ENAMETOOLONG));
-		if ((err = jma_path_walk(name, &at, out_msg, sizeof(out_msg))))
+		if ((err = proc_path_walk(name, &at, out_msg, sizeof(out_msg))))
 			return out_err = err;
 		if (at.proc_link) {
 			err = fail(-EPERM, "%s: a link in /proc: refused", name);
-		} else if ((err = jma_path_dir_private(at.dirfd, at.shown[0] ? at.shown : ".", NULL,
+		} else if ((err = proc_path_dir_private(at.dirfd, at.shown[0] ? at.shown : ".", NULL,
 						       out_msg, sizeof(out_msg)))) {
 			out_err = err;
 		} else if (!mkdirat(at.dirfd, at.name, 0755)) {
@@ -254,14 +254,14 @@ int cli_out_mkdir(const char *path, bool fresh, char *out, size_t len, bool *mad
 		} else if ((fd = openat(at.dirfd, at.name, O_PATH | O_NOFOLLOW | O_CLOEXEC)) < 0) {
 			err = fail(-errno, "%s: %s", name, strerror(errno));
 		} else if (fstat(fd, &st) || !S_ISDIR(st.st_mode)) {
-			err = !jma_path_trusted_uid(st.st_uid) ?
+			err = !proc_path_trusted_uid(st.st_uid) ?
 			      fail(-EPERM, "%s is %s owned by another user (uid %u): refused", name,
 				   kind_of(st.st_mode), (unsigned)st.st_uid) :
 			      fail(-ENOTDIR, "%s: %s", name, strerror(ENOTDIR));
 			close(fd);
 		} else {
 			/* An existing directory of -o DIR: it too must be ours alone. */
-			err = jma_path_dir_private(fd, name, NULL, out_msg, sizeof(out_msg));
+			err = proc_path_dir_private(fd, name, NULL, out_msg, sizeof(out_msg));
 			out_err = err;
 			close(fd);
 		}
@@ -279,7 +279,7 @@ void cli_out_remove(const char *path, bool dir)
 	struct jma_path_at at;
 	char msg[256];
 
-	if (jma_path_walk(path, &at, msg, sizeof(msg)))
+	if (proc_path_walk(path, &at, msg, sizeof(msg)))
 		return;
 	if (!at.proc_link)
 		unlinkat(at.dirfd, at.name, dir ? AT_REMOVEDIR : 0);

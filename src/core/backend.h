@@ -12,7 +12,7 @@
  * here (describe, held_ns).
  *
  * Every operation returns 0 or -errno and records its message in the session
- * (jma_fail), so callers write `return err;`.
+ * (sess_fail), so callers write `return err;`.
  */
 #ifndef JMA_CORE_BACKEND_H
 #define JMA_CORE_BACKEND_H
@@ -100,14 +100,14 @@ struct jma_backend {
 
 /* The operations as the jemalloc layer calls them (backend.c): each records
  * its message in the session; calls and dumps need an attachment. */
-void jma_expect_text(jma_session *s);
-int jma_call(jma_session *s, const struct jma_bcall *c, uint64_t *ret);
-uint64_t jma_scratch(jma_session *s, const void *data, size_t len, size_t align);
-int jma_read(jma_session *s, uint64_t addr, void *buf, size_t len);
-int jma_read_str(jma_session *s, uint64_t addr, size_t max, char **out, int *trunc);
-int jma_dump(jma_session *s, const char *dir, const char *name, size_t max, jma_dump_fn write,
+void sess_expect_text(jma_session *s);
+int sess_call(jma_session *s, const struct jma_bcall *c, uint64_t *ret);
+uint64_t sess_scratch(jma_session *s, const void *data, size_t len, size_t align);
+int sess_read(jma_session *s, uint64_t addr, void *buf, size_t len);
+int sess_read_str(jma_session *s, uint64_t addr, size_t max, char **out, int *trunc);
+int sess_dump(jma_session *s, const char *dir, const char *name, size_t max, jma_dump_fn write,
 	     void *arg, char **buf, size_t *len);
 /* The thread calls run in while attached, 0 when not attached. */
-pid_t jma_call_tid(jma_session *s);
+pid_t sess_call_tid(jma_session *s);
 
 #endif

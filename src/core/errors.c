@@ -1,4 +1,4 @@
-/* errors.c -- a session's last error: its message, kind and hints, recorded by jma_fail (errors.h). */
+/* errors.c -- a session's last error: its message, kind and hints, recorded by sess_fail (errors.h). */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -11,11 +11,11 @@ static int record(jma_session *s, unsigned hints, enum jma_errkind kind, int err
 	vsnprintf(s->err, sizeof(s->err), fmt, ap);
 	s->kind = kind;
 	s->hints = hints;
-	jma_logf(s, JMA_LOG_DEBUG, "error: %s", s->err);
+	sess_logf(s, JMA_LOG_DEBUG, "error: %s", s->err);
 	return err < 0 ? err : -err;
 }
 
-int jma_fail(jma_session *s, enum jma_errkind kind, int err, const char *fmt, ...)
+int sess_fail(jma_session *s, enum jma_errkind kind, int err, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -25,7 +25,7 @@ int jma_fail(jma_session *s, enum jma_errkind kind, int err, const char *fmt, ..
 	return err;
 }
 
-int jma_fail_hint(jma_session *s, unsigned hints, enum jma_errkind kind, int err,
+int sess_fail_hint(jma_session *s, unsigned hints, enum jma_errkind kind, int err,
 		  const char *fmt, ...)
 {
 	va_list ap;
@@ -36,12 +36,12 @@ int jma_fail_hint(jma_session *s, unsigned hints, enum jma_errkind kind, int err
 	return err;
 }
 
-void jma_add_hints(jma_session *s, unsigned hints)
+void sess_add_hints(jma_session *s, unsigned hints)
 {
 	s->hints |= hints;
 }
 
-enum jma_errkind jma_kind_of(int err)
+enum jma_errkind sess_kind_of(int err)
 {
 	switch (err) {
 	case -ETIMEDOUT:

@@ -31,7 +31,7 @@ static uint64_t start_time(pid_t pid)
 	return p && sscanf(p, " %llu", &t) == 1 ? t : 0;
 }
 
-int jma_exec_ident_take(pid_t pid, struct jma_exec_ident *id)
+int sess_exec_ident_take(pid_t pid, struct jma_exec_ident *id)
 {
 	id->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	id->start = start_time(pid);
@@ -40,7 +40,7 @@ int jma_exec_ident_take(pid_t pid, struct jma_exec_ident *id)
 	return id->pidfd < 0 && !id->start ? -ESRCH : 0;
 }
 
-int jma_exec_ident_same(pid_t pid, const struct jma_exec_ident *id)
+int sess_exec_ident_same(pid_t pid, const struct jma_exec_ident *id)
 {
 	struct pollfd p = { .fd = id->pidfd, .events = POLLIN };
 
@@ -51,7 +51,7 @@ int jma_exec_ident_same(pid_t pid, const struct jma_exec_ident *id)
 	return id->start && start_time(pid) == id->start ? 0 : -ESRCH;
 }
 
-void jma_exec_ident_release(struct jma_exec_ident *id)
+void sess_exec_ident_release(struct jma_exec_ident *id)
 {
 	if (id->pidfd >= 0)
 		close(id->pidfd);

@@ -20,13 +20,13 @@ struct jma_exec_ident {
 	uint64_t start;		/* start time in clock ticks after boot, 0 unknown */
 };
 
-/* Take @pid's identity into @id (release it with jma_exec_ident_release).
+/* Take @pid's identity into @id (release it with sess_exec_ident_release).
  * 0, or -ESRCH when there is no such process. */
-int jma_exec_ident_take(pid_t pid, struct jma_exec_ident *id);
+int sess_exec_ident_take(pid_t pid, struct jma_exec_ident *id);
 /* 0 while @pid is still the process @id was taken of; -ESRCH once that one
  * exited (a zombie, gone, or its PID now another process's). */
-int jma_exec_ident_same(pid_t pid, const struct jma_exec_ident *id);
-void jma_exec_ident_release(struct jma_exec_ident *id);
+int sess_exec_ident_same(pid_t pid, const struct jma_exec_ident *id);
+void sess_exec_ident_release(struct jma_exec_ident *id);
 
 /* Where jma_exec_mark found its inputs: read once, before anything stops
  * (with the one other entry of the same auxv read that a command needs). */

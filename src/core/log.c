@@ -4,7 +4,7 @@
 
 #include "core/session.h"
 
-void jma_logf(const jma_session *s, int level, const char *fmt, ...)
+void sess_logf(const jma_session *s, int level, const char *fmt, ...)
 {
 	char msg[1024];
 	va_list ap;

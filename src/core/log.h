@@ -6,7 +6,7 @@
 
 /* Format and pass on when a callback is set and @level is within its
  * log_level (enum jma_loglevel); at most 1023 bytes. */
-void jma_logf(const jma_session *s, int level, const char *fmt, ...)
+void sess_logf(const jma_session *s, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 #endif

@@ -9,7 +9,7 @@
 #include "core/sized.h"
 #include "core/session.h"
 
-int jma_timeout_ms(const jma_session *s)
+int sess_timeout_ms(const jma_session *s)
 {
 	double t = s->opt.timeout > 0 ? s->opt.timeout : 10.0;
 	return t > 86400 ? 86400000 : (int)(t * 1000);
@@ -62,16 +62,16 @@ void jma_free(jma_session *s)
 	free(s->opt_prefix);
 	free(s->opt_module);
 	free(s->opt_cache_dir);
-	jma_exec_ident_release(&s->ident);
+	sess_exec_ident_release(&s->ident);
 	free(s);
 }
 
-int jma_set_backend(jma_session *s, struct jma_backend *be)
+int sess_set_backend(jma_session *s, struct jma_backend *be)
 {
 	be->s = s;
 	if (s->be) {
 		be->ops->destroy(be);
-		return jma_fail(s, JMA_ERR_USAGE, -EALREADY, "session already open");
+		return sess_fail(s, JMA_ERR_USAGE, -EALREADY, "session already open");
 	}
 	s->be = be;
 	return 0;
@@ -80,7 +80,7 @@ int jma_set_backend(jma_session *s, struct jma_backend *be)
 int jma_exited(const jma_session *s)
 {
 	return !s->offline && (s->ident.pidfd >= 0 || s->ident.start) &&
-	       jma_exec_ident_same(s->pid, &s->ident) == -ESRCH;
+	       sess_exec_ident_same(s->pid, &s->ident) == -ESRCH;
 }
 
 int jma_attach(jma_session *s)
@@ -88,7 +88,7 @@ int jma_attach(jma_session *s)
 	int err;
 
 	if (!s->be)
-		return jma_fail(s, JMA_ERR_USAGE, -EINVAL, "session not open");
+		return sess_fail(s, JMA_ERR_USAGE, -EINVAL, "session not open");
 	if (s->attached)
 		return 0;
 	err = s->be->ops->begin(s->be);
@@ -112,7 +112,7 @@ uint64_t jma_held_ns(const jma_session *s)
 	return s->be && s->be->ops->held_ns ? s->be->ops->held_ns(s->be) : 0;
 }
 
-int jma_detach_keep(jma_session *s, int err)
+int sess_detach_keep(jma_session *s, int err)
 {
 	char keep[sizeof(s->err)];
 	enum jma_errkind kind = s->kind;
@@ -147,7 +147,7 @@ int jma_hold_begin(jma_session *s, int *own)
 
 int jma_hold_end(jma_session *s, int own, int err)
 {
-	int derr = own ? jma_detach_keep(s, err) : 0;
+	int derr = own ? sess_detach_keep(s, err) : 0;
 
 	return derr ? derr : err;
 }
@@ -158,9 +158,9 @@ int jma_target_info(jma_session *s, struct jma_target_info *out)
 	struct jma_target_info full, *info = &full;
 
 	if (!s->syms)
-		return jma_fail(s, JMA_ERR_USAGE, -EINVAL, "session not open");
+		return sess_fail(s, JMA_ERR_USAGE, -EINVAL, "session not open");
 	if (!c)
-		return jma_fail(s, JMA_ERR_MISSING, -ENOENT, "no jemalloc found in process %d",
+		return sess_fail(s, JMA_ERR_MISSING, -ENOENT, "no jemalloc found in process %d",
 				(int)s->pid);
 	memset(info, 0, sizeof(*info));
 	info->sz = sizeof(*info);
@@ -172,6 +172,6 @@ int jma_target_info(jma_session *s, struct jma_target_info *out)
 	if (s->be && s->be->ops->describe)
 		s->be->ops->describe(s->be, info);
 	if (sized_out(out, info, sizeof(*info), offsetof(struct jma_target_info, pid) + sizeof(pid_t)))
-		return jma_fail(s, JMA_ERR_USAGE, -EINVAL, "jma_target_info: its sz is not set");
+		return sess_fail(s, JMA_ERR_USAGE, -EINVAL, "jma_target_info: its sz is not set");
 	return 0;
 }

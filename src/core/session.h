@@ -27,7 +27,7 @@ struct jma_session {
 	uint64_t exec_mark;	/* jma_exec_mark(pid) before its symbols were read */
 	struct jma_exec_where exec_where;	/* where that mark's inputs are */
 	/* The symbols (symbols/symbols.h), NULL until open succeeded, and how
-	 * jma_free closes them: set by jma_set_syms (process/open.h). */
+	 * jma_free closes them: set by proc_set_syms (process/open.h). */
 	struct jma_syms *syms;
 	void (*syms_close)(struct jma_syms *sy);
 	const struct jma_copy *je;	/* the jemalloc copy in syms, NULL when none */
@@ -45,16 +45,16 @@ struct jma_session {
 
 /* Install @be (the session owns it from now on, also on failure: -EALREADY
  * when one is installed already). */
-int jma_set_backend(jma_session *s, struct jma_backend *be);
+int sess_set_backend(jma_session *s, struct jma_backend *be);
 
 /* The options' timeout of one call, in ms (10 s when unset, at most a day). */
-int jma_timeout_ms(const jma_session *s);
+int sess_timeout_ms(const jma_session *s);
 
 /* jma_detach, the error recorded last (message, kind, hints) kept for the
  * caller, whatever the backend's end noted meanwhile.  Returns 0, or the
  * failure to restore the target: that is the error then, as it matters
  * most, and when @err says an error was recorded before, its message
  * follows, "before that: ...".  (jma_hold_end's end.) */
-int jma_detach_keep(jma_session *s, int err);
+int sess_detach_keep(jma_session *s, int err);
 
 #endif

@@ -38,19 +38,19 @@ static int emu_begin(struct jma_backend *b)
 	Elf *elf;
 	int err;
 
-	if (!jma_syms_jemalloc(s->syms))
-		return jma_fail(s, JMA_ERR_MISSING, -ENOENT, "no jemalloc found in %s", e->o->what);
+	if (!syms_jemalloc(s->syms))
+		return sess_fail(s, JMA_ERR_MISSING, -ENOENT, "no jemalloc found in %s", e->o->what);
 	/* The CPU is the jemalloc module's machine. */
-	elf = jma_syms_jemalloc_elf(s->syms, &bias);
+	elf = syms_jemalloc_elf(s->syms, &bias);
 	if (!elf || !gelf_getehdr(elf, &eh))
-		return jma_fail(s, JMA_ERR_MISSING, -ENOEXEC, "preparing jemalloc's imports in the "
+		return sess_fail(s, JMA_ERR_MISSING, -ENOEXEC, "preparing jemalloc's imports in the "
 				"image: no ELF file for the jemalloc module");
 	if (!(arch = emu_arch_of(eh.e_machine)))
-		return jma_fail(s, JMA_ERR_MISSING, -ENOTSUP, "the jemalloc module of %s is code of "
+		return sess_fail(s, JMA_ERR_MISSING, -ENOTSUP, "the jemalloc module of %s is code of "
 				"ELF machine %u, which the emulator does not run (x86_64 and arm64 "
 				"only)", e->o->what, (unsigned)eh.e_machine);
 	if (emu_uc_load(msg, sizeof(msg)))
-		return jma_fail(s, JMA_ERR_MISSING, -ELIBACC, "emulation needs libunicorn (Debian "
+		return sess_fail(s, JMA_ERR_MISSING, -ELIBACC, "emulation needs libunicorn (Debian "
 				"package libunicorn2): %s", msg);
 	e->began_ns = att_now_ns();
 	err = e->o->prepare(e->o, s, &src, &lo, &hi, &n, &tp);
@@ -61,13 +61,13 @@ static int emu_begin(struct jma_backend *b)
 	free(hi);
 	if (!base) {
 		e->o->finish(e->o);
-		return jma_fail(s, JMA_ERR_TARGET, -ENOMEM, "no free address range for the emulator's "
+		return sess_fail(s, JMA_ERR_TARGET, -ENOMEM, "no free address range for the emulator's "
 				"own memory in %s", e->o->what);
 	}
 	err = emu_cpu_open(&e->cpu, arch, &src, base, tp, s->pid);
 	if (err) {
 		e->o->finish(e->o);
-		return jma_fail(s, JMA_ERR_TARGET, err, "starting the emulator: %s", strerror(-err));
+		return sess_fail(s, JMA_ERR_TARGET, err, "starting the emulator: %s", strerror(-err));
 	}
 	e->cpu.service_find = emu_service_find;
 	e->cpu.service_run = emu_service_run;
@@ -79,10 +79,10 @@ static int emu_begin(struct jma_backend *b)
 		emu_cpu_close(&e->cpu);
 		e->open = 0;
 		e->o->finish(e->o);
-		return jma_fail(s, JMA_ERR_MISSING, err, "preparing jemalloc's imports in the image: %s",
+		return sess_fail(s, JMA_ERR_MISSING, err, "preparing jemalloc's imports in the image: %s",
 				msg[0] ? msg : "writing a GOT slot");
 	}
-	jma_logf(s, JMA_LOG_INFO, "emulating %s jemalloc on a copy of %s (%d imports serviced, "
+	sess_logf(s, JMA_LOG_INFO, "emulating %s jemalloc on a copy of %s (%d imports serviced, "
 		 "thread pointer 0x%llx)", arch->m->name, e->o->what, err, (unsigned long long)tp);
 	return 0;
 }
@@ -93,7 +93,7 @@ static int emu_end(struct jma_backend *b)
 
 	if (!e->open)
 		return 0;
-	jma_logf(b->s, JMA_LOG_INFO, "emulation: %zu pages copied, %.1f ms", e->cpu.im.copied,
+	sess_logf(b->s, JMA_LOG_INFO, "emulation: %zu pages copied, %.1f ms", e->cpu.im.copied,
 		 (double)(att_now_ns() - e->began_ns) / 1e6);
 	emu_cpu_close(&e->cpu);
 	e->open = 0;
@@ -107,18 +107,18 @@ static int emu_end(struct jma_backend *b)
 static int emu_call(struct jma_backend *b, const struct jma_bcall *bc, uint64_t *ret)
 {
 	struct emu_be *e = (struct emu_be *)b;
-	int64_t left = e->began_ns + (int64_t)jma_timeout_ms(b->s) * 1000000 - att_now_ns();
+	int64_t left = e->began_ns + (int64_t)sess_timeout_ms(b->s) * 1000000 - att_now_ns();
 	int err;
 
 	if (left <= 0)
-		return jma_fail(b->s, JMA_ERR_UNSAFE, -ETIMEDOUT, "emulation: the calls so far took "
+		return sess_fail(b->s, JMA_ERR_UNSAFE, -ETIMEDOUT, "emulation: the calls so far took "
 				"the whole timeout (%d ms): no other call is started",
-				jma_timeout_ms(b->s));
+				sess_timeout_ms(b->s));
 	err = emu_cpu_run(&e->cpu, bc, (int)((left + 999999) / 1000000), ret);
 
 	emu_cpu_scratch_reset(&e->cpu);
 	if (err)
-		return jma_fail(b->s, err == -ETIMEDOUT ? JMA_ERR_UNSAFE :
+		return sess_fail(b->s, err == -ETIMEDOUT ? JMA_ERR_UNSAFE :
 				err == -ENOSYS ? JMA_ERR_MISSING : JMA_ERR_TARGET, err,
 				"emulation: %s", e->cpu.msg);
 	return 0;
@@ -130,7 +130,7 @@ static uint64_t emu_scratch(struct jma_backend *b, const void *data, size_t len,
 	uint64_t r = e->open ? emu_cpu_scratch(&e->cpu, data, len, align) : 0;
 
 	if (!r)
-		jma_fail(b->s, JMA_ERR_TARGET, -ENOSPC, "emulation: no scratch memory left");
+		sess_fail(b->s, JMA_ERR_TARGET, -ENOSPC, "emulation: no scratch memory left");
 	return r;
 }
 
@@ -160,9 +160,9 @@ static int emu_dump(struct jma_backend *b, const char *dir, const char *name, si
 	if (err)
 		return err;
 	if (!e->open || !e->cpu.dump)
-		return jma_fail(b->s, JMA_ERR_TARGET, -ENOENT, "prof.dump wrote no file");
+		return sess_fail(b->s, JMA_ERR_TARGET, -ENOENT, "prof.dump wrote no file");
 	if (e->cpu.dump_len > max)
-		return jma_fail(b->s, JMA_ERR_TARGET, -EFBIG, "prof.dump wrote %zu bytes, more "
+		return sess_fail(b->s, JMA_ERR_TARGET, -EFBIG, "prof.dump wrote %zu bytes, more "
 				"than a heap profile", e->cpu.dump_len);
 	*buf = e->cpu.dump;
 	*len = e->cpu.dump_len;
@@ -226,9 +226,9 @@ int emu_backend_install(jma_session *s, struct emu_origin *o)
 
 	if (!e) {
 		o->destroy(o);
-		return jma_fail(s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
+		return sess_fail(s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
 	}
 	e->be.ops = &emu_ops;
 	e->o = o;
-	return jma_set_backend(s, &e->be);
+	return sess_set_backend(s, &e->be);
 }

@@ -366,7 +366,7 @@ static int open_mapped(struct emu_core *c, struct emu_fmap *f)
 	for (size_t i = 0; i < c->nfiles; i++)
 		if (!strcmp(c->files[i].path, f->path) && c->files[i].offset == 0)
 			start = c->files[i].start;
-	mem_n = jma_build_id_at(core_read, c, start, mem_id, sizeof(mem_id));
+	mem_n = syms_build_id_at(core_read, c, start, mem_id, sizeof(mem_id));
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (elf)
 		file_n = dwelf_elf_gnu_build_id(elf, &file_id);

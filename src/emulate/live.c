@@ -63,24 +63,24 @@ static int hold_threads(struct live *l, jma_session *s, const pid_t *tids, size_
 
 	l->held = calloc(n, sizeof(*l->held));
 	if (!l->held)
-		return jma_fail(s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
+		return sess_fail(s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
 	for (size_t i = 0; i < n; i++) {
 		struct att_thread *t = &l->held[l->nheld];
 		int err;
 
 		if (!(s->opt.flags & JMA_F_FREEZE) && tids[i] != want)
 			continue;
-		jma_thread_setup(s, t, tids[i]);
+		proc_thread_setup(s, t, tids[i]);
 		err = att_thread_seize(t, 2000);
 		if (err && tids[i] != want)
 			continue;	/* a thread that just exited */
 		if (err)
-			return jma_fail_att(s, t, err == -EPERM ? JMA_ERR_ATTACH : jma_kind_of(err), err);
+			return proc_fail_att(s, t, err == -EPERM ? JMA_ERR_ATTACH : sess_kind_of(err), err);
 		l->nheld++;
 		if (tids[i] != want)
 			continue;
 		if ((err = arch_tls_base(tids[i], tp)))
-			return jma_fail(s, JMA_ERR_ATTACH, err, "reading the thread pointer of tid %d: %s",
+			return sess_fail(s, JMA_ERR_ATTACH, err, "reading the thread pointer of tid %d: %s",
 					(int)tids[i], strerror(-err));
 		found = 1;
 		l->o.tid = want;
@@ -91,7 +91,7 @@ static int hold_threads(struct live *l, jma_session *s, const pid_t *tids, size_
 			att_thread_detach(t);
 	}
 	if (!found)
-		return jma_fail(s, JMA_ERR_USAGE, -ESRCH, "thread %d is not a thread of process %d",
+		return sess_fail(s, JMA_ERR_USAGE, -ESRCH, "thread %d is not a thread of process %d",
 				(int)want, (int)l->pid);
 	return 0;
 }
@@ -106,15 +106,15 @@ static int live_prepare(struct emu_origin *o, jma_session *s, struct emu_source 
 	int err;
 
 	if ((err = att_proc_tasks(l->pid, &tids, &nt)))
-		return jma_fail(s, JMA_ERR_ATTACH, err, "listing threads of process %d: %s",
+		return sess_fail(s, JMA_ERR_ATTACH, err, "listing threads of process %d: %s",
 				(int)l->pid, strerror(-err));
 	err = hold_threads(l, s, tids, nt, want, tp);
 	free(tids);
 	if (!err && (s->opt.flags & JMA_F_FREEZE))
-		jma_logf(s, JMA_LOG_INFO, "freeze: %zu threads stopped while the copy is made",
+		sess_logf(s, JMA_LOG_INFO, "freeze: %zu threads stopped while the copy is made",
 			 l->nheld);
 	if (!err && (err = att_proc_maps(l->pid, &maps, &nm)))
-		jma_fail(s, JMA_ERR_ATTACH, err, "reading /proc/%d/maps: %s", (int)l->pid,
+		sess_fail(s, JMA_ERR_ATTACH, err, "reading /proc/%d/maps: %s", (int)l->pid,
 			 strerror(-err));
 	if (err) {
 		live_finish(o);
@@ -131,7 +131,7 @@ static int live_prepare(struct emu_origin *o, jma_session *s, struct emu_source 
 		free(*lo);
 		free(*hi);
 		live_finish(o);
-		return jma_fail(s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
+		return sess_fail(s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
 	}
 	*n = nm;
 	src->read_page = live_page;
@@ -161,15 +161,15 @@ int jma_open_emulated(jma_session *s, pid_t pid)
 	int err;
 
 	if (s->syms)
-		return jma_fail(s, JMA_ERR_USAGE, -EALREADY, "session already open");
-	err = jma_open_process(s, pid, &st);
+		return sess_fail(s, JMA_ERR_USAGE, -EALREADY, "session already open");
+	err = proc_open_process(s, pid, &st);
 	if (err)
 		return err;
 	if (!s->je)
 		return 0;	/* JMA_F_ANY_PROCESS: nothing to emulate */
 	l = calloc(1, sizeof(*l));
 	if (!l)
-		return jma_fail(s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
+		return sess_fail(s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
 	l->pid = pid;
 	l->st = st;
 	snprintf(l->what, sizeof(l->what), "process %d", (int)pid);

@@ -43,7 +43,7 @@ static int pm_page(void *arg, uint64_t addr, void *page)
 	const char *why = err ? emu_core_why(&p->core, addr) : NULL;
 
 	if (why)
-		jma_logf(p->s, JMA_LOG_WARN, "%s: 0x%llx is not in the image: %s", p->what,
+		sess_logf(p->s, JMA_LOG_WARN, "%s: 0x%llx is not in the image: %s", p->what,
 			 (unsigned long long)addr, why);
 	return err;
 }
@@ -73,7 +73,7 @@ static int pm_prepare(struct emu_origin *o, jma_session *s, struct emu_source *s
 	for (i = 0; s->opt.thread && i < c->nthreads && c->threads[i].tid != s->opt.thread; i++)
 		;
 	if (i == c->nthreads)
-		return jma_fail(s, JMA_ERR_USAGE, -ESRCH, "thread %d is not in %s",
+		return sess_fail(s, JMA_ERR_USAGE, -ESRCH, "thread %d is not in %s",
 				(int)s->opt.thread, o->what);
 	i = s->opt.thread ? i : 0;
 	*tp = c->threads[i].tp;
@@ -86,7 +86,7 @@ static int pm_prepare(struct emu_origin *o, jma_session *s, struct emu_source *s
 	if (!*lo || !*hi) {
 		free(*lo);
 		free(*hi);
-		return jma_fail(s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
+		return sess_fail(s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
 	}
 	for (i = 0; i < c->nsegs; i++, k++) {
 		(*lo)[k] = c->segs[i].vaddr;
@@ -158,25 +158,25 @@ static int core_syms(jma_session *s, struct postmortem *p, const char *core, con
 	int err;
 
 	if (sym_dwfl_new(&p->view, &pol, &d))
-		return jma_fail(s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
+		return sess_fail(s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
 	/* The file parsed, kept open until the session ends: libdwfl reads it
 	 * through the modules. */
 	p->core_elf = elf_begin(p->core.fd, ELF_C_READ_MMAP, NULL);
 	if (!p->core_elf || sym_dwfl_report_core(d, p->core_elf)) {
 		sym_dwfl_free(d);
-		return jma_fail(s, JMA_ERR_USAGE, -ENOEXEC, "core %s: %s", core, dwfl_errmsg(-1));
+		return sess_fail(s, JMA_ERR_USAGE, -ENOEXEC, "core %s: %s", core, dwfl_errmsg(-1));
 	}
-	err = jma_syms_from_core(d, s->pid, &so, &sy, msg, sizeof(msg));
+	err = syms_from_core(d, s->pid, &so, &sy, msg, sizeof(msg));
 	if (!err)
-		jma_set_syms(s, sy);
+		proc_set_syms(s, sy);
 	if (err == -EEXIST)
-		return jma_fail_hint(s, JMA_HINT_MODULE, JMA_ERR_USAGE, err, "%s", msg);
+		return sess_fail_hint(s, JMA_HINT_MODULE, JMA_ERR_USAGE, err, "%s", msg);
 	/* Files the core names missing here: a core from another machine's? */
 	if (err == -ENOENT && p->core.err[0])
-		return jma_fail_hint(s, p->core.sysroot ? 0 : JMA_HINT_SYSROOT, JMA_ERR_MISSING, err,
+		return sess_fail_hint(s, p->core.sysroot ? 0 : JMA_HINT_SYSROOT, JMA_ERR_MISSING, err,
 				     "%s (%s)", msg, p->core.err);
 	if (err)
-		return jma_fail_hint(s, err == -ENOENT ? JMA_HINT_SYSROOT : 0, JMA_ERR_MISSING, err,
+		return sess_fail_hint(s, err == -ENOENT ? JMA_HINT_SYSROOT : 0, JMA_ERR_MISSING, err,
 				     "%s%s", msg, err == -ENOENT ? "; are the files the core names "
 				     "(NT_FILE) present?" : "");
 	return 0;
@@ -189,17 +189,17 @@ int jma_open_core(jma_session *s, const char *core, const char *exe, const char 
 	int err;
 
 	if (s->syms)
-		return jma_fail(s, JMA_ERR_USAGE, -EALREADY, "session already open");
+		return sess_fail(s, JMA_ERR_USAGE, -EALREADY, "session already open");
 	p = calloc(1, sizeof(*p));
 	if (!p || (sysroot && !(p->sysroot = strdup(sysroot)))) {
 		free(p);
-		return jma_fail(s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
+		return sess_fail(s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
 	}
 	err = emu_core_open(&p->core, core, msg, sizeof(msg));
 	if (err) {
 		free(p->sysroot);
 		free(p);
-		return jma_fail(s, err == -ENOENT || err == -EACCES ? JMA_ERR_USAGE :
+		return sess_fail(s, err == -ENOENT || err == -EACCES ? JMA_ERR_USAGE :
 				err == -EIO || err == -EXDEV ? JMA_ERR_MISSING : JMA_ERR_USAGE, err,
 				"core %s: %s", core, msg);
 	}
@@ -220,7 +220,7 @@ int jma_open_core(jma_session *s, const char *core, const char *exe, const char 
 	p->o.status = pm_status;
 	p->o.destroy = pm_destroy;
 	if (emu_core_check_files(&p->core) == -ESTALE) {
-		jma_fail_hint(s, p->sysroot ? 0 : JMA_HINT_SYSROOT, JMA_ERR_MISSING, -ESTALE,
+		sess_fail_hint(s, p->sysroot ? 0 : JMA_HINT_SYSROOT, JMA_ERR_MISSING, -ESTALE,
 			      "core %s: %s", core, p->core.err);
 		pm_destroy(&p->o);
 		return -ESTALE;

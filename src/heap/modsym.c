@@ -240,7 +240,7 @@ struct modsym *modsym_new(jma_heap *h, Dwfl_Module *dm, int use_dwarf)
 		errno = -err;
 		return NULL;
 	}
-	if (jma_fdes_load(&t->fdes, dm)) {
+	if (syms_fdes_load(&t->fdes, dm)) {
 		modsym_free(t);
 		errno = ENOMEM;
 		return NULL;
@@ -255,7 +255,7 @@ void modsym_free(struct modsym *t)
 	free(t->fn);
 	free(t->sub);
 	free(t->inl);
-	jma_fdes_free(&t->fdes);
+	syms_fdes_free(&t->fdes);
 	free(t->cus);
 	free(t);
 }
@@ -463,7 +463,7 @@ int modsym_name(jma_heap *h, struct modsym *t, const struct heap_module *m, stru
 		file = dwfl_lineinfo(dl, NULL, &line, NULL, NULL, NULL);
 	l->frame = (uint32_t)h->nframes;
 	l->nframe = 0;
-	has_fde = !fn && !sub && !jma_fdes_start(&t->fdes, l->addr, &start);
+	has_fde = !fn && !sub && !syms_fdes_start(&t->fdes, l->addr, &start);
 	if (!fn && !sub && !has_fde)
 		fn = label_at(t, l->addr);
 	if (fn) {

@@ -37,7 +37,7 @@ int jma_allocated_total(jma_session *s, uint64_t *bytes, uint64_t *count)
 
 	*bytes = *count = 0;
 	if (v && v < JMA_JEVERSION(5, 0, 0))
-		return jma_fail(s, JMA_ERR_MISSING, -ENOTSUP, "jemalloc %u.%u.%u counts large "
+		return sess_fail(s, JMA_ERR_MISSING, -ENOTSUP, "jemalloc %u.%u.%u counts large "
 				"allocations by runs and chunks: no total before 5.0",
 				v >> 16, (v >> 8) & 0xff, v & 0xff);
 	if ((err = jma_hold_begin(s, &own)))

@@ -47,7 +47,7 @@ int jma_arena_act(jma_session *s, unsigned idx, const char *action)
 	char name[64];
 
 	if (!strcmp(action, "decay") && v && v < JMA_JEVERSION(4, 0, 0))
-		return jma_fail(s, JMA_ERR_MISSING, -ENOTSUP, "decay: jemalloc %u.%u.%u has no "
+		return sess_fail(s, JMA_ERR_MISSING, -ENOTSUP, "decay: jemalloc %u.%u.%u has no "
 				"arena.<i>.decay (added in 4.0); purge releases all dirty pages",
 				v >> 16, (v >> 8) & 0xff, v & 0xff);
 	snprintf(name, sizeof(name), "arena.%u.%s", idx, action);

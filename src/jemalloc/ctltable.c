@@ -350,7 +350,7 @@ int jma_ctl_lookup(const char *name, enum jma_type *type, unsigned *access)
 	return jma_ctl_lookup_v(name, 0, type, access);
 }
 
-int jma_ctl_versioned(const char *name)
+int ctl_is_versioned(const char *name)
 {
 	for (size_t i = 0; i < sizeof(versioned) / sizeof(*versioned); i++)
 		if (match(versioned[i].pattern, name))
@@ -390,7 +390,7 @@ static const struct ctl_span {
 	{ "thread.idle", V(5, 3, 0), 0 },
 };
 
-int jma_ctl_span(const char *name, uint32_t *since, uint32_t *until)
+int ctl_span_find(const char *name, uint32_t *since, uint32_t *until)
 {
 	for (size_t i = 0; i < sizeof(spans) / sizeof(*spans); i++)
 		if (match(spans[i].pattern, name)) {

@@ -6,10 +6,10 @@
 
 /* Does @name have rows for particular versions (so that its type depends on
  * the target's version)? */
-int jma_ctl_versioned(const char *name);
+int ctl_is_versioned(const char *name);
 
 /* The versions that have @name: [*since, *until), 0 for open ends.  Returns
  * 0 when the table does not know. */
-int jma_ctl_span(const char *name, uint32_t *since, uint32_t *until);
+int ctl_span_find(const char *name, uint32_t *since, uint32_t *until);
 
 #endif

@@ -64,16 +64,16 @@ static int not_in_version(jma_session *s, const char *name)
 {
 	uint32_t since, until, v;
 
-	if (strcmp(name, "version") && jma_ctl_span(name, &since, &until) &&
+	if (strcmp(name, "version") && ctl_span_find(name, &since, &until) &&
 	    (v = jma_jemalloc_version(s)) != 0) {
 		if (since && v < since)
-			return jma_fail(s, JMA_ERR_MISSING, -ENOENT, "%s is not in jemalloc " VER_FMT
+			return sess_fail(s, JMA_ERR_MISSING, -ENOENT, "%s is not in jemalloc " VER_FMT
 					" (added in " VER_FMT ")", name, VER_ARGS(v), VER_ARGS(since));
 		if (until && v >= until)
-			return jma_fail(s, JMA_ERR_MISSING, -ENOENT, "%s is not in jemalloc " VER_FMT
+			return sess_fail(s, JMA_ERR_MISSING, -ENOENT, "%s is not in jemalloc " VER_FMT
 					" (removed in " VER_FMT ")", name, VER_ARGS(v), VER_ARGS(until));
 	}
-	return jma_fail(s, JMA_ERR_TARGET, -ENOENT, "mallctl(\"%s\"): %s", name,
+	return sess_fail(s, JMA_ERR_TARGET, -ENOENT, "mallctl(\"%s\"): %s", name,
 			jma_mallctl_strerror(name, ENOENT));
 }
 
@@ -91,15 +91,15 @@ static int remote_mallctl(jma_session *s, const char *name, void *oldp, size_t *
 	int err;
 
 	if (!valid_name(name))
-		return jma_fail(s, JMA_ERR_USAGE, -EINVAL, "invalid mallctl name \"%.64s\"", name);
-	rname = jma_scratch(s, name, strlen(name) + 1, 1);
+		return sess_fail(s, JMA_ERR_USAGE, -EINVAL, "invalid mallctl name \"%.64s\"", name);
+	rname = sess_scratch(s, name, strlen(name) + 1, 1);
 	if (!rname)
 		return -ENOSPC;
 	if (oldp) {
 		if (cap > OLD_MAX)
-			return jma_fail(s, JMA_ERR_USAGE, -EINVAL, "old value buffer too large");
-		rold = jma_scratch(s, NULL, cap, 16);
-		roldlen = rold ? jma_scratch(s, &cap, sizeof(cap), 8) : 0;
+			return sess_fail(s, JMA_ERR_USAGE, -EINVAL, "old value buffer too large");
+		rold = sess_scratch(s, NULL, cap, 16);
+		roldlen = rold ? sess_scratch(s, &cap, sizeof(cap), 8) : 0;
 		if (!roldlen)
 			return -ENOSPC;
 	}
@@ -108,23 +108,23 @@ static int remote_mallctl(jma_session *s, const char *name, void *oldp, size_t *
 	c.args[2] = roldlen;
 	c.args[3] = rnew;
 	c.args[4] = newlen;
-	err = jma_call(s, &c, &ret);
+	err = sess_call(s, &c, &ret);
 	if (err)
 		return err;
 	if (oldp) {
-		err = jma_read(s, roldlen, &got, sizeof(got));
+		err = sess_read(s, roldlen, &got, sizeof(got));
 		if (!err) {
 			*oldlenp = got < cap ? got : cap;
-			err = jma_read(s, rold, oldp, *oldlenp);
+			err = sess_read(s, rold, oldp, *oldlenp);
 		}
 		if (err)
-			return jma_fail(s, JMA_ERR_TARGET, err, "reading the result of mallctl(\"%s\"): %s",
+			return sess_fail(s, JMA_ERR_TARGET, err, "reading the result of mallctl(\"%s\"): %s",
 					name, strerror(-err));
 	}
 	if ((int)ret == ENOENT)
 		return not_in_version(s, name);
 	if ((int)ret)
-		return jma_fail(s, JMA_ERR_TARGET, (int)ret, "mallctl(\"%s\"): %s", name,
+		return sess_fail(s, JMA_ERR_TARGET, (int)ret, "mallctl(\"%s\"): %s", name,
 				jma_mallctl_strerror(name, (int)ret));
 	return 0;
 }
@@ -137,7 +137,7 @@ int jma_mallctl(jma_session *s, const char *name, void *oldp, size_t *oldlenp, c
 
 	if (err)
 		return err;
-	if (newp && !(rnew = jma_scratch(s, newp, newlen, 16)))
+	if (newp && !(rnew = sess_scratch(s, newp, newlen, 16)))
 		err = -ENOSPC;
 	if (!err)
 		err = remote_mallctl(s, name, oldp, oldlenp, rnew, newp ? newlen : 0);
@@ -162,7 +162,7 @@ static int looks_like_string(jma_session *s, uint64_t addr)
 	char *str;
 	int trunc, ok = 0;
 
-	if (addr < 4096 || jma_read_str(s, addr, 256, &str, &trunc))
+	if (addr < 4096 || sess_read_str(s, addr, 256, &str, &trunc))
 		return 0;
 	if (!trunc && str[0]) {
 		ok = 1;
@@ -194,7 +194,7 @@ static int probe_size(jma_session *s, const char *name, unsigned char buf[8], si
 		if (err != -EINVAL || s->kind != JMA_ERR_TARGET)
 			return err;
 	}
-	return jma_fail_hint(s, JMA_HINT_TYPE, JMA_ERR_TARGET, -ENOTSUP, "mallctl(\"%s\"): its value "
+	return sess_fail_hint(s, JMA_HINT_TYPE, JMA_ERR_TARGET, -ENOTSUP, "mallctl(\"%s\"): its value "
 			     "is not a bool or a 4- or 8-byte number", name);
 }
 
@@ -215,7 +215,7 @@ static int probe_type(jma_session *s, const char *name, enum jma_type *type)
 		*type = looks_like_string(s, v) ? JMA_T_STRING : JMA_T_U64;
 		return 0;
 	default:
-		return jma_fail(s, JMA_ERR_TARGET, -ENOTSUP, "mallctl(\"%s\"): values of %zu bytes "
+		return sess_fail(s, JMA_ERR_TARGET, -ENOTSUP, "mallctl(\"%s\"): values of %zu bytes "
 				"are not supported", name, len);
 	}
 }
@@ -244,7 +244,7 @@ int jma_page_size(jma_session *s, uint64_t *page)
 	if (!err && !s->page)
 		s->page = len == sizeof(v) ? v : 0;
 	if (!err && !s->page)
-		err = jma_fail(s, JMA_ERR_TARGET, -EPROTO, "arenas.page had an unexpected size");
+		err = sess_fail(s, JMA_ERR_TARGET, -EPROTO, "arenas.page had an unexpected size");
 	*page = s->page;
 	return err;
 }
@@ -253,7 +253,7 @@ int jma_page_size(jma_session *s, uint64_t *page)
  * from the target only for the few names whose type changed. */
 static int lookup(jma_session *s, const char *name, enum jma_type *type, unsigned *access)
 {
-	return jma_ctl_lookup_v(name, jma_ctl_versioned(name) ? jma_jemalloc_version(s) : 0, type,
+	return jma_ctl_lookup_v(name, ctl_is_versioned(name) ? jma_jemalloc_version(s) : 0, type,
 				access);
 }
 
@@ -280,15 +280,15 @@ static int read_typed(jma_session *s, const char *name, enum jma_type type, stru
 	if (err)
 		return err;
 	if (len != want)
-		return jma_fail(s, JMA_ERR_TARGET, -EINVAL, "mallctl(\"%s\"): got %zu bytes, expected %zu",
+		return sess_fail(s, JMA_ERR_TARGET, -EINVAL, "mallctl(\"%s\"): got %zu bytes, expected %zu",
 				name, len, want);
 	if (type == JMA_T_SIZEP) {
 		size_t z;
 
 		memcpy(&p, buf, sizeof(p));
-		err = jma_read(s, p, &z, sizeof(z));
+		err = sess_read(s, p, &z, sizeof(z));
 		if (err)
-			return jma_fail(s, JMA_ERR_TARGET, err, "mallctl(\"%s\"): reading the counter "
+			return sess_fail(s, JMA_ERR_TARGET, err, "mallctl(\"%s\"): reading the counter "
 					"at 0x%llx: %s", name, (unsigned long long)p, strerror(-err));
 		return jma_value_from_bytes(JMA_T_SIZE, &z, sizeof(z), out);
 	}
@@ -300,9 +300,9 @@ static int read_typed(jma_session *s, const char *name, enum jma_type type, stru
 		out->type = JMA_T_STRING;
 		if (!p)
 			return 0;
-		err = jma_read_str(s, p, STR_MAX, &out->str, &trunc);
+		err = sess_read_str(s, p, STR_MAX, &out->str, &trunc);
 		if (err)
-			return jma_fail(s, JMA_ERR_TARGET, err, "mallctl(\"%s\"): reading its string at "
+			return sess_fail(s, JMA_ERR_TARGET, err, "mallctl(\"%s\"): reading its string at "
 					"0x%llx: %s", name, (unsigned long long)p, strerror(-err));
 		return 0;
 	}
@@ -329,7 +329,7 @@ int jma_get_as(jma_session *s, const char *name, enum jma_type as, struct jma_va
 	if (!err && as == JMA_T_UNKNOWN)
 		err = jma_ctl_type(s, name, &type, &access);
 	if (!err && (type == JMA_T_VOID || !(access & JMA_ACC_R)))
-		err = jma_fail(s, JMA_ERR_TARGET, -EPERM, "mallctl(\"%s\"): not readable (%s)", name,
+		err = sess_fail(s, JMA_ERR_TARGET, -EPERM, "mallctl(\"%s\"): not readable (%s)", name,
 			       type == JMA_T_VOID ? "an action" : "write-only");
 	if (!err)
 		err = read_typed(s, name, type, out);
@@ -348,13 +348,13 @@ static int place_value(jma_session *s, const struct jma_value *in, uint64_t *add
 		return 0;
 	}
 	if (in->type == JMA_T_STRING) {
-		if (in->str && !(p = jma_scratch(s, in->str, strlen(in->str) + 1, 1)))
+		if (in->str && !(p = sess_scratch(s, in->str, strlen(in->str) + 1, 1)))
 			return -ENOSPC;
-		*addr = jma_scratch(s, &p, sizeof(p), 8);
+		*addr = sess_scratch(s, &p, sizeof(p), 8);
 		*len = sizeof(p);
 	} else {
 		*len = jma_type_size(in->type);
-		*addr = jma_scratch(s, &in->b, *len, 16);
+		*addr = sess_scratch(s, &in->b, *len, 16);
 	}
 	return *addr ? 0 : -ENOSPC;
 }
@@ -366,14 +366,14 @@ static int explain_decay_time(jma_session *s, const char *name)
 	int err = read_typed(s, "opt.purge", JMA_T_STRING, &purge);
 
 	if (!err && purge.str && strcmp(purge.str, "decay")) {
-		err = jma_fail(s, JMA_ERR_MISSING, -ENOTSUP, "%s: this jemalloc purges by \"%s\" "
+		err = sess_fail(s, JMA_ERR_MISSING, -ENOTSUP, "%s: this jemalloc purges by \"%s\" "
 			       "(opt.purge); decay times apply only with purge:decay, set at start "
 			       "(MALLOC_CONF=purge:decay)", name, purge.str);
 		jma_value_clear(&purge);
 		return err;
 	}
 	jma_value_clear(&purge);
-	return jma_fail(s, JMA_ERR_TARGET, -EFAULT, "mallctl(\"%s\"): EFAULT: jemalloc refused "
+	return sess_fail(s, JMA_ERR_TARGET, -EFAULT, "mallctl(\"%s\"): EFAULT: jemalloc refused "
 			"the value (-1, or seconds within its limits)", name);
 }
 
@@ -396,7 +396,7 @@ int jma_set(jma_session *s, const char *name, const struct jma_value *in, struct
 		access = JMA_ACC_R | JMA_ACC_W;
 	}
 	if (type != in->type) {
-		err = jma_fail(s, JMA_ERR_USAGE, -EINVAL, "%s is a %s, not a %s", name,
+		err = sess_fail(s, JMA_ERR_USAGE, -EINVAL, "%s is a %s, not a %s", name,
 			       jma_type_name(type), jma_type_name(in->type));
 		goto out;
 	}
@@ -418,7 +418,7 @@ int jma_set(jma_session *s, const char *name, const struct jma_value *in, struct
 			int trunc;
 			memcpy(&p, buf, sizeof(p));
 			old->type = JMA_T_STRING;
-			if (p && jma_read_str(s, p, STR_MAX, &old->str, &trunc))
+			if (p && sess_read_str(s, p, STR_MAX, &old->str, &trunc))
 				old->type = JMA_T_UNKNOWN;
 		} else if (!err) {
 			jma_value_from_bytes(type, buf, len, old);

@@ -32,14 +32,14 @@ int jma_prof_check(jma_session *s)
 	if (err && !(err == -ENOENT && s->kind == JMA_ERR_TARGET))
 		return err;
 	if (err || !on)
-		return jma_fail_hint(s, JMA_HINT_SAMPLE, JMA_ERR_MISSING, -ENOTSUP, "jemalloc in %s "
+		return sess_fail_hint(s, JMA_HINT_SAMPLE, JMA_ERR_MISSING, -ENOTSUP, "jemalloc in %s "
 				     "was built without --enable-prof: heap profiling is not available",
 				     c->path);
 	err = get_bool(s, "opt.prof", &on);
 	if (err && !(err == -ENOENT && s->kind == JMA_ERR_TARGET))
 		return err;
 	if (err || !on)
-		return jma_fail_hint(s, JMA_HINT_SAMPLE, JMA_ERR_MISSING, -ENOTSUP, "opt.prof is false; "
+		return sess_fail_hint(s, JMA_HINT_SAMPLE, JMA_ERR_MISSING, -ENOTSUP, "opt.prof is false; "
 				     "profiling can only be enabled at start: restart with "
 				     "%s=prof:true,prof_active:false", c->conf_env);
 	return 0;
@@ -54,7 +54,7 @@ static void warn_stale_threads(jma_session *s)
 	uint32_t v = jma_jemalloc_version(s);
 
 	if (v >= JMA_JEVERSION(5, 2, 0) && v < JMA_JEVERSION(5, 3, 0))
-		jma_logf(s, JMA_LOG_WARN, "jemalloc %u.%u.%u does not sample threads that allocated "
+		sess_logf(s, JMA_LOG_WARN, "jemalloc %u.%u.%u does not sample threads that allocated "
 			 "while prof.active was false (upstream issues 1605, 2231; fixed in 5.3.0): "
 			 "their sites will be missing; start with prof_active:true to profile them",
 			 v >> 16, (v >> 8) & 0xff, v & 0xff);
@@ -117,7 +117,7 @@ int jma_prof_dump(jma_session *s, char **buf, size_t *len)
 	err = jma_prof_check(s);
 	if (!err) {
 		prefix_dir(s, pref, sizeof(pref));
-		err = jma_dump(s, pref[0] ? pref : NULL, DUMP_FILE, DUMP_MAX, write_dump, NULL,
+		err = sess_dump(s, pref[0] ? pref : NULL, DUMP_FILE, DUMP_MAX, write_dump, NULL,
 			       buf, len);
 	}
 	return jma_hold_end(s, here, err);

@@ -63,9 +63,9 @@ int jma_stats_print(jma_session *s, const char *opts, jma_write_fn write, void *
 	int here, err;
 
 	if (jma_stats_opts_valid(opts))
-		return jma_fail(s, JMA_ERR_USAGE, -EINVAL, "invalid stats options \"%.40s\": use the "
+		return sess_fail(s, JMA_ERR_USAGE, -EINVAL, "invalid stats options \"%.40s\": use the "
 				"letters J g m d a b l x e h", opts);
-	jma_expect_text(s);
+	sess_expect_text(s);
 	err = jma_hold_begin(s, &here);
 	if (err)
 		return err;
@@ -73,27 +73,27 @@ int jma_stats_print(jma_session *s, const char *opts, jma_write_fn write, void *
 	c.fn = je->fn_stats_print;
 	v = opts && strchr(opts, 'J') ? jma_jemalloc_version(s) : 0;
 	if (v && v < JMA_JEVERSION(4, 3, 0))
-		err = jma_fail_hint(s, JMA_HINT_TEXT, JMA_ERR_MISSING, -ENOTSUP, "jemalloc %u.%u.%u "
+		err = sess_fail_hint(s, JMA_HINT_TEXT, JMA_ERR_MISSING, -ENOTSUP, "jemalloc %u.%u.%u "
 				    "prints no JSON statistics (added in 4.3.0)", v >> 16,
 				    (v >> 8) & 0xff, v & 0xff);
 	else if (!c.fn)
-		err = jma_fail(s, JMA_ERR_MISSING, -ENOTSUP, "%smalloc_stats_print not found in %s",
+		err = sess_fail(s, JMA_ERR_MISSING, -ENOTSUP, "%smalloc_stats_print not found in %s",
 			       je->prefix, je->path);
-	if (!err && opts && *opts && !(ropts = jma_scratch(s, opts, strlen(opts) + 1, 1)))
+	if (!err && opts && *opts && !(ropts = sess_scratch(s, opts, strlen(opts) + 1, 1)))
 		err = -ENOSPC;
 	if (!err) {
 		/* malloc_stats_print(write_cb, cbopaque, opts) */
 		c.args[1] = 0;
 		c.args[2] = ropts;
-		cap.deadline = jma_clock_ns(CLOCK_MONOTONIC) + (int64_t)jma_timeout_ms(s) * STATS_TIME_TIMEOUTS * 1000000;
-		c.total_ms = jma_timeout_ms(s) * (STATS_TIME_TIMEOUTS + 1);
-		err = jma_call(s, &c, &ret);
-		jma_logf(s, JMA_LOG_DEBUG, "stats: %zu bytes in %u callback(s)", cap.bytes, cap.chunks);
+		cap.deadline = jma_clock_ns(CLOCK_MONOTONIC) + (int64_t)sess_timeout_ms(s) * STATS_TIME_TIMEOUTS * 1000000;
+		c.total_ms = sess_timeout_ms(s) * (STATS_TIME_TIMEOUTS + 1);
+		err = sess_call(s, &c, &ret);
+		sess_logf(s, JMA_LOG_DEBUG, "stats: %zu bytes in %u callback(s)", cap.bytes, cap.chunks);
 		if (cap.over) {
 			char why[256];
 
 			snprintf(why, sizeof(why), "%s", err ? jma_errmsg(s) : "it returned");
-			err = jma_fail(s, JMA_ERR_UNSAFE, cap.over, "the statistics report went on "
+			err = sess_fail(s, JMA_ERR_UNSAFE, cap.over, "the statistics report went on "
 				       "past %s: %zu bytes passed on, the rest refused; %s",
 				       cap.over == -EFBIG ? "64 MiB" : "6 times the timeout",
 				       cap.bytes, why);

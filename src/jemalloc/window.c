@@ -15,7 +15,7 @@ static int wait_for(jma_session *s, double secs, volatile sig_atomic_t *stop)
 {
 	if (!jma_sleep_until(jma_clock_s(CLOCK_MONOTONIC) + secs, 0.1, stop))
 		return 0;
-	return jma_fail(s, JMA_ERR_UNSAFE, -EINTR, "prof window: stopped by a signal");
+	return sess_fail(s, JMA_ERR_UNSAFE, -EINTR, "prof window: stopped by a signal");
 }
 
 static void step(const struct jma_prof_window_opts *o, enum jma_prof_window_step k, bool was)
@@ -50,12 +50,12 @@ static int prof_window(jma_session *s, const struct jma_prof_window_opts *o, str
 
 	memset(w, 0, sizeof(*w));
 	if (!(o->seconds > 0))
-		return jma_fail(s, JMA_ERR_USAGE, -EINVAL, "prof window: the window must be longer than 0 s");
+		return sess_fail(s, JMA_ERR_USAGE, -EINVAL, "prof window: the window must be longer than 0 s");
 	step(o, JMA_PROF_WINDOW_BASE, false);
 	if ((err = jma_prof_dump(s, &w->base, &w->base_len)))
 		goto fail;
 	if (stop && *stop) {
-		err = jma_fail(s, JMA_ERR_UNSAFE, -EINTR, "prof window: stopped by a signal");
+		err = sess_fail(s, JMA_ERR_UNSAFE, -EINTR, "prof window: stopped by a signal");
 		goto fail;
 	}
 	if ((err = jma_prof_set_active(s, true, &w->was)))
@@ -86,9 +86,9 @@ int jma_prof_window(jma_session *s, const struct jma_prof_window_opts *opts, str
 	int err;
 
 	if (sized_of(w) < offsetof(struct jma_prof_window, was) + sizeof(w->was))
-		return jma_fail(s, JMA_ERR_USAGE, -EINVAL, "prof window: the result's sz is not set");
+		return sess_fail(s, JMA_ERR_USAGE, -EINVAL, "prof window: the result's sz is not set");
 	if ((err = SIZED_IN(opts, &o)))
-		return jma_fail(s, JMA_ERR_USAGE, err, "prof window: its options' sz is not that "
+		return sess_fail(s, JMA_ERR_USAGE, err, "prof window: its options' sz is not that "
 				"of a struct jma_prof_window_opts this library knows");
 	err = prof_window(s, &o, &full);
 	full.sz = sizeof(full);

@@ -25,7 +25,7 @@ static int read_u64(pid_t view, const char *dir, const char *file, uint64_t *v)
 	int fd, err;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	fd = view ? jma_tfs_open(view, path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW) :
+	fd = view ? att_tfs_open(view, path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW) :
 		    open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return view ? fd : -errno;
@@ -74,7 +74,7 @@ static void room_under(pid_t view, const char *dir, const char *limit, const cha
 	}
 }
 
-int jma_cgmem_room_dir(pid_t view, const char *dir, const char *top, int v2, uint64_t *room,
+int proc_cgmem_room_dir(pid_t view, const char *dir, const char *top, int v2, uint64_t *room,
 		       char *which, size_t len)
 {
 	char cur[4096];
@@ -124,7 +124,7 @@ static int usual_mount(int v2, const char *cg, char *point, size_t plen, char *r
 	return 0;
 }
 
-int jma_cgmem_mount(char *mountinfo, int v2, char *point, size_t plen, char *root, size_t rlen)
+int proc_cgmem_mount(char *mountinfo, int v2, char *point, size_t plen, char *root, size_t rlen)
 {
 	char *line, *save = NULL;
 	int found = -ENOENT;
@@ -151,7 +151,7 @@ int jma_cgmem_mount(char *mountinfo, int v2, char *point, size_t plen, char *roo
 	return found;
 }
 
-int jma_cgmem_line(char *line, char **cg)
+int proc_cgmem_line(char *line, char **cg)
 {
 	char *ctl = strchr(line, ':'), *path = ctl ? strchr(ctl + 1, ':') : NULL, *tok, *save;
 
@@ -168,7 +168,7 @@ int jma_cgmem_line(char *line, char **cg)
 	return -1;
 }
 
-const char *jma_cgmem_under(const char *cg, const char *root)
+const char *proc_cgmem_under(const char *cg, const char *root)
 {
 	size_t rl = strcmp(root, "/") ? strlen(root) : 0;
 	const char *rest = cg + rl, *up;
@@ -189,7 +189,7 @@ static int mount_in(const char *path, int v2, char *point, size_t plen, char *ro
 
 	if (err)
 		return err;
-	err = jma_cgmem_mount(mounts, v2, point, plen, root, rlen);
+	err = proc_cgmem_mount(mounts, v2, point, plen, root, rlen);
 	free(mounts);
 	return err;
 }
@@ -207,20 +207,20 @@ static int room_in(pid_t pid, int v2, const char *cg, uint64_t *room, char *whic
 
 	if (!usual_mount(v2, cg, point, sizeof(point), root, sizeof(root)) ||
 	    !mount_in("/proc/self/mountinfo", v2, point, sizeof(point), root, sizeof(root))) {
-		if ((rest = jma_cgmem_under(cg, root))) {
+		if ((rest = proc_cgmem_under(cg, root))) {
 			snprintf(dir, sizeof(dir), "%s%s", point, rest);
-			return jma_cgmem_room_dir(0, dir, point, v2, room, which, len);
+			return proc_cgmem_room_dir(0, dir, point, v2, room, which, len);
 		}
 	}
 	snprintf(path, sizeof(path), "/proc/%d/mountinfo", (int)pid);
 	if (mount_in(path, v2, point, sizeof(point), root, sizeof(root)) ||
-	    !(rest = jma_cgmem_under(cg, root)))
+	    !(rest = proc_cgmem_under(cg, root)))
 		return 0;	/* mounted nowhere that shows it: no limit we can see */
 	snprintf(dir, sizeof(dir), "%s%s", point, rest);
-	return jma_cgmem_room_dir(pid, dir, point, v2, room, which, len);
+	return proc_cgmem_room_dir(pid, dir, point, v2, room, which, len);
 }
 
-int jma_cgmem_room(pid_t pid, uint64_t *room, char *which, size_t len)
+int proc_cgmem_room(pid_t pid, uint64_t *room, char *which, size_t len)
 {
 	char path[64], *buf, *line, *save = NULL, *v1 = NULL, *v2 = NULL;
 	int err;
@@ -234,7 +234,7 @@ int jma_cgmem_room(pid_t pid, uint64_t *room, char *which, size_t len)
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char *cg;
 
-		switch (jma_cgmem_line(line, &cg)) {
+		switch (proc_cgmem_line(line, &cg)) {
 		case 0: v1 = cg; break;
 		case 1: v2 = cg; break;
 		}

@@ -22,7 +22,7 @@
  * memory.usage_in_bytes).  Paths in our view (@view 0) or in process @view's
  * (read as that process, targetfs.h).  *room = UINT64_MAX without a limit;
  * @which gets the limiting file.  0 or -errno. */
-int jma_cgmem_room_dir(pid_t view, const char *dir, const char *top, int v2, uint64_t *room,
+int proc_cgmem_room_dir(pid_t view, const char *dir, const char *top, int v2, uint64_t *room,
 		       char *which, size_t len);
 
 /* Where cgroup @cg lies below a mount of its hierarchy whose root is @root
@@ -30,21 +30,21 @@ int jma_cgmem_room_dir(pid_t view, const char *dir, const char *top, int v2, uin
  * append to the mount point ("" for the root itself), or NULL when that mount
  * does not show it -- a sibling subtree, or above it ("/../x", a cgroup
  * outside our cgroup namespace). */
-const char *jma_cgmem_under(const char *cg, const char *root);
+const char *proc_cgmem_under(const char *cg, const char *root);
 
 /* A line of /proc/PID/cgroup, split in place: 1 for cgroup2's "0::PATH", 0
  * for a v1 hierarchy with memory among its controllers ("4:memory:PATH",
  * "3:cpu,memory:PATH"), -1 for any other line; *@cg = PATH. */
-int jma_cgmem_line(char *line, char **cg);
+int proc_cgmem_line(char *line, char **cg);
 
 /* From @mountinfo (the text of /proc/self/mountinfo, split in place): the
  * mount point of cgroup2 (@v2) or of v1's memory hierarchy, and the cgroup
  * path its root stands for.  0 or -ENOENT. */
-int jma_cgmem_mount(char *mountinfo, int v2, char *point, size_t plen, char *root, size_t rlen);
+int proc_cgmem_mount(char *mountinfo, int v2, char *point, size_t plen, char *root, size_t rlen);
 
 /* The same for process @pid's memory cgroup (found through /proc/PID/cgroup
  * and our mounts, else the target's).  *room = UINT64_MAX when it has none we
  * can see. */
-int jma_cgmem_room(pid_t pid, uint64_t *room, char *which, size_t len);
+int proc_cgmem_room(pid_t pid, uint64_t *room, char *which, size_t len);
 
 #endif

@@ -6,7 +6,7 @@
 #include "process/dump.h"
 #include "attach/targetfs.h"
 
-void jma_dump_sweep(jma_session *s, const char *used, const char *name)
+void proc_dump_sweep(jma_session *s, const char *used, const char *name)
 {
 	char parent[sizeof(((struct jma_tfs_dir *)0)->path)];
 	char *slash;
@@ -17,13 +17,13 @@ void jma_dump_sweep(jma_session *s, const char *used, const char *name)
 	if (!slash)
 		return;
 	slash[slash == parent] = '\0';
-	n = jma_tfs_sweep(s->pid, parent, name);
+	n = att_tfs_sweep(s->pid, parent, name);
 	if (n > 0)
-		jma_logf(s, JMA_LOG_INFO, "removed %d private dump director%s in %s that a killed "
+		sess_logf(s, JMA_LOG_INFO, "removed %d private dump director%s in %s that a killed "
 			 "jemattach had left", n, n == 1 ? "y" : "ies", parent);
 }
 
-int jma_dump_private(jma_session *s, const char *dir, const char *name, size_t max,
+int proc_dump_private(jma_session *s, const char *dir, const char *name, size_t max,
 		     jma_dump_fn write, void *arg, char **buf, size_t *len, char *used,
 		     size_t usedlen)
 {
@@ -33,9 +33,9 @@ int jma_dump_private(jma_session *s, const char *dir, const char *name, size_t m
 	int err, rm;
 
 	used[0] = '\0';
-	err = jma_tfs_private(s->pid, dir, &d);
+	err = att_tfs_private(s->pid, dir, &d);
 	if (err)
-		return jma_fail(s, JMA_ERR_TARGET, err, "process %d has no directory it can write "
+		return sess_fail(s, JMA_ERR_TARGET, err, "process %d has no directory it can write "
 				"the dump to (tried %s%s/tmp, /var/tmp, /dev/shm: read-only, not "
 				"writable for its user, or writable by another user)", (int)s->pid, pref,
 				pref[0] ? ", " : "");
@@ -44,27 +44,27 @@ int jma_dump_private(jma_session *s, const char *dir, const char *name, size_t m
 	err = write(s, file, arg);
 	if (err)
 		goto remove;
-	jma_logf(s, JMA_LOG_DEBUG, "prof.dump wrote %s (in process %d's own filesystem view; a "
+	sess_logf(s, JMA_LOG_DEBUG, "prof.dump wrote %s (in process %d's own filesystem view; a "
 		 "private directory in %s)", file, (int)s->pid, pref[0] ?
 		 "the directory of opt.prof_prefix" : "the first of /tmp, /var/tmp, /dev/shm");
 	/* The file is complete: prof.dump returned after closing it. */
-	err = jma_tfs_private_read(&d, name, max, buf, len);
+	err = att_tfs_private_read(&d, name, max, buf, len);
 	if (err == -EPERM)
-		err = jma_fail(s, JMA_ERR_UNSAFE, err, "the dump %s in process %d's view was "
+		err = sess_fail(s, JMA_ERR_UNSAFE, err, "the dump %s in process %d's view was "
 			       "replaced: not a regular file of uid %u with one link on its "
 			       "directory's mount; not read", file, (int)s->pid, (unsigned)d.uid);
 	else if (err)
-		err = jma_fail(s, JMA_ERR_TARGET, err, "reading the dump %s in process %d's root: %s",
+		err = sess_fail(s, JMA_ERR_TARGET, err, "reading the dump %s in process %d's root: %s",
 			       file, (int)s->pid, strerror(-err));
 	else
-		jma_logf(s, JMA_LOG_DEBUG, "read %zu bytes of it back through /proc/%d/root with "
+		sess_logf(s, JMA_LOG_DEBUG, "read %zu bytes of it back through /proc/%d/root with "
 			 "uid %u's rights", *len, (int)s->pid, (unsigned)d.uid);
 remove:
-	rm = jma_tfs_private_remove(&d, name);
+	rm = att_tfs_private_remove(&d, name);
 	if (!rm)
-		jma_logf(s, JMA_LOG_DEBUG, "removed %s and the dump", d.path);
+		sess_logf(s, JMA_LOG_DEBUG, "removed %s and the dump", d.path);
 	else
-		jma_logf(s, JMA_LOG_WARN, "could not remove %s in process %d's root: %s", d.path,
+		sess_logf(s, JMA_LOG_WARN, "could not remove %s in process %d's root: %s", d.path,
 			 (int)s->pid, strerror(-rm));
 	return err;
 }

@@ -11,7 +11,7 @@ static void log_cb(void *arg, int level, const char *msg)
 		s->opt.log(s->opt.log_arg, level, msg);
 }
 
-void jma_thread_setup(jma_session *s, struct att_thread *t, pid_t tid)
+void proc_thread_setup(jma_session *s, struct att_thread *t, pid_t tid)
 {
 	att_thread_init(t, s->pid, tid);
 	t->log = log_cb;
@@ -19,7 +19,7 @@ void jma_thread_setup(jma_session *s, struct att_thread *t, pid_t tid)
 	t->log_level = s->opt.log_level;
 }
 
-int jma_fail_att(jma_session *s, const struct att_thread *t, enum jma_errkind kind, int err)
+int proc_fail_att(jma_session *s, const struct att_thread *t, enum jma_errkind kind, int err)
 {
-	return jma_fail(s, kind, err, "%s", t->err[0] ? t->err : strerror(-err));
+	return sess_fail(s, kind, err, "%s", t->err[0] ? t->err : strerror(-err));
 }

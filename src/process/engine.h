@@ -8,9 +8,9 @@
 
 /* A thread of the session's process, ready to seize, logging through the
  * session's callback. */
-void jma_thread_setup(jma_session *s, struct att_thread *t, pid_t tid);
+void proc_thread_setup(jma_session *s, struct att_thread *t, pid_t tid);
 
 /* Record the attach engine's message for @err (from @t->err when set). */
-int jma_fail_att(jma_session *s, const struct att_thread *t, enum jma_errkind kind, int err);
+int proc_fail_att(jma_session *s, const struct att_thread *t, enum jma_errkind kind, int err);
 
 #endif

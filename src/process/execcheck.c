@@ -25,7 +25,7 @@ static uint64_t mark_of(pid_t pid, uint64_t rnd_at, uint64_t vdso)
 	return (rnd[0] ^ rnd[1] ^ vdso) ?: 1;
 }
 
-uint64_t jma_exec_mark_at(pid_t pid, struct jma_exec_where *w)
+uint64_t proc_exec_mark_at(pid_t pid, struct jma_exec_where *w)
 {
 	static const uint64_t types[3] = { AT_RANDOM, AT_SYSINFO_EHDR, AT_BASE };
 	uint64_t at[3];
@@ -41,17 +41,17 @@ uint64_t jma_exec_mark_at(pid_t pid, struct jma_exec_where *w)
 
 uint64_t jma_exec_mark(pid_t pid)
 {
-	return jma_exec_mark_at(pid, NULL);
+	return proc_exec_mark_at(pid, NULL);
 }
 
-int jma_exec_check(const struct att_map *maps, size_t n, const char *path, uint64_t fn)
+int proc_exec_check(const struct att_map *maps, size_t n, const char *path, uint64_t fn)
 {
 	const struct att_map *m = att_maps_find(maps, n, fn);
 
 	return m && m->perms[2] == 'x' && m->path && !strcmp(m->path, path) ? 0 : -ENOEXEC;
 }
 
-int jma_exec_same(pid_t pid, uint64_t mark, const struct jma_exec_where *w)
+int proc_exec_same(pid_t pid, uint64_t mark, const struct jma_exec_where *w)
 {
 	/* The 16 bytes where they were: a new program has new ones (drawn at
 	 * each exec), there or elsewhere, so auxv need not be read again. */
@@ -91,7 +91,7 @@ static uint64_t code_files(pid_t pid)
 	return h;
 }
 
-int jma_exec_loading(pid_t pid, uint64_t mark, const struct att_map *read, size_t nread,
+int proc_exec_loading(pid_t pid, uint64_t mark, const struct att_map *read, size_t nread,
 		     int wait_ms)
 {
 	uint64_t before = code_files(pid);

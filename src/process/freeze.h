@@ -22,16 +22,16 @@ struct jma_freeze {
 
 /* Stop every candidate thread, refusing (and undoing) if one is inside
  * jemalloc.  Returns 0 or -errno with the message in @s. */
-int jma_freeze_all(jma_session *s, struct jma_freeze *fz, const struct att_candidate *c, size_t n);
+int proc_freeze_all(jma_session *s, struct jma_freeze *fz, const struct att_candidate *c, size_t n);
 /* The same, keeping every thread stopped even when one is inside jemalloc
  * (a warning says which): for readers of memory only, never before a call. */
-int jma_freeze_all_anyway(jma_session *s, struct jma_freeze *fz, const struct att_candidate *c,
+int proc_freeze_all_anyway(jma_session *s, struct jma_freeze *fz, const struct att_candidate *c,
 			  size_t n);
 /* Move frozen thread @tid out into @out: -ESRCH if it is not frozen. */
-int jma_freeze_take(struct jma_freeze *fz, pid_t tid, struct att_thread *out);
+int proc_freeze_take(struct jma_freeze *fz, pid_t tid, struct att_thread *out);
 /* Give a restored thread back to the frozen set (released if that fails). */
-void jma_freeze_put(struct jma_freeze *fz, struct att_thread *t);
+void proc_freeze_put(struct jma_freeze *fz, struct att_thread *t);
 /* Let every frozen thread go. */
-void jma_thaw_all(struct jma_freeze *fz);
+void proc_thaw_all(struct jma_freeze *fz);
 
 #endif

@@ -27,13 +27,13 @@ int jma_open(jma_session *s, pid_t pid)
 	const struct jma_copy *c;
 	struct att_status st;
 	struct jma_backend *be;
-	int err = jma_open_process(s, pid, &st);
+	int err = proc_open_process(s, pid, &st);
 
 	if (err)
 		return err;
 	if (!(be = ptrace_new(&st)))
-		return jma_fail(s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
-	if ((err = jma_set_backend(s, be)))
+		return sess_fail(s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
+	if ((err = sess_set_backend(s, be)))
 		return err;
 	c = s->je;
 	if (!c)
@@ -43,10 +43,10 @@ int jma_open(jma_session *s, pid_t pid)
 	if (err)
 		return err;
 	if (!c->fn_stats_print && c->fn_mallctl)
-		jma_logf(s, JMA_LOG_WARN, "%smalloc_stats_print not found: stats will not work",
+		sess_logf(s, JMA_LOG_WARN, "%smalloc_stats_print not found: stats will not work",
 			 c->prefix);
-	jma_logf(s, JMA_LOG_INFO, "jemalloc in %s (prefix \"%s\")%s", c->path, c->prefix,
-		 jma_syms_cached(s->syms) ? ", known from the cache" : "");
+	sess_logf(s, JMA_LOG_INFO, "jemalloc in %s (prefix \"%s\")%s", c->path, c->prefix,
+		 syms_cached(s->syms) ? ", known from the cache" : "");
 	return 0;
 }
 
@@ -59,11 +59,11 @@ static uint64_t find_restorer(struct ptrace_be *p)
 	size_t n;
 
 	if (!p->restorer)
-		p->restorer = jma_syms_restorer(s->syms);
+		p->restorer = syms_restorer(s->syms);
 	/* Maps read while the loader was still mapping the program lack libc:
 	 * once more on fresh ones. */
-	if (!p->restorer && !jma_syms_refresh_maps(s->syms)) {
-		const struct att_map *fresh = jma_syms_maps(s->syms, &n);
+	if (!p->restorer && !syms_refresh_maps(s->syms)) {
+		const struct att_map *fresh = syms_maps(s->syms, &n);
 
 		if (att_restorer_find(s->pid, fresh, n, &p->restorer))
 			p->restorer = 0;
@@ -75,14 +75,14 @@ static int ptrace_begin(struct jma_backend *b)
 {
 	struct ptrace_be *p = (struct ptrace_be *)b;
 	jma_session *s = b->s;
-	const struct jma_copy *je = jma_syms_jemalloc(s->syms);
+	const struct jma_copy *je = syms_jemalloc(s->syms);
 	const struct att_map *maps;
 	char why[128];
 	size_t n;
 	int err;
 
 	if (!je)
-		return jma_fail(s, JMA_ERR_MISSING, -ENOENT, "no jemalloc found in process %d",
+		return sess_fail(s, JMA_ERR_MISSING, -ENOENT, "no jemalloc found in process %d",
 				(int)s->pid);
 	/* Its PID may be another process's by now (checked again once stopped). */
 	if ((err = ptrace_fail_exited(s)))
@@ -91,16 +91,16 @@ static int ptrace_begin(struct jma_backend *b)
 	 * for the first, a new one for each later command of a session),
 	 * jemalloc looked for in it; a stopped candidate only compares the exec
 	 * mark (execcheck.h). */
-	if (p->begun++ && (err = jma_syms_refresh_maps(s->syms)))
-		return jma_fail(s, JMA_ERR_ATTACH, err, "reading /proc/%d/maps: %s", (int)s->pid,
+	if (p->begun++ && (err = syms_refresh_maps(s->syms)))
+		return sess_fail(s, JMA_ERR_ATTACH, err, "reading /proc/%d/maps: %s", (int)s->pid,
 				strerror(-err));
-	maps = jma_syms_maps(s->syms, &n);
+	maps = syms_maps(s->syms, &n);
 	/* A copy taken stripped (JMA_F_STRIPPED: a census reads it) has no
 	 * entry point known. */
 	if (!je->fn_mallctl)
-		return jma_fail(s, JMA_ERR_MISSING, -ENOTSUP, "jemalloc in %s is stripped of its "
+		return sess_fail(s, JMA_ERR_MISSING, -ENOTSUP, "jemalloc in %s is stripped of its "
 				"symbols: nothing in it can be called", je->path);
-	if (jma_exec_check(maps, n, je->path, je->fn_mallctl))
+	if (proc_exec_check(maps, n, je->path, je->fn_mallctl))
 		return ptrace_fail_exec(s);
 	if (!find_restorer(p) && !(s->opt.flags & JMA_F_FORCE)) {
 		/* (ptrace_refuse_engine says so when an exec or the loader is why.) */
@@ -119,7 +119,7 @@ static int told(struct ptrace_be *p, int err)
 {
 	if ((err == -EREMOTE || err == -ETIMEDOUT) && !p->told_mem) {
 		p->told_mem = 1;
-		jma_logf(p->be.s, JMA_LOG_WARN, "%s", att_mem_why());
+		sess_logf(p->be.s, JMA_LOG_WARN, "%s", att_mem_why());
 	}
 	return err;
 }
@@ -139,7 +139,7 @@ static int ptrace_dump(struct jma_backend *b, const char *dir, const char *name,
 {
 	struct ptrace_be *p = (struct ptrace_be *)b;
 	char used[sizeof(p->dumped)];
-	int err = jma_dump_private(b->s, dir, name, max, write, arg, buf, len, used, sizeof(used));
+	int err = proc_dump_private(b->s, dir, name, max, write, arg, buf, len, used, sizeof(used));
 
 	/* Swept at end, once the thread is given back. */
 	if (used[0]) {

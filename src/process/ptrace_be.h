@@ -17,7 +17,7 @@
  *                    (refused, unless forced, where nothing takes it safely)
  *
  * Every function returns 0 or -errno with the message recorded in the
- * session (jma_fail), unless it says otherwise; the thread choice's "try
+ * session (sess_fail), unless it says otherwise; the thread choice's "try
  * the next" is > 0, its reason in a caller's buffer.
  */
 #ifndef JMA_PROCESS_PTRACE_BE_H

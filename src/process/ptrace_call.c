@@ -22,19 +22,19 @@ static int thread_lost(int err)
 
 /* End the attachment after the call failed with @err (recorded), the thread
  * given back now.  Returns @err, its message kept -- or the failure to give
- * the thread back, which is the error then (jma_detach_keep).  A timeout's
+ * the thread back, which is the error then (sess_detach_keep).  A timeout's
  * message goes on to name the threads likely to hold the lock. */
 static int call_abandon(jma_session *s, int err)
 {
-	int derr = jma_detach_keep(s, err);
+	int derr = sess_detach_keep(s, err);
 
 	if (derr)
 		return derr;
 	if (err == -ETIMEDOUT) {
-		jma_explain_stall(s);
+		proc_explain_stall(s);
 		/* A copy of the process is read without a call, taking no lock
 		 * (the call may be left running meanwhile). */
-		jma_add_hints(s, JMA_HINT_EMULATE | JMA_HINT_TIMEOUT);
+		sess_add_hints(s, JMA_HINT_EMULATE | JMA_HINT_TIMEOUT);
 	}
 	return err;
 }
@@ -51,17 +51,17 @@ int ptrace_call(struct jma_backend *b, const struct jma_bcall *bc, uint64_t *ret
 		att_scratch_reset(&p->th);
 		return err;
 	}
-	c.timeout_ms = jma_timeout_ms(s);
+	c.timeout_ms = sess_timeout_ms(s);
 	c.total_ms = bc->total_ms;
 	c.grace_ms = c.timeout_ms;
 	err = att_call(&p->th, &c, ret);
 	if (c.sink && p->stray)
-		jma_logf(s, JMA_LOG_WARN, "the call also wrote %zu bytes to fd 2 of process %d "
+		sess_logf(s, JMA_LOG_WARN, "the call also wrote %zu bytes to fd 2 of process %d "
 			 "(jemalloc's own messages): taken, not printed", p->stray, (int)s->pid);
 	att_scratch_reset(&p->th);
 	if (!err)
 		return 0;
-	err = jma_fail_att(s, &p->th, jma_kind_of(err), err);
+	err = proc_fail_att(s, &p->th, sess_kind_of(err), err);
 	return thread_lost(err) ? call_abandon(s, err) : err;
 }
 
@@ -72,6 +72,6 @@ uint64_t ptrace_scratch(struct jma_backend *b, const void *data, size_t len, siz
 			  : att_scratch_alloc(&p->th, len, align);
 
 	if (!r)
-		jma_fail_att(b->s, &p->th, JMA_ERR_TARGET, -ENOSPC);
+		proc_fail_att(b->s, &p->th, JMA_ERR_TARGET, -ENOSPC);
 	return r;
 }

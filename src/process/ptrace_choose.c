@@ -85,7 +85,7 @@ static int hijack_failed(struct ptrace_be *p, const struct att_candidate *c, int
 	}
 	snprintf(why, len, "%s", t->err);
 	ptrace_give_back(p);
-	return err == -ENOSPC || err == -EFAULT ? 1 : jma_fail(p->be.s, JMA_ERR_TARGET, err, "%s", why);
+	return err == -ENOSPC || err == -EFAULT ? 1 : sess_fail(p->be.s, JMA_ERR_TARGET, err, "%s", why);
 }
 
 /* The stopped, hijacked @c: 0 when calls may run in it; else it goes back,
@@ -115,7 +115,7 @@ static int unsuitable_stopped(struct ptrace_be *p, const struct att_candidate *c
 			ptrace_give_back(p);
 			return 1;
 		}
-		jma_logf(s, JMA_LOG_WARN, "using tid %d although it is inside jemalloc (%s): forced",
+		sess_logf(s, JMA_LOG_WARN, "using tid %d although it is inside jemalloc (%s): forced",
 			 (int)c->tid, where);
 	}
 	return 0;
@@ -128,7 +128,7 @@ static int try_thread(struct ptrace_be *p, const struct att_candidate *c, char *
 	jma_session *s = p->be.s;
 	int err;
 
-	/* Under --freeze already stopped (and checked) by jma_freeze_all. */
+	/* Under --freeze already stopped (and checked) by proc_freeze_all. */
 	if (!p->fz.t && (err = unsuitable_running(p, c, why, len)))
 		return err;
 	if ((err = ptrace_seize(p, c->tid, why, len)))
@@ -164,9 +164,9 @@ static void chosen(struct ptrace_be *p, const struct att_candidate *c)
 						     : "fallback engine (forced): ",
 		 p->th.engine == ATT_ENGINE_SIGFRAME ? "" : p->th.engine_why,
 		 p->waited);
-	jma_logf(s, JMA_LOG_INFO, "using tid %d (%s), %s", (int)c->tid, c->comm, p->tid_why);
+	sess_logf(s, JMA_LOG_INFO, "using tid %d (%s), %s", (int)c->tid, c->comm, p->tid_why);
 	if (p->th.engine != ATT_ENGINE_SIGFRAME)
-		jma_logf(s, JMA_LOG_WARN, "tid %d: fallback call engine (forced): %s; if jemattach "
+		sess_logf(s, JMA_LOG_WARN, "tid %d: fallback call engine (forced): %s; if jemattach "
 			 "dies during a call, process %d dies too (SIGSEGV at address 0x%x)",
 			 (int)c->tid, p->th.engine_why, (int)s->pid, (unsigned)ATT_RET_SENTINEL);
 }
@@ -199,7 +199,7 @@ static int try_list(struct ptrace_be *p, const struct att_candidate *c, size_t n
 			chosen(p, &c[i]);
 			return 0;
 		}
-		jma_logf(s, JMA_LOG_INFO, "skipping tid %d: %s", (int)c[i].tid, why);
+		sess_logf(s, JMA_LOG_INFO, "skipping tid %d: %s", (int)c[i].tid, why);
 	}
 	return err;
 }
@@ -230,19 +230,19 @@ static int pick_thread(struct ptrace_be *p, char *why, size_t len, int *attached
 		err = att_select_threads(s->pid, s->opt.thread, 0, &c, &n);
 	}
 	if (err == -ESRCH && s->opt.thread)
-		return jma_fail(s, JMA_ERR_USAGE, err, "thread %d is not a thread of process %d",
+		return sess_fail(s, JMA_ERR_USAGE, err, "thread %d is not a thread of process %d",
 				(int)s->opt.thread, (int)s->pid);
 	if (err)
-		return jma_fail(s, JMA_ERR_ATTACH, err, "listing threads of process %d: %s",
+		return sess_fail(s, JMA_ERR_ATTACH, err, "listing threads of process %d: %s",
 				(int)s->pid, strerror(-err));
-	if ((s->opt.flags & JMA_F_FREEZE) && (err = jma_freeze_all(s, &p->fz, c, n))) {
+	if ((s->opt.flags & JMA_F_FREEZE) && (err = proc_freeze_all(s, &p->fz, c, n))) {
 		free(c);
 		return err;
 	}
 	err = try_list(p, c, n, tried, why, len, attached);
 	free(c);
 	if (!*attached)
-		jma_thaw_all(&p->fz);
+		proc_thaw_all(&p->fz);
 	return err;
 }
 
@@ -275,12 +275,12 @@ static int none_usable(struct ptrace_be *p, const char *why, int wait_ms)
 	if ((err = ptrace_fail_loading(s, JMA_LOADING_WAIT_MS)))
 		return err;
 	if (p->restart_tid)
-		return jma_fail_hint(s, JMA_HINT_FORCE | JMA_HINT_RETRY, JMA_ERR_UNSAFE, -EAGAIN,
+		return sess_fail_hint(s, JMA_HINT_FORCE | JMA_HINT_RETRY, JMA_ERR_UNSAFE, -EAGAIN,
 				     "no thread of process %d can be borrowed: %s, and it was still "
 				     "there after %d ms; if jemattach died during a fallback call the "
 				     "process would die too: refused", (int)s->pid, p->restart_why,
 				     wait_ms);
-	return jma_fail(s, JMA_ERR_UNSAFE, -EAGAIN, "no thread of process %d is safe to use%s%s",
+	return sess_fail(s, JMA_ERR_UNSAFE, -EAGAIN, "no thread of process %d is safe to use%s%s",
 			(int)s->pid, why[0] ? "; last: " : "", why);
 }
 
@@ -289,7 +289,7 @@ int ptrace_choose(struct ptrace_be *p)
 	jma_session *s = p->be.s;
 	char why[512] = "";
 	int err, attached = 0;
-	int wait_ms = jma_timeout_ms(s) < RESTART_WAIT_MS ? jma_timeout_ms(s) : RESTART_WAIT_MS;
+	int wait_ms = sess_timeout_ms(s) < RESTART_WAIT_MS ? sess_timeout_ms(s) : RESTART_WAIT_MS;
 	int64_t t0 = 0, deadline = 0;
 
 	p->waited[0] = '\0';
@@ -308,7 +308,7 @@ int ptrace_choose(struct ptrace_be *p)
 		if (!deadline) {
 			t0 = att_now_ns();
 			deadline = t0 + (int64_t)wait_ms * 1000000;
-			jma_logf(s, JMA_LOG_INFO, "tid %d is in restart_syscall (a timed wait resumed "
+			sess_logf(s, JMA_LOG_INFO, "tid %d is in restart_syscall (a timed wait resumed "
 				 "after an earlier stop); waiting up to %d ms for it to return",
 				 (int)rt, wait_ms);
 		}
@@ -316,7 +316,7 @@ int ptrace_choose(struct ptrace_be *p)
 			break;
 		snprintf(p->waited, sizeof(p->waited), ", after waiting %.0f ms for tid %d to leave "
 			 "restart_syscall", (double)(att_now_ns() - t0) / 1e6, (int)rt);
-		jma_logf(s, JMA_LOG_INFO, "tid %d left restart_syscall after %.1f ms", (int)rt,
+		sess_logf(s, JMA_LOG_INFO, "tid %d left restart_syscall after %.1f ms", (int)rt,
 			 (double)(att_now_ns() - t0) / 1e6);
 	}
 	return none_usable(p, why, wait_ms);

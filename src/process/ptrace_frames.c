@@ -27,7 +27,7 @@
 static void read_stack(jma_session *s, pid_t tid, uint64_t sp, struct att_stack *stk)
 {
 	size_t nm;
-	const struct att_map *maps = jma_syms_maps(s->syms, &nm), *m = att_maps_find(maps, nm, sp);
+	const struct att_map *maps = syms_maps(s->syms, &nm), *m = att_maps_find(maps, nm, sp);
 	struct att_map *fresh = NULL;
 	uint64_t end;
 	void *buf;
@@ -55,7 +55,7 @@ static void read_stack(jma_session *s, pid_t tid, uint64_t sp, struct att_stack 
 static int in_loader(jma_session *s, uint64_t pc)
 {
 	size_t n;
-	const struct att_map *maps = jma_syms_maps(s->syms, &n);
+	const struct att_map *maps = syms_maps(s->syms, &n);
 	uint64_t ld_base = s->exec_where.ld_base;
 	const struct att_map *m = att_maps_find(maps, n, pc), *ld = att_maps_find(maps, n, ld_base);
 
@@ -64,7 +64,7 @@ static int in_loader(jma_session *s, uint64_t pc)
 
 static int frame_kind(jma_session *s, uint64_t at)
 {
-	if (jma_syms_in_jemalloc(s->syms, at))
+	if (syms_in_jemalloc(s->syms, at))
 		return PTRACE_FRAMES_JEMALLOC;
 	return in_loader(s, at) ? PTRACE_FRAMES_LOADER : PTRACE_FRAMES_OK;
 }
@@ -90,24 +90,24 @@ int ptrace_frames_unsafe(jma_session *s, const struct att_thread *t, char *where
 
 	/* The pc alone settles it: no stack to read. */
 	if (found) {
-		jma_syms_describe(s->syms, pc, where, len);
+		syms_describe(s->syms, pc, where, len);
 		return found;
 	}
 	read_stack(s, t->tid, arch_sp(&t->saved_gp), &stk);
-	maps = jma_syms_maps(s->syms, &nm);
+	maps = syms_maps(s->syms, &nm);
 	n = att_unwind(s->pid, t->tid, &stk, maps, nm, pcs, MAX_FRAMES, &complete);
 	/* Frame 0 is the pc; the callers' are return addresses: the call
 	 * instruction is just before. */
 	for (int i = 1; i < n && !found; i++) {
 		found = frame_kind(s, pcs[i] - 1);
 		if (found)
-			jma_syms_describe(s->syms, pcs[i] - 1, where, len);
+			syms_describe(s->syms, pcs[i] - 1, where, len);
 	}
 	w = stk.buf;
 	for (size_t i = 0; !found && !complete && i < stk.len / 8; i++)
-		if (w[i] > 4096 && jma_syms_in_jemalloc(s->syms, w[i] - 1)) {
+		if (w[i] > 4096 && syms_in_jemalloc(s->syms, w[i] - 1)) {
 			char d[200];
-			jma_syms_describe(s->syms, w[i] - 1, d, sizeof(d));
+			syms_describe(s->syms, w[i] - 1, d, sizeof(d));
 			snprintf(where, len, "%s (return address found on its stack)", d);
 			found = PTRACE_FRAMES_JEMALLOC;
 		}
@@ -124,12 +124,12 @@ int ptrace_frames_known_unsafe(jma_session *s, const struct att_candidate *c, ch
 {
 	uint64_t pcs[MAX_FRAMES];
 	size_t nm;
-	const struct att_map *maps = jma_syms_maps(s->syms, &nm);
+	const struct att_map *maps = syms_maps(s->syms, &nm);
 	int n = c->sp ? att_unwind_at(s->pid, c->tid, c->sp, c->pc, maps, nm, pcs, MAX_FRAMES) : 0;
 
 	for (int i = 0; i < n; i++)
-		if (jma_syms_in_jemalloc(s->syms, pcs[i] - (i > 0))) {
-			jma_syms_describe(s->syms, pcs[i] - (i > 0), where, len);
+		if (syms_in_jemalloc(s->syms, pcs[i] - (i > 0))) {
+			syms_describe(s->syms, pcs[i] - (i > 0), where, len);
 			return 1;
 		}
 	return 0;

@@ -24,9 +24,9 @@ static int cgmem_check(jma_session *s)
 
 	if (s->opt.flags & JMA_F_FORCE)
 		return 0;
-	if (jma_cgmem_room(s->pid, &room, which, sizeof(which)) || room >= JMA_CGMEM_FIRST_CALL)
+	if (proc_cgmem_room(s->pid, &room, which, sizeof(which)) || room >= JMA_CGMEM_FIRST_CALL)
 		return 0;
-	return jma_fail_hint(s, JMA_HINT_FORCE, JMA_ERR_UNSAFE, -ENOMEM, "process %d has %llu KiB "
+	return sess_fail_hint(s, JMA_HINT_FORCE, JMA_ERR_UNSAFE, -ENOMEM, "process %d has %llu KiB "
 			     "left under its memory cgroup's limit (%s); a first call into it can cost "
 			     "up to %lu KiB and could get it OOM-killed: refused",
 			(int)s->pid, (unsigned long long)(room / 1024), which,
@@ -37,11 +37,11 @@ int ptrace_refuse_open(jma_session *s)
 {
 	char msg[sizeof(s->err)];
 	size_t nm;
-	const struct att_map *maps = jma_syms_maps(s->syms, &nm);
+	const struct att_map *maps = syms_maps(s->syms, &nm);
 	int err = att_call_check_sentinels(s->pid, maps, nm, msg, sizeof(msg));
 
 	if (err)
-		return jma_fail(s, JMA_ERR_UNSAFE, err, "%s", msg);
+		return sess_fail(s, JMA_ERR_UNSAFE, err, "%s", msg);
 	return cgmem_check(s);
 }
 
@@ -52,35 +52,35 @@ int ptrace_refuse_stuck(jma_session *s)
 {
 	struct jma_holder h;
 	char msg[sizeof(s->err)];
-	int err = jma_stuck_find(s, &h);
+	int err = proc_stuck_find(s, &h);
 
 	if (err <= 0)
 		return 0;	/* a listing that failed fails again, clearly, in begin */
 	if (s->opt.flags & JMA_F_FORCE) {
-		jma_holder_format(s, &h, "calling anyway (forced)", "the call may wait for it "
+		proc_holder_format(s, &h, "calling anyway (forced)", "the call may wait for it "
 				  "until the timeout", 0, msg, sizeof(msg));
-		jma_logf(s, JMA_LOG_WARN, "%s", msg);
+		sess_logf(s, JMA_LOG_WARN, "%s", msg);
 		return 0;
 	}
-	jma_holder_format(s, &h, s->opt.flags & JMA_F_FREEZE ? "freeze refused" : "refused",
+	proc_holder_format(s, &h, s->opt.flags & JMA_F_FREEZE ? "freeze refused" : "refused",
 			  "a call would wait for that lock", 1, msg, sizeof(msg));
-	return jma_fail_hint(s, JMA_HINT_FORCE | JMA_HINT_EMULATE, JMA_ERR_UNSAFE, -EAGAIN, "%s", msg);
+	return sess_fail_hint(s, JMA_HINT_FORCE | JMA_HINT_EMULATE, JMA_ERR_UNSAFE, -EAGAIN, "%s", msg);
 }
 
 int ptrace_fail_exited(jma_session *s)
 {
-	if (!jma_exec_ident_same(s->pid, &s->ident))
+	if (!sess_exec_ident_same(s->pid, &s->ident))
 		return 0;
-	return jma_fail(s, JMA_ERR_ATTACH, -ESRCH, "process %d exited", (int)s->pid);
+	return sess_fail(s, JMA_ERR_ATTACH, -ESRCH, "process %d exited", (int)s->pid);
 }
 
 int ptrace_fail_exec(jma_session *s)
 {
 	if (!s->exec_mark)
-		return jma_fail(s, JMA_ERR_ATTACH, -ENOEXEC, "process %d: its AT_RANDOM bytes could "
+		return sess_fail(s, JMA_ERR_ATTACH, -ENOEXEC, "process %d: its AT_RANDOM bytes could "
 				"not be read or are zeros, so whether it still runs the program read "
 				"cannot be told: refused", (int)s->pid);
-	return jma_fail(s, JMA_ERR_ATTACH, -ENOEXEC, "process %d executed a new program since "
+	return sess_fail(s, JMA_ERR_ATTACH, -ENOEXEC, "process %d executed a new program since "
 			"jemattach read its symbols", (int)s->pid);
 }
 
@@ -88,7 +88,7 @@ int ptrace_fail_changed(jma_session *s)
 {
 	int err = ptrace_fail_exited(s);
 
-	if (!err && jma_exec_same(s->pid, s->exec_mark, &s->exec_where) == -ENOEXEC)
+	if (!err && proc_exec_same(s->pid, s->exec_mark, &s->exec_where) == -ENOEXEC)
 		err = ptrace_fail_exec(s);
 	return err;
 }
@@ -100,13 +100,13 @@ int ptrace_fail_changed(jma_session *s)
 int ptrace_fail_loading(jma_session *s, int wait_ms)
 {
 	size_t n;
-	const struct att_map *maps = jma_syms_maps(s->syms, &n);
+	const struct att_map *maps = syms_maps(s->syms, &n);
 
-	if (!jma_exec_loading(s->pid, s->exec_mark, maps, n, wait_ms))
+	if (!proc_exec_loading(s->pid, s->exec_mark, maps, n, wait_ms))
 		return 0;
-	if (jma_exec_same(s->pid, s->exec_mark, &s->exec_where) == -ENOEXEC)
+	if (proc_exec_same(s->pid, s->exec_mark, &s->exec_where) == -ENOEXEC)
 		return ptrace_fail_exec(s);
-	return jma_fail_hint(s, JMA_HINT_RETRY, JMA_ERR_ATTACH, -EAGAIN, "process %d was loading "
+	return sess_fail_hint(s, JMA_HINT_RETRY, JMA_ERR_ATTACH, -EAGAIN, "process %d was loading "
 			     "code when jemattach read its maps (a program it had just executed, or a "
 			     "library)", (int)s->pid);
 }
@@ -125,7 +125,7 @@ int ptrace_refuse_engine(jma_session *s, const char *why)
 
 	if (err || (err = ptrace_fail_loading(s, JMA_LOADING_WAIT_MS)))
 		return err;
-	return jma_fail_hint(s, JMA_HINT_FORCE | JMA_HINT_EMULATE, JMA_ERR_UNSAFE, -ENOTSUP, "%s: only "
+	return sess_fail_hint(s, JMA_HINT_FORCE | JMA_HINT_EMULATE, JMA_ERR_UNSAFE, -ENOTSUP, "%s: only "
 			     "the fallback call engine could call into process %d, and if jemattach "
 			     "died during a call the process would die too: refused", why, (int)s->pid);
 }

@@ -56,7 +56,7 @@ static int app_has_logger(struct ptrace_be *p)
 
 	if (p->text_checked)
 		return p->has_logger;
-	at = jma_syms_malloc_message(s->syms);
+	at = syms_malloc_message(s->syms);
 	p->text_checked = 1;
 	p->has_logger = at && (att_mem_read(s->pid, at, &v, sizeof(v)) || v != 0);
 	return p->has_logger;
@@ -76,10 +76,10 @@ static uint64_t find_sink(struct ptrace_be *p)
 	if (p->sink_known)
 		return p->sink;
 	p->sink_known = 1;
-	maps = jma_syms_maps(s->syms, &n);
+	maps = syms_maps(s->syms, &n);
 	if (att_sink_find(s->pid, maps, n, &p->sink)) {
 		p->sink = 0;
-		jma_logf(s, JMA_LOG_INFO, "no text sink (getpid-like code) in process %d",
+		sess_logf(s, JMA_LOG_INFO, "no text sink (getpid-like code) in process %d",
 			 (int)s->pid);
 		return 0;
 	}
@@ -87,8 +87,8 @@ static uint64_t find_sink(struct ptrace_be *p)
 	if (!s->opt.log || s->opt.log_level < JMA_LOG_INFO)
 		return p->sink;
 	ms = (double)(att_now_ns() - t0) / 1e6;
-	jma_syms_describe(s->syms, p->sink, where, sizeof(where));
-	jma_logf(s, JMA_LOG_INFO, "text taken at %s, a harmless system call of the process "
+	syms_describe(s->syms, p->sink, where, sizeof(where));
+	sess_logf(s, JMA_LOG_INFO, "text taken at %s, a harmless system call of the process "
 		 "(found in %.3f ms): a report cut short by our death is dropped there", where, ms);
 	return p->sink;
 }
@@ -97,7 +97,7 @@ void ptrace_expect_text(struct jma_backend *b)
 {
 	struct ptrace_be *p = (struct ptrace_be *)b;
 
-	if (!jma_syms_jemalloc(b->s->syms))
+	if (!syms_jemalloc(b->s->syms))
 		return;
 	/* A later command of a session: is the sink still there? */
 	if (p->sink && att_sink_check(b->s->pid, p->sink))
@@ -145,7 +145,7 @@ int ptrace_route_text(struct ptrace_be *p, const struct jma_bcall *bc, struct at
 	c->cb_arg = (void *)bc;
 	if (sigframe && find_sink(p)) {
 		if (bc->text_arg + 1 >= (int)bc->nargs)
-			return jma_fail(s, JMA_ERR_USAGE, -EINVAL, "a text callback without its "
+			return sess_fail(s, JMA_ERR_USAGE, -EINVAL, "a text callback without its "
 					"opaque argument");
 		c->args[bc->text_arg] = p->sink;
 		c->args[bc->text_arg + 1] = ATT_SINK_COOKIE;
@@ -156,13 +156,13 @@ int ptrace_route_text(struct ptrace_be *p, const struct jma_bcall *bc, struct at
 		return 0;
 	}
 	if (sigframe && !(s->opt.flags & JMA_F_FORCE))
-		return jma_fail_hint(s, JMA_HINT_FORCE | JMA_HINT_EMULATE, JMA_ERR_UNSAFE, -ENOTSUP,
+		return sess_fail_hint(s, JMA_HINT_FORCE | JMA_HINT_EMULATE, JMA_ERR_UNSAFE, -ENOTSUP,
 				     "process %d has no code to take the text through safely (a "
 				     "getpid-like `mov $NR,%%eax; syscall; ret`): should jemattach die "
 				     "during the call, the rest of the text would go to the process's "
 				     "stderr: refused", (int)s->pid);
 	if (sigframe && !app_has_logger(p)) {
-		jma_logf(s, JMA_LOG_WARN, "no text sink in process %d (forced): should jemattach "
+		sess_logf(s, JMA_LOG_WARN, "no text sink in process %d (forced): should jemattach "
 			 "die during the call, the rest of the text goes to its stderr", (int)s->pid);
 		c->cb = NULL;
 		c->args[bc->text_arg] = 0;
@@ -171,7 +171,7 @@ int ptrace_route_text(struct ptrace_be *p, const struct jma_bcall *bc, struct at
 		return 0;
 	}
 	if (sigframe)
-		jma_logf(s, JMA_LOG_WARN, "no text sink in process %d, and the application set its "
+		sess_logf(s, JMA_LOG_WARN, "no text sink in process %d, and the application set its "
 			 "own malloc_message (forced): this text comes through a fault address; a "
 			 "death of jemattach during it would kill the process", (int)s->pid);
 	c->args[bc->text_arg] = ATT_CB_SENTINEL;

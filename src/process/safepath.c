@@ -31,7 +31,7 @@ static long sudo_id(const char *var)
 	return errno || *end || id < 0 || id > 0x7fffffffL ? -1 : id;
 }
 
-int jma_path_trusted_uid(uid_t uid)
+int proc_path_trusted_uid(uid_t uid)
 {
 	return uid == 0 || uid == getuid() || uid == geteuid() || (long)uid == sudo_id("SUDO_UID");
 }
@@ -116,7 +116,7 @@ static int follow(struct walk *w, struct jma_path_at *at, const char *c, size_t 
 	return 0;
 }
 
-int jma_path_walk(const char *path, struct jma_path_at *at, char *msg, size_t len)
+int proc_path_walk(const char *path, struct jma_path_at *at, char *msg, size_t len)
 {
 	struct walk w = { .cur = -1, .rest = malloc(2 * PATH_MAX) };
 	const char *p;
@@ -174,7 +174,7 @@ int jma_path_walk(const char *path, struct jma_path_at *at, char *msg, size_t le
 			snprintf(msg, len, "%s: %s", at->shown, strerror(-err));
 			goto fail;
 		}
-		if (S_ISLNK(st.st_mode) && !jma_path_trusted_uid(st.st_uid)) {
+		if (S_ISLNK(st.st_mode) && !proc_path_trusted_uid(st.st_uid)) {
 			err = -EPERM;
 			show(at->shown, sizeof(at->shown), c, clen);
 			snprintf(msg, len, "%s is a symlink owned by another user (uid %u): not "
@@ -232,7 +232,7 @@ fail:
 	return err;
 }
 
-int jma_path_dir_private(int dirfd, const char *shown, int *sticky, char *msg, size_t len)
+int proc_path_dir_private(int dirfd, const char *shown, int *sticky, char *msg, size_t len)
 {
 	struct stat st;
 
@@ -242,7 +242,7 @@ int jma_path_dir_private(int dirfd, const char *shown, int *sticky, char *msg, s
 		snprintf(msg, len, "%s: %s", shown, strerror(errno));
 		return -errno;
 	}
-	if (!jma_path_trusted_uid(st.st_uid)) {
+	if (!proc_path_trusted_uid(st.st_uid)) {
 		snprintf(msg, len, "directory %s belongs to another user (uid %u): refused, as "
 			 "that user could put anything in place of the file", shown, (unsigned)st.st_uid);
 		return -EPERM;
@@ -260,10 +260,10 @@ int jma_path_dir_private(int dirfd, const char *shown, int *sticky, char *msg, s
 	return 0;
 }
 
-int jma_path_open(const char *path, int flags, mode_t mode, char *msg, size_t len)
+int proc_path_open(const char *path, int flags, mode_t mode, char *msg, size_t len)
 {
 	struct jma_path_at at;
-	int fd, err = jma_path_walk(path, &at, msg, len);
+	int fd, err = proc_path_walk(path, &at, msg, len);
 
 	if (err)
 		return err;

@@ -4,7 +4,7 @@
  * may pass through directories another user can write: /tmp, that user's
  * home, a directory of theirs inside ours.  That user can plant a symbolic
  * link at any name there, in any component, to make root write a file of
- * root's.  jma_path_walk resolves a path one component at a time, each
+ * root's.  proc_path_walk resolves a path one component at a time, each
  * opened O_PATH|O_NOFOLLOW relative to the one before, and follows a link
  * only when root or the user running jemattach (real or effective uid, and
  * under sudo the user who ran it: $SUDO_UID) owns it -- the kernel's protected_symlinks rule, for every component and
@@ -33,23 +33,23 @@ struct jma_path_at {
 
 /* 1 when a file owned by @uid may be trusted: root's or the invoking user's
  * (getuid, geteuid, $SUDO_UID when run by root). */
-int jma_path_trusted_uid(uid_t uid);
+int proc_path_trusted_uid(uid_t uid);
 
 /* Walk @path (relative to the working directory unless absolute) to the
  * directory holding its last component, following trusted links in every
  * component, the last included (a link there is replaced by what it names).
  * 0 with @at filled (close at->dirfd), or -errno with a message in @msg:
  * -EPERM for a link owned by another user, -ELOOP past 40 links. */
-int jma_path_walk(const char *path, struct jma_path_at *at, char *msg, size_t len);
+int proc_path_walk(const char *path, struct jma_path_at *at, char *msg, size_t len);
 
 /* 0 when nobody but root and the invoking user can change what directory
  * @dirfd holds: a trusted owner, and writable by no other user, or sticky
  * (others may add names there, never rename or remove ours).  -EPERM with a
  * message naming @shown otherwise; *@sticky (may be NULL) tells which. */
-int jma_path_dir_private(int dirfd, const char *shown, int *sticky, char *msg, size_t len);
+int proc_path_dir_private(int dirfd, const char *shown, int *sticky, char *msg, size_t len);
 
-/* open(@path, @flags | O_NOFOLLOW, @mode) after jma_path_walk: a file or
+/* open(@path, @flags | O_NOFOLLOW, @mode) after proc_path_walk: a file or
  * directory reached through trusted links only.  An fd or -errno (@msg). */
-int jma_path_open(const char *path, int flags, mode_t mode, char *msg, size_t len);
+int proc_path_open(const char *path, int flags, mode_t mode, char *msg, size_t len);
 
 #endif

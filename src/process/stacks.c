@@ -13,20 +13,20 @@
  * (a thread in uninterruptible sleep does not stop until the kernel lets go). */
 #define STOP_MS 500
 
-int jma_stack_of(jma_session *s, pid_t tid, uint64_t *pcs, int max, char *err, size_t errlen)
+int proc_stack_of(jma_session *s, pid_t tid, uint64_t *pcs, int max, char *err, size_t errlen)
 {
 	struct att_thread t;
 	const struct att_map *maps;
 	size_t nm;
 	int complete, n;
 
-	jma_thread_setup(s, &t, tid);
+	proc_thread_setup(s, &t, tid);
 	n = att_thread_seize(&t, STOP_MS);
 	if (n) {
 		snprintf(err, errlen, "%s", t.err);
 		return n;
 	}
-	maps = jma_syms_maps(s->syms, &nm);
+	maps = syms_maps(s->syms, &nm);
 	n = att_unwind(s->pid, tid, NULL, maps, nm, pcs, max, &complete);
 	att_thread_release(&t);
 	if (n < 0)
@@ -34,7 +34,7 @@ int jma_stack_of(jma_session *s, pid_t tid, uint64_t *pcs, int max, char *err, s
 	return n;
 }
 
-void jma_frames_fill(jma_session *s, const uint64_t *pcs, int n, struct jma_frame *f)
+void proc_frames_fill(jma_session *s, const uint64_t *pcs, int n, struct jma_frame *f)
 {
 	for (int i = 0; i < n; i++) {
 		/* Callers' pcs are return addresses: look up the call instruction. */
@@ -42,14 +42,14 @@ void jma_frames_fill(jma_session *s, const uint64_t *pcs, int n, struct jma_fram
 		uint64_t off;
 
 		f[i].pc = pcs[i];
-		f[i].func = jma_syms_name(s->syms, look, &off, &f[i].module, &f[i].file, &f[i].line);
-		f[i].demangled = jma_syms_demangled(s->syms, f[i].func);
+		f[i].func = syms_name(s->syms, look, &off, &f[i].module, &f[i].file, &f[i].line);
+		f[i].demangled = syms_demangled(s->syms, f[i].func);
 		f[i].off = off + (i > 0);
-		f[i].in_jemalloc = jma_syms_in_jemalloc(s->syms, look);
+		f[i].in_jemalloc = syms_in_jemalloc(s->syms, look);
 	}
 }
 
-void jma_frames_format(const struct jma_frame *f, int n, char *buf, size_t len, size_t *used)
+void proc_frames_format(const struct jma_frame *f, int n, char *buf, size_t len, size_t *used)
 {
 	for (int i = 0; i < n && *used + 1 < len; i++) {
 		const char *mod = f[i].module ? strrchr(f[i].module, '/') : NULL;
@@ -68,7 +68,7 @@ void jma_frames_format(const struct jma_frame *f, int n, char *buf, size_t len, 
 	}
 }
 
-int jma_lock_holder_index(const struct jma_frame_kind *k, int n)
+int proc_lock_holder_index(const struct jma_frame_kind *k, int n)
 {
 	for (int i = 0; i < n; i++) {
 		if (!k[i].in_jemalloc)
@@ -81,7 +81,7 @@ int jma_lock_holder_index(const struct jma_frame_kind *k, int n)
 	return -1;
 }
 
-int jma_lock_holder_frame(jma_session *s, const uint64_t *pcs, int n)
+int proc_lock_holder_frame(jma_session *s, const uint64_t *pcs, int n)
 {
 	struct jma_frame_kind k[JMA_HOLDER_FRAMES];
 
@@ -91,22 +91,22 @@ int jma_lock_holder_frame(jma_session *s, const uint64_t *pcs, int n)
 		/* Callers' pcs are return addresses: look at the call instruction. */
 		uint64_t look = pcs[i] - (i > 0);
 
-		k[i].in_jemalloc = jma_syms_in_jemalloc(s->syms, look);
+		k[i].in_jemalloc = syms_in_jemalloc(s->syms, look);
 		/* Only frames below a jemalloc frame can matter. */
-		k[i].cond_wait = !k[i].in_jemalloc && jma_syms_in_cond_wait(s->syms, look);
+		k[i].cond_wait = !k[i].in_jemalloc && syms_in_cond_wait(s->syms, look);
 		if (k[i].in_jemalloc)
-			return jma_lock_holder_index(k, i + 1);
+			return proc_lock_holder_index(k, i + 1);
 	}
 	return -1;
 }
 
-int jma_holder_of(jma_session *s, pid_t tid, const uint64_t *pcs, int n, struct jma_holder *h)
+int proc_holder_of(jma_session *s, pid_t tid, const uint64_t *pcs, int n, struct jma_holder *h)
 {
 	if (n > JMA_HOLDER_FRAMES)
 		n = JMA_HOLDER_FRAMES;
 	if (n <= 0)
 		return 0;
-	if (jma_lock_holder_frame(s, pcs, n) < 0)
+	if (proc_lock_holder_frame(s, pcs, n) < 0)
 		return 0;
 	h->tid = tid;
 	memcpy(h->pcs, pcs, (size_t)n * sizeof(*pcs));
@@ -114,7 +114,7 @@ int jma_holder_of(jma_session *s, pid_t tid, const uint64_t *pcs, int n, struct 
 	return 1;
 }
 
-void jma_holder_format(jma_session *s, const struct jma_holder *h, const char *lead,
+void proc_holder_format(jma_session *s, const struct jma_holder *h, const char *lead,
 		       const char *ways, int stack, char *buf, size_t len)
 {
 	struct jma_frame f[JMA_HOLDER_FRAMES];
@@ -123,8 +123,8 @@ void jma_holder_format(jma_session *s, const struct jma_holder *h, const char *l
 	size_t used;
 	int k, n;
 
-	jma_frames_fill(s, h->pcs, h->nf, f);
-	k = jma_lock_holder_frame(s, h->pcs, h->nf);
+	proc_frames_fill(s, h->pcs, h->nf, f);
+	k = proc_lock_holder_frame(s, h->pcs, h->nf);
 	if (h->syscall >= 0 && sc)
 		snprintf(asleep, sizeof(asleep), ", asleep in %s for at least %lld ms", sc,
 			 (long long)h->ms);
@@ -136,5 +136,5 @@ void jma_holder_format(jma_session *s, const struct jma_holder *h, const char *l
 		     ways, stack ? ":" : "");
 	used = n < 0 ? 0 : (size_t)n < len ? (size_t)n : len - 1;
 	if (stack)
-		jma_frames_format(f, h->nf, buf, len, &used);
+		proc_frames_format(f, h->nf, buf, len, &used);
 }

@@ -34,11 +34,11 @@ struct seen {
  * return address, live or stale. */
 static int has_jemalloc_word(jma_session *s, const uint64_t *w, size_t n)
 {
-	const struct jma_copy *c = jma_syms_jemalloc(s->syms);
+	const struct jma_copy *c = syms_jemalloc(s->syms);
 	uint64_t lo = c->code[0].lo, hi = c->code[c->ncode - 1].hi;
 
 	for (size_t i = 0; i < n; i++)
-		if (w[i] > lo && w[i] <= hi && jma_syms_in_jemalloc(s->syms, w[i] - 1))
+		if (w[i] > lo && w[i] <= hi && syms_in_jemalloc(s->syms, w[i] - 1))
 			return 1;
 	return 0;
 }
@@ -52,7 +52,7 @@ static size_t holders(jma_session *s, struct seen *v, size_t n, struct jma_holde
 {
 	struct att_piece p[BATCH];
 	size_t nm, k = 0;
-	const struct att_map *maps = jma_syms_maps(s->syms, &nm);
+	const struct att_map *maps = syms_maps(s->syms, &nm);
 
 	for (size_t b = 0; b < n; b += BATCH) {
 		size_t cnt = n - b < BATCH ? n - b : BATCH;
@@ -72,12 +72,12 @@ static size_t holders(jma_session *s, struct seen *v, size_t n, struct jma_holde
 			uint64_t pcs[JMA_HOLDER_FRAMES];
 			int nf;
 
-			if (!jma_syms_in_jemalloc(s->syms, x.pc) &&
+			if (!syms_in_jemalloc(s->syms, x.pc) &&
 			    !(p[j].ok && has_jemalloc_word(s, p[j].buf, p[j].len / 8)))
 				continue;
 			nf = att_unwind_at(s->pid, x.tid, x.sp, x.pc, maps, nm, pcs, JMA_HOLDER_FRAMES);
 			/* Its status gives both the context switches and its name. */
-			if (!jma_holder_of(s, x.tid, pcs, nf, &h[k]) ||
+			if (!proc_holder_of(s, x.tid, pcs, nf, &h[k]) ||
 			    att_proc_status(s->pid, x.tid, &st))
 				continue;
 			snprintf(h[k].comm, sizeof(h[k].comm), "%s", st.name);
@@ -99,9 +99,9 @@ static int unmoved(pid_t pid, const struct seen *v)
 	       att_proc_status(pid, v->tid, &st) == 0 && st.ctxsw == v->ctxsw;
 }
 
-int jma_stuck_find(jma_session *s, struct jma_holder *h)
+int proc_stuck_find(jma_session *s, struct jma_holder *h)
 {
-	const struct jma_copy *c = jma_syms_jemalloc(s->syms);
+	const struct jma_copy *c = syms_jemalloc(s->syms);
 	size_t nt, n = 0, k, pick = 0;
 	pid_t *tids;
 	struct seen *v;
@@ -138,7 +138,7 @@ int jma_stuck_find(jma_session *s, struct jma_holder *h)
 	dir = -1;
 	k = holders(s, v, n, hs, buf);
 	since = att_now_ns();
-	jma_logf(s, JMA_LOG_DEBUG, "looked for a stuck lock holder: %zu threads, %zu asleep in "
+	sess_logf(s, JMA_LOG_DEBUG, "looked for a stuck lock holder: %zu threads, %zu asleep in "
 		 "system calls, %zu may hold a lock, in %.3f ms", nt, n, k, (double)(since - t0) / 1e6);
 	/* A thread in a futex is waiting for a lock that a running holder
 	 * passes on: on a loaded machine it may go unwoken for a hundred

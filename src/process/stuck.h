@@ -14,7 +14,7 @@
  * the same system call at the same place (no context switch) for about
  * JMA_STUCK_MS (JMA_STUCK_FUTEX_MS when all such threads wait in futexes:
  * lock waiters, whose holder may be running), inside jemalloc where it may
- * hold a lock (jma_holder_of) -- described in @h, the one not waiting on a futex preferred (the holder
+ * hold a lock (proc_holder_of) -- described in @h, the one not waiting on a futex preferred (the holder
  * rather than its waiters) --, 0 when none does, -errno when the threads
  * cannot be listed.  Not counted: threads running or asleep outside a system
  * call, jemalloc's memory system calls (madvise, munmap... in a purge: they
@@ -22,6 +22,6 @@
  * waits when a thread looks stuck at the first look. */
 #define JMA_STUCK_MS 100
 #define JMA_STUCK_FUTEX_MS 1000
-int jma_stuck_find(jma_session *s, struct jma_holder *h);
+int proc_stuck_find(jma_session *s, struct jma_holder *h);
 
 #endif

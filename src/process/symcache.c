@@ -99,7 +99,7 @@ static int read_head(void *arg, uint64_t addr, void *buf, size_t n)
 	return att_mem_read(h->pid, addr, buf, n);
 }
 
-char *jma_symcache_key(pid_t pid, const struct att_map *maps, size_t n, const char *prefix,
+char *proc_symcache_key(pid_t pid, const struct att_map *maps, size_t n, const char *prefix,
 		       const char *module)
 {
 	size_t code[MAX_FILES], klen = 0;
@@ -127,7 +127,7 @@ char *jma_symcache_key(pid_t pid, const struct att_map *maps, size_t n, const ch
 		struct head_reader h = { pid, &p[j] };
 		unsigned char id[64];
 		char text[2 * sizeof(id) + 1];
-		ssize_t len = jma_build_id_at(read_head, &h, p[j].addr, id, sizeof(id));
+		ssize_t len = syms_build_id_at(read_head, &h, p[j].addr, id, sizeof(id));
 
 		if (len <= 0)
 			goto out;
@@ -196,9 +196,9 @@ static int make_dir(const char *path, int depth)
 		return err;
 	}
 	*slash = '\0';
-	pfd = jma_path_open(parent, O_RDONLY | O_DIRECTORY, 0, msg, sizeof(msg));
+	pfd = proc_path_open(parent, O_RDONLY | O_DIRECTORY, 0, msg, sizeof(msg));
 	if (pfd == -ENOENT && depth > 0 && !(err = make_dir(parent, depth - 1)))
-		pfd = jma_path_open(parent, O_RDONLY | O_DIRECTORY, 0, msg, sizeof(msg));
+		pfd = proc_path_open(parent, O_RDONLY | O_DIRECTORY, 0, msg, sizeof(msg));
 	if (pfd < 0)
 		err = err ? err : pfd;
 	else if (fstat(pfd, &st) || st.st_uid != geteuid())
@@ -216,12 +216,12 @@ static int make_dir(const char *path, int depth)
 static int open_dir(const char *dir, int make)
 {
 	char msg[256];
-	int fd = jma_path_open(dir, O_RDONLY | O_DIRECTORY, 0, msg, sizeof(msg)), err;
+	int fd = proc_path_open(dir, O_RDONLY | O_DIRECTORY, 0, msg, sizeof(msg)), err;
 
 	if (fd == -ENOENT && make) {
 		if ((err = make_dir(dir, 1)))
 			return err;
-		fd = jma_path_open(dir, O_RDONLY | O_DIRECTORY, 0, msg, sizeof(msg));
+		fd = proc_path_open(dir, O_RDONLY | O_DIRECTORY, 0, msg, sizeof(msg));
 	}
 	if (fd < 0)
 		return fd;
@@ -343,11 +343,11 @@ static int parse_copy(char **at, uint64_t base, uint64_t end, struct jma_copy *c
 	c->is_static = st[0] == '1';
 	c->fn_mallctl = base + ctl;
 	c->fn_stats_print = print ? base + print : 0;
-	/* Sorted and disjoint, as jma_syms_in_jemalloc's search needs. */
+	/* Sorted and disjoint, as syms_in_jemalloc's search needs. */
 	while ((v = field(at, "range")))
 		if (c->ncode == MAX_RANGES || hex_range(v, &lo, &hi) || hi > end - base ||
 		    (c->ncode && base + lo < c->code[c->ncode - 1].hi) ||
-		    jma_ranges_add(&c->code, &c->ncode, &cap, base + lo, base + hi))
+		    syms_ranges_add(&c->code, &c->ncode, &cap, base + lo, base + hi))
 			return -1;
 	return c->ncode ? 0 : -1;
 }
@@ -372,10 +372,10 @@ static int parse_waits(char **at, const struct att_map *maps, size_t n, const si
 		if (!m.base || hi > m.last->end - m.base ||
 		    !in_module_code(maps, n, &m, m.base + lo) ||
 		    !in_module_code(maps, n, &m, m.base + hi - 1) ||
-		    jma_ranges_add(&v, &nv, &cap, m.base + lo, m.base + hi))
+		    syms_ranges_add(&v, &nv, &cap, m.base + lo, m.base + hi))
 			goto bad;
 	}
-	jma_ranges_merge(v, &nv, 0);
+	syms_ranges_merge(v, &nv, 0);
 	*out = v;
 	*nout = nv;
 	return 0;
@@ -416,7 +416,7 @@ static int parse_addr(char **at, const char *name, const struct att_map *maps, s
 	       (data ? in_module_data(maps, n, &m, *addr) : in_module_code(maps, n, &m, *addr)) ? 0 : -1;
 }
 
-int jma_symcache_load(const char *dir, const char *key, const struct att_map *maps, size_t n,
+int proc_symcache_load(const char *dir, const char *key, const struct att_map *maps, size_t n,
 		      struct jma_found *f)
 {
 	size_t code[MAX_FILES], klen = strlen(key);
@@ -569,7 +569,7 @@ static void tidy(int dfd)
 	free(k);
 }
 
-int jma_symcache_save(const char *dir, const char *key, const struct att_map *maps, size_t n,
+int proc_symcache_save(const char *dir, const char *key, const struct att_map *maps, size_t n,
 		      const struct jma_found *found)
 {
 	const struct jma_copy *c = &found->copy;
@@ -641,30 +641,30 @@ int jma_symcache_save(const char *dir, const char *key, const struct att_map *ma
 
 static int use_load(void *arg, pid_t pid, const struct att_map *maps, size_t n, struct jma_found *f)
 {
-	struct jma_symcache_use *u = arg;
+	struct proc_symcache_use *u = arg;
 
 	free(u->key);
-	u->key = jma_symcache_key(pid, maps, n, u->prefix, u->module);
-	return u->key ? jma_symcache_load(u->dir, u->key, maps, n, f) : -ENOENT;
+	u->key = proc_symcache_key(pid, maps, n, u->prefix, u->module);
+	return u->key ? proc_symcache_load(u->dir, u->key, maps, n, f) : -ENOENT;
 }
 
 static void use_save(void *arg, pid_t pid, const struct att_map *maps, size_t n,
 		     const struct jma_found *f)
 {
-	struct jma_symcache_use *u = arg;
+	struct proc_symcache_use *u = arg;
 
 	(void)pid;
 	if (u->key)
-		jma_symcache_save(u->dir, u->key, maps, n, f);
+		proc_symcache_save(u->dir, u->key, maps, n, f);
 }
 
-void jma_symcache_use(struct jma_symcache_use *u, const char *dir, const char *prefix,
+void proc_symcache_use(struct proc_symcache_use *u, const char *dir, const char *prefix,
 		      const char *module)
 {
-	*u = (struct jma_symcache_use){ { use_load, use_save, u }, dir, prefix, module, NULL };
+	*u = (struct proc_symcache_use){ { use_load, use_save, u }, dir, prefix, module, NULL };
 }
 
-void jma_symcache_done(struct jma_symcache_use *u)
+void proc_symcache_done(struct proc_symcache_use *u)
 {
 	free(u->key);
 	u->key = NULL;

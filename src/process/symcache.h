@@ -31,33 +31,33 @@
  * (@prefix, @module: NULL for any).  NULL when the process cannot be cached
  * (a code file without a build-id, memory unreadable) or out of memory;
  * free() it. */
-char *jma_symcache_key(pid_t pid, const struct att_map *maps, size_t n, const char *prefix,
+char *proc_symcache_key(pid_t pid, const struct att_map *maps, size_t n, const char *prefix,
 		       const char *module);
 
 /* What was kept under @key in @dir, its addresses relocated to where @maps
  * has their files: 0, or -ENOENT when there is none to use (missing, another
  * key, malformed, not ours alone).  Its path, prefix, code and waits are
  * malloc'ed. */
-int jma_symcache_load(const char *dir, const char *key, const struct att_map *maps, size_t n,
+int proc_symcache_load(const char *dir, const char *key, const struct att_map *maps, size_t n,
 		      struct jma_found *f);
 
 /* Keep @f under @key in @dir (made with mode 0700 when missing, as its
  * parent is).  Written whole or not at all; then what killed writers left
  * is removed, and the oldest written entries past 256.  0 or -errno. */
-int jma_symcache_save(const char *dir, const char *key, const struct att_map *maps, size_t n,
+int proc_symcache_save(const char *dir, const char *key, const struct att_map *maps, size_t n,
 		      const struct jma_found *f);
 
-/* The cache in @dir as jma_syms_open uses it (u->hooks, symbols.h), for a
+/* The cache in @dir as syms_open uses it (u->hooks, symbols.h), for a
  * search restricted to @prefix and @module (NULL: any): the key is made by
  * the load, from the maps the open read.  @u outlives the open;
- * jma_symcache_done frees what it made. */
-struct jma_symcache_use {
+ * proc_symcache_done frees what it made. */
+struct proc_symcache_use {
 	struct jma_syms_cache hooks;
 	const char *dir, *prefix, *module;
 	char *key;
 };
-void jma_symcache_use(struct jma_symcache_use *u, const char *dir, const char *prefix,
+void proc_symcache_use(struct proc_symcache_use *u, const char *dir, const char *prefix,
 		      const char *module);
-void jma_symcache_done(struct jma_symcache_use *u);
+void proc_symcache_done(struct proc_symcache_use *u);
 
 #endif

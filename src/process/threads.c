@@ -36,20 +36,20 @@ int jma_threads(jma_session *s, int max_frames, jma_thread_fn fn, void *arg)
 	pid_t borrowed;
 
 	if (!s->syms)
-		return jma_fail(s, JMA_ERR_USAGE, -EINVAL, "session not open");
+		return sess_fail(s, JMA_ERR_USAGE, -EINVAL, "session not open");
 	if (max_frames < 1)
 		max_frames = 1;
 	err = att_select_threads(s->pid, 0, 0, &c, &n);
 	if (err)
-		return jma_fail(s, JMA_ERR_ATTACH, err, "listing threads of process %d: %s",
+		return sess_fail(s, JMA_ERR_ATTACH, err, "listing threads of process %d: %s",
 				(int)s->pid, strerror(-err));
 	pcs = calloc((size_t)max_frames, sizeof(*pcs));
 	frames = calloc((size_t)max_frames, sizeof(*frames));
 	if (!pcs || !frames) {
-		err = jma_fail(s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
+		err = sess_fail(s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
 		goto out;
 	}
-	borrowed = jma_call_tid(s);
+	borrowed = sess_call_tid(s);
 	/* Report in thread-id order, not preference order. */
 	for (size_t k = 0; k < n; k++) {
 		size_t i = 0;
@@ -66,7 +66,7 @@ int jma_threads(jma_session *s, int max_frames, jma_thread_fn fn, void *arg)
 		t.syscall = c[i].syscall;
 		t.syscall_name = c[i].syscall >= 0 ? arch_syscall_name(c[i].syscall) : NULL;
 		c[i].tid = 0;
-		nf = t.tid == borrowed ? -EBUSY : jma_stack_of(s, t.tid, pcs, max_frames, why,
+		nf = t.tid == borrowed ? -EBUSY : proc_stack_of(s, t.tid, pcs, max_frames, why,
 								       sizeof(why));
 		if (nf == -EBUSY)
 			snprintf(why, sizeof(why), "borrowed by jemattach");
@@ -74,12 +74,12 @@ int jma_threads(jma_session *s, int max_frames, jma_thread_fn fn, void *arg)
 			t.err = nf;
 			t.errmsg = why;
 		} else {
-			jma_frames_fill(s, pcs, nf, frames);
+			proc_frames_fill(s, pcs, nf, frames);
 			t.nframes = nf;
 			t.frames = frames;
 			for (int f = 0; f < nf; f++)
 				t.in_jemalloc |= frames[f].in_jemalloc;
-			t.may_hold_lock = jma_lock_holder_frame(s, pcs, nf) >= 0;
+			t.may_hold_lock = proc_lock_holder_frame(s, pcs, nf) >= 0;
 		}
 		if ((err = fn(arg, &t)))
 			break;
@@ -112,11 +112,11 @@ static int note_holder(void *arg, const struct jma_thread *t)
 	if (n < 0)
 		return 0;
 	h->used = (size_t)n < left ? h->used + (size_t)n : h->len - 1;
-	jma_frames_format(t->frames, t->nframes, h->buf, h->len, &h->used);
+	proc_frames_format(t->frames, t->nframes, h->buf, h->len, &h->used);
 	return 0;
 }
 
-void jma_explain_stall(jma_session *s)
+void proc_explain_stall(jma_session *s)
 {
 	struct holders h = { .buf = s->err, .len = sizeof(s->err) };
 	enum jma_errkind kind = s->kind;

@@ -7,6 +7,6 @@
 /* After a call timed out: append to the session's error the threads whose
  * stacks are inside jemalloc -- the likely lock holders -- with their
  * backtraces. */
-void jma_explain_stall(jma_session *s);
+void proc_explain_stall(jma_session *s);
 
 #endif

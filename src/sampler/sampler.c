@@ -59,14 +59,14 @@ static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap
 	n = strlen(buf);
 	if (n && buf[n - 1] == '\n')
 		buf[n - 1] = '\0';
-	jma_logf(log_to, level == LIBBPF_WARN ? JMA_LOG_INFO : JMA_LOG_DEBUG, "libbpf: %s", buf);
+	sess_logf(log_to, level == LIBBPF_WARN ? JMA_LOG_INFO : JMA_LOG_DEBUG, "libbpf: %s", buf);
 	return 0;
 }
 
 /* Why the kernel refused, and what to do instead. */
 static int refused(struct run *u, int err, const char *what)
 {
-	const struct jma_copy *c = jma_syms_jemalloc(u->s->syms);
+	const struct jma_copy *c = syms_jemalloc(u->s->syms);
 	char lock[128] = "", *buf = NULL;
 	const char *why;
 	size_t len;
@@ -86,7 +86,7 @@ static int refused(struct run *u, int err, const char *what)
 		why = "the kernel does not support uprobes with BPF programs";
 	else
 		why = strerror(-err);
-	return jma_fail_hint(u->s, err == -EACCES ? JMA_HINT_LOG : 0, JMA_ERR_MISSING, err,
+	return sess_fail_hint(u->s, err == -EACCES ? JMA_HINT_LOG : 0, JMA_ERR_MISSING, err,
 			     "%s: %s%s; the alternative: restart the process with "
 			     "%s=prof:true,prof_active:false and use prof window", what, why, lock,
 			     c ? c->conf_env : "MALLOC_CONF");
@@ -215,7 +215,7 @@ int smp_collect(struct run *u, uint64_t only, int base)
 		if (!(only >> i & 1) && !base)
 			continue;
 		if (probe_place(u, st->addr, path, sizeof(path), &off)) {
-			jma_logf(u->s, JMA_LOG_INFO, "%s at 0x%llx: not in a mapped file; not probed",
+			sess_logf(u->s, JMA_LOG_INFO, "%s at 0x%llx: not in a mapped file; not probed",
 				 st->name, (unsigned long long)st->addr);
 			continue;
 		}
@@ -291,13 +291,13 @@ static int load_and_place(struct run *u)
 		if (err != -EINVAL && err != -EOPNOTSUPP && err != -E2BIG)
 			break;
 		if (h < LOAD_PERF)
-			jma_logf(u->s, JMA_LOG_INFO, "no %s in this kernel (%s): trying %s", how[h],
+			sess_logf(u->s, JMA_LOG_INFO, "no %s in this kernel (%s): trying %s", how[h],
 				 strerror(-err), how[h + 1]);
 	}
 	if (!err)
 		return 0;
 	if (err == -ESRCH)
-		return jma_fail(u->s, JMA_ERR_ATTACH, err, "process %d exited", (int)u->s->pid);
+		return sess_fail(u->s, JMA_ERR_ATTACH, err, "process %d exited", (int)u->s->pid);
 	return refused(u, err, u->skel ? "attaching a uprobe" : "loading the BPF program");
 }
 
@@ -317,18 +317,18 @@ static int find_sites(struct run *u)
 	int err = smp_sites_find(s->syms, &u->sites, &u->nsites, msg, sizeof(msg));
 
 	if (err)
-		return err == -ENOMEM ? jma_fail(s, JMA_ERR_TARGET, err, "out of memory")
-				      : jma_fail(s, JMA_ERR_MISSING, err, "%s", msg);
+		return err == -ENOMEM ? sess_fail(s, JMA_ERR_TARGET, err, "out of memory")
+				      : sess_fail(s, JMA_ERR_MISSING, err, "%s", msg);
 	/* The sites' first is malloc (smp_sites_find). */
 	if (!smp_counter_find(s->pid, u->sites[0].addr, u->sites[0].size, &u->tsd_off) &&
 	    smp_counter_tp(&u->tp_off)) {
-		jma_logf(s, JMA_LOG_INFO, "jemalloc's counter found, but the kernel has no BTF to "
+		sess_logf(s, JMA_LOG_INFO, "jemalloc's counter found, but the kernel has no BTF to "
 			 "find a thread's thread pointer: bursts are scaled by time");
 		u->tsd_off = 0;
 	}
 	err = smp_sites_slow(s->syms, s->pid, u->sites, u->nsites, s);
 	if (err < 0)
-		return jma_fail(s, JMA_ERR_TARGET, err, "out of memory");
+		return sess_fail(s, JMA_ERR_TARGET, err, "out of memory");
 	u->r->nslow = (unsigned)err;
 	return 0;
 }
@@ -410,7 +410,7 @@ static int finish(struct run *u, char **maps_text, const char *path)
 	int err;
 
 	if (u->err)
-		return jma_fail(u->s, JMA_ERR_TARGET, u->err, "keeping samples: %s", strerror(-u->err));
+		return sess_fail(u->s, JMA_ERR_TARGET, u->err, "keeping samples: %s", strerror(-u->err));
 	r->samples = smp_stat(u, SMP_ST_SAMPLES);
 	r->lost = smp_stat(u, SMP_ST_LOST) + u->dropped;
 	r->untracked = smp_stat(u, SMP_ST_UNTRACKED);
@@ -441,7 +441,7 @@ static int finish(struct run *u, char **maps_text, const char *path)
 	}
 	err = smp_profile_write(u->prof, *maps_text, &r->profile, &r->len);
 	if (err)
-		return jma_fail(u->s, JMA_ERR_TARGET, err, "writing the profile: out of memory");
+		return sess_fail(u->s, JMA_ERR_TARGET, err, "writing the profile: out of memory");
 	return 0;
 }
 
@@ -454,25 +454,25 @@ static int sampler_run(jma_session *s, const struct jma_sampler_opts *o, struct 
 	int err;
 
 	memset(r, 0, sizeof(*r));
-	if (!s->syms || !jma_syms_jemalloc(s->syms))
-		return jma_fail(s, JMA_ERR_USAGE, -EINVAL, "prof sample: no process open");
+	if (!s->syms || !syms_jemalloc(s->syms))
+		return sess_fail(s, JMA_ERR_USAGE, -EINVAL, "prof sample: no process open");
 	if (o->seconds <= 0 || o->lg_sample > 40 || o->lg_nominal > 40)
-		return jma_fail(s, JMA_ERR_USAGE, -EINVAL, "prof sample: bad window or lg_sample");
+		return sess_fail(s, JMA_ERR_USAGE, -EINVAL, "prof sample: bad window or lg_sample");
 	lg = nominal(o);
 	u.period = 1ull << lg;
 	r->lg_sample = lg;
-	u.maps = jma_syms_maps(s->syms, &u.nmaps);
+	u.maps = syms_maps(s->syms, &u.nmaps);
 	u.sched.pid = s->pid;
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)s->pid);
 	if (att_proc_read(path, &maps_text, &len))
-		return jma_fail(s, JMA_ERR_ATTACH, -ESRCH, "process %d exited", (int)s->pid);
+		return sess_fail(s, JMA_ERR_ATTACH, -ESRCH, "process %d exited", (int)s->pid);
 	if ((err = find_sites(&u)))
 		goto out;
 	u.maps_text = maps_text;
 	log_to = s;
 	guard_init(&u, lg);
 	if (!(u.prof = smp_profile_new(u.period))) {
-		err = jma_fail(s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
+		err = sess_fail(s, JMA_ERR_TARGET, -ENOMEM, "out of memory");
 		goto out;
 	}
 	if ((err = load_and_place(&u)))
@@ -482,11 +482,11 @@ static int sampler_run(jma_session *s, const struct jma_sampler_opts *o, struct 
 		u.g.budget = 0;	/* nothing to measure it with */
 	u.rb = ring_buffer__new(bpf_map__fd(u.skel->maps.rb), on_event, &u, NULL);
 	if (!u.rb) {
-		err = jma_fail(s, JMA_ERR_TARGET, -errno, "ring buffer: %s", strerror(errno));
+		err = sess_fail(s, JMA_ERR_TARGET, -errno, "ring buffer: %s", strerror(errno));
 		goto out;
 	}
 	if (smp_closer_start(&u.closer))
-		jma_logf(s, JMA_LOG_INFO, "no thread to remove the bursts' probes: removed in turn");
+		sess_logf(s, JMA_LOG_INFO, "no thread to remove the bursts' probes: removed in turn");
 	run_window(&u);
 	/* Breakpoints out first, then what they sent before. */
 	__atomic_store_n(&u.skel->bss->active, 0, __ATOMIC_RELEASE);
@@ -518,9 +518,9 @@ int jma_sampler_run(jma_session *s, const struct jma_sampler_opts *opts, struct 
 	int err;
 
 	if (sized_of(r) < offsetof(struct jma_sampler_result, len) + sizeof(r->len))
-		return jma_fail(s, JMA_ERR_USAGE, -EINVAL, "prof sample: the result's sz is not set");
+		return sess_fail(s, JMA_ERR_USAGE, -EINVAL, "prof sample: the result's sz is not set");
 	if ((err = SIZED_IN(opts, &o)))
-		return jma_fail(s, JMA_ERR_USAGE, err, "prof sample: its options' sz is not that "
+		return sess_fail(s, JMA_ERR_USAGE, err, "prof sample: its options' sz is not that "
 				"of a struct jma_sampler_opts this library knows");
 	err = sampler_run(s, &o, &full);
 	full.sz = sizeof(full);

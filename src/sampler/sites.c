@@ -105,8 +105,8 @@ static uint64_t slow_path(struct jma_syms *sy, pid_t pid, const struct smp_site 
 
 		if (!arch_direct_branch(code, len, i, e->addr, &t))
 			continue;
-		if ((t >= e->addr && t < e->addr + e->size) || !jma_syms_in_jemalloc(sy, t) ||
-		    jma_syms_func_start(sy, t, &start) || start != t || is_entry(v, n, t))
+		if ((t >= e->addr && t < e->addr + e->size) || !syms_in_jemalloc(sy, t) ||
+		    syms_func_start(sy, t, &start) || start != t || is_entry(v, n, t))
 			continue;
 		if (found && found != t)
 			return 0;
@@ -132,7 +132,7 @@ int smp_sites_slow(struct jma_syms *sy, pid_t pid, struct smp_site *v, size_t n,
 		for (size_t j = 0; j < i; j++)
 			if (slow[j] == slow[i])
 				v[i].skip_slow = 1;
-		jma_logf(log, JMA_LOG_INFO, "%s: its slow path at 0x%llx", v[i].name,
+		sess_logf(log, JMA_LOG_INFO, "%s: its slow path at 0x%llx", v[i].name,
 			 (unsigned long long)slow[i]);
 		v[i].slow = slow[i];
 		moved++;
@@ -150,7 +150,7 @@ void smp_sites_free(struct smp_site *v, size_t n)
 
 int smp_sites_find(struct jma_syms *sy, struct smp_site **out, size_t *n, char *msg, size_t len)
 {
-	const struct jma_copy *c = jma_syms_jemalloc(sy);
+	const struct jma_copy *c = syms_jemalloc(sy);
 	const size_t max = sizeof(entries) / sizeof(*entries);
 	struct smp_site *v = calloc(max, sizeof(*v));
 	size_t k = 0;
@@ -167,7 +167,7 @@ int smp_sites_find(struct jma_syms *sy, struct smp_site **out, size_t *n, char *
 		size_t j;
 
 		snprintf(name, sizeof(name), "%s%s", e->prefixed ? c->prefix : "", e->name);
-		if (!(addr = jma_syms_func(sy, name, &v[k].size)))
+		if (!(addr = syms_func(sy, name, &v[k].size)))
 			continue;
 		for (j = 0; j < k && v[j].addr != addr; j++)
 			;

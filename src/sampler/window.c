@@ -233,13 +233,13 @@ static void burst_sites(struct run *u)
 	mask = smp_sites_hot(u->sites, u->nsites, hits, BURST_KEEP);
 	for (size_t i = 0; i < u->nsites && i < SMP_SITES_MAX; i++)
 		if (mask >> i & 1)
-			jma_logf(u->s, JMA_LOG_DEBUG, "bursts probe %s (%llu hits with every call)",
+			sess_logf(u->s, JMA_LOG_DEBUG, "bursts probe %s (%llu hits with every call)",
 				 u->sites[i].name, (unsigned long long)hits[i]);
 	smp_probes_free(&u->grp[SMP_G_CALLS]);
 	smp_probes_free(&u->grp[SMP_G_FREES]);
 	if (smp_collect(u, mask, 0))
 		u->err = -ENOMEM;
-	jma_logf(u->s, JMA_LOG_INFO, "bursts probe %u allocation and free entries (%u with every call)",
+	sess_logf(u->s, JMA_LOG_INFO, "bursts probe %u allocation and free entries (%u with every call)",
 		 u->grp[SMP_G_CALLS].total + u->grp[SMP_G_FREES].total, u->r->nprobes);
 }
 
@@ -263,7 +263,7 @@ void smp_start_bursts(struct run *u)
 	if (!u->o->alloc_only)
 		u->frees_gap = 1;
 	if (u->g.base && (err = smp_group_set(u, SMP_G_BASE, 1))) {
-		jma_logf(u->s, JMA_LOG_INFO, "jemalloc's slow paths could not be probed: %s",
+		sess_logf(u->s, JMA_LOG_INFO, "jemalloc's slow paths could not be probed: %s",
 			 strerror(-err));
 		u->g.base = 0;
 	}
@@ -396,7 +396,7 @@ static int check(struct run *u, int sampling, int early)
 		u->bursts_seen = u->r->bursts;
 	}
 	ch = smp_guard_check(&u->g, &p, sampling, early && u->r->counted);
-	jma_logf(u->s, JMA_LOG_DEBUG, "guard: %.2f s: hits cost %.1f ms (calls %.1f, frees %.1f, slow "
+	sess_logf(u->s, JMA_LOG_DEBUG, "guard: %.2f s: hits cost %.1f ms (calls %.1f, frees %.1f, slow "
 		 "paths %.1f) of %.1f ms run, %.1f ms waiting, busiest %.0f%%: %.1f%% of a CPU, "
 		 "allowed %.1f%%; %.0f samples; lost %.1f%% (k %.1f); level %d rate %.2f duty %.4f "
 		 "shift %u -> %#x", wall,
@@ -517,9 +517,9 @@ enum jma_sampler_end smp_window(struct run *u, double secs, double *elapsed, int
 			int err = burst(u, end);
 
 			if (err) {
-				if (jma_exec_ident_same(u->s->pid, &u->s->ident))
+				if (sess_exec_ident_same(u->s->pid, &u->s->ident))
 					return JMA_SAMPLER_EXITED;
-				jma_logf(u->s, JMA_LOG_INFO, "placing a burst's probes: %s", strerror(-err));
+				sess_logf(u->s, JMA_LOG_INFO, "placing a burst's probes: %s", strerror(-err));
 				u->g.rate = 0;
 			}
 			continue;
@@ -543,9 +543,9 @@ enum jma_sampler_end smp_window(struct run *u, double secs, double *elapsed, int
 		}
 		if (t - last >= CHECK_EVERY_S) {
 			last = t;
-			if (jma_exec_ident_same(u->s->pid, &u->s->ident))
+			if (sess_exec_ident_same(u->s->pid, &u->s->ident))
 				return JMA_SAMPLER_EXITED;
-			if (jma_exec_same(u->s->pid, u->s->exec_mark, &u->s->exec_where) == -ENOEXEC)
+			if (proc_exec_same(u->s->pid, u->s->exec_mark, &u->s->exec_where) == -ENOEXEC)
 				return JMA_SAMPLER_EXECED;
 		}
 		if (t >= next_check) {

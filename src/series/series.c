@@ -171,7 +171,7 @@ int jma_sample(jma_session *s, unsigned flags, unsigned iter, struct jma_sample 
 	 * caller: the time our reads took, the part of the hold that is ours. */
 	out->hold_ns = own ? jma_held_ns(s) : (uint64_t)jma_clock_ns(CLOCK_MONOTONIC) - t0;
 	if (err == -EPROTO)
-		err = jma_fail(s, JMA_ERR_TARGET, err, "a stats value had an unexpected size");
+		err = sess_fail(s, JMA_ERR_TARGET, err, "a stats value had an unexpected size");
 	if (err)
 		jma_sample_clear(out);
 	return err;

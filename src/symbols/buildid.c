@@ -30,7 +30,7 @@ static ssize_t in_notes(const unsigned char *notes, size_t n, unsigned char *id,
 	return -1;
 }
 
-ssize_t jma_build_id_at(jma_read_fn rd, void *arg, uint64_t start, unsigned char *id, size_t max)
+ssize_t syms_build_id_at(jma_read_fn rd, void *arg, uint64_t start, unsigned char *id, size_t max)
 {
 	Elf64_Ehdr eh;
 	uint64_t bias = 0;

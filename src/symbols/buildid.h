@@ -17,6 +17,6 @@ typedef int (*jma_read_fn)(void *arg, uint64_t addr, void *buf, size_t n);
 
 /* The build-id of the image whose ELF header is at @start: its length
  * (the bytes in @id, at most @max), -1 when it has none or it is unreadable. */
-ssize_t jma_build_id_at(jma_read_fn rd, void *arg, uint64_t start, unsigned char *id, size_t max);
+ssize_t syms_build_id_at(jma_read_fn rd, void *arg, uint64_t start, unsigned char *id, size_t max);
 
 #endif

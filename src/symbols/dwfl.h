@@ -53,7 +53,7 @@ Dwfl *sym_dwfl_get(const struct sym_dwfl *d);
 struct sym_dwfl *sym_dwfl_enter(struct sym_dwfl *d);
 void sym_dwfl_leave(struct sym_dwfl *prev);
 
-/* The live process's maps taken anew (jma_syms_refresh_maps), borrowed. */
+/* The live process's maps taken anew (syms_refresh_maps), borrowed. */
 void sym_dwfl_set_maps(struct sym_dwfl *d, const struct att_map *maps, size_t n);
 
 /* Report the modules of /proc/PID/maps lines @text.  0 or -errno (-EIO:

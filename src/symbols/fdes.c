@@ -12,7 +12,7 @@
  * not the function's), so the function's start is read here.  Only the
  * table encoding every toolchain emits (datarel | sdata4) is read; others
  * leave the module without boundaries. */
-int jma_fdes_load(struct jma_fdes *f, Dwfl_Module *dm)
+int syms_fdes_load(struct jma_fdes *f, Dwfl_Module *dm)
 {
 	enum { DATAREL_SDATA4 = 0x3b, UDATA4 = 0x03 };
 	Dwarf_Addr bias;
@@ -62,7 +62,7 @@ int jma_fdes_load(struct jma_fdes *f, Dwfl_Module *dm)
 	return 0;
 }
 
-int jma_fdes_start(const struct jma_fdes *f, uint64_t addr, uint64_t *start)
+int syms_fdes_start(const struct jma_fdes *f, uint64_t addr, uint64_t *start)
 {
 	uint64_t fa = addr - f->bias;
 	size_t a = 0, b = f->n;
@@ -84,7 +84,7 @@ int jma_fdes_start(const struct jma_fdes *f, uint64_t addr, uint64_t *start)
 	return 0;
 }
 
-void jma_fdes_free(struct jma_fdes *f)
+void syms_fdes_free(struct jma_fdes *f)
 {
 	free(f->start);
 	memset(f, 0, sizeof(*f));

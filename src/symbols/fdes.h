@@ -20,10 +20,10 @@ struct jma_fdes {
 };
 
 /* Load @dm's table into @f (empty when it has none).  0 or -ENOMEM. */
-int jma_fdes_load(struct jma_fdes *f, Dwfl_Module *dm);
+int syms_fdes_load(struct jma_fdes *f, Dwfl_Module *dm);
 /* The start (file address) of the function whose FDE covers run-time
  * address @addr: 0, or -1 when no FDE does. */
-int jma_fdes_start(const struct jma_fdes *f, uint64_t addr, uint64_t *start);
-void jma_fdes_free(struct jma_fdes *f);
+int syms_fdes_start(const struct jma_fdes *f, uint64_t addr, uint64_t *start);
+void syms_fdes_free(struct jma_fdes *f);
 
 #endif

@@ -84,10 +84,10 @@ static int static_code_ranges(Dwfl_Module *mod, struct jma_copy *c)
 			(!strncmp(nm + plen, "je_", 3) ||
 			 in_list(nm + plen, public_names, sizeof(public_names) / sizeof(*public_names)))) ||
 		       (!plen && in_list(nm, public_names, sizeof(public_names) / sizeof(*public_names)));
-		if (take && jma_ranges_add(&c->code, &c->ncode, &cap, addr, addr + s.st_size))
+		if (take && syms_ranges_add(&c->code, &c->ncode, &cap, addr, addr + s.st_size))
 			return -ENOMEM;
 	}
-	jma_ranges_merge(c->code, &c->ncode, 64);
+	syms_ranges_merge(c->code, &c->ncode, 64);
 	return 0;
 }
 
@@ -226,7 +226,7 @@ static int scan_module(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr
 			Dwarf_Addr lo, hi;
 			size_t cap = 0;
 			dwfl_module_info(mod, NULL, &lo, &hi, NULL, NULL, NULL, NULL);
-			if (jma_ranges_add(&c->code, &c->ncode, &cap, lo, hi))
+			if (syms_ranges_add(&c->code, &c->ncode, &cap, lo, hi))
 				goto oom;
 		}
 	}

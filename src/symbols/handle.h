@@ -33,7 +33,7 @@ struct jma_syms {
 	char **fde_names;	/* names made for stripped functions, owned */
 	size_t nfde_names;
 	struct sym_dnames *dnames;	/* C++ names demangled, made on first need */
-	int no_demangle;	/* jma_syms_set_demangle(sy, 0) */
+	int no_demangle;	/* syms_set_demangle(sy, 0) */
 	pid_t pid;
 	struct sym_dwfl *sd;	/* libdwfl, made on first need (syms_enter) */
 	int debuginfod;		/* jma_syms_opts.debuginfod */
@@ -42,9 +42,9 @@ struct jma_syms {
 	struct jma_range *waits;	/* pthread_cond_*wait code, sorted (syms_find_cond_waits) */
 	size_t nwaits;
 	int waits_known;
-	uint64_t message;	/* <prefix>malloc_message (jma_syms_malloc_message) */
+	uint64_t message;	/* <prefix>malloc_message (syms_malloc_message) */
 	int message_known;
-	uint64_t restorer;	/* the rt_sigreturn trampoline (jma_syms_restorer) */
+	uint64_t restorer;	/* the rt_sigreturn trampoline (syms_restorer) */
 	int restorer_known;
 	struct att_map *maps;
 	size_t nmaps;
@@ -65,7 +65,7 @@ Dwfl *syms_enter(struct jma_syms *sy, struct sym_dwfl **prev);
 
 /* findje.c: find the jemalloc copies among @dwfl's modules (may be NULL)
  * into @sy and choose one, as @o restricts (@pid names the process).
- * Errors as jma_syms_open. */
+ * Errors as syms_open. */
 int syms_find_jemalloc(struct jma_syms *sy, Dwfl *dwfl, pid_t pid, const struct jma_syms_opts *o,
 		       char *msg, size_t len);
 /* lookup.c: where the pthread_cond_*wait functions are, found once. */

@@ -27,7 +27,7 @@ static int add_cond_wait(Elf *elf, size_t strtab, const GElf_Sym *sym, void *arg
 	if (!nm || (strncmp(nm, "pthread_cond_", 13) && strncmp(nm, "__pthread_cond_", 15)) ||
 	    !strstr(nm, "wait"))
 		return 0;
-	w->err = jma_ranges_add(&w->v, &w->n, &w->cap, w->bias + sym->st_value,
+	w->err = syms_ranges_add(&w->v, &w->n, &w->cap, w->bias + sym->st_value,
 			   w->bias + sym->st_value + sym->st_size);
 	return w->err;
 }
@@ -69,23 +69,23 @@ int syms_find_cond_waits(struct jma_syms *sy)
 		free(w.v);
 		return w.err;
 	}
-	jma_ranges_merge(w.v, &w.n, 0);
+	syms_ranges_merge(w.v, &w.n, 0);
 	sy->waits = w.v;
 	sy->nwaits = w.n;
 	return 0;
 }
 
-int jma_syms_in_cond_wait(struct jma_syms *sy, uint64_t pc)
+int syms_in_cond_wait(struct jma_syms *sy, uint64_t pc)
 {
 	syms_find_cond_waits(sy);
-	return jma_ranges_has(sy->waits, sy->nwaits, pc);
+	return syms_ranges_has(sy->waits, sy->nwaits, pc);
 }
 
-Elf *jma_syms_jemalloc_elf(struct jma_syms *sy, uint64_t *bias)
+Elf *syms_jemalloc_elf(struct jma_syms *sy, uint64_t *bias)
 {
 	struct sym_dwfl *prev;
 	Dwfl *dwfl;
-	const struct jma_copy *c = jma_syms_jemalloc(sy);
+	const struct jma_copy *c = syms_jemalloc(sy);
 	Dwfl_Module *mod;
 	Dwarf_Addr b = 0;
 	Elf *e;
@@ -123,7 +123,7 @@ static int find_object(Dwfl_Module *mod, void **ud, const char *name, Dwarf_Addr
 		    strcmp(nm, of->name))
 			continue;
 		if (of->type == STT_FUNC) {
-			if (!jma_syms_in_jemalloc(of->sy, addr))
+			if (!syms_in_jemalloc(of->sy, addr))
 				continue;
 			of->addr = addr;
 			of->size = s.st_size;
@@ -165,12 +165,12 @@ static int private_name(const char *nm, const char *name)
 	       (ln >= l + 3 && !strcmp(nm + ln - l, name) && !strncmp(nm + ln - l - 3, "je_", 3));
 }
 
-int jma_syms_jemalloc_sym(struct jma_syms *sy, const char *name, uint64_t *addr, uint64_t *size,
+int syms_jemalloc_sym(struct jma_syms *sy, const char *name, uint64_t *addr, uint64_t *size,
 			  int *is_tls)
 {
 	struct sym_dwfl *prev;
 	Dwfl *dwfl;
-	const struct jma_copy *c = jma_syms_jemalloc(sy);
+	const struct jma_copy *c = syms_jemalloc(sy);
 	Dwfl_Module *mod;
 	int n, found = 0;
 
@@ -193,9 +193,9 @@ int jma_syms_jemalloc_sym(struct jma_syms *sy, const char *name, uint64_t *addr,
 	return found;
 }
 
-uint64_t jma_syms_malloc_message(struct jma_syms *sy)
+uint64_t syms_malloc_message(struct jma_syms *sy)
 {
-	const struct jma_copy *c = jma_syms_jemalloc(sy);
+	const struct jma_copy *c = syms_jemalloc(sy);
 	char name[96];
 
 	if (!sy->message_known && c) {
@@ -206,12 +206,12 @@ uint64_t jma_syms_malloc_message(struct jma_syms *sy)
 	return sy->message;
 }
 
-uint64_t jma_syms_func(struct jma_syms *sy, const char *name, uint64_t *size)
+uint64_t syms_func(struct jma_syms *sy, const char *name, uint64_t *size)
 {
-	return jma_syms_jemalloc(sy) ? syms_find(sy, name, STT_FUNC, size) : 0;
+	return syms_jemalloc(sy) ? syms_find(sy, name, STT_FUNC, size) : 0;
 }
 
-uint64_t jma_syms_restorer(struct jma_syms *sy)
+uint64_t syms_restorer(struct jma_syms *sy)
 {
 	if (!sy->restorer_known) {
 		int err = att_restorer_find(sy->pid, sy->maps, sy->nmaps, &sy->restorer);

@@ -26,13 +26,13 @@ static struct fde_table *fde_table_of(struct jma_syms *sy, Dwfl_Module *mod)
 	sy->fdes = v;
 	t = &sy->fdes[sy->nfdes];
 	t->mod = mod;
-	if (jma_fdes_load(&t->f, mod))
+	if (syms_fdes_load(&t->f, mod))
 		return NULL;
 	sy->nfdes++;
 	return t;
 }
 
-int jma_syms_func_start(struct jma_syms *sy, uint64_t pc, uint64_t *start)
+int syms_func_start(struct jma_syms *sy, uint64_t pc, uint64_t *start)
 {
 	struct sym_dwfl *prev;
 	Dwfl *dwfl;
@@ -44,7 +44,7 @@ int jma_syms_func_start(struct jma_syms *sy, uint64_t pc, uint64_t *start)
 	mod = dwfl ? dwfl_addrmodule(dwfl, pc) : NULL;
 	t = mod ? fde_table_of(sy, mod) : NULL;
 	sym_dwfl_leave(prev);
-	if (!t || jma_fdes_start(&t->f, pc, &s))
+	if (!t || syms_fdes_start(&t->f, pc, &s))
 		return -ENOENT;
 	*start = s + t->f.bias;
 	return 0;
@@ -59,7 +59,7 @@ static const char *fde_name(struct jma_syms *sy, Dwfl_Module *mod, uint64_t pc, 
 	uint64_t start;
 	char buf[40], **nv;
 
-	if (!t || jma_fdes_start(&t->f, pc, &start) ||
+	if (!t || syms_fdes_start(&t->f, pc, &start) ||
 	    !(nv = realloc(sy->fde_names, (sy->nfde_names + 1) * sizeof(*nv))))
 		return NULL;
 	sy->fde_names = nv;
@@ -70,7 +70,7 @@ static const char *fde_name(struct jma_syms *sy, Dwfl_Module *mod, uint64_t pc, 
 	return nv[sy->nfde_names++];
 }
 
-const char *jma_syms_name(struct jma_syms *sy, uint64_t pc, uint64_t *off, const char **module,
+const char *syms_name(struct jma_syms *sy, uint64_t pc, uint64_t *off, const char **module,
 			  const char **file, int *line)
 {
 	struct sym_dwfl *prev;
@@ -123,12 +123,12 @@ const char *jma_syms_name(struct jma_syms *sy, uint64_t pc, uint64_t *off, const
 	return nm;
 }
 
-void jma_syms_set_demangle(struct jma_syms *sy, int on)
+void syms_set_demangle(struct jma_syms *sy, int on)
 {
 	sy->no_demangle = !on;
 }
 
-const char *jma_syms_demangled(struct jma_syms *sy, const char *name)
+const char *syms_demangled(struct jma_syms *sy, const char *name)
 {
 	if (sy->no_demangle || !name)
 		return name;
@@ -137,10 +137,10 @@ const char *jma_syms_demangled(struct jma_syms *sy, const char *name)
 	return sym_dnames_get(sy->dnames, name);
 }
 
-void jma_syms_describe(struct jma_syms *sy, uint64_t pc, char *buf, size_t len)
+void syms_describe(struct jma_syms *sy, uint64_t pc, char *buf, size_t len)
 {
 	uint64_t off;
-	const char *module, *nm = jma_syms_demangled(sy, jma_syms_name(sy, pc, &off, &module, NULL, NULL));
+	const char *module, *nm = syms_demangled(sy, syms_name(sy, pc, &off, &module, NULL, NULL));
 
 	if (nm)
 		snprintf(buf, len, "%s+0x%llx (%s)", nm, (unsigned long long)off,
@@ -151,7 +151,7 @@ void jma_syms_describe(struct jma_syms *sy, uint64_t pc, char *buf, size_t len)
 		snprintf(buf, len, "0x%llx", (unsigned long long)pc);
 }
 
-int jma_syms_section(struct jma_syms *sy, uint64_t addr, uint64_t *vaddr, char *sec, size_t len)
+int syms_section(struct jma_syms *sy, uint64_t addr, uint64_t *vaddr, char *sec, size_t len)
 {
 	struct sym_dwfl *prev;
 	Dwfl *dwfl = syms_enter(sy, &prev);

@@ -98,7 +98,7 @@ static int read_maps(struct jma_syms *sy, pid_t pid, char *msg, size_t len)
 	return 0;
 }
 
-int jma_syms_open(pid_t pid, const struct jma_syms_opts *o, struct jma_syms **out, char *msg,
+int syms_open(pid_t pid, const struct jma_syms_opts *o, struct jma_syms **out, char *msg,
 		  size_t len)
 {
 	static const struct jma_syms_opts defaults;
@@ -138,7 +138,7 @@ int jma_syms_open(pid_t pid, const struct jma_syms_opts *o, struct jma_syms **ou
 	 * callable. */
 	if (o->cache && sy->ncopies == 1 && sy->copies[0].fn_mallctl && !syms_find_cond_waits(sy)) {
 		struct jma_found f = { sy->copies[0], sy->waits, sy->nwaits,
-				       jma_syms_malloc_message(sy), jma_syms_restorer(sy) };
+				       syms_malloc_message(sy), syms_restorer(sy) };
 
 		if (sy->restorer_known)
 			o->cache->save(o->cache->arg, pid, sy->maps, sy->nmaps, &f);
@@ -149,11 +149,11 @@ done:
 	return 0;
 fail:
 	sym_dwfl_leave(prev);
-	jma_syms_close(sy);
+	syms_close(sy);
 	return err;
 }
 
-int jma_syms_from_core(struct sym_dwfl *d, pid_t pid, const struct jma_syms_opts *o,
+int syms_from_core(struct sym_dwfl *d, pid_t pid, const struct jma_syms_opts *o,
 		       struct jma_syms **out, char *msg, size_t len)
 {
 	struct jma_syms *sy = calloc(1, sizeof(*sy));
@@ -171,14 +171,14 @@ int jma_syms_from_core(struct sym_dwfl *d, pid_t pid, const struct jma_syms_opts
 	err = syms_find_jemalloc(sy, sym_dwfl_get(d), pid, o, msg, len);
 	sym_dwfl_leave(prev);
 	if (err) {
-		jma_syms_close(sy);
+		syms_close(sy);
 		return err;
 	}
 	*out = sy;
 	return 0;
 }
 
-int jma_syms_given(pid_t pid, const struct jma_copy *c, struct jma_syms **out, char *msg, size_t len)
+int syms_given(pid_t pid, const struct jma_copy *c, struct jma_syms **out, char *msg, size_t len)
 {
 	struct jma_syms *sy = calloc(1, sizeof(*sy));
 	struct jma_copy *k = sy ? calloc(1, sizeof(*k)) : NULL;
@@ -208,6 +208,6 @@ int jma_syms_given(pid_t pid, const struct jma_copy *c, struct jma_syms **out, c
 nomem:
 	snprintf(msg, len, "out of memory");
 fail:
-	jma_syms_close(sy);
+	syms_close(sy);
 	return err;
 }

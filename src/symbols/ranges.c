@@ -4,7 +4,7 @@
 
 #include "symbols/ranges.h"
 
-int jma_ranges_add(struct jma_range **v, size_t *n, size_t *cap, uint64_t lo, uint64_t hi)
+int syms_ranges_add(struct jma_range **v, size_t *n, size_t *cap, uint64_t lo, uint64_t hi)
 {
 	if (*n == *cap) {
 		size_t ncap = *cap ? *cap * 2 : 256;
@@ -28,7 +28,7 @@ static int cmp_range(const void *a, const void *b)
 	return (x->lo > y->lo) - (x->lo < y->lo);
 }
 
-void jma_ranges_merge(struct jma_range *v, size_t *n, uint64_t gap)
+void syms_ranges_merge(struct jma_range *v, size_t *n, uint64_t gap)
 {
 	size_t w = 0;
 
@@ -46,7 +46,7 @@ void jma_ranges_merge(struct jma_range *v, size_t *n, uint64_t gap)
 	*n = w;
 }
 
-int jma_ranges_has(const struct jma_range *v, size_t n, uint64_t pc)
+int syms_ranges_has(const struct jma_range *v, size_t n, uint64_t pc)
 {
 	size_t lo = 0, hi = n;
 

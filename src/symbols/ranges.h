@@ -11,13 +11,13 @@ struct jma_range {
 
 /* Append [@lo, @hi) (at least one byte) to *@v of *@n entries, *@cap
  * allocated.  0 or -ENOMEM. */
-int jma_ranges_add(struct jma_range **v, size_t *n, size_t *cap, uint64_t lo, uint64_t hi);
+int syms_ranges_add(struct jma_range **v, size_t *n, size_t *cap, uint64_t lo, uint64_t hi);
 
 /* Sort @v[0..*n) and join ranges that overlap or lie at most @gap bytes
  * apart; *@n becomes the new count. */
-void jma_ranges_merge(struct jma_range *v, size_t *n, uint64_t gap);
+void syms_ranges_merge(struct jma_range *v, size_t *n, uint64_t gap);
 
 /* Does sorted, disjoint @v[0..n) hold @pc? */
-int jma_ranges_has(const struct jma_range *v, size_t n, uint64_t pc);
+int syms_ranges_has(const struct jma_range *v, size_t n, uint64_t pc);
 
 #endif

@@ -19,7 +19,7 @@ const char *syms_base_name(const char *p)
 	return b ? b + 1 : p;
 }
 
-void jma_syms_close(struct jma_syms *sy)
+void syms_close(struct jma_syms *sy)
 {
 	if (!sy)
 		return;
@@ -30,7 +30,7 @@ void jma_syms_close(struct jma_syms *sy)
 	free(sy->fde_names);
 	sym_dnames_free(sy->dnames);
 	for (size_t i = 0; i < sy->nfdes; i++)
-		jma_fdes_free(&sy->fdes[i].f);
+		syms_fdes_free(&sy->fdes[i].f);
 	free(sy->fdes);
 	for (size_t i = 0; i < sy->ncopies; i++) {
 		free(sy->copies[i].path);
@@ -67,12 +67,12 @@ Dwfl *syms_enter(struct jma_syms *sy, struct sym_dwfl **prev)
 	return sym_dwfl_get(sy->sd);
 }
 
-int jma_syms_cached(const struct jma_syms *sy)
+int syms_cached(const struct jma_syms *sy)
 {
 	return sy->cached;
 }
 
-void jma_syms_prepare(struct jma_syms *sy)
+void syms_prepare(struct jma_syms *sy)
 {
 	struct sym_dwfl *prev;
 
@@ -80,7 +80,7 @@ void jma_syms_prepare(struct jma_syms *sy)
 	sym_dwfl_leave(prev);
 }
 
-int jma_syms_refresh_maps(struct jma_syms *sy)
+int syms_refresh_maps(struct jma_syms *sy)
 {
 	struct att_map *m;
 	size_t n;
@@ -95,20 +95,20 @@ int jma_syms_refresh_maps(struct jma_syms *sy)
 	return 0;
 }
 
-const struct att_map *jma_syms_maps(const struct jma_syms *sy, size_t *n)
+const struct att_map *syms_maps(const struct jma_syms *sy, size_t *n)
 {
 	*n = sy->nmaps;
 	return sy->maps;
 }
 
-const struct jma_copy *jma_syms_jemalloc(const struct jma_syms *sy)
+const struct jma_copy *syms_jemalloc(const struct jma_syms *sy)
 {
 	return sy->ncopies ? &sy->copies[sy->chosen] : NULL;
 }
 
-int jma_syms_in_jemalloc(const struct jma_syms *sy, uint64_t pc)
+int syms_in_jemalloc(const struct jma_syms *sy, uint64_t pc)
 {
-	const struct jma_copy *c = jma_syms_jemalloc(sy);
+	const struct jma_copy *c = syms_jemalloc(sy);
 
-	return c && jma_ranges_has(c->code, c->ncode, pc);
+	return c && syms_ranges_has(c->code, c->ncode, pc);
 }

@@ -26,7 +26,7 @@ struct jma_found {
 	uint64_t restorer;		/* the rt_sigreturn trampoline in code, 0: none */
 };
 
-/* A place that keeps what jma_syms_open finds, by the process's code files. */
+/* A place that keeps what syms_open finds, by the process's code files. */
 struct jma_syms_cache {
 	/* 0 with @f filled (its path, prefix, code and waits malloc'ed), or
 	 * -ENOENT when nothing is kept for the process with @maps. */
@@ -55,78 +55,78 @@ struct jma_syms_opts {
  * On failure returns -errno with a message in @msg: -ENOENT no jemalloc,
  * -ENOEXEC jemalloc present but stripped, -EEXIST several copies (listed),
  * -ENOTSUP a copy without malloc_stats_print. */
-int jma_syms_open(pid_t pid, const struct jma_syms_opts *o, struct jma_syms **out, char *msg,
+int syms_open(pid_t pid, const struct jma_syms_opts *o, struct jma_syms **out, char *msg,
 		  size_t len);
-void jma_syms_close(struct jma_syms *sy);
+void syms_close(struct jma_syms *sy);
 
 /* Was jemalloc found in the cache? */
-int jma_syms_cached(const struct jma_syms *sy);
+int syms_cached(const struct jma_syms *sy);
 /* Load now what naming code needs (after a cached open it is loaded on first
  * need), so that it is not loaded while threads are stopped. */
-void jma_syms_prepare(struct jma_syms *sy);
+void syms_prepare(struct jma_syms *sy);
 
-/* The snapshot of /proc/PID/maps taken by jma_syms_open (one read per
+/* The snapshot of /proc/PID/maps taken by syms_open (one read per
  * session: a mapping made since is not in it). */
-const struct att_map *jma_syms_maps(const struct jma_syms *sy, size_t *n);
+const struct att_map *syms_maps(const struct jma_syms *sy, size_t *n);
 /* Take a new snapshot (each later command of a session). */
-int jma_syms_refresh_maps(struct jma_syms *sy);
+int syms_refresh_maps(struct jma_syms *sy);
 
 /* The jemalloc copy in use, NULL when there is none (allow_none). */
-const struct jma_copy *jma_syms_jemalloc(const struct jma_syms *sy);
+const struct jma_copy *syms_jemalloc(const struct jma_syms *sy);
 
 /* Is @pc in jemalloc's own code? */
-int jma_syms_in_jemalloc(const struct jma_syms *sy, uint64_t pc);
+int syms_in_jemalloc(const struct jma_syms *sy, uint64_t pc);
 
 /* Is @pc inside a pthread_cond_*wait function?  By the exported symbols of
  * the modules' own files (.dynsym), which span what those functions inline:
  * no symbol table or debuginfo is loaded.  Found once per session, and kept
  * in the cache with jemalloc: a cached command does not load libdwfl for it. */
-int jma_syms_in_cond_wait(struct jma_syms *sy, uint64_t pc);
+int syms_in_cond_wait(struct jma_syms *sy, uint64_t pc);
 
 /* Where @addr is in its module's file: the address there (*@vaddr, as nm
  * and readelf show it) and its section's name ("" if none is known);
  * -ENOENT when no module holds it. */
-int jma_syms_section(struct jma_syms *sy, uint64_t addr, uint64_t *vaddr, char *sec, size_t len);
+int syms_section(struct jma_syms *sy, uint64_t addr, uint64_t *vaddr, char *sec, size_t len);
 /* "symbol+0xoff (module)" or "0xaddr (module)" or "0xaddr"; the symbol
- * demangled as jma_syms_demangled does. */
-void jma_syms_describe(struct jma_syms *sy, uint64_t pc, char *buf, size_t len);
+ * demangled as syms_demangled does. */
+void syms_describe(struct jma_syms *sy, uint64_t pc, char *buf, size_t len);
 
 /* Symbol name at @pc (NULL if none) and its offset; @file/@line get the source
  * position when debuginfo has it (*line 0 otherwise). */
-const char *jma_syms_name(struct jma_syms *sy, uint64_t pc, uint64_t *off, const char **module,
+const char *syms_name(struct jma_syms *sy, uint64_t pc, uint64_t *off, const char **module,
 			  const char **file, int *line);
 
-/* @name (a symbol of jma_syms_name) as users read it: a C++ name demangled
- * (once per name, kept until jma_syms_close), anything else as it is; @name
- * itself after jma_syms_set_demangle(@sy, 0).  NULL gives NULL. */
-const char *jma_syms_demangled(struct jma_syms *sy, const char *name);
-/* Whether jma_syms_demangled and jma_syms_describe demangle (the default). */
-void jma_syms_set_demangle(struct jma_syms *sy, int on);
+/* @name (a symbol of syms_name) as users read it: a C++ name demangled
+ * (once per name, kept until syms_close), anything else as it is; @name
+ * itself after syms_set_demangle(@sy, 0).  NULL gives NULL. */
+const char *syms_demangled(struct jma_syms *sy, const char *name);
+/* Whether syms_demangled and syms_describe demangle (the default). */
+void syms_set_demangle(struct jma_syms *sy, int on);
 
 /* Find jemalloc among the modules already reported to @d (a core file's:
  * the emulator's; @pid names it in messages), which the result owns from
- * now on (freed on failure).  @o as jma_syms_open (its cache unused);
- * errors as jma_syms_open. */
+ * now on (freed on failure).  @o as syms_open (its cache unused);
+ * errors as syms_open. */
 struct sym_dwfl;
-int jma_syms_from_core(struct sym_dwfl *d, pid_t pid, const struct jma_syms_opts *o,
+int syms_from_core(struct sym_dwfl *d, pid_t pid, const struct jma_syms_opts *o,
 		       struct jma_syms **out, char *msg, size_t len);
 
 /* Symbols that know only the jemalloc copy @c (copied), for a backend that
  * runs no jemalloc code (tests' fake one): the maps of @pid are read when
  * @pid > 0, and what else is asked for is found there on need.  Errors as
- * jma_syms_open. */
-int jma_syms_given(pid_t pid, const struct jma_copy *c, struct jma_syms **out, char *msg, size_t len);
+ * syms_open. */
+int syms_given(pid_t pid, const struct jma_copy *c, struct jma_syms **out, char *msg, size_t len);
 
 /* The ELF file of the module holding jemalloc and its load bias (for the
  * emulator's relocations), NULL when unavailable. */
-struct Elf *jma_syms_jemalloc_elf(struct jma_syms *sy, uint64_t *bias);
+struct Elf *syms_jemalloc_elf(struct jma_syms *sy, uint64_t *bias);
 
 /* A symbol of jemalloc's own module named @name, je_@name (jemalloc's
  * private namespace) or NS_je_@name (--with-private-namespace=NS_, as
  * tikv-jemalloc-sys builds it), from its symbol table or separate debuginfo, else its
  * dynamic symbols: 1 with its address (for STT_TLS: its offset in the
  * module's TLS block) and size, 0 when there is none (stripped). */
-int jma_syms_jemalloc_sym(struct jma_syms *sy, const char *name, uint64_t *addr, uint64_t *size,
+int syms_jemalloc_sym(struct jma_syms *sy, const char *name, uint64_t *addr, uint64_t *size,
 			  int *is_tls);
 
 /* Address of jemalloc's <prefix>malloc_message variable, 0 if none: where
@@ -134,22 +134,22 @@ int jma_syms_jemalloc_sym(struct jma_syms *sy, const char *name, uint64_t *addr,
  * relocation of a library variable is the one in use).  Found once per
  * session by every module's symbol table (3-4 ms on Redis, debuginfo looked
  * for), and kept in the cache with jemalloc. */
-uint64_t jma_syms_malloc_message(struct jma_syms *sy);
+uint64_t syms_malloc_message(struct jma_syms *sy);
 
 /* Address of function @name (the full symbol name: prefix included) in
  * jemalloc's own code, 0 if none, and its size (@size may be NULL): the
  * entry points the sampler probes.  Reads the symbol tables of the modules
  * (libdwfl loaded if not yet). */
-uint64_t jma_syms_func(struct jma_syms *sy, const char *name, uint64_t *size);
+uint64_t syms_func(struct jma_syms *sy, const char *name, uint64_t *size);
 
 /* The run-time start of the function whose frame description covers @pc
  * (stripped code included), or -ENOENT. */
-int jma_syms_func_start(struct jma_syms *sy, uint64_t pc, uint64_t *start);
+int syms_func_start(struct jma_syms *sy, uint64_t pc, uint64_t *start);
 
 /* Address of the process's rt_sigreturn trampoline, 0 if none
  * (att_restorer_find): searched once per session before a thread stops (up
  * to a megabyte of code read), and kept in the cache with jemalloc; a kept
  * address is used only where its bytes still are. */
-uint64_t jma_syms_restorer(struct jma_syms *sy);
+uint64_t syms_restorer(struct jma_syms *sy);
 
 #endif

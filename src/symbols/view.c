@@ -49,8 +49,8 @@ int sym_view_open(void *arg, const char *path, int flags)
 	const struct sym_view *v = arg;
 
 	if (v->pid > 0)
-		return jma_tfs_open(v->pid, path, flags);
-	return v->as_owner ? jma_tfs_open_as(v->uid, v->gid, path, flags) :
+		return att_tfs_open(v->pid, path, flags);
+	return v->as_owner ? att_tfs_open_as(v->uid, v->gid, path, flags) :
 			     sym_open_host(NULL, path, flags);
 }
 
