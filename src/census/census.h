@@ -306,17 +306,31 @@ void cen_go(struct cen *c, void *token);
 /* tcache.c: every thread's cache and tcache.create's, into c->cached
  * (threads stopped; bounded by the deadline), then sorted (threads running). */
 int cen_tcache_read(struct cen *c);
+/* stacks.c: c->cached sorted (threads running). */
 void cen_tcache_sort(struct cen *c);
-/* For 3.x/4.x's caches (chunktcache.c): the bins' stacks claimed by one
- * cen_tcache_read, copied at its end.  A stack of @n items at @at is
+/* stacks.c: the bins' stacks claimed by one cen_tcache_read (tcache.c, and
+ * 3.x/4.x's chunktcache.c), copied at its end.  A stack of @n items at @at is
  * believed only if it fits its capacity @max and one readable mapping;
  * CEN_STACK_EXPLICIT: tcache.create's; CEN_STACK_RING: a quarantine's
  * {pointer, usable size} pairs. */
-struct cen_stacks;
 #define CEN_STACK_EXPLICIT	1
 #define CEN_STACK_RING		2
+/* A bin's stack as its tcache claims it: @n items at @at (CEN_STACK_*). */
+struct bin_stack {
+	uint64_t at;
+	uint32_t n;
+	uint32_t flags;
+};
+struct cen_stacks {
+	struct bin_stack *v;
+	size_t n, cap;
+	uint64_t rejected;	/* bins not believed (capacity, mapping, overlap) */
+};
 int cen_stack_claim(struct cen *c, struct cen_stacks *st, uint64_t at, uint64_t n, uint64_t max,
 		    unsigned flags);
+/* The stacks of @st into c->cached (sorted later: cen_tcache_sort), but
+ * none that overlaps another; those counted in st->rejected. */
+int cen_stacks_copy(struct cen *c, struct cen_stacks *st);
 /* @p is in a block of jemalloc's own (a cache's stacks, its tables):
  * jemalloc's class, never a root nor a leak (cen_stacks_index). */
 int cen_stack_add(struct cen *c, uint64_t p);

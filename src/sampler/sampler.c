@@ -92,31 +92,6 @@ static int refused(struct run *u, int err, const char *what)
 			     c ? c->conf_env : "MALLOC_CONF");
 }
 
-/* Where the kernel should put a probe at @addr of the target: its file as
- * the target maps it (map_files: the very inode, deleted or in a container)
- * and the offset in it. */
-static int probe_place(struct run *u, uint64_t addr, char *path, size_t len, uint64_t *off)
-{
-	const struct att_map *m = att_maps_find(u->maps, u->nmaps, addr);
-	int fd;
-
-	if (!m || !m->path || m->perms[2] != 'x')
-		return -ENOENT;
-	snprintf(path, len, "/proc/%d/map_files/%llx-%llx", (int)u->s->pid,
-		 (unsigned long long)m->start, (unsigned long long)m->end);
-	fd = open(path, O_PATH | O_CLOEXEC);
-	if (fd >= 0) {
-		close(fd);
-	} else if (snprintf(path, len, "/proc/%d/root%s", (int)u->s->pid, m->path) >= (int)len) {
-		/* Following map_files needs CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE:
-		 * with CAP_BPF and CAP_PERFMON alone, the file by its path in the
-		 * target's root. */
-		return -ENAMETOOLONG;
-	}
-	*off = addr - m->start + m->offset;
-	return 0;
-}
-
 static int on_event(void *ctx, void *data, size_t size)
 {
 	struct run *u = ctx;
@@ -199,43 +174,6 @@ static int load_for(struct run *u, int how)
 		memcpy(u->grp[g].prog, progs, sizeof(progs));
 	}
 	return 0;
-}
-
-int smp_collect(struct run *u, uint64_t only, int base)
-{
-	char path[4200];
-	uint64_t off;
-	int err = 0;
-
-	for (size_t i = 0; i < u->nsites && i < SMP_SITES_MAX && !err; i++) {
-		const struct smp_site *st = &u->sites[i];
-		int track = !u->o->alloc_only;
-		uint64_t cookie = st->cookie | SMP_COOKIE(0, 0, 0, 0, track, i);
-
-		if (!(only >> i & 1) && !base)
-			continue;
-		if (probe_place(u, st->addr, path, sizeof(path), &off)) {
-			sess_logf(u->s, JMA_LOG_INFO, "%s at 0x%llx: not in a mapped file; not probed",
-				 st->name, (unsigned long long)st->addr);
-			continue;
-		}
-		if (!(only >> i & 1) || (st->frees && u->o->alloc_only)) {
-			/* The slow path only. */
-		} else if (st->frees) {
-			err = smp_probes_add(&u->grp[SMP_G_FREES], SMP_P_FREE, path, off, cookie);
-		} else {
-			err = smp_probes_add(&u->grp[SMP_G_CALLS], SMP_P_ENTRY, path, off, cookie);
-			if (!err && track && !u->grp[SMP_G_CALLS].session)
-				err = smp_probes_add(&u->grp[SMP_G_CALLS], SMP_P_RETURN, path, off, cookie);
-		}
-		/* The free slow paths: every large block's free; jemalloc's counter
-		 * (for --alloc-only too). */
-		if (err || !base || !st->frees || !st->slow || st->skip_slow ||
-		    probe_place(u, st->slow, path, sizeof(path), &off))
-			continue;
-		err = smp_probes_add(&u->grp[SMP_G_BASE], SMP_P_FREE_SLOW, path, off, cookie);
-	}
-	return err;
 }
 
 static void uncollect(struct run *u)
