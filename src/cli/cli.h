@@ -220,10 +220,10 @@ int cli_parse_lg(struct cli *c, const char *arg, unsigned *lg);
  * when jemalloc's own profiler is off (opt.prof false, or not built in);
  * another error of the check is the command's. */
 int cli_sampler_instead(struct cli *c, const char *what, bool *sampler);
-/* The target's opt.lg_prof_sample for the sampler (0: the default); the
- * summary of a sampler run on stderr; what the guard did, lines starting
- * with @lead; the finest rate a run sampled at (2^N bytes). */
+/* The target's opt.lg_prof_sample for the sampler (0: the default). */
 unsigned cli_sample_lg(struct cli *c);
+/* sampled.c: the summary of a sampler run on stderr; what the guard did,
+ * lines starting with @lead; the finest rate a run sampled at (2^N bytes). */
 void cli_sample_summary(const struct jma_sampler_result *r, const struct jma_sampler_opts *o);
 void cli_sample_story(const struct jma_sampler_result *r, const struct jma_sampler_opts *o, FILE *f,
 		      const char *lead);
