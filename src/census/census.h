@@ -274,7 +274,7 @@ int cen_sizes_check(struct cen *c, uint64_t tab);
 /* The build's quantum and page (c->b) from its tables (by symbol, else by
  * their contents in jemalloc's data); -errno, message set. */
 int cen_sizes_read(struct cen *c);
-/* findmap.c: is c->maps[@i] jemalloc's data (@writable: only writable
+/* mem.c: is c->maps[@i] jemalloc's data (@writable: only writable
  * mappings; else any readable non-code one), its .bss included? */
 int cen_je_data(const struct cen *c, size_t i, int writable);
 /* Leaf entry @j of the leaf read into @leaf: 0 when empty. */
@@ -344,7 +344,7 @@ size_t cen_cached_from(const struct cen *c, uint64_t addr);
  * cen_alive, cen_extent_at and cen_walk_free hand them over). */
 int cen_walk(struct cen *c);
 int cen_expand(struct cen *c);
-/* A block at @addr of @usize (@how: cen_is_cached's answer), counted by
+/* count.c: a block at @addr of @usize (@how: cen_is_cached's answer), counted by
  * size class @szind (CEN_NSIZES_MAX: by the caller), @slack as cen_index_add's;
  * an extent of @size bytes (for chunks.c). */
 int cen_add_block(struct cen *c, unsigned szind, uint64_t addr, uint64_t usize, uint32_t slack,

@@ -497,13 +497,13 @@ int cen_chunks_prepare(struct cen *c)
 	uint64_t res;
 	int err;
 
-	/* Again for a second stop (leaks.c): the last one's buffers go. */
+	/* Again for a second stop (leaks.c): the last one's buffers go (and
+	 * the walk's: cen_walk_prepare freed them). */
 	if (k->pagemap < 0 && k->L->major == 3 && !c->s->offline)
 		k->pagemap = att_proc_pagemap(c->s->pid);
 	free(k->buf);
 	free(k->misc);
 	free(k->pieces);
-	cen_walk_free(c);
 	c->capbits = 0;
 	/* The page map, and 4.x's rtree levels (2^16 words at most each); the
 	 * misc array (4.x) or the runs' headers and bitmaps (3.6). */

@@ -368,20 +368,6 @@ int cen_map_find(struct cen *c)
 #define SCAN_CHUNK	(256 * 1024)
 #define DATA_MAX	(64ULL << 20)	/* jemalloc's writable data scanned, at most */
 
-int cen_je_data(const struct cen *c, size_t i, int writable)
-{
-	const struct att_map *m = &c->maps[i], *prev = i ? &c->maps[i - 1] : NULL;
-	const char *path = m->path;
-
-	if (m->perms[0] != 'r' || m->perms[2] == 'x' || (writable && m->perms[1] != 'w'))
-		return 0;
-	/* The .bss past the file's last page: anonymous (a core's list names
-	 * it ""), right after it. */
-	if ((!path || !*path) && prev && prev->end == m->start && prev->path && prev->perms[1] == 'w')
-		path = prev->path;
-	return path && c->je_path && !strcmp(path, c->je_path);
-}
-
 /* Where in jemalloc's writable data the root entry for @key is: the word
  * holding @leaf (two levels), or a node pointer whose entry for @key holds
  * it (three); each hit tried as the root. */

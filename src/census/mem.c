@@ -262,3 +262,17 @@ void cen_progress(struct cen *c, const char *phase, uint64_t done, uint64_t tota
 	c->last_progress_ns = now;
 	c->o->progress(c->o->progress_arg, phase, done, total);
 }
+
+int cen_je_data(const struct cen *c, size_t i, int writable)
+{
+	const struct att_map *m = &c->maps[i], *prev = i ? &c->maps[i - 1] : NULL;
+	const char *path = m->path;
+
+	if (m->perms[0] != 'r' || m->perms[2] == 'x' || (writable && m->perms[1] != 'w'))
+		return 0;
+	/* The .bss past the file's last page: anonymous (a core's list names
+	 * it ""), right after it. */
+	if ((!path || !*path) && prev && prev->end == m->start && prev->path && prev->perms[1] == 'w')
+		path = prev->path;
+	return path && c->je_path && !strcmp(path, c->je_path);
+}

@@ -31,36 +31,6 @@
  * (extents_max); past that the arrays grow in the stop. */
 #define RAW_RESERVE_MAX	(4u << 20)
 
-int cen_add_block(struct cen *c, unsigned szind, uint64_t addr, uint64_t usize, uint32_t slack,
-		  int how)
-{
-	if (how) {
-		c->out->cached.blocks++;
-		c->out->cached.bytes += usize;
-		if (how == 2) {
-			c->out->explicit_cached.blocks++;
-			c->out->explicit_cached.bytes += usize;
-		}
-		return 0;
-	}
-	c->out->live.blocks++;
-	c->out->live.bytes += usize;
-	if (szind < CEN_NSIZES_MAX) {	/* chunks.c counts its sizes itself */
-		c->bysz[szind].blocks++;
-		c->bysz[szind].bytes += usize;
-	}
-	if (!c->keep)
-		return 0;
-	return cen_index_add(&c->ix, addr, usize, slack);
-}
-
-void cen_add_extent(struct cen *c, uint64_t size, int slab)
-{
-	c->out->extents++;
-	c->out->slabs += !!slab;
-	c->extent_bytes += size;
-}
-
 static int slab_blocks(struct cen *c, const struct cen_raw *x)
 {
 	uint64_t reg = c->sizes[x->szind], base = x->base, e_bits = x->e_bits;
@@ -365,8 +335,10 @@ int cen_walk_prepare(struct cen *c)
 {
 	size_t want = 0, max, nw;
 
-	if (c->ch)
+	if (c->ch) {
+		cen_walk_free(c);	/* again for a second stop: the last one's buffers go */
 		return cen_chunks_prepare(c);
+	}
 	/* Touched now, so that the kernel finds its pages while the target
 	 * runs, not during the stop (a third of a stop went to page faults
 	 * into fresh buffers).  Again for a second stop (leaks.c).  The
