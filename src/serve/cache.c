@@ -32,6 +32,12 @@
 
 #include "serve/serve.h"
 
+/* The census flags of the server's censuses. */
+static unsigned census_flags(const struct serve_cfg *cfg)
+{
+	return JMA_CENSUS_TYPES | (cfg->census_owners ? JMA_CENSUS_ROOTS : 0);
+}
+
 /* --- attach slots, shared fairly between users -------------------------------- */
 
 void slots_init(struct serve_slots *s, unsigned n)

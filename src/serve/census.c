@@ -25,11 +25,6 @@
 
 /* --- in the server ------------------------------------------------------------ */
 
-unsigned census_flags(const struct serve_cfg *cfg)
-{
-	return JMA_CENSUS_TYPES | (cfg->census_owners ? JMA_CENSUS_ROOTS : 0);
-}
-
 static int to_stream(void *arg, const char *buf, size_t len)
 {
 	return fwrite(buf, 1, len, arg) == len ? 0 : -EIO;
@@ -39,7 +34,8 @@ void census_reply(struct serve_ctx *sc, struct target *t, int pprof, double dead
 		  struct reply *r)
 {
 	double now = jma_clock_s(CLOCK_MONOTONIC);
-	struct jma_census_report_opts ro = { .sz = sizeof(ro), .format = pprof ? JMA_CENSUS_PPROF : JMA_CENSUS_JSON };
+	struct jma_census_report_opts ro = { .sz = sizeof(ro),
+					     .format = pprof ? JMA_CENSUS_PPROF : JMA_CENSUS_JSON };
 	struct jma_census_meta m;
 	struct jma_census *c = NULL;
 	struct op_result res;

@@ -28,18 +28,6 @@ struct render {
 	int arenas;		/* --arenas */
 };
 
-void metrics_label(FILE *f, const char *s)
-{
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '\\' || *p == '"')
-			fprintf(f, "\\%c", *p);
-		else if (*p == '\n')
-			fputs("\\n", f);
-		else
-			fputc(*p >= 0x20 && *p < 0x7f ? *p : '?', f);
-	}
-}
-
 /* "# HELP" and "# TYPE" for @name, the sample name. */
 static void family(struct render *r, const char *name, enum mtype type, const char *help)
 {
@@ -53,23 +41,9 @@ static void family(struct render *r, const char *name, enum mtype type, const ch
 		tn[type == INFO && !r->om ? GAUGE : type]);
 }
 
-void metrics_labels(FILE *f, const struct target *t)
-{
-	fprintf(f, "{pid=\"%d\",comm=\"", (int)t->pid);
-	metrics_label(f, t->comm);
-	fputs("\",unit=\"", f);
-	metrics_label(f, t->unit);
-	fputc('"', f);
-}
-
 static void labels(struct render *r, size_t i)
 {
 	metrics_labels(r->f, r->v[i]);
-}
-
-void metrics_family(FILE *f, const char *name, const char *help)
-{
-	fprintf(f, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
 }
 
 static void value_u(struct render *r, size_t i, const char *name, unsigned long long v)

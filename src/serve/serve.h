@@ -284,7 +284,7 @@ int op_sample_decode(const struct op_result *r, struct op_sample *out);
 /* "attach", "missing", ... for enum jma_errkind, and "timeout", "budget". */
 const char *op_kind_reason(int kind, int rc);
 
-/* --- targets (targets.c) ---------------------------------------------------- */
+/* --- targets (target.c, targets.c) ------------------------------------------ */
 
 enum target_state { T_UNKNOWN, T_JEMALLOC, T_NONE };
 
@@ -375,7 +375,13 @@ void targets_stop(struct serve_ctx *sc);
 /* The targets as an array of references (release with targets_put_all). */
 struct target **targets_list(struct serve_ctx *sc, size_t *n);
 void targets_put_all(struct serve_ctx *sc, struct target **v, size_t n);
+/* target.c: a target of process @p (its exec @mark; @named: chosen by a
+ * selector), one reference; that reference released, the target freed
+ * with the last. */
+struct target *target_new(const struct pinfo *p, uint64_t mark, int named);
 void target_put(struct serve_ctx *sc, struct target *t);
+/* @t freed: its last reference gone (counted under sc->mu by the caller). */
+void target_free(struct target *t);
 
 /* The target with PID @pid, referenced, for a request: 0; -EACCES when the
  * selectors do not allow it (or it is this server or one of its children);
@@ -599,8 +605,6 @@ void http_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 #define CENSUS_MAX	2	/* censuses at once, all targets; one user's processes: 1 */
 void census_reply(struct serve_ctx *sc, struct target *t, int pprof, double deadline,
 		  struct reply *r);
-/* The census flags of the server's censuses. */
-unsigned census_flags(const struct serve_cfg *cfg);
 /* /metrics' census gauges (--census-metrics): from each target's last
  * census, a new one started when it is older than --census-interval. */
 void census_metrics(struct serve_ctx *sc, struct target **v, size_t n, FILE *f);
@@ -610,7 +614,7 @@ void census_metrics(struct serve_ctx *sc, struct target **v, size_t n, FILE *f);
 /* /metrics for @v (the targets, each with its OP_SAMPLE answer in @res). */
 int metrics_render(struct serve_ctx *sc, struct target **v, struct op_result *res, size_t n,
 		   int openmetrics, FILE *f);
-/* A label value as both formats want it: \\ \" \n escaped, and bytes outside
+/* prom.c: a label value as both formats want it: \\ \" \n escaped, and bytes outside
  * printable ASCII as '?' (a target's comm is its own choice). */
 void metrics_label(FILE *f, const char *s);
 /* "# HELP" and "# TYPE" of gauge @name; a target's labels, "{pid=...,unit=\"...\"",
