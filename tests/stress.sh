@@ -2,7 +2,7 @@
 # stress.sh -- mixed operations (get, stats, prof dump) against a 16-thread
 # allocation-heavy fixture that checks its own data and takes a 1 kHz timer
 # signal.  Usage: stress.sh OPS.  Run by tests/integration/90-stress.sh
-# (1000 operations, in make check) and by `make soak` (10000).  The
+# (500 operations, in make check) and by `make soak` (10000).  The
 # operations go through the library (tests/stress_driver.c) in batches of
 # 100, the fixture's data and state checked after each batch.
 source tests/lib.sh

@@ -7,6 +7,7 @@
 # thread's jemalloc data with every thread stopped).  Before, root's info,
 # get and census slept in the kernel for good, through SIGKILL, the census
 # with every thread of the target stopped.
+# runner: light (beside a long file: its bounds are twice the --timeout it gives)
 . "$(dirname "$0")/../lib.sh"
 TUSER=jmatest
 FUSE_MODE=$(stat -c %a /dev/fuse 2>/dev/null)
