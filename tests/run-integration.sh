@@ -7,7 +7,7 @@
 # tool the files with a "# build: tool" line run instead of $JEMATTACH)
 #
 # Two lanes first, side by side: the files with a "# runner: long" line
-# (mostly waiting, on sampling windows, scrapes, --every; 65-sampler, 75-serve,
+# (mostly waiting, on sampling windows, rates, --every; 65-sampler,
 # 77-serve-hostile, 87-census-grow) one after another in one, and the files
 # with a "# runner: light" line (no clock in what they assert) one after
 # another in the other.  A long file so has at most one light file beside it,

@@ -7,7 +7,6 @@
 # user: 77-serve-hostile.
 # Every server is given --target selectors that match only processes this
 # script started: the machine is shared.
-# runner: long (mostly waiting: on Prometheus's scrapes, sampler windows, deadlines)
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../lib-serve.sh"
 PROF="MALLOC_CONF=prof:true,prof_active:true,lg_prof_sample:0"

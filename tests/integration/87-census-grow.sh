@@ -213,9 +213,16 @@ t_serve_census_two_answered_one_hung() {
 	sleep 0.3
 	start_serve sp --target "pid=$a" --target "pid=$b" --target "pid=$held" --timeout 4 \
 		--census-metrics 3
+	# Its probe (symbols only, no attach) done before asking, as a scrape
+	# would find it: under load the probe may outlast a request's wait.
+	for _ in $(seq 300); do
+		curl -s "$SERVE_URL/targets" | jq -e --argjson p "$held" \
+			'.targets[] | select(.pid == $p) | .jemalloc' >/dev/null 2>&1 && break
+		sleep 0.1
+	done
 	# The hung one first: it holds one of the two census slots while it waits.
 	code=$(curl -s -o "$TMPD/held.out" -w '%{http_code}' --max-time 30 "$SERVE_URL/debug/census?pid=$held")
-	expect_eq "$code" 503
+	[[ $code == 503 ]] || fail "the hung one: $code, not 503: $(head -c 300 "$TMPD/held.out")"
 	expect_match "$(cat "$TMPD/held.out")" "process $held \(jemfix\): a census: "
 	for p in "$a" "$b"; do
 		t0=$(ms)
