@@ -26,10 +26,10 @@ tag() { sed -n 's/^# runner: \([a-z]*\).*/\1/p' "$1" | head -1; }
 start() {
 	OUT[$1]=$(mktemp)
 	T0[$1]=$SECONDS
-	local tool=$JEMATTACH
+	local tool=${JEMATTACH:-}	# unset: lib.sh's default
 	[[ -n ${JEMATTACH_TOOL:-} && $(sed -n 's/^# build: \([a-z]*\).*/\1/p' "$1") == tool ]] &&
 		tool=$JEMATTACH_TOOL
-	JEMATTACH=$tool setsid -w bash "$1" >"${OUT[$1]}" 2>&1 &
+	env ${tool:+JEMATTACH="$tool"} setsid -w bash "$1" >"${OUT[$1]}" 2>&1 &
 	PGID[$1]=$!
 }
 
