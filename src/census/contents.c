@@ -234,8 +234,12 @@ static int window(struct pass *p, const struct cen_run *r, size_t b, uint64_t k,
 	int err = 0;
 
 	/* A large block alone (only @max bytes of it, or its pages with data),
-	 * and one with slack (4.x: all its span); slabs' regions together. */
-	if (r->size > c->sizes[c->g.nbins - 1] || r->size > WINDOW / 2 || r->slack) {
+	 * and one with slack (4.x: all its span); slabs' regions together --
+	 * but for a page or more each, when only @max bytes of each are
+	 * wanted: a 64 KiB-page build's 112 KiB regions are slabs' (types read
+	 * 8 bytes of each, not the 250 MiB the fixture's span holds). */
+	if (r->size > c->sizes[c->g.nbins - 1] || r->size > WINDOW / 2 || r->slack ||
+	    (p->max && r->size > p->max && r->size >= 4096)) {
 		*next_b = b + 1;
 		if (p->sel)
 			cen_bits_clear(p->sel, b);
