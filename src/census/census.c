@@ -125,44 +125,27 @@ static int get_maps(struct cen *c)
 /* What a partial or odd run should say. */
 static void warnings(struct cen *c)
 {
-	struct jma_census *o = c->out;
-	size_t used = strlen(o->warn);
-
-	if (!c->s->je->ncode && !c->s->offline) {
-		snprintf(o->warn + used, sizeof(o->warn) - used, "%sjemalloc is stripped of its "
-			 "symbols in %s: where its code is is unknown, so a thread inside it was not "
-			 "waited out", used ? "; " : "", c->s->je->path);
-		used = strlen(o->warn);
-	}
-	if (c->forced) {
-		snprintf(o->warn + used, sizeof(o->warn) - used, "%sa thread was inside jemalloc "
-			 "(forced): what it was changing may be counted wrong", used ? "; " : "");
-		used = strlen(o->warn);
-	}
-	if (c->bad_words || c->bad_nfree) {
-		snprintf(o->warn + used, sizeof(o->warn) - used, "%s%llu map entries and %llu slab "
-			 "counts disagreed with the metadata they name (skipped)", used ? "; " : "",
-			 (unsigned long long)c->bad_words, (unsigned long long)c->bad_nfree);
-		used = strlen(o->warn);
-	}
-	if (c->unheld_extents) {
-		snprintf(o->warn + used, sizeof(o->warn) - used, "%s%llu extents lie partly in memory "
-			 "the core does not hold (%llu bytes; MADV_DONTDUMP): counted from jemalloc's "
-			 "metadata", used ? "; " : "", (unsigned long long)c->unheld_extents,
-			 (unsigned long long)c->unheld_bytes);
-		used = strlen(o->warn);
-	}
-	if (c->unread_blocks) {
-		snprintf(o->warn + used, sizeof(o->warn) - used, "%s%llu blocks (%llu bytes) had pages "
-			 "that could not be read (PROT_NONE, or not in the core): pointers there were "
-			 "not seen", used ? "; " : "", (unsigned long long)c->unread_blocks,
-			 (unsigned long long)c->unread_bytes);
-		used = strlen(o->warn);
-	}
+	if (!c->s->je->ncode && !c->s->offline)
+		cen_warn(c, "jemalloc is stripped of its symbols in %s: where its code is is unknown, "
+			 "so a thread inside it was not waited out", c->s->je->path);
+	if (c->forced)
+		cen_warn(c, "a thread was inside jemalloc (forced): what it was changing may be "
+			 "counted wrong");
+	if (c->bad_words || c->bad_nfree)
+		cen_warn(c, "%llu map entries and %llu slab counts disagreed with the metadata they "
+			 "name (skipped)", (unsigned long long)c->bad_words,
+			 (unsigned long long)c->bad_nfree);
+	if (c->unheld_extents)
+		cen_warn(c, "%llu extents lie partly in memory the core does not hold (%llu bytes; "
+			 "MADV_DONTDUMP): counted from jemalloc's metadata",
+			 (unsigned long long)c->unheld_extents, (unsigned long long)c->unheld_bytes);
+	if (c->unread_blocks)
+		cen_warn(c, "%llu blocks (%llu bytes) had pages that could not be read (PROT_NONE, "
+			 "or not in the core): pointers there were not seen",
+			 (unsigned long long)c->unread_blocks, (unsigned long long)c->unread_bytes);
 	if (c->bad_bins)
-		snprintf(o->warn + used, sizeof(o->warn) - used, "%s%llu thread-cache bins claimed "
-			 "more than a stack of theirs can hold (not read)", used ? "; " : "",
-			 (unsigned long long)c->bad_bins);
+		cen_warn(c, "%llu thread-cache bins claimed more than a stack of theirs can hold "
+			 "(not read)", (unsigned long long)c->bad_bins);
 }
 
 /* @err, or a timeout when --timeout ran out meanwhile: a read given up at

@@ -349,6 +349,8 @@ int cen_expand(struct cen *c);
  * an extent of @size bytes (for chunks.c). */
 int cen_add_block(struct cen *c, unsigned szind, uint64_t addr, uint64_t usize, uint32_t slack,
 		  int how);
+/* count.c: @fmt appended to the result's warning, "; " between. */
+void cen_warn(struct cen *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cen_add_extent(struct cen *c, uint64_t size, int slab);
 /* The last walk's extents (runs and huge allocations): @i's pages into
  * *@base and *@size; 0 past the last. */

@@ -104,26 +104,18 @@ static int large_block(struct cen *c, const struct chk_run *r)
 static void notes(struct cen *c)
 {
 	struct cen_chunks *k = c->ch;
-	size_t used = strlen(c->out->warn);
 
-	if (c->quarantined) {
-		snprintf(c->out->warn + used, sizeof(c->out->warn) - used, "%s%llu of the "
-			 "thread-cached blocks (%llu bytes) are in quarantine (opt.quarantine)",
-			 used ? "; " : "", (unsigned long long)c->quarantined,
+	if (c->quarantined)
+		cen_warn(c, "%llu of the thread-cached blocks (%llu bytes) are in quarantine "
+			 "(opt.quarantine)", (unsigned long long)c->quarantined,
 			 (unsigned long long)c->quarantined_bytes);
-		used = strlen(c->out->warn);
-	}
-	if (k->promoted) {
-		snprintf(c->out->warn + used, sizeof(c->out->warn) - used, "%s%llu blocks are prof "
-			 "samples in runs of their own, which stats.allocated counts whole: %llu bytes "
-			 "more than their usable sizes", used ? "; " : "",
+	if (k->promoted)
+		cen_warn(c, "%llu blocks are prof samples in runs of their own, which "
+			 "stats.allocated counts whole: %llu bytes more than their usable sizes",
 			 (unsigned long long)k->promoted, (unsigned long long)k->promoted_extra);
-		used = strlen(c->out->warn);
-	}
 	if (k->large_paged)
-		snprintf(c->out->warn + used, sizeof(c->out->warn) - used, "%s%llu large blocks are "
-			 "listed at their run's first page: jemalloc %u.%u does not record where in it "
-			 "(a multiple of 64 bytes) each starts", used ? "; " : "",
+		cen_warn(c, "%llu large blocks are listed at their run's first page: jemalloc %u.%u "
+			 "does not record where in it (a multiple of 64 bytes) each starts",
 			 (unsigned long long)k->large_paged, k->L->major, k->L->minor);
 }
 

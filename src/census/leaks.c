@@ -636,12 +636,9 @@ int cen_leaks(struct cen *c)
 		}
 		memset(g.num, 0xff, c->ix.nblocks * sizeof(*g.num));
 		c->out->graph_on_disk = g.rows.fd >= 0;
-		if (g.rows.fd < 0) {
-			size_t used = strlen(c->out->warn);
-			snprintf(c->out->warn + used, sizeof(c->out->warn) - used, "%sthe pointer graph "
-				 "was kept in memory (no temporary file could be made in $TMPDIR or "
-				 "/var/tmp): 4 bytes more a pointer", used ? "; " : "");
-		}
+		if (g.rows.fd < 0)
+			cen_warn(c, "the pointer graph was kept in memory (no temporary file could be "
+				 "made in $TMPDIR or /var/tmp): 4 bytes more a pointer");
 	}
 	err = run(c, &sc);
 	cen_bits_free(&sc.pending);
