@@ -17,8 +17,14 @@ void att_crashpoint(const char *step)
 		/* Default action even if someone installed a handler: a real crash. */
 		signal(SIGSEGV, SIG_DFL);
 		raise(SIGSEGV);
-	} else if (!strcmp(want + n, ":int")) {
-		/* A Ctrl-C at this instant: it goes where any SIGINT goes (defer.h). */
-		raise(SIGINT);
+	} else if (!strncmp(want + n, ":int", 4) && (!want[n + 4] || want[n + 4] == ':')) {
+		/* A Ctrl-C at this instant (or at the Nth pass of the step, with
+		 * ":int:N", so a test can reach every call of a command): it goes
+		 * where any SIGINT goes (defer.h). */
+		static unsigned long passes;
+		unsigned long nth = want[n + 4] ? strtoul(want + n + 5, NULL, 10) : 1;
+
+		if (!want[n + 4] || ++passes == nth)
+			raise(SIGINT);
 	}
 }

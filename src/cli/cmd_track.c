@@ -181,6 +181,25 @@ static int restore_inactive(struct cli *c)
 	return err;
 }
 
+/* prof.active on for the track, @was what it was.  Read before it is set: a
+ * Ctrl-C inside the set gives the call up, left to finish on its own, and
+ * prof.active may then be true or not; known to have been false, the end of
+ * the track puts it back.  A Ctrl-C before the set changed nothing: @was
+ * true, nothing to put back. */
+static int activate(struct cli *c, bool *was)
+{
+	struct jma_value v;
+	int own, err = jma_hold_begin(c->s, &own);
+
+	*was = true;
+	if (!err && !(err = jma_prof_check(c->s)) && !(err = jma_get(c->s, "prof.active", &v)))
+		*was = v.b;
+	if (!err && !*was)
+		err = jma_prof_set_active(c->s, true, NULL);
+	err = jma_hold_end(c->s, own, err);
+	return !err || (err == -EINTR && cli_stop) ? EXIT_OK : cli_fail_session(c);
+}
+
 /* One track in progress: where its snapshots go. */
 struct track_run {
 	struct cli *c;
@@ -201,8 +220,8 @@ static int profiler_track(struct track_run *r)
 	bool was = false;
 	int rc = EXIT_OK;
 
-	if (jma_prof_set_active(c->s, true, &was))
-		return cli_fail_session(c);
+	if ((rc = activate(c, &was)))
+		return rc;
 	if (!was)
 		fprintf(stderr, "jemattach: prof.active turned on for the track\n");
 	while (!cli_stop && (!a->count || r->k < a->count)) {

@@ -76,21 +76,25 @@ int jma_prof_set_active(jma_session *s, bool on, bool *was)
 	return jma_hold_end(s, here, err);
 }
 
-/* The directory part of opt.prof_prefix ("/var/tmp/jeprof" -> "/var/tmp"). */
-static void prefix_dir(jma_session *s, char *out, size_t len)
+/* The directory part of opt.prof_prefix ("/var/tmp/jeprof" -> "/var/tmp").
+ * Without it (a jemalloc without the name) the dump goes to /tmp's kind; a
+ * read that ended the attachment (a Ctrl-C, a timeout) is the dump's error. */
+static int prefix_dir(jma_session *s, char *out, size_t len)
 {
 	struct jma_value v;
 	char *slash;
+	int err = jma_get(s, "opt.prof_prefix", &v);
 
 	out[0] = '\0';
-	if (jma_get(s, "opt.prof_prefix", &v) || !v.str)
-		return;
+	if (err || !v.str)
+		return s->attached ? 0 : err;
 	slash = strrchr(v.str, '/');
 	if (v.str[0] == '/' && slash) {
 		*slash = '\0';
 		snprintf(out, len, "%s", v.str[0] ? v.str : "/");
 	}
 	jma_value_clear(&v);
+	return 0;
 }
 
 static int write_dump(jma_session *s, const char *path, void *arg)
@@ -115,11 +119,11 @@ int jma_prof_dump(jma_session *s, char **buf, size_t *len)
 	if (err)
 		return err;
 	err = jma_prof_check(s);
-	if (!err) {
-		prefix_dir(s, pref, sizeof(pref));
+	if (!err)
+		err = prefix_dir(s, pref, sizeof(pref));
+	if (!err)
 		err = sess_dump(s, pref[0] ? pref : NULL, DUMP_FILE, DUMP_MAX, write_dump, NULL,
 			       buf, len);
-	}
 	return jma_hold_end(s, here, err);
 }
 

@@ -116,6 +116,38 @@ t_ctrl_c_at_any_moment_ends_cleanly() {
 	expect_eq "$OUT" false
 }
 
+# The same, not left to chance: a Ctrl-C at the start of each call of a
+# track in turn (the test build's crash point, attach/crashpoint.h), until a
+# track ends before its Nth call.  Each ends the track cleanly: exit 0, what
+# was written a valid log, prof.active back to false.  (A Ctrl-C inside the
+# read of opt.prof_prefix before a dump once ended one in "not attached".)
+t_ctrl_c_at_each_call_ends_cleanly() {
+	local pid n said rc
+	crash_hooks
+	start_fixture pid "$FIXTURES/trackfix" "$TRACK,prof_active:false"
+	for ((n = 1; ; n++)); do
+		((n <= 60)) || fail "a track of 3 snapshots still made a ${n}th call"
+		jm_run env --default-signal=INT JEMATTACH_TEST_CRASH_AT=frame:int:$n \
+			"$JEMATTACH_HOOKS" "$pid" prof track -i 0.05 --churn 64K -n 3 \
+			-o "$TMPD/each.$n" --format jsonl
+		said=$ERR rc=$RC
+		# Before the track changed anything (the calls that choose between
+		# the profiler and the sampler), a Ctrl-C is the default death.
+		if [[ $rc == 130 && $said != *"prof.active turned on"* ]]; then
+			[[ ! -s $TMPD/each.$n ]] || fail "a Ctrl-C at call $n: exit 130 after a log"
+		else
+			[[ $rc == 0 ]] || fail "a Ctrl-C at call $n: exit $rc: $said"
+			jq -se "type == \"array\"" "$TMPD/each.$n" >/dev/null ||
+				fail "a Ctrl-C at call $n: the log is not valid JSON lines"
+		fi
+		jm "$pid" get prof.active
+		expect_eq "$OUT" false
+		[[ $rc == 130 || $said == *"stopped by signal"* ]] || break
+	done
+	((n > 5)) || fail "the track ended after $n calls: the crash point was never reached"
+	echo "    a Ctrl-C at each of $((n - 1)) calls ended the track cleanly" >&2
+}
+
 # Without opt.prof the track samples with uprobes (at the process's
 # lg_prof_sample) and says so: the leak ranks first, growing in every
 # interval at its rate within 15%; --churn needs jemalloc's profiler.
