@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "serve/serve.h"
@@ -200,32 +201,32 @@ START_TEST(test_serve_sample_decode_bounds)
 }
 END_TEST
 
-static void child_ok(const void *arg, struct op_result *r)
+static void child_ok(const void *arg, size_t len, struct op_result *r)
 {
 	r->data = strdup(arg);
-	r->len = strlen(arg);
+	r->len = len;
 	r->held_ns = 42;
 	r->attached = 1;
 	snprintf(r->msg, sizeof(r->msg), "note");
 }
 
-static void child_crash(const void *arg, struct op_result *r)
+static void child_crash(const void *arg, size_t len, struct op_result *r)
 {
-	(void)arg, (void)r;
+	(void)arg, (void)len, (void)r;
 	raise(SIGKILL);		/* not SIGSEGV: under ASan its handler would exit instead */
 }
 
-static void child_hang(const void *arg, struct op_result *r)
+static void child_hang(const void *arg, size_t len, struct op_result *r)
 {
-	(void)arg, (void)r;
+	(void)arg, (void)len, (void)r;
 	for (;;)
 		pause();
 }
 
 /* As the sampler's window: until SIGTERM, then an answer with what it has. */
-static void child_window(const void *arg, struct op_result *r)
+static void child_window(const void *arg, size_t len, struct op_result *r)
 {
-	(void)arg;
+	(void)arg, (void)len;
 	while (!child_cancelled)
 		pause();
 	snprintf(r->msg, sizeof(r->msg), "stopped by %d", (int)child_cancelled);
@@ -237,7 +238,8 @@ START_TEST(test_serve_child_outcomes)
 	struct op_result r;
 	double t0;
 
-	ck_assert_int_eq(child_run(child_ok, "payload", &o, &r), 0);
+	ck_assert_int_eq(child_forker_start(), 0);
+	ck_assert_int_eq(child_run(child_ok, &(struct iovec){ "payload", 7 }, 1, &o, &r), 0);
 	ck_assert_str_eq(r.data, "payload");
 	ck_assert_uint_eq(r.len, 7);
 	ck_assert_uint_eq(r.held_ns, 42);
@@ -246,18 +248,18 @@ START_TEST(test_serve_child_outcomes)
 	op_result_clear(&r);
 
 	o.max = 3;
-	ck_assert_int_eq(child_run(child_ok, "payload", &o, &r), -EFBIG);
+	ck_assert_int_eq(child_run(child_ok, &(struct iovec){ "payload", 7 }, 1, &o, &r), -EFBIG);
 	o.max = 100;
 	ck_assert_ptr_null(r.data);
 	op_result_clear(&r);
 
-	ck_assert_int_eq(child_run(child_crash, NULL, &o, &r), -EIO);
+	ck_assert_int_eq(child_run(child_crash, NULL, 0, &o, &r), -EIO);
 	ck_assert_ptr_nonnull(strstr(r.msg, "signal 9"));
 	op_result_clear(&r);
 
 	t0 = jma_clock_s(CLOCK_MONOTONIC);
 	o.hard_limit = 0.3;
-	ck_assert_int_eq(child_run(child_hang, NULL, &o, &r), -ETIMEDOUT);
+	ck_assert_int_eq(child_run(child_hang, NULL, 0, &o, &r), -ETIMEDOUT);
 	ck_assert(jma_clock_s(CLOCK_MONOTONIC) - t0 < 5);
 	ck_assert_ptr_nonnull(strstr(r.msg, "killed"));
 	ck_assert_int_eq(r.killed, 1);
@@ -272,13 +274,13 @@ START_TEST(test_serve_child_outcomes)
 		o.stop = &stop;
 		o.cancellable = 1;
 		t0 = jma_clock_s(CLOCK_MONOTONIC);
-		ck_assert_int_eq(child_run(child_window, NULL, &o, &r), 0);
+		ck_assert_int_eq(child_run(child_window, NULL, 0, &o, &r), 0);
 		ck_assert(jma_clock_s(CLOCK_MONOTONIC) - t0 < 10);
 		ck_assert_str_eq(r.msg, "stopped by 15");
 		op_result_clear(&r);
 		o.cancellable = 0;
 		t0 = jma_clock_s(CLOCK_MONOTONIC);
-		ck_assert_int_eq(child_run(child_hang, NULL, &o, &r), -ECANCELED);
+		ck_assert_int_eq(child_run(child_hang, NULL, 0, &o, &r), -ECANCELED);
 		ck_assert(jma_clock_s(CLOCK_MONOTONIC) - t0 < 5);
 		op_result_clear(&r);
 	}

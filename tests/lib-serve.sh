@@ -49,25 +49,6 @@ metric() {
 
 ms() { echo $(($(date +%s%N) / 1000000)); }
 
-# under_asan: the tool tested is the ASan+UBSan build.
-under_asan() { [[ $(nm -D "$JEMATTACH" 2>/dev/null) == *__asan_init* ]]; }
-
-# asan_worker_deadlocked SERVE_PID: under ASan, a worker of that server waits
-# for a lock of libasan's allocator that another of the server's threads held
-# when the worker was forked (GCC 12's libasan locks nothing around fork:
-# src/serve/child.c), as the worker's stack shows; it would wait until its
-# hard limit (4 x --timeout + 30 s).  False for any other cause, and always
-# for the release build (glibc's fork takes malloc's locks).
-asan_worker_deadlocked() {
-	local k bt
-	under_asan || return 1
-	for k in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
-		bt=$(timeout 60 gdb -p "$k" -batch -nx -iex "set debuginfod enabled off" -ex bt 2>/dev/null)
-		[[ $bt == *__sanitizer::*Mutex::Lock* && $bt == *SizeClassAllocator* ]] && return 0
-	done
-	return 1
-}
-
 # code_at PID ADDR: 16 bytes of PID's code at ADDR, read through /proc (a
 # breakpoint left there would show).
 code_at() { dd if="/proc/$1/mem" bs=1 count=16 skip=$(($2)) iflag=skip_bytes 2>/dev/null | od -An -tx1; }

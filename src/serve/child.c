@@ -1,10 +1,19 @@
-/* child.c -- one operation on a target, run in a forked child process.
+/* child.c -- one operation on a target, run in a child process.
  *
- * Why a process and not a thread: serve.h.  The child is a copy of the
- * server, so the operation's arguments need no transport; only the result
- * comes back, over a pipe: a fixed header, then the payload, read straight
- * into a blob.  The child touches nothing the server's other threads may have
- * locked at the fork but malloc and stdio, which glibc makes safe across fork.
+ * Why a process and not a thread: serve.h.  The child's argument is sent to
+ * it as bytes (the operation packs it: ops.c); its result comes back the
+ * same way: a fixed header, then the payload, read straight into a blob.
+ *
+ * Why not fork the server: a fork copies whatever lock another thread held
+ * at that instant.  glibc takes malloc's and stdio's locks around fork, but
+ * nothing else does -- GCC 12's libasan does not (SANITIZE=1): a worker
+ * forked while another thread refilled its cache (every connection thread
+ * does) waited for that lock until its hard limit, with a target's thread
+ * borrowed (seen in CI).  So the workers come from the forker, a process
+ * forked at the server's start before any thread, single-threaded for ever:
+ * it forks a go-between that forks the worker and ends, and the worker is
+ * adopted by the server (a child subreaper).  The server waits for it,
+ * kills it and reads how it ended exactly as for a child of its own.
  *
  * A child is waited for within bounds, always: its answer until its hard
  * limit (or at once when the server stops), then its end for CHILD_REAP_S
@@ -15,15 +24,6 @@
  * new children from its process and, past CHILD_STUCK_PER_UID, from its
  * user's processes -- so a process that traps workers traps one, and the
  * server's threads are never trapped with it.
- *
- * Not so under ASan (SANITIZE=1): GCC 12's libasan takes no allocator lock
- * around fork, so a child forked while another thread refills its cache
- * (every new connection thread does, for libmicrohttpd's 32 KiB pool) waits
- * for that size class's lock forever -- seen in 75-serve's fuzz, inside a
- * stats call with the target's thread borrowed, and in its 50 scrapes at
- * once (CI), until the hard limit's SIGKILL (the call restores the thread).
- * The release build is not exposed.  Tests tell that cause from others by
- * the worker's stack (asan_worker_deadlocked, tests/lib-serve.sh).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -60,12 +61,14 @@ void op_result_share(struct op_result *dst, const struct op_result *src)
 	dst->blob = blob_get(src->blob);
 }
 
-static int write_all(int fd, const void *buf, size_t len)
+/* All of @len bytes to @fd (@out) or from it; -1 at its end or an error.
+ * send(): a worker that died is EPIPE, not a SIGPIPE for the whole server. */
+static int io_all(int fd, void *buf, size_t len, int out)
 {
-	const char *p = buf;
+	char *p = buf;
 
 	while (len) {
-		ssize_t n = write(fd, p, len);
+		ssize_t n = out ? send(fd, p, len, MSG_NOSIGNAL) : read(fd, p, len);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -77,6 +80,16 @@ static int write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
+static int write_all(int fd, const void *buf, size_t len)
+{
+	return io_all(fd, (void *)buf, len, 1);
+}
+
+static int read_all(int fd, void *buf, size_t len)
+{
+	return io_all(fd, buf, len, 0);
+}
+
 volatile sig_atomic_t child_cancelled;
 
 static void on_cancel(int sig)
@@ -84,40 +97,59 @@ static void on_cancel(int sig)
 	child_cancelled = sig;
 }
 
-static void __attribute__((noreturn)) child_main(child_fn fn, const void *arg, int fd,
-						 int cancellable, pid_t server)
+/* What the server asks the forker for, with the socket to the server. */
+struct request {
+	child_fn fn;
+	int cancellable;
+};
+
+/* The worker: adopted by the server once the go-between ended; then its
+ * argument, the operation, the answer. */
+static void __attribute__((noreturn)) worker_main(const struct request *q, int fd, pid_t server)
 {
 	struct sigaction sa = { .sa_handler = on_cancel };
 	struct op_result r = { 0 };
 	struct wire w = { 0 };
+	double end = jma_clock_s(CLOCK_MONOTONIC) + 5;
+	uint64_t len;
+	char *arg, ready = 1;
 	sigset_t none;
 
 	/* A worker never outlives the server, however the server ends (SIGKILL
-	 * included): the thread that forked it waits for it in child_run, so
-	 * only the server's end ends that thread.  Killed mid-call, the call
-	 * restores the target's thread itself.  getppid: the server may have
-	 * died before the prctl. */
+	 * included).  Its parent-death signal is the server's from the moment
+	 * it is the server's child; the go-between ends at once.  Killed
+	 * mid-call, the call restores the target's thread itself. */
+	while (getppid() != server) {
+		struct timespec nap = { 0, 1000 * 1000 };
+
+		if (jma_clock_s(CLOCK_MONOTONIC) > end)
+			_exit(1);
+		nanosleep(&nap, NULL);
+	}
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != server)
 		_exit(1);
+	if (dup2(fd, 3) == 3)
+		fd = 3;
+	close_range(4, ~0U, 0);
+	if (write_all(fd, &ready, 1) || read_all(fd, &len, sizeof(len)) || !(arg = malloc(len + 1)) ||
+	    read_all(fd, arg, len))
+		_exit(1);
+	arg[len] = '\0';
 
-	/* SIGTERM is blocked here (child_run), so one sent at once waits for
-	 * the handler set here; the library holds the termination signals back
-	 * itself while a thread is borrowed. */
+	/* SIGTERM is blocked here (forker_main), so one sent at once waits
+	 * for the handler set here; the library holds the termination signals
+	 * back itself while a thread is borrowed. */
 	sigemptyset(&none);
 	sigemptyset(&sa.sa_mask);
 	signal(SIGPIPE, SIG_IGN);
-	if (cancellable)
+	if (q->cancellable)
 		sigaction(SIGTERM, &sa, NULL);
 	else
 		signal(SIGTERM, SIG_DFL);
 	signal(SIGINT, SIG_DFL);
 	signal(SIGHUP, SIG_DFL);
 	pthread_sigmask(SIG_SETMASK, &none, NULL);
-	/* Keep nothing of the server's: its listening socket, connections. */
-	if (dup2(fd, 3) == 3)
-		fd = 3;
-	close_range(4, ~0U, 0);
-	fn(arg, &r);
+	q->fn(arg, len, &r);
 	w.rc = r.rc;
 	w.kind = r.kind;
 	w.attached = r.attached;
@@ -128,6 +160,149 @@ static void __attribute__((noreturn)) child_main(child_fn fn, const void *arg, i
 	if (write_all(fd, &w, sizeof(w)) == 0 && w.len)
 		write_all(fd, r.data, w.len);
 	_exit(0);
+}
+
+/* --- the forker ------------------------------------------------------------- */
+
+static int forker_fd = -1;	/* the server's end of the forker's socket */
+
+/* One request: @q and the socket to the server (-1: none came with it).
+ * 0 when the server is gone. */
+static ssize_t take_request(int ctl, struct request *q, int *fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { q, sizeof(*q) };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			    .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *c;
+	ssize_t n = recvmsg(ctl, &m, MSG_CMSG_CLOEXEC);
+
+	*fd = -1;
+	c = n > 0 ? CMSG_FIRSTHDR(&m) : NULL;
+	if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+	    c->cmsg_len == CMSG_LEN(sizeof(int)))
+		memcpy(fd, CMSG_DATA(c), sizeof(int));
+	if (n > 0 && (n != sizeof(*q) || (m.msg_flags & (MSG_TRUNC | MSG_CTRUNC)))) {
+		if (*fd >= 0)
+			close(*fd);
+		*fd = -1;
+	}
+	return n;
+}
+
+static void __attribute__((noreturn)) forker_main(int ctl, pid_t server)
+{
+	sigset_t held;
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != server)
+		_exit(1);
+	/* Held back in every worker until it set its own (worker_main). */
+	sigemptyset(&held);
+	sigaddset(&held, SIGINT);
+	sigaddset(&held, SIGTERM);
+	sigaddset(&held, SIGHUP);
+	sigaddset(&held, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &held, NULL);
+	signal(SIGCHLD, SIG_DFL);
+	if (dup2(ctl, 3) != 3)
+		_exit(1);
+	close_range(4, ~0U, 0);
+	for (;;) {
+		struct request q;
+		int fd;
+		ssize_t n = take_request(3, &q, &fd);
+		pid_t mid;
+
+		if (n == 0)
+			_exit(0);
+		if (n < 0 && errno != EINTR)
+			_exit(1);
+		if (fd < 0)
+			continue;
+		/* The go-between: it forks the worker, says its PID and ends,
+		 * and the worker goes to the server (the nearest subreaper). */
+		mid = fork();
+		if (mid == 0) {
+			pid_t pid;
+			int32_t said;
+
+			close(3);
+			pid = fork();
+			if (pid == 0)
+				worker_main(&q, fd, server);
+			said = pid > 0 ? pid : -errno;
+			_exit(write_all(fd, &said, sizeof(said)) ? 1 : 0);
+		}
+		close(fd);
+		while (mid > 0 && waitpid(mid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+}
+
+int child_forker_start(void)
+{
+	pid_t server = getpid(), pid;
+	int sv[2];
+
+	if (forker_fd >= 0)
+		return 0;
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1))
+		return -errno;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
+		return -errno;
+	pid = fork();
+	if (pid == 0)
+		forker_main(sv[1], server);
+	close(sv[1]);
+	if (pid < 0) {
+		close(sv[0]);
+		return -errno;
+	}
+	forker_fd = sv[0];
+	return 0;
+}
+
+/* A worker for @fn: its PID, once it is the server's child, and in *@sock
+ * the socket to it; -errno when there is none. */
+static pid_t worker_start(child_fn fn, int cancellable, int *sock)
+{
+	struct request q = { .fn = fn, .cancellable = cancellable };
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	struct iovec iov = { &q, sizeof(q) };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			    .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+	int sv[2], err;
+	int32_t pid;
+	char ready;
+
+	if (forker_fd < 0)
+		return -ECHILD;
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
+		return -errno;
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &sv[1], sizeof(int));
+	err = sendmsg(forker_fd, &m, MSG_NOSIGNAL) == (ssize_t)sizeof(q) ? 0 : -errno;
+	close(sv[1]);
+	/* The go-between says the PID, then ends; the worker says it is ours. */
+	if (!err && (read_all(sv[0], &pid, sizeof(pid)) || pid == 0))
+		err = -ECHILD;
+	if (!err && pid < 0)
+		err = pid;
+	if (!err && read_all(sv[0], &ready, 1)) {
+		/* It died before: ours all the same, to reap. */
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		err = -ECHILD;
+	}
+	if (err) {
+		close(sv[0]);
+		return err;
+	}
+	*sock = sv[0];
+	return pid;
 }
 
 /* --- children left behind ------------------------------------------------- */
@@ -280,43 +455,33 @@ static void fail(struct op_result *out, int rc, int kind, const char *fmt, const
 	snprintf(out->msg, sizeof(out->msg), fmt, arg);
 }
 
-int child_run(child_fn fn, const void *arg, const struct child_opts *o, struct op_result *out)
+int child_run(child_fn fn, const struct iovec *arg, int narg, const struct child_opts *o,
+	      struct op_result *out)
 {
 	struct waiting wt = { .o = o };
-	sigset_t term, old;
-	int fork_errno;
 	struct wire w;
-	int fds[2], status = 0, err, ended;
+	uint64_t arglen = 0;
+	int fd = -1, status = 0, err, ended;
 	double t0 = jma_clock_s(CLOCK_MONOTONIC), end = t0 + o->hard_limit;
-	pid_t pid, server;
+	pid_t pid;
 
 	memset(out, 0, sizeof(*out));
 	out->started = t0;
-	if (pipe2(fds, O_CLOEXEC)) {
-		fail(out, -errno, JMA_ERR_TARGET, "pipe: %s", strerror(errno));
-		return out->rc;
-	}
-	/* A cancellation's SIGTERM must find the child's handler: the child
-	 * starts with it blocked (as the server's threads have it anyway). */
-	sigemptyset(&term);
-	sigaddset(&term, SIGTERM);
-	pthread_sigmask(SIG_BLOCK, &term, &old);
-	server = getpid();
-	pid = fork();
-	if (pid == 0) {
-		close(fds[0]);
-		child_main(fn, arg, fds[1], o->cancellable, server);
-	}
-	fork_errno = errno;
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	close(fds[1]);
+	pid = worker_start(fn, o->cancellable, &fd);
 	if (pid < 0) {
-		close(fds[0]);
-		fail(out, -fork_errno, JMA_ERR_TARGET, "fork: %s", strerror(fork_errno));
+		fail(out, pid, JMA_ERR_TARGET, "no worker process: %s", pid == -ECHILD ?
+		     "the forker has ended" : strerror(-pid));
 		return out->rc;
 	}
 	wt.pid = pid;
-	err = read_until(fds[0], &w, sizeof(w), end, &wt);
+	/* It reads all of it before anything else: the writes end. */
+	for (int i = 0; i < narg; i++)
+		arglen += arg[i].iov_len;
+	err = write_all(fd, &arglen, sizeof(arglen)) ? -EIO : 0;
+	for (int i = 0; i < narg && !err; i++)
+		err = write_all(fd, arg[i].iov_base, arg[i].iov_len) ? -EIO : 0;
+	if (!err)
+		err = read_until(fd, &w, sizeof(w), end, &wt);
 	if (!err && w.len > o->max)
 		err = -EFBIG;
 	if (!err) {
@@ -328,14 +493,14 @@ int child_run(child_fn fn, const void *arg, const struct child_opts *o, struct o
 		out->msg[sizeof(out->msg) - 1] = '\0';
 		if (w.len && !(out->blob = blob_new(w.len))) {
 			err = errno == ENOSPC ? -ENOSPC : -ENOMEM;
-		} else if (w.len && !(err = read_until(fds[0], out->blob->data, w.len, end, &wt))) {
+		} else if (w.len && !(err = read_until(fd, out->blob->data, w.len, end, &wt))) {
 			out->data = out->blob->data;
 			out->len = w.len;
 		}
 	}
 	if (err == -ETIMEDOUT)
 		end_child(&wt);
-	close(fds[0]);
+	close(fd);
 	/* Its answer is in (or it was killed): it ends at once, or is stuck. */
 	ended = reap_within(pid, &status);
 	if (!ended && !wt.killed) {

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "serve/serve.h"
@@ -306,13 +307,101 @@ static void raw_log(void *arg, int level, const char *msg)
 		return;
 }
 
-void op_child(const void *arg, struct op_result *r)
+/* --- an operation's argument, as bytes to its child ------------------------ */
+
+/* The op_arg and its options flat, then what their pointers point to, in
+ * this order; a length of UINT64_MAX is a NULL pointer. */
+enum { W_HEAP, W_BASE, W_WHY, W_PREFIX, W_MODULE, W_CACHE_DIR, W_N };
+struct op_wire {
+	struct op_arg a;
+	struct jma_options opt;
+	struct op_sample fixed;
+	uint64_t len[W_N];
+};
+
+static void wire_ptrs(const struct op_arg *a, const struct jma_options *opt, const void **p,
+		      uint64_t *len)
 {
-	const struct op_arg *a = arg;
+	const char *str[W_N] = { [W_WHY] = a->why, [W_PREFIX] = opt->prefix,
+				 [W_MODULE] = opt->module, [W_CACHE_DIR] = opt->cache_dir };
+
+	p[W_HEAP] = a->heap;
+	len[W_HEAP] = a->heap_len;
+	p[W_BASE] = a->base;
+	len[W_BASE] = a->base_len;
+	for (int i = W_WHY; i < W_N; i++) {
+		p[i] = str[i];
+		len[i] = str[i] ? strlen(str[i]) + 1 : 0;
+	}
+	for (int i = 0; i < W_N; i++)
+		if (!p[i])
+			len[i] = UINT64_MAX;
+}
+
+/* @w (filled here) and what @a's pointers point to, as @iov[W_N + 1]
+ * for child_run: nothing copied (a profile to report may be 256 MiB). */
+static void op_pack(const struct op_arg *a, struct op_wire *w, struct iovec *iov)
+{
+	static const struct jma_options none;
+	const struct jma_options *opt = a->opt ? a->opt : &none;
+	const void *p[W_N];
+
+	memset(w, 0, sizeof(*w));
+	w->a = *a;
+	w->opt = *opt;
+	if (a->fixed)
+		w->fixed = *a->fixed;
+	wire_ptrs(a, opt, p, w->len);
+	iov[0] = (struct iovec){ w, sizeof(*w) };
+	for (int i = 0; i < W_N; i++)
+		iov[i + 1] = (struct iovec){ (void *)p[i], w->len[i] == UINT64_MAX ? 0 : w->len[i] };
+}
+
+/* In the child: @w's pointers set into the bytes after it; -EINVAL when
+ * they do not add up. */
+static int op_unpack(struct op_wire *w, size_t len)
+{
+	const char *at = (const char *)(w + 1), *end = (const char *)w + len;
+	const void *p[W_N];
+
+	if (len < sizeof(*w))
+		return -EINVAL;
+	for (int i = 0; i < W_N; i++) {
+		p[i] = NULL;
+		if (w->len[i] == UINT64_MAX)
+			continue;
+		if (w->len[i] > (uint64_t)(end - at))
+			return -EINVAL;
+		p[i] = at;
+		at += w->len[i];
+	}
+	w->a.heap = p[W_HEAP];
+	w->a.base = p[W_BASE];
+	w->a.why = p[W_WHY];
+	w->opt.prefix = p[W_PREFIX];
+	w->opt.module = p[W_MODULE];
+	w->opt.cache_dir = p[W_CACHE_DIR];
+	w->a.opt = &w->opt;
+	if (w->a.fixed)
+		w->a.fixed = &w->fixed;
+	return 0;
+}
+
+/* The child's side. */
+static void op_child(const void *arg, size_t len, struct op_result *r)
+{
+	struct op_wire *w = (struct op_wire *)arg;
+	const struct op_arg *a = &w->a;
 	struct jma_options opt;
 	jma_session *s;
 	int rc;
 
+	if (op_unpack(w, len)) {
+		r->rc = -EINVAL;
+		r->kind = JMA_ERR_TARGET;
+		snprintf(r->msg, sizeof(r->msg), "the worker's argument is cut short");
+		return;
+	}
 	if (a->kind == OP_REPORT) {
 		report(a, r);
 		return;
@@ -373,6 +462,8 @@ int op_run(struct serve_ctx *sc, const struct op_arg *a, struct op_result *r)
 				.max = OP_MAX_BYTES, .cancellable = a->kind == OP_SAMPLER,
 				.stop = &sc->closing, .target = a->pid, .owner = a->uid };
 	char why[sizeof(r->msg)];
+	struct iovec iov[W_N + 1];
+	struct op_wire w;
 
 	if (a->kind == OP_SAMPLER)
 		o.hard_limit += a->seconds;
@@ -384,7 +475,8 @@ int op_run(struct serve_ctx *sc, const struct op_arg *a, struct op_result *r)
 		memcpy(r->msg, why, sizeof(r->msg));
 		return r->rc;
 	}
-	return child_run(op_child, a, &o, r);
+	op_pack(a, &w, iov);
+	return child_run(op_child, iov, W_N + 1, &o, r);
 }
 
 int op_sample_decode(const struct op_result *r, struct op_sample *out)

@@ -1,7 +1,7 @@
 /* serve.h -- `jemattach serve`: an HTTP exporter of the host's jemalloc processes.
  *
  * Built on the public API (include/) like the command line, one concept per file:
- *   child.c    one operation on a target, run in a forked child process
+ *   child.c    one operation on a target, run in a child process (from the forker)
  *   ops.c      the operations a child runs: probe, sample, dump, stats, census, control,
  *              report
  *   blob.c     an answer's payload, shared by the requests it serves, bounded in all
@@ -181,8 +181,9 @@ void op_result_clear(struct op_result *r);
 /* @dst: @src, its payload shared (one more reference). */
 void op_result_share(struct op_result *dst, const struct op_result *src);
 
-/* Runs in the child: fills @r (r->data malloc'ed). */
-typedef void (*child_fn)(const void *arg, struct op_result *r);
+/* Runs in the child on the @len bytes the server gave (a NUL after them):
+ * fills @r (r->data malloc'ed). */
+typedef void (*child_fn)(const void *arg, size_t len, struct op_result *r);
 
 struct child_opts {
 	double hard_limit;		/* s; then the child is killed */
@@ -193,7 +194,12 @@ struct child_opts {
 	uid_t owner;			/* counts against its process and user */
 };
 
-/* Run @fn(@arg) in a forked child and collect its result in @out: at most
+/* The forker, the process every child comes from (child.c): started
+ * before the server's first thread, and before child_run.  0 or -errno. */
+int child_forker_start(void);
+
+/* Run @fn on a copy of the @narg pieces of @arg, one after the other, in a
+ * child process and collect its result in @out: at most
  * o->max bytes of payload (in a blob); a child still running after
  * o->hard_limit seconds is killed (SIGKILL: the library's calls restore the
  * target by themselves).  A child that dies is an -EIO result saying how.
@@ -207,7 +213,9 @@ struct child_opts {
 #define CHILD_GRACE_S		3.0
 #define CHILD_REAP_S		2.0
 #define CHILD_STUCK_PER_UID	2
-int child_run(child_fn fn, const void *arg, const struct child_opts *o, struct op_result *out);
+struct iovec;
+int child_run(child_fn fn, const struct iovec *arg, int narg, const struct child_opts *o,
+	      struct op_result *out);
 /* In a child run cancellable: set (to SIGTERM) when it is asked to finish. */
 extern volatile sig_atomic_t child_cancelled;
 /* Reap the children left behind that have ended; returns how many are left. */
@@ -273,9 +281,7 @@ struct op_probe {
 	int is_static;
 };
 
-/* The child's side: runs @arg (a struct op_arg). */
-void op_child(const void *arg, struct op_result *r);
-/* The server's: run @a in a child, bounded by the configured timeout, ended
+/* Run @a in a child (given a copy of it and what it points to), bounded by the configured timeout, ended
  * when the server stops. */
 struct serve_ctx;
 int op_run(struct serve_ctx *sc, const struct op_arg *a, struct op_result *r);

@@ -119,7 +119,7 @@ static int serve(struct serve_cfg *cfg)
 	const union MHD_DaemonInfo *di;
 	sigset_t stop, old;
 	char url[128];
-	int sig, k = 0;
+	int sig, err, k = 0;
 
 	/* Before any thread exists, so that all of them inherit it: the
 	 * termination signals are taken by sigwait below, SIGPIPE by nobody. */
@@ -129,6 +129,12 @@ static int serve(struct serve_cfg *cfg)
 	sigaddset(&stop, SIGHUP);
 	sigaddset(&stop, SIGPIPE);
 	pthread_sigmask(SIG_BLOCK, &stop, &old);
+	if ((err = child_forker_start())) {
+		fprintf(stderr, "jemattach: serve: cannot start the process workers come from: %s\n",
+			strerror(-err));
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		return 3;
+	}
 
 	targets_init(&sc);
 	slots_init(&sc.attach_slots, cfg->max_attaches);
