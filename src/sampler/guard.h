@@ -12,6 +12,7 @@ enum smp_level { SMP_EVERY_CALL, SMP_BURSTS };
 				 * to place and remove its probes: SMP_BURST_GUESS_S) */
 #define SMP_BURST_GUESS_S 0.05	/* its length in place, before one was measured */
 #define SMP_RATE_MIN	(1.0 / 30)	/* bursts a second */
+#define SMP_BURSTS_MIN	5	/* a window's bursts for a profile, when their direct cost fits */
 #define SMP_RATE_MAX	20.0
 #define SMP_SAMPLES_MAX	200	/* samples a second, past which a fine rate is made sparser */
 #define SMP_BUSY	0.9	/* a thread this busy (running or runnable) makes a busy target */
@@ -50,6 +51,8 @@ struct smp_guard {
 	int frees;			/* the free entries are in place (every call) */
 	int base;			/* the free slow paths are in place */
 	double rate;			/* bursts a second */
+	double min_rate;		/* SMP_BURSTS_MIN over the window: the rate k may not
+					 * push below while the bursts' direct cost fits */
 	double burst_cost;		/* CPU seconds a burst costs the target (measured) */
 	double burst_len;		/* seconds a burst's probes are in place (measured) */
 	double duty;			/* rate * burst_len: the share of the time probed, as planned */

@@ -62,6 +62,7 @@ struct run {
 	uint64_t seen0, req0, usz0;	/* SMP_ST_SEEN, PAIR_* when bursts started */
 	double total0;			/* the bytes jemalloc's counter counted by then */
 	double next_burst;
+	double slot_end;		/* the end of the slot next_burst is in */
 	uint64_t rnd;			/* xorshift state for the bursts' times */
 	/* The target's progress (jemalloc's counter, read in its memory): the
 	 * last reading, and this period's bytes and seconds with bursts in

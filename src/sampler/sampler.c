@@ -301,6 +301,8 @@ static void guard_init(struct run *u, unsigned lg)
 	u->g.max_shift = max_shift(lg);
 	u->g.auto_rate = !u->o->lg_sample;
 	u->g.fine = u->g.fine_max = (int)(lg - jma_sampler_lg_start(u->o));
+	if (u->o->seconds > 0)
+		u->g.min_rate = SMP_BURSTS_MIN / u->o->seconds;
 	/* --slow-paths: two bursts a second to start with. */
 	u->g.rate = u->o->slow_paths ? 2 : 0;
 	u->g.duty = u->g.rate * SMP_BURST_GUESS_S;
