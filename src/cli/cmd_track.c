@@ -185,14 +185,15 @@ static int restore_inactive(struct cli *c)
  * Ctrl-C inside the set gives the call up, left to finish on its own, and
  * prof.active may then be true or not; known to have been false, the end of
  * the track puts it back.  A Ctrl-C before the set changed nothing: @was
- * true, nothing to put back. */
+ * true, nothing to put back.  (The profiler is there: cli_sampler_instead
+ * checked.) */
 static int activate(struct cli *c, bool *was)
 {
 	struct jma_value v;
 	int own, err = jma_hold_begin(c->s, &own);
 
 	*was = true;
-	if (!err && !(err = jma_prof_check(c->s)) && !(err = jma_get(c->s, "prof.active", &v)))
+	if (!err && !(err = jma_get(c->s, "prof.active", &v)))
 		*was = v.b;
 	if (!err && !*was)
 		err = jma_prof_set_active(c->s, true, NULL);
