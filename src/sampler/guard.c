@@ -53,15 +53,13 @@ static int set_rate(struct smp_guard *g, double cost)
 {
 	double direct = g->burst_cost > 0 ? g->burst_cost : g->calls_rate * SMP_BURST_GUESS_S;
 	double per = direct * (g->k > 1 ? g->k : 1);
-	double rate = per > 0 ? clamp(cost / per, SMP_RATE_MIN, SMP_RATE_MAX) : SMP_RATE_MAX;
-	double least = direct > 0 && cost / direct < g->min_rate ? cost / direct : g->min_rate;
-	unsigned shift;
-
 	/* k is read from a few bursts' periods on a loaded machine: a 36% loss
 	 * read from one held a 10 s window of Redis to one burst.  The bursts a
 	 * profile needs stay as long as what they cost directly fits. */
-	if (rate < least)
-		rate = least;
+	double least = direct > 0 ? fmin(g->min_rate, cost / direct) : g->min_rate;
+	double rate = per > 0 ? clamp(fmax(cost / per, least), SMP_RATE_MIN, SMP_RATE_MAX)
+			      : SMP_RATE_MAX;
+	unsigned shift;
 
 	/* Small changes are noise: keep the bursts as they are. */
 	if (g->rate > 0 && fabs(rate - g->rate) < g->rate / 4)
