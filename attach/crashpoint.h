@@ -6,8 +6,9 @@
  * there, so tests can show that the target survives our death at every step
  * of a call.  Steps: seized, hijacked, frame, regs, mask, syscall, write,
  * sigreturn, restored.  <step>:int raises SIGINT there instead, as a Ctrl-C
- * at that instant would; <step>:int:N at the Nth pass of the step only.  Everywhere else -- the library, the tool, the
- * server module, what is installed -- the calls compile to nothing.
+ * at that instant would; <step>:int:N at the Nth pass of the step only.
+ * Everywhere else -- the library, the tool, the server module, what is
+ * installed -- the calls compile to nothing.
  */
 #ifndef ATTACH_CRASHPOINT_H
 #define ATTACH_CRASHPOINT_H

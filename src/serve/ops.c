@@ -319,23 +319,16 @@ struct op_wire {
 	uint64_t len[W_N];
 };
 
-static void wire_ptrs(const struct op_arg *a, const struct jma_options *opt, const void **p,
-		      uint64_t *len)
+/* Piece @i of @w: @n bytes at @p (NULL: none), as @iov[i + 1]. */
+static void piece(struct op_wire *w, struct iovec *iov, int i, const void *p, size_t n)
 {
-	const char *str[W_N] = { [W_WHY] = a->why, [W_PREFIX] = opt->prefix,
-				 [W_MODULE] = opt->module, [W_CACHE_DIR] = opt->cache_dir };
+	w->len[i] = p ? n : UINT64_MAX;
+	iov[i + 1] = (struct iovec){ (void *)p, p ? n : 0 };
+}
 
-	p[W_HEAP] = a->heap;
-	len[W_HEAP] = a->heap_len;
-	p[W_BASE] = a->base;
-	len[W_BASE] = a->base_len;
-	for (int i = W_WHY; i < W_N; i++) {
-		p[i] = str[i];
-		len[i] = str[i] ? strlen(str[i]) + 1 : 0;
-	}
-	for (int i = 0; i < W_N; i++)
-		if (!p[i])
-			len[i] = UINT64_MAX;
+static size_t str_size(const char *s)
+{
+	return s ? strlen(s) + 1 : 0;
 }
 
 /* @w (filled here) and what @a's pointers point to, as @iov[W_N + 1]
@@ -344,17 +337,19 @@ static void op_pack(const struct op_arg *a, struct op_wire *w, struct iovec *iov
 {
 	static const struct jma_options none;
 	const struct jma_options *opt = a->opt ? a->opt : &none;
-	const void *p[W_N];
 
 	memset(w, 0, sizeof(*w));
 	w->a = *a;
 	w->opt = *opt;
 	if (a->fixed)
 		w->fixed = *a->fixed;
-	wire_ptrs(a, opt, p, w->len);
 	iov[0] = (struct iovec){ w, sizeof(*w) };
-	for (int i = 0; i < W_N; i++)
-		iov[i + 1] = (struct iovec){ (void *)p[i], w->len[i] == UINT64_MAX ? 0 : w->len[i] };
+	piece(w, iov, W_HEAP, a->heap, a->heap_len);
+	piece(w, iov, W_BASE, a->base, a->base_len);
+	piece(w, iov, W_WHY, a->why, str_size(a->why));
+	piece(w, iov, W_PREFIX, opt->prefix, str_size(opt->prefix));
+	piece(w, iov, W_MODULE, opt->module, str_size(opt->module));
+	piece(w, iov, W_CACHE_DIR, opt->cache_dir, str_size(opt->cache_dir));
 }
 
 /* In the child: @w's pointers set into the bytes after it; -EINVAL when

@@ -281,8 +281,8 @@ struct op_probe {
 	int is_static;
 };
 
-/* Run @a in a child (given a copy of it and what it points to), bounded by the configured timeout, ended
- * when the server stops. */
+/* Run @a in a child (given a copy of it and what it points to), bounded by
+ * the configured timeout, ended when the server stops. */
 struct serve_ctx;
 int op_run(struct serve_ctx *sc, const struct op_arg *a, struct op_result *r);
 /* Decode an OP_SAMPLE payload: *out points into @r (arenas too); -EINVAL. */
