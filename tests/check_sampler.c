@@ -76,15 +76,15 @@ START_TEST(test_profile_parses)
 
 	ck_assert_ptr_nonnull(p);
 	for (uint64_t id = 0; id < 100; id++) {
-		ck_assert_int_eq(smp_profile_add(p, id, 4096, 0, a, 4), 0);
+		ck_assert_int_eq(smp_profile_add(p, id, 4096, 0, 0, a, 4), 0);
 		smp_profile_returned(p, id, 0x7f0000000000 + id * 4096);
 		if (id % 2)
 			smp_profile_freed(p, id);
 	}
 	/* Ids from the BPF side: a lost one leaves a hole. */
 	for (uint64_t id = 101; id < 111; id++)
-		ck_assert_int_eq(smp_profile_add(p, id, 100, 0, b, 2), 0);
-	ck_assert_int_eq(smp_profile_add(p, SMP_MAX_RECORDS, 1, 0, b, 2), -E2BIG);
+		ck_assert_int_eq(smp_profile_add(p, id, 100, 0, 0, b, 2), 0);
+	ck_assert_int_eq(smp_profile_add(p, SMP_MAX_RECORDS, 1, 0, 0, b, 2), -E2BIG);
 	smp_profile_totals(p, &alloc, &inuse, &live);
 	ck_assert_uint_eq(live, 50);
 	ck_assert(fabs(inuse - 50 * smp_unbias(4096, 16384)) < 1);
@@ -140,12 +140,12 @@ START_TEST(test_profile_weights)
 	for (int i = 0; i < 300; i++, id++) {
 		/* Every call at 2^14 and 2^15, then bursts at 2^10. */
 		ck_assert_int_eq(smp_profile_add(p, id, 4096 + (uint64_t)(i % 3) * 16, i < 200 ? 5 : 9,
-						 i % 2 ? a : b, 2), 0);
+						 0, i % 2 ? a : b, 2), 0);
 		smp_profile_returned(p, id, 0x10000 + id * 16);
 		if (i % 4 == 0)
 			smp_profile_freed(p, id);
 	}
-	ck_assert_int_eq(smp_profile_add(p, id, 100, 9, c, 1), 0);	/* never returned */
+	ck_assert_int_eq(smp_profile_add(p, id, 100, 9, 0, c, 1), 0);	/* never returned */
 	smp_profile_scale(p, 200, 37.5);
 	smp_profile_totals(p, &alloc, &inuse, &live);
 	ck_assert_uint_eq(live, 225);
@@ -159,6 +159,29 @@ START_TEST(test_profile_weights)
 	ck_assert_uint_eq(ptr, 0x10000 + 16);
 	free(v);
 	free(text);
+	smp_profile_free(p);
+}
+END_TEST
+
+/* A sample of an entry probed all the time (Redis's calloc: its dict tables)
+ * stands for itself among bursts' samples: a 16 MiB table sampled in a burst
+ * of scale 2000 read as 32 GiB, 98% of the profile. */
+START_TEST(test_profile_exact_not_scaled)
+{
+	struct smp_profile *p = smp_profile_new(1 << 19);
+	const uint64_t a[] = { 0x401000 }, b[] = { 0x402000 };
+	double alloc, inuse, w = smp_unbias(1000, 1 << 9);
+	uint64_t live;
+
+	ck_assert_ptr_nonnull(p);
+	ck_assert_int_eq(smp_profile_add(p, 0, 1000, 10, 0, a, 1), 0);
+	ck_assert_int_eq(smp_profile_add(p, 1, 16 << 20, 10, 1, b, 1), 0);
+	smp_profile_returned(p, 0, 0x10000);
+	smp_profile_returned(p, 1, 0x20000);
+	smp_profile_scale(p, 0, 2000);
+	smp_profile_totals(p, &alloc, &inuse, &live);
+	ck_assert_uint_eq(live, 2);
+	ck_assert_msg(fabs(inuse - (2000 * w + smp_unbias(16 << 20, 1 << 9))) < 1, "%f", inuse);
 	smp_profile_free(p);
 }
 END_TEST
@@ -178,6 +201,29 @@ static void guard_init(struct smp_guard *g)
 	g->level = SMP_EVERY_CALL;
 	g->frees = g->base = 1;
 	g->max_shift = 13;
+}
+
+/* Half a second of a busy target with one burst of @cost CPU seconds in it
+ * (30 ms in place, 2 ms of slow paths), its progress @lost. */
+static struct smp_period one_burst(double cost, double lost)
+{
+	struct smp_period p = period(0.5, cost, 0, 0.002, 0.45, 1);
+
+	p.calls_on = 0.03;
+	p.bursts = 1;
+	p.lost = lost;
+	return p;
+}
+
+/* The period the bursts began in: its hits are mostly every call's last ones
+ * (Redis: 40 ms against 6-11 ms a burst after), nothing is learned from it. */
+static void bursts_begun(struct smp_guard *g)
+{
+	struct smp_period p = one_burst(0.040, 0.3);
+
+	ck_assert(g->fresh);
+	smp_guard_check(g, &p, 1, 0);
+	ck_assert(g->burst_cost == 0 && g->burst_len == 0 && g->k == 0 && !g->fresh);
 }
 
 /* leakfix as measured: 10 ms of its own CPU and 8 of probes in 0.5 s, its
@@ -213,6 +259,7 @@ START_TEST(test_guard_busy_process_degrades)
 	/* Planned: half the room, at a burst's guessed length. */
 	ck_assert(g.rate * g.calls_rate * SMP_BURST_GUESS_S <= g.allowed / 2 + 1e-9);
 	ck_assert_uint_gt(g.shift, 0);
+	bursts_begun(&g);
 	/* Two bursts of 30 ms each cost 20 ms: at 60% of the room, 0.6 * 0.045 / 0.02. */
 	p = period(0.5, 0.040, 0, 0.002, 0.45, 1);
 	p.calls_on = 0.06;
@@ -240,18 +287,6 @@ END_TEST
 /* What the target lost of its progress (its counter) against the hits'
  * direct share of its CPU: k, which the planned cost of a burst is scaled
  * by; not on a target with room (an idle one does not lose throughput). */
-/* Half a second of a busy target with one burst of @cost CPU seconds in it
- * (30 ms in place, 2 ms of slow paths), its progress @lost. */
-static struct smp_period one_burst(double cost, double lost)
-{
-	struct smp_period p = period(0.5, cost, 0, 0.002, 0.45, 1);
-
-	p.calls_on = 0.03;
-	p.bursts = 1;
-	p.lost = lost;
-	return p;
-}
-
 START_TEST(test_guard_learns_k)
 {
 	struct smp_guard g;
@@ -260,6 +295,7 @@ START_TEST(test_guard_learns_k)
 
 	guard_init(&g);
 	smp_guard_check(&g, &p, 1, 1);
+	bursts_begun(&g);
 	/* One burst costing 20 ms of 450 (4.4%, 0.4% slow paths), the progress 13% less. */
 	p = one_burst(0.020, 0.13);
 	smp_guard_check(&g, &p, 1, 0);
@@ -286,6 +322,7 @@ START_TEST(test_guard_k_keeps_the_bursts_a_profile_needs)
 	guard_init(&g);
 	g.min_rate = SMP_BURSTS_MIN / 10.0;
 	smp_guard_check(&g, &p, 1, 1);
+	bursts_begun(&g);
 	p = one_burst(0.020, 0.36);
 	smp_guard_check(&g, &p, 1, 0);
 	ck_assert(fabs(g.k - SMP_K_MAX) < 1e-9);
@@ -357,6 +394,21 @@ START_TEST(test_sites_hot)
 	 * not hit in the tenth of a second: in. */
 	ck_assert_uint_eq(smp_sites_hot(v, 7, hits, 0.99), 0x1 | 0x8 | 0x4 | 0x20 | 0x40);
 	ck_assert_uint_eq(smp_sites_hot(v, 7, none, 0.99), 0x7f);
+}
+END_TEST
+
+/* The allocation entries hit at most 0.1% of the allocation entries' hits
+ * (10003 here): rallocx's 3, calloc's none, not 20 of 10003; no free; none
+ * when nothing was hit. */
+START_TEST(test_sites_cold)
+{
+	struct smp_site v[7] = { { .frees = 0 }, { .frees = 0 }, { .frees = 1 }, { .frees = 0 },
+				 { .frees = 1 }, { .frees = 0, .cookie = SMP_COOKIE(2, 0, 1, 0, 0, 0) },
+				 { .frees = 0, .core = 1 } };
+	uint64_t hits[7] = { 9000, 20, 9500, 980, 0, 3, 0 }, none[7] = { 0 };
+
+	ck_assert_uint_eq(smp_sites_cold(v, 7, hits, 0.001), 0x20 | 0x40);
+	ck_assert_uint_eq(smp_sites_cold(v, 7, none, 0.001), 0);
 }
 END_TEST
 
@@ -444,6 +496,7 @@ Suite *suite_sampler(void)
 	tcase_add_test(t, test_unbias_limits);
 	tcase_add_test(t, test_profile_parses);
 	tcase_add_test(t, test_profile_weights);
+	tcase_add_test(t, test_profile_exact_not_scaled);
 	tcase_add_test(t, test_guard_quiet_process_keeps_every_call);
 	tcase_add_test(t, test_guard_busy_process_degrades);
 	tcase_add_test(t, test_guard_learns_k);
@@ -451,6 +504,7 @@ Suite *suite_sampler(void)
 	tcase_add_test(t, test_guard_allowed);
 	tcase_add_test(t, test_guard_sample_rate);
 	tcase_add_test(t, test_sites_hot);
+	tcase_add_test(t, test_sites_cold);
 #if defined(__x86_64__) || defined(__aarch64__)
 	tcase_add_test(t, test_counter_from_code);
 #endif

@@ -1,8 +1,9 @@
 /* collect.c -- which probes go where: each site of the target's jemalloc (sites.c)
  * into the probe groups (probes.c) by what it is -- an allocation entry (and its
- * return), a free, a free's slow path -- through the file the target maps it
- * from.  sampler.c collects them all at the start; window.c again for a
- * burst's sites.
+ * return), a free, a free's slow path; an allocation entry the program hardly
+ * calls goes with the slow paths, in place all the time -- through the file the
+ * target maps it from.  sampler.c collects them all at the start; window.c
+ * again for a burst's sites.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -42,7 +43,7 @@ static int probe_place(struct run *u, uint64_t addr, char *path, size_t len, uin
 	return 0;
 }
 
-int smp_collect(struct run *u, uint64_t only, int base)
+int smp_collect(struct run *u, uint64_t only, uint64_t exact, int base)
 {
 	char path[4200];
 	uint64_t off;
@@ -52,29 +53,31 @@ int smp_collect(struct run *u, uint64_t only, int base)
 		const struct smp_site *st = &u->sites[i];
 		int track = !u->o->alloc_only;
 		uint64_t cookie = st->cookie | SMP_COOKIE(0, 0, 0, 0, track, i);
+		int in = only >> i & 1, ex = exact >> i & 1 && !st->frees;
 
-		if (!(only >> i & 1) && !base)
+		if (!in && !ex && !base)
 			continue;
 		if (probe_place(u, st->addr, path, sizeof(path), &off)) {
 			sess_logf(u->s, JMA_LOG_INFO, "%s at 0x%llx: not in a mapped file; not probed",
 				 st->name, (unsigned long long)st->addr);
 			continue;
 		}
-		if (!(only >> i & 1) || (st->frees && u->o->alloc_only)) {
-			/* The slow path only. */
-		} else if (st->frees) {
-			err = smp_probes_add(&u->grp[SMP_G_FREES], SMP_P_FREE, path, off, cookie);
-		} else {
-			err = smp_probes_add(&u->grp[SMP_G_CALLS], SMP_P_ENTRY, path, off, cookie);
-			if (!err && track && !u->grp[SMP_G_CALLS].session)
-				err = smp_probes_add(&u->grp[SMP_G_CALLS], SMP_P_RETURN, path, off, cookie);
+		if (ex || (in && !st->frees)) {
+			/* An allocation entry: in bursts, or probed all the time. */
+			struct smp_probes *g = &u->grp[ex ? SMP_G_BASE : SMP_G_CALLS];
+
+			err = smp_probes_add(g, ex ? SMP_P_EXACT : SMP_P_ENTRY, path, off, st->addr, cookie);
+			if (!err && track && !g->session)
+				err = smp_probes_add(g, SMP_P_RETURN, path, off, st->addr, cookie);
+		} else if (in && !u->o->alloc_only) {
+			err = smp_probes_add(&u->grp[SMP_G_FREES], SMP_P_FREE, path, off, st->addr, cookie);
 		}
 		/* The free slow paths: every large block's free; jemalloc's counter
 		 * (for --alloc-only too). */
 		if (err || !base || !st->frees || !st->slow || st->skip_slow ||
 		    probe_place(u, st->slow, path, sizeof(path), &off))
 			continue;
-		err = smp_probes_add(&u->grp[SMP_G_BASE], SMP_P_FREE_SLOW, path, off, cookie);
+		err = smp_probes_add(&u->grp[SMP_G_BASE], SMP_P_FREE_SLOW, path, off, st->slow, cookie);
 	}
 	return err;
 }

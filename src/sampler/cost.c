@@ -191,7 +191,7 @@ double smp_hit_cost(const struct smp_probes *tmpl, double fallback)
 	if (err)
 		return fallback;
 	base = timed_calls();
-	if (smp_probes_add(&self, SMP_P_FREE, path, addr, SMP_COOKIE(0, 0, 1, 0, 0, 0)) ||
+	if (smp_probes_add(&self, SMP_P_FREE, path, addr, 0, SMP_COOKIE(0, 0, 1, 0, 0, 0)) ||
 	    smp_probes_attach(&self)) {
 		smp_probes_free(&self);
 		return fallback;

@@ -35,7 +35,7 @@ struct smp_ev_sample {
 	__u32 site;
 	__u32 stack_len;		/* bytes of stack[] valid, from regs[ARCH_BPF_REG_SP] up */
 	__u32 shift;			/* sampled at a mean of 2^lg_sample >> shift bytes */
-	__u32 pad;
+	__u32 exact;			/* by an entry probed all the time: stands for itself */
 	__u64 regs[SMP_NREGS];
 	unsigned char stack[SMP_STACK_MAX];
 };

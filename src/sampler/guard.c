@@ -101,6 +101,13 @@ static void learn(struct smp_guard *g, const struct smp_period *p)
 
 	if (p->duty > 0)
 		g->duty_seen = p->duty;
+	if (g->fresh) {
+		/* The every-call probes' last hits (until their removal) would make
+		 * the first burst cost 40 ms against 6-11 ms for the next (Redis),
+		 * and the average takes many bursts to forget it. */
+		g->fresh = 0;
+		return;
+	}
 	if (!p->bursts)
 		return;
 	share = p->run > 0 ? (p->calls + p->base) / p->run : 0;
@@ -136,6 +143,7 @@ int smp_guard_check(struct smp_guard *g, const struct smp_period *p, int samplin
 		g->full_rate = rate;
 		g->full_allowed = g->allowed;
 		g->level = SMP_BURSTS;
+		g->fresh = 1;
 		if (g->frees) {
 			g->frees = 0;
 			ch |= SMP_G_FREES_OFF;

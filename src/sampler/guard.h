@@ -10,7 +10,8 @@ enum smp_level { SMP_EVERY_CALL, SMP_BURSTS };
 
 #define SMP_BURST_S	0.005	/* a burst's length as asked (the kernel takes longer
 				 * to place and remove its probes: SMP_BURST_GUESS_S) */
-#define SMP_BURST_GUESS_S 0.05	/* its length in place, before one was measured */
+#define SMP_BURST_GUESS_S 0.015	/* its length in place, before one was measured (placing
+				 * the free entries 5-20 ms, the allocations' 5 ms) */
 #define SMP_RATE_MIN	(1.0 / 30)	/* bursts a second */
 #define SMP_BURSTS_MIN	5	/* a window's bursts for a profile, when their direct cost fits */
 #define SMP_RATE_MAX	20.0
@@ -67,6 +68,8 @@ struct smp_guard {
 					 * second (unwinding them is ours to pay), even sparser
 					 * than the nominal one */
 	double calls_rate;		/* CPU seconds a second every call cost (every-call level) */
+	int fresh;			/* the bursts just began: the period holds every call's
+					 * last hits, which say nothing of a burst's cost */
 	double k;			/* what the target loses of its progress for each share of
 					 * its CPU the hits cost it directly (the kernel's work to
 					 * place and remove probes, the caches the traps evict):

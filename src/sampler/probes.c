@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "attach/mem.h"
 #include "heap/heap.h"
 #include "sampler/probes.h"
 
@@ -43,8 +44,8 @@ static int link_multi(struct smp_probes *p, const struct smp_batch *b)
 		return -ENOMEM;
 	memset(&a, 0, sizeof(a));
 	a.prog_fd = (uint32_t)bpf_program__fd(p->prog[b->kind]);
-	a.attach_type = p->session && b->kind == SMP_P_ENTRY ? SMP_TRACE_UPROBE_SESSION
-							       : SMP_TRACE_UPROBE_MULTI;
+	a.attach_type = p->session && (b->kind == SMP_P_ENTRY || b->kind == SMP_P_EXACT)
+				? SMP_TRACE_UPROBE_SESSION : SMP_TRACE_UPROBE_MULTI;
 	a.path = (uint64_t)(uintptr_t)b->path;
 	a.offsets = (uint64_t)(uintptr_t)b->offs;
 	a.cookies = (uint64_t)(uintptr_t)b->cookies;
@@ -77,7 +78,21 @@ static int link_each(struct smp_probes *p, const struct smp_batch *b)
 	return 0;
 }
 
-int smp_probes_add(struct smp_probes *p, int kind, const char *path, uint64_t off, uint64_t cookie)
+/* Note @addr among @p's addresses (once). */
+static int add_at(struct smp_probes *p, uint64_t addr)
+{
+	for (size_t i = 0; i < p->nat; i++)
+		if (p->at[i].addr == addr)
+			return 0;
+	if (heap_grow((void **)&p->at, &p->capat, p->nat + 1, sizeof(*p->at)))
+		return -ENOMEM;
+	memset(&p->at[p->nat], 0, sizeof(*p->at));
+	p->at[p->nat++].addr = addr;
+	return 0;
+}
+
+int smp_probes_add(struct smp_probes *p, int kind, const char *path, uint64_t off, uint64_t addr,
+		   uint64_t cookie)
 {
 	struct smp_batch *b = NULL;
 
@@ -98,12 +113,15 @@ int smp_probes_add(struct smp_probes *p, int kind, const char *path, uint64_t of
 	b->offs[b->n] = off;
 	b->cookies[b->n++] = cookie;
 	p->total++;
-	return 0;
+	return addr ? add_at(p, addr) : 0;
 }
 
 int smp_probes_attach(struct smp_probes *p)
 {
 	int err = 0;
+
+	for (size_t i = 0; i < p->nat; i++)
+		p->at[i].known = p->pid && !att_mem_read(p->pid, p->at[i].addr, p->at[i].orig, SMP_INSN_PEEK);
 
 	for (size_t i = 0; i < p->nbatches && !err; i++)
 		err = p->multi ? link_multi(p, &p->batches[i]) : link_each(p, &p->batches[i]);
@@ -131,6 +149,9 @@ void smp_probes_free(struct smp_probes *p)
 	free(p->batches);
 	free(p->links);
 	free(p->fds);
+	free(p->at);
+	p->at = NULL;
+	p->nat = p->capat = 0;
 	p->batches = NULL;
 	p->nbatches = p->capbatches = 0;
 	p->links = NULL;
@@ -147,15 +168,85 @@ static double mono_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* What the closer removes at a deadline: the first group's fds and links
+ * (first_fds, first_links of them), then the rest. */
+struct batch {
+	int *fds;
+	size_t nfds, first_fds;
+	struct bpf_link **links;
+	size_t nlinks, first_links;
+	struct smp_at *at;		/* the first group's probes */
+	size_t nat;
+	pid_t pid;
+	int first_done;			/* the first group's closes have returned (atomic) */
+};
+
+static void close_part(struct batch *b, int first)
+{
+	size_t l0 = first ? 0 : b->first_links, l1 = first ? b->first_links : b->nlinks;
+	size_t f0 = first ? 0 : b->first_fds, f1 = first ? b->first_fds : b->nfds;
+
+	for (size_t i = l0; i < l1; i++)
+		bpf_link__destroy(b->links[i]);
+	for (size_t i = f0; i < f1; i++)
+		close(b->fds[i]);
+}
+
+static void *close_first(void *arg)
+{
+	struct batch *b = arg;
+
+	close_part(b, 1);
+	__atomic_store_n(&b->first_done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* Whether every probe of @at[0..n) whose bytes were read is out of process
+ * @pid: its bytes back (or unreadable: the process is gone). */
+static int all_out(pid_t pid, const struct smp_at *at, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned char now[SMP_INSN_PEEK];
+
+		if (at[i].known && !att_mem_read(pid, at[i].addr, now, sizeof(now)) &&
+		    memcmp(now, at[i].orig, sizeof(now)))
+			return 0;
+	}
+	return 1;
+}
+
+/* In the order handed over: a burst's allocation probes before its free
+ * probes, so that no sample is taken whose free goes unseen.  The kernel
+ * takes a link's breakpoints out, then waits for a grace period (30-35 ms
+ * here) before close returns: the first group is closed in a thread of its
+ * own, and the rest as soon as its breakpoints read as out, or its closes
+ * have returned (another tool's breakpoint at the same place is never out). */
+static void remove_batch(struct batch *b)
+{
+	pthread_t th;
+
+	if (b->nat && (b->first_fds < b->nfds || b->first_links < b->nlinks) &&
+	    !pthread_create(&th, NULL, close_first, b)) {
+		struct timespec poll = { 0, 100000 };
+
+		while (!__atomic_load_n(&b->first_done, __ATOMIC_ACQUIRE) &&
+		       !all_out(b->pid, b->at, b->nat))
+			nanosleep(&poll, NULL);
+		close_part(b, 0);
+		pthread_join(th, NULL);
+		return;
+	}
+	close_part(b, 1);
+	close_part(b, 0);
+}
+
 static void *closer_main(void *arg)
 {
 	struct smp_closer *c = arg;
 
 	pthread_mutex_lock(&c->mu);
 	for (;;) {
-		int *fds;
-		struct bpf_link **links;
-		size_t nfds, nlinks;
+		struct batch b;
 		double now;
 
 		while (!c->nfds && !c->nlinks && !c->quit)
@@ -171,23 +262,18 @@ static void *closer_main(void *arg)
 			ts.tv_nsec = (long)((d - (double)ts.tv_sec) * 1e9);
 			pthread_cond_timedwait(&c->cv, &c->mu, &ts);
 		}
-		fds = c->fds;
-		nfds = c->nfds;
-		links = c->links;
-		nlinks = c->nlinks;
+		b = (struct batch){ c->fds, c->nfds, c->first_fds, c->links, c->nlinks, c->first_links,
+				    c->at, c->nat, c->pid, 0 };
 		c->fds = NULL;
 		c->links = NULL;
-		c->nfds = c->capfds = c->nlinks = c->caplinks = 0;
+		c->at = NULL;
+		c->nfds = c->capfds = c->nlinks = c->caplinks = c->nat = c->capat = 0;
 		c->on += mono_s() - c->since;
 		pthread_mutex_unlock(&c->mu);
-		/* In the order handed over: a burst's allocation probes before its
-		 * free probes, so that no sample is taken whose free goes unseen. */
-		for (size_t i = 0; i < nlinks; i++)
-			bpf_link__destroy(links[i]);
-		for (size_t i = 0; i < nfds; i++)
-			close(fds[i]);
-		free(fds);
-		free(links);
+		remove_batch(&b);
+		free(b.fds);
+		free(b.links);
+		free(b.at);
 		pthread_mutex_lock(&c->mu);
 		c->pending--;
 		pthread_cond_broadcast(&c->cv);
@@ -240,6 +326,15 @@ void smp_probes_detach_by(struct smp_probes *p, size_t n, struct smp_closer *c, 
 		ok = !heap_grow((void **)&c->fds, &c->capfds, c->nfds + p[k].nfds + 1, sizeof(*c->fds)) &&
 		     !heap_grow((void **)&c->links, &c->caplinks, c->nlinks + p[k].nlinks + 1,
 				sizeof(*c->links));
+	if (ok && n && p[0].nat) {
+		ok = !heap_grow((void **)&c->at, &c->capat, p[0].nat, sizeof(*c->at));
+		if (ok)
+			memcpy(c->at, p[0].at, p[0].nat * sizeof(*c->at));
+		c->nat = ok ? p[0].nat : 0;
+	}
+	c->first_fds = n ? p[0].nfds : 0;
+	c->first_links = n ? p[0].nlinks : 0;
+	c->pid = n ? p[0].pid : 0;
 	for (size_t k = 0; k < n && ok; k++) {
 		if (p[k].nfds)
 			memcpy(c->fds + c->nfds, p[k].fds, p[k].nfds * sizeof(*p[k].fds));
@@ -289,6 +384,7 @@ void smp_closer_stop(struct smp_closer *c)
 	pthread_join(c->th, NULL);
 	free(c->fds);
 	free(c->links);
+	free(c->at);
 	pthread_cond_destroy(&c->cv);
 	pthread_mutex_destroy(&c->mu);
 	c->started = 0;

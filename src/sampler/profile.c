@@ -31,6 +31,7 @@ struct rec {
 	uint32_t stack;		/* index into stacks */
 	uint8_t state;
 	uint8_t shift;		/* sampled at period >> shift */
+	uint8_t exact;		/* by an entry probed all the time: no burst's scale */
 };
 
 struct stack {
@@ -144,7 +145,7 @@ static long stack_of(struct smp_profile *p, const uint64_t *pcs, int n)
 	return (long)p->nstacks - 1;
 }
 
-int smp_profile_add(struct smp_profile *p, uint64_t id, uint64_t size, unsigned shift,
+int smp_profile_add(struct smp_profile *p, uint64_t id, uint64_t size, unsigned shift, int exact,
 		    const uint64_t *pcs, int n)
 {
 	long st;
@@ -155,7 +156,8 @@ int smp_profile_add(struct smp_profile *p, uint64_t id, uint64_t size, unsigned 
 		n = SMP_MAX_FRAMES;
 	if (grow(&p->recs, &p->caprecs, id + 1, sizeof(*p->recs)) || (st = stack_of(p, pcs, n)) < 0)
 		return -ENOMEM;
-	p->recs[id] = (struct rec){ size, 0, (uint32_t)st, REC_SAMPLED, (uint8_t)(shift < 40 ? shift : 40) };
+	p->recs[id] = (struct rec){ size, 0, (uint32_t)st, REC_SAMPLED, (uint8_t)(shift < 40 ? shift : 40),
+				    exact != 0 };
 	if (id >= p->nrecs)
 		p->nrecs = id + 1;
 	return 0;
@@ -215,7 +217,7 @@ static double weight(const struct smp_profile *p, size_t id)
 	const struct rec *r = &p->recs[id];
 	double w = smp_unbias(r->size, p->period >> r->shift ? p->period >> r->shift : 1);
 
-	return id >= p->burst_from ? w * p->scale : w;
+	return id >= p->burst_from && !r->exact ? w * p->scale : w;
 }
 
 void smp_profile_totals(const struct smp_profile *p, double *alloc, double *inuse, uint64_t *live)

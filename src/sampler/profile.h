@@ -15,16 +15,17 @@ void smp_profile_free(struct smp_profile *p);
 
 /* Sample @id (the BPF side's sequence number): @size bytes allocated at the
  * stack @pcs[0..n) (innermost first), sampled at a mean of period >> @shift
- * bytes.  -E2BIG past SMP_MAX_RECORDS (the sample is dropped), -ENOMEM. */
-int smp_profile_add(struct smp_profile *p, uint64_t id, uint64_t size, unsigned shift,
+ * bytes; @exact: by an entry probed all the time (no burst's scale).
+ * -E2BIG past SMP_MAX_RECORDS (the sample is dropped), -ENOMEM. */
+int smp_profile_add(struct smp_profile *p, uint64_t id, uint64_t size, unsigned shift, int exact,
 		    const uint64_t *pcs, int n);
 /* Sample @id's pointer @ptr came back (non-zero): in use until smp_profile_freed. */
 void smp_profile_returned(struct smp_profile *p, uint64_t id, uint64_t ptr);
 void smp_profile_freed(struct smp_profile *p, uint64_t id);
 
-/* Samples from @first_id on were taken in bursts, each standing for @scale
- * times what its own rate makes it (the bytes allocated in the window over
- * those the bursts saw). */
+/* Samples from @first_id on were taken in bursts (but the exact ones), each
+ * standing for @scale times what its own rate makes it (the bytes allocated
+ * in the window over those the bursts saw). */
 void smp_profile_scale(struct smp_profile *p, uint64_t first_id, double scale);
 
 /* The samples in use whose free was not seen: their ids, pointers, sizes

@@ -59,6 +59,7 @@ struct run {
 	int frees_gap;			/* a sampled block's free may have gone unseen */
 	double t_start, t_bursts;	/* when the window started, when bursts did */
 	uint64_t burst_from;		/* the first sample id taken in a burst */
+	uint64_t burst_mask, exact_mask; /* the sites in bursts, probed all the time */
 	uint64_t seen0, req0, usz0;	/* SMP_ST_SEEN, PAIR_* when bursts started */
 	double total0;			/* the bytes jemalloc's counter counted by then */
 	double next_burst;
@@ -75,8 +76,10 @@ struct run {
 
 double smp_now(void);
 /* Collect the probes of the sites in the mask @only into the entry groups,
- * with @base the slow paths' too (sampler.c).  -ENOMEM. */
-int smp_collect(struct run *u, uint64_t only, int base);
+ * those in @exact (allocation entries) into the slow paths' group as entries
+ * probed all the time, with @base the slow paths' too (sampler.c).
+ * -ENOMEM. */
+int smp_collect(struct run *u, uint64_t only, uint64_t exact, int base);
 /* Place (@on) or remove group @k; its first placing counts toward nprobes. -errno. */
 int smp_group_set(struct run *u, int k, int on);
 /* The sum of per-CPU statistic @which. */

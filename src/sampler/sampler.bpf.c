@@ -5,8 +5,10 @@
  * kernel has them, so that only a sampled call traps again on its return;
  * else an entry probe and on_alloc_ret on every return), the free entries
  * (on_free), and jemalloc 5's free slow paths (on_free_slow: what large
- * blocks always take).  Which argument holds what comes in the attach cookie
- * (SMP_* in events.h), so one program serves every function.
+ * blocks always take) with the allocation entries the program hardly calls
+ * (on_alloc_exact, in place from the bursts' start).  Which argument holds
+ * what comes in the attach cookie (SMP_* in events.h), so one program serves
+ * every function.
  *
  * Sampling is jemalloc's: each thread counts down a Poisson threshold of
  * mean 2^lg_sample >> shift bytes; the allocation that reaches it is sampled
@@ -274,9 +276,11 @@ static __always_inline int alloc_ret(struct pt_regs *ctx)
 
 /* An allocation entry.  Its return value matters to a session only: 0 runs
  * the program again at the return (a sampled call whose pointer is wanted),
- * 1 does not.  A plain uprobe's is ignored. */
-SEC("uprobe")
-int on_alloc(struct pt_regs *ctx)
+ * 1 does not.  A plain uprobe's is ignored.  @exact: an entry probed all the
+ * time (one the program hardly calls), whose samples stand for themselves:
+ * its bytes are not among those the bursts saw, nor its calls in their
+ * pairs. */
+static __always_inline int alloc_entry(struct pt_regs *ctx, int exact)
 {
 	__u64 cookie = bpf_get_attach_cookie(ctx), size, c, tp;
 	__u32 tid = (__u32)bpf_get_current_pid_tgid(), site = SMP_SITE(cookie);
@@ -298,14 +302,17 @@ int on_alloc(struct pt_regs *ctx)
 		untrack(arg(&a, SMP_OLD_ARG(cookie)));
 	if (!size || !sampling || !(st = thread(tid)))
 		return 1;
-	count(SMP_ST_SEEN, size);
+	if (!exact)
+		count(SMP_ST_SEEN, size);
 	if (!counter(&c, &tp)) {
 		counted(st, c, tp);
-		if (st->bgen == bgen && c > st->prev_c && c - st->prev_c < (1ull << 40)) {
+		if (!exact && st->bgen == bgen && c > st->prev_c && c - st->prev_c < (1ull << 40)) {
 			count(SMP_ST_PAIR_REQ, st->prev_size);
 			count(SMP_ST_PAIR_USZ, c - st->prev_c);
 		}
-		st->bgen = bgen;
+		/* An exact entry's call may come between bursts: no pair across
+		 * it (bursts count from 1). */
+		st->bgen = exact ? 0 : bgen;
 		st->prev_c = c;
 		st->prev_size = size;
 	}
@@ -330,7 +337,7 @@ int on_alloc(struct pt_regs *ctx)
 	e->size = size;
 	e->site = site;
 	e->shift = shift;
-	e->pad = 0;
+	e->exact = exact;
 	copy_regs(e, ctx);
 	e->stack_len = copy_stack(e, e->regs[ARCH_BPF_REG_SP]);
 	p.id = e->id;
@@ -340,6 +347,18 @@ int on_alloc(struct pt_regs *ctx)
 		return 1;
 	bpf_map_update_elem(&pending, &tid, &p, BPF_ANY);
 	return 0;
+}
+
+SEC("uprobe")
+int on_alloc(struct pt_regs *ctx)
+{
+	return alloc_entry(ctx, 0);
+}
+
+SEC("uprobe")
+int on_alloc_exact(struct pt_regs *ctx)
+{
+	return alloc_entry(ctx, 1);
 }
 
 /* Without sessions: a return probe on every allocation entry. */

@@ -117,7 +117,7 @@ static int on_event(void *ctx, void *data, size_t size)
 		}
 		if (n < 4)
 			u->r->unwound_short++;
-		err = smp_profile_add(u->prof, e->id, e->size, e->shift, pcs, n);
+		err = smp_profile_add(u->prof, e->id, e->size, e->shift, e->exact, pcs, n);
 		if (err == -E2BIG)
 			u->dropped++;
 		else if (err)
@@ -149,6 +149,7 @@ static int load_for(struct run *u, int how)
 	progs[SMP_P_RETURN] = u->skel->progs.on_alloc_ret;
 	progs[SMP_P_FREE] = u->skel->progs.on_free;
 	progs[SMP_P_FREE_SLOW] = u->skel->progs.on_free_slow;
+	progs[SMP_P_EXACT] = u->skel->progs.on_alloc_exact;
 	smp_expo_fill((volatile uint64_t *)u->skel->rodata->expo, SMP_EXPO_N, u->period);
 	u->skel->rodata->target_tgid = (__u32)u->s->pid;
 	u->skel->rodata->tsd_off = u->tsd_off;
@@ -159,8 +160,9 @@ static int load_for(struct run *u, int how)
 	for (int k = 0; k < SMP_NKINDS; k++)
 		if (how != LOAD_PERF)
 			bpf_program__set_expected_attach_type(progs[k], how == LOAD_SESSION &&
-							      k == SMP_P_ENTRY ? SMP_TRACE_UPROBE_SESSION
-									       : SMP_TRACE_UPROBE_MULTI);
+							      (k == SMP_P_ENTRY || k == SMP_P_EXACT)
+							      ? SMP_TRACE_UPROBE_SESSION
+							      : SMP_TRACE_UPROBE_MULTI);
 	err = sampler_bpf__load(u->skel);
 	if (err) {
 		sampler_bpf__destroy(u->skel);
@@ -191,7 +193,7 @@ static int place_first(struct run *u)
 	int err;
 
 	u->r->hit_us = smp_hit_cost(&u->grp[SMP_G_CALLS], HIT_US_DEFAULT);
-	if ((err = smp_collect(u, UINT64_MAX, 1)))
+	if ((err = smp_collect(u, UINT64_MAX, 0, 1)))
 		return err;
 	u->g.base = u->grp[SMP_G_BASE].total > 0;
 	if (u->g.level == SMP_BURSTS)

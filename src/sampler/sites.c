@@ -236,3 +236,17 @@ uint64_t smp_sites_hot(const struct smp_site *v, size_t n, const uint64_t *hits,
 {
 	return hot_of(v, n, hits, keep, 0) | hot_of(v, n, hits, keep, 1);
 }
+
+uint64_t smp_sites_cold(const struct smp_site *v, size_t n, const uint64_t *hits, double share)
+{
+	uint64_t total = 0, mask = 0;
+
+	n = n < 64 ? n : 64;
+	for (size_t i = 0; i < n; i++)
+		if (!v[i].frees)
+			total += hits[i];
+	for (size_t i = 0; total && i < n; i++)
+		if (!v[i].frees && (double)hits[i] <= share * (double)total)
+			mask |= 1ull << i;
+	return mask;
+}

@@ -48,4 +48,12 @@ int smp_sites_slow(struct jma_syms *sy, pid_t pid, struct smp_site *v, size_t n,
  * when nothing was hit. */
 uint64_t smp_sites_hot(const struct smp_site *v, size_t n, const uint64_t *hits, double keep);
 
+/* The allocation entries of @v[0..n) the program hardly calls: at most
+ * @share of the allocation entries' @hits each (none when nothing was hit).
+ * Probed all the time, they cost next to nothing, and their samples stand
+ * for themselves: in a burst, one stands for all the bytes the bursts did
+ * not see (a thousand times its own), which makes a rare large block --
+ * Redis's dict table, by calloc -- a lottery that swamps the profile. */
+uint64_t smp_sites_cold(const struct smp_site *v, size_t n, const uint64_t *hits, double share);
+
 #endif

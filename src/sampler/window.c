@@ -29,6 +29,8 @@
 #define CHECK_FIRST_S	0.1	/* the first check: a busy target pays every call meanwhile */
 #define CHECK_EVERY_S	0.5	/* the guard, exit and exec */
 #define BURST_KEEP	0.99	/* bursts probe the entries with 99% of the calls */
+#define EXACT_SHARE	0.001	/* an allocation entry with at most this share of them
+				 * is probed all the time (sites.c smp_sites_cold) */
 #define PROGRESS_S	0.05	/* how often the target's progress is read */
 #define PROGRESS_THREADS 1024	/* threads whose counters are read, at most */
 
@@ -76,7 +78,7 @@ static void prog_stats(struct run *u, uint64_t *cnt, uint64_t *ns)
 	struct bpf_program *progs[SMP_NGROUPS][2] = {
 		{ u->skel->progs.on_alloc, u->skel->progs.on_alloc_ret },
 		{ u->skel->progs.on_free, NULL },
-		{ u->skel->progs.on_free_slow, NULL },
+		{ u->skel->progs.on_free_slow, u->skel->progs.on_alloc_exact },
 	};
 
 	for (int k = 0; k < SMP_NGROUPS; k++) {
@@ -225,12 +227,23 @@ static double period_lost(struct run *u)
 	return lost;
 }
 
-/* The bursts' probes: the sites every call showed to be hit (sites.c). */
+/* The bursts' groups anew: the sites of @mask; those of @exact into the slow
+ * paths' group (not placed yet, or out). */
+static void burst_collect(struct run *u, uint64_t mask, uint64_t exact)
+{
+	smp_probes_free(&u->grp[SMP_G_CALLS]);
+	smp_probes_free(&u->grp[SMP_G_FREES]);
+	if (smp_collect(u, mask, exact, 0))
+		u->err = -ENOMEM;
+}
+
+/* The bursts' probes: the sites every call showed to be hit (sites.c), but
+ * the allocation entries it hardly hit, probed all the time instead. */
 static void burst_sites(struct run *u)
 {
 	int ncpu = libbpf_num_possible_cpus();
 	__u64 *v = calloc((size_t)(ncpu > 0 ? ncpu : 1), sizeof(*v));
-	uint64_t hits[SMP_SITES_MAX] = { 0 }, mask;
+	uint64_t hits[SMP_SITES_MAX] = { 0 };
 	int fd = bpf_map__fd(u->skel->maps.site_hits);
 
 	for (__u32 k = 0; v && k < SMP_SITES_MAX; k++)
@@ -238,15 +251,16 @@ static void burst_sites(struct run *u)
 			for (int i = 0; i < ncpu; i++)
 				hits[k] += v[i];
 	free(v);
-	mask = smp_sites_hot(u->sites, u->nsites, hits, BURST_KEEP);
+	u->exact_mask = smp_sites_cold(u->sites, u->nsites, hits, EXACT_SHARE);
+	u->burst_mask = smp_sites_hot(u->sites, u->nsites, hits, BURST_KEEP) & ~u->exact_mask;
 	for (size_t i = 0; i < u->nsites && i < SMP_SITES_MAX; i++)
-		if (mask >> i & 1)
-			sess_logf(u->s, JMA_LOG_DEBUG, "bursts probe %s (%llu hits with every call)",
-				 u->sites[i].name, (unsigned long long)hits[i]);
-	smp_probes_free(&u->grp[SMP_G_CALLS]);
-	smp_probes_free(&u->grp[SMP_G_FREES]);
-	if (smp_collect(u, mask, 0))
-		u->err = -ENOMEM;
+		if ((u->burst_mask | u->exact_mask) >> i & 1)
+			sess_logf(u->s, JMA_LOG_DEBUG, "%s probe %s (%llu hits with every call)",
+				 u->exact_mask >> i & 1 ? "all the time," : "bursts", u->sites[i].name,
+				 (unsigned long long)hits[i]);
+	burst_collect(u, u->burst_mask, u->exact_mask);
+	if (u->exact_mask)
+		u->g.base = 1;
 	sess_logf(u->s, JMA_LOG_INFO, "bursts probe %u allocation and free entries (%u with every call)",
 		 u->grp[SMP_G_CALLS].total + u->grp[SMP_G_FREES].total, u->r->nprobes);
 }
@@ -343,6 +357,9 @@ static void apply(struct run *u, int ch, int sampling)
 	if (ch & SMP_G_BASE_OFF) {
 		smp_group_set(u, SMP_G_BASE, 0);
 		u->r->base_dropped = 1;
+		/* The entries that were probed all the time go in bursts now. */
+		if (u->exact_mask)
+			burst_collect(u, u->burst_mask | u->exact_mask, 0);
 	}
 }
 

@@ -192,7 +192,8 @@ median_rate() {
 # of its throughput meanwhile.  Now every call is probed for a tenth of a
 # second, then bursts: the profile's first site is one of the top sites (2%
 # of the bytes or more) of a prof:true Redis's own window under the same
-# load, and Redis keeps its throughput: the probes' cost the sampler reports
+# load and the other way round (the issue's test), and Redis keeps its
+# throughput: the probes' cost the sampler reports
 # (checked against the CPU time in cost_is_true) is under 10% of Redis's CPU,
 # which is what a server busy on its CPU loses of its throughput.  Measured
 # from outside, this shared machine moves Redis's rate by a third from one
@@ -204,7 +205,7 @@ median_rate() {
 # frame pointers: copied stacks and CFI): 90% of the sampled bytes in stacks
 # of 4+ frames, through Redis's event loop.
 t_redis_defaults_same_top_site_as_prof_true() {
-	local pid wpid t0 t1 t2 t3 before during after deep in_loop ours theirs share said
+	local pid wpid t0 t1 t2 t3 before during after deep in_loop ours theirs share said inuse
 	can_sample
 	command -v redis-benchmark >/dev/null || skip "no redis-benchmark"
 	start_redis pid
@@ -238,6 +239,13 @@ t_redis_defaults_same_top_site_as_prof_true() {
 	jm analyze "$TMPD/rw/window.heap" --format json --pid "$pid"
 	expect_rc 0
 	ours=$(top_sites "$OUT" 2)
+	# What it says is in use fits in what jemalloc says is allocated (a
+	# 16 MiB dict table sampled in a burst once read as tens of GiB: calloc,
+	# hardly called, is probed all the time now, its samples exact).
+	inuse=$(jq '.sites | map(.flat) | add' <<<"$OUT")
+	jm "$pid" get stats.allocated
+	awk -v i="$inuse" -v a="$OUT" 'BEGIN { exit !(i > 0 && i <= a) }' ||
+		fail "in use by the profile $inuse, allocated $OUT"
 
 	start_redis pid MALLOC_CONF=prof:true,prof_active:false
 	redis_load "$REDIS_PORT"
@@ -247,16 +255,15 @@ t_redis_defaults_same_top_site_as_prof_true() {
 	expect_rc 0
 	theirs=$(top_sites "$OUT" 2)
 	echo "    top sites: sampler [${ours//$'\n'/ }], prof:true [${theirs//$'\n'/ }]" >&2
-	# The sampler's first site is among jemalloc's top sites.  Not claimed:
-	# that jemalloc's first (lpInsert) is among the sampler's.  Before the
-	# bursts came one per slot of 1/rate with at least 5 a window, it was
-	# missed in 3 runs of 13 (one or two bursts each); after, in 1 run of 13
-	# (6 bursts, 480 samples: a clean-clone make check, 2026-11-28).  Issue
-	# 43 stays open on it (doc/sampler.md).
-	[[ -n $ours && -n $theirs ]] && grep -qxF "${ours%%$'\n'*}" <<<"$theirs" ||
+	# Each one's first site is among the other's top sites.  jemalloc's
+	# (lpInsert) was missed by the sampler in 3 runs of 13 with a burst or two
+	# in the window, in 1 of 13 with 5-7 (it held 36-45% otherwise), and
+	# once a 16 MiB dict table sampled in a burst swamped the rest; with 19-47
+	# bursts (the free probes out with the allocations') and calloc probed all
+	# the time, lpInsert held 21-50% in 12 runs of 12 (doc/sampler.md).
+	[[ -n $ours && -n $theirs ]] && grep -qxF "${ours%%$'\n'*}" <<<"$theirs" &&
+		grep -qxF "${theirs%%$'\n'*}" <<<"$ours" ||
 		fail "top sites: sampler [${ours//$'\n'/ }], prof:true [${theirs//$'\n'/ }]; the sampler: $said"
-	grep -qxF "${theirs%%$'\n'*}" <<<"$ours" ||
-		echo "    note: jemalloc's first site, ${theirs%%$'\n'*}, is not among the sampler's" >&2
 }
 
 t_alloc_only() {
@@ -299,6 +306,39 @@ t_slow_paths_bursts_by_counter() {
 		within "$(site "$OUT" churn_site)" "$truth" $((truth / 5)) || fail "churn_site on $v"
 		((hits > 0 && hits * 4 < 2 * truth / 4096)) || fail "$hits hits for $((2 * truth / 4096)) allocations on $v"
 	done
+}
+
+# A burst's free probes go in before its allocation probes and out right
+# after them, watched in the target's code (bpwatch: the first bytes of free
+# and malloc, read in that order every 50 us or so): free's breakpoint never
+# out while malloc's is in, and out within 15 ms of it (1-2 ms here).  The
+# kernel waits a grace period after it takes a link's breakpoints out: when
+# the free link was closed once the malloc link's close had returned, free's
+# breakpoint went out 83 ms after malloc's, and a burst of Redis cost 3-4
+# times what its allocation probes did (4-8 bursts in a 10 s window for the
+# budget; 13-47 since).
+t_burst_frees_leave_with_allocations() {
+	local pid wpid m f n wrong max
+	can_sample
+	start_fixture pid "$FIXTURES/leakfix"
+	read -r _ m _ f <<<"$(fix "$pid" fn)"
+	start_bg wpid "$FIXTURES/bpwatch" "$pid" 5 "$f" "$m" >"$TMPD/bp"
+	jm "$pid" prof sample 3 --slow-paths -o "$TMPD/b.heap"
+	expect_rc 0
+	wait "$wpid" || fail "bpwatch: $?"
+	# Each line a round: free's byte, then malloc's; $BRK while a probe is there.
+	read -r n wrong max < <(awk -v brk="$BRK" '
+		{ f = $2 == brk; m = $3 == brk }
+		m && !pm { bursts++ }
+		!f && m { wrong++ }
+		!m && pm { mout = $1 }
+		!f && pf && mout { gap = ($1 - mout) / 1e6; if (gap > max) max = gap; mout = 0 }
+		{ pf = f; pm = m }
+		END { printf "%d %d %.1f\n", bursts, wrong, max }' "$TMPD/bp")
+	echo "    $n bursts seen; free out at most $max ms after malloc" >&2
+	((n >= 3)) || fail "$n bursts seen: $(head -c 300 "$TMPD/bp")"
+	expect_eq "$wrong" 0
+	awk -v m="$max" 'BEGIN { exit !(m < 15) }' || fail "free's probe out $max ms after malloc's"
 }
 
 # The probes are in the target only: a second process of the same library
