@@ -244,6 +244,7 @@ t_redis_defaults_same_top_site_as_prof_true() {
 	# hardly called, is probed all the time now, its samples exact).
 	inuse=$(jq '.sites | map(.flat) | add' <<<"$OUT")
 	jm "$pid" get stats.allocated
+	echo "    in use by the profile $inuse bytes, allocated $OUT" >&2
 	awk -v i="$inuse" -v a="$OUT" 'BEGIN { exit !(i > 0 && i <= a) }' ||
 		fail "in use by the profile $inuse, allocated $OUT"
 
