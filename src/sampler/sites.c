@@ -196,17 +196,25 @@ int smp_sites_find(struct jma_syms *sy, struct smp_site **out, size_t *n, char *
 	return 0;
 }
 
+/* The hits of @v's sites (at most 64) whose .frees is @frees, summed. */
+static uint64_t hits_of(const struct smp_site *v, size_t n, const uint64_t *hits, int frees)
+{
+	uint64_t total = 0;
+
+	for (size_t i = 0; i < n && i < 64; i++)
+		if (v[i].frees == frees)
+			total += hits[i];
+	return total;
+}
+
 /* The mask of the most hit of @v's sites whose .frees is @frees, up to @keep
  * of their hits, the core ones, and every one that gives a pointer back that
  * was hit. */
 static uint64_t hot_of(const struct smp_site *v, size_t n, const uint64_t *hits, double keep, int frees)
 {
-	uint64_t total = 0, got = 0, mask = 0;
+	uint64_t total = hits_of(v, n, hits, frees), got = 0, mask = 0;
 
 	n = n < 64 ? n : 64;
-	for (size_t i = 0; i < n; i++)
-		if (v[i].frees == frees)
-			total += hits[i];
 	if (!total) {
 		for (size_t i = 0; i < n; i++)
 			if (v[i].frees == frees)
@@ -239,12 +247,9 @@ uint64_t smp_sites_hot(const struct smp_site *v, size_t n, const uint64_t *hits,
 
 uint64_t smp_sites_cold(const struct smp_site *v, size_t n, const uint64_t *hits, double share)
 {
-	uint64_t total = 0, mask = 0;
+	uint64_t total = hits_of(v, n, hits, 0), mask = 0;
 
 	n = n < 64 ? n : 64;
-	for (size_t i = 0; i < n; i++)
-		if (!v[i].frees)
-			total += hits[i];
 	for (size_t i = 0; total && i < n; i++)
 		if (!v[i].frees && (double)hits[i] <= share * (double)total)
 			mask |= 1ull << i;

@@ -259,8 +259,8 @@ static void burst_sites(struct run *u)
 				 u->exact_mask >> i & 1 ? "all the time," : "bursts", u->sites[i].name,
 				 (unsigned long long)hits[i]);
 	burst_collect(u, u->burst_mask, u->exact_mask);
-	if (u->exact_mask)
-		u->g.base = 1;
+	/* As placed first (sampler.c): the slow paths, and now these. */
+	u->g.base = u->grp[SMP_G_BASE].total > 0;
 	sess_logf(u->s, JMA_LOG_INFO, "bursts probe %u allocation and free entries (%u with every call)",
 		 u->grp[SMP_G_CALLS].total + u->grp[SMP_G_FREES].total, u->r->nprobes);
 }

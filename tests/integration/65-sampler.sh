@@ -317,7 +317,7 @@ t_slow_paths_bursts_by_counter() {
 # the free link was closed once the malloc link's close had returned, free's
 # breakpoint went out 83 ms after malloc's, and a burst of Redis cost 3-4
 # times what its allocation probes did (4-8 bursts in a 10 s window for the
-# budget; 13-47 since).
+# budget; 19-47 since).
 t_burst_frees_leave_with_allocations() {
 	local pid wpid m f n wrong max
 	can_sample
